@@ -179,11 +179,14 @@ _add("triton_matmul_mxfp4", matmul_scaled,
       "K": "i32"}, dict(BM=128, BN=256, BK=256, FMT="e2m1", STAGES=3), {"num_warps": 4})
 _add("triton_matmul_persistent_ws", matmul_persistent_ws, _mm_sig("fp16"),
      dict(NUM_SMS=148, BM=128, BN=256, BK=64, GROUP_M=8, STAGES=4, WS=True), {"num_warps": 4})
-_add("triton_matmul_2cta", matmul_tma, _mm_sig("fp16"), dict(BM=256, BN=128, BK=64, STAGES=3),
-     {"num_warps": 4, "num_ctas": 2})
 _attn_sig = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "sm_scale": "fp32", "Z": "i32",
              "H": "i32", "N_CTX": "i32"}
 _add("triton_attn_fwd_causal", attn_fwd, _attn_sig,
      dict(HEAD_DIM=128, BLOCK_M=128, BLOCK_N=128, CAUSAL=True, WS=False, STAGES=3), {"num_warps": 8})
 _add("triton_attn_fwd_ws", attn_fwd, _attn_sig,
      dict(HEAD_DIM=128, BLOCK_M=128, BLOCK_N=128, CAUSAL=False, WS=True, STAGES=3), {"num_warps": 4})
+_add("triton_attn_fwd_d256_causal", attn_fwd, _attn_sig,
+     dict(HEAD_DIM=256, BLOCK_M=128, BLOCK_N=64, CAUSAL=True, WS=False, STAGES=2), {"num_warps": 8})
+_add("triton_matmul_bf16_ptr_big", matmul_ptr,
+     {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "M": "i32", "N": "i32", "K": "i32", "stride_am": "i32",
+      "stride_bk": "i32", "stride_cm": "i32"}, dict(BM=256, BN=256, BK=128), {"num_warps": 8, "num_stages": 3})
