@@ -1,0 +1,27 @@
+//! `tcgen05-ir`: the program model of tcgen05-fuzz.
+//!
+//! - [`qual`] and [`form`]: every tcgen05 opcode with its qualifiers (reference §3), one table
+//!   per qualifier, printed and parsed from the same table;
+//! - [`program`]: launch, warps, statements, functions, operands, cases;
+//! - [`observe`]: the observation-buffer layout every target fills;
+//! - [`values`]: the data programs write, as pure functions of a seed;
+//! - [`ptx`]: the PTX printer, the parser of printed modules, and the parser of real compiler
+//!   output;
+//! - [`codec`]: the binary case format;
+//! - [`rule`]: the names of the rules catalogue (reference §6).
+#![deny(missing_docs)]
+
+pub mod codec;
+pub mod form;
+pub mod observe;
+pub mod program;
+pub mod ptx;
+pub mod qual;
+pub mod rule;
+pub mod samples;
+pub mod values;
+
+pub use form::{Family, Form};
+pub use program::*;
+pub use qual::*;
+pub use rule::RuleId;

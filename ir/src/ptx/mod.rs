@@ -1,0 +1,7 @@
+//! PTX text: the printer ([`emit`]), the parser of PTX modules ([`parse`], for printed modules
+//! and real compiler output alike), and the lifter of printed modules back to programs
+//! ([`lift`]).
+
+pub mod emit;
+
+pub use emit::{emit, emit_into};

@@ -1,0 +1,90 @@
+//! The data that programs write, as pure functions of a seed, so that the printer (which
+//! computes them in PTX), the simulator and the oracle agree on what was written without
+//! sharing any semantics.
+
+use crate::program::FillElem;
+
+/// Multiplier of [`st_value`]: odd, so distinct lanes give distinct values.
+fn st_mul(seed: u32) -> u32 {
+    (seed >> 7) | 1
+}
+
+/// Addend of [`st_value`] for register `reg`: the golden-ratio constant spreads registers.
+pub fn st_add(seed: u32, reg: u32) -> u32 {
+    seed.wrapping_add(reg.wrapping_mul(0x9E37_79B9))
+}
+
+/// The value that lane `lane` holds in register `reg` of a `tcgen05.st` with seed `seed`:
+/// `lane * mul(seed) + add(seed, reg)` (wrapping). The printer emits exactly this as one
+/// `mad.lo.u32` per register.
+pub fn st_value(seed: u32, lane: u32, reg: u32) -> u32 {
+    lane.wrapping_mul(st_mul(seed)).wrapping_add(st_add(seed, reg))
+}
+
+/// `(mul, add)` of register `reg`, for the printer.
+pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
+    (st_mul(seed), st_add(seed, reg))
+}
+
+/// Word `i` of a data region filled by [`crate::Stmt::Fill`].
+///
+/// The printer computes it as `h = i * 0x9E3779B9 + seed` (wrapping), then per element kind:
+/// - `Word`: `h`;
+/// - `F16Small`: two f16 values, each `((h >> s) & 7) - 4` in [-4, 3] (s = 8 and 20);
+/// - `Tf32Small`: the f32 bits of `((h >> 8) & 7) - 4`;
+/// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22).
+///
+/// Small integers keep f16/tf32 products exact in an f32 accumulator (oracle, issue 3).
+pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
+    let h = i.wrapping_mul(0x9E37_79B9).wrapping_add(seed);
+    let small = |s: u32, mask: u32, bias: i32| ((h >> s) & mask) as i32 - bias;
+    match elem {
+        FillElem::Word => h,
+        FillElem::F16Small => {
+            u32::from(f16_bits(small(8, 7, 4))) | u32::from(f16_bits(small(20, 7, 4))) << 16
+        }
+        FillElem::Tf32Small => (small(8, 7, 4) as f32).to_bits(),
+        FillElem::I8Small => {
+            let b = |s| (small(s, 15, 8) as i8 as u8) as u32;
+            b(4) | b(10) << 8 | b(16) << 16 | b(22) << 24
+        }
+    }
+}
+
+/// The f16 bit pattern of a small integer in [-16, 16] (exact).
+pub fn f16_bits(v: i32) -> u16 {
+    if v == 0 {
+        return 0;
+    }
+    let sign = if v < 0 { 0x8000u16 } else { 0 };
+    let m = v.unsigned_abs();
+    let e = 31 - m.leading_zeros(); // floor(log2 m)
+    let frac = (m - (1 << e)) << (10 - e); // 10-bit mantissa
+    sign | ((e as u16 + 15) << 10) | frac as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_small_integers_match_the_ieee_encoding() {
+        // Known IEEE-754 binary16 encodings.
+        assert_eq!(f16_bits(1), 0x3C00);
+        assert_eq!(f16_bits(2), 0x4000);
+        assert_eq!(f16_bits(3), 0x4200);
+        assert_eq!(f16_bits(-4), 0xC400);
+        assert_eq!(f16_bits(0), 0);
+    }
+
+    #[test]
+    fn st_values_differ_across_lanes_and_registers() {
+        let s = 0x1234_5678;
+        let mut seen = std::collections::HashSet::new();
+        for lane in 0..32 {
+            for reg in 0..8 {
+                assert!(seen.insert(st_value(s, lane, reg)));
+            }
+        }
+    }
+}
