@@ -1,1 +1,69 @@
-fn main() {}
+//! `tcgen05-fuzz`: fuzzing and differential testing of tcgen05 implementations.
+//!
+//! Exit codes (also in the README): 0 success / clean; 1 findings or discrepancies were
+//! reported; 2 the input could not be read or the command line is wrong; 3 an internal error
+//! of the harness.
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Fuzzing and differential testing of NVIDIA tcgen05 (Blackwell tensor-core) implementations.
+#[derive(Debug, Parser)]
+#[command(name = "tcgen05-fuzz", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print a binary case as PTX, or summarize the tcgen05 instructions of a PTX file.
+    Show(cmd::show::Args),
+    /// List the rules catalogue (reference §6) the oracle implements.
+    Rules(cmd::rules::Args),
+    /// Generate cases (binary case files plus their PTX).
+    Generate(cmd::generate::Args),
+    /// List the targets available on this machine, and why the others are not.
+    Targets(cmd::targets::Args),
+    /// Check the TMEM protocol of real kernels in PTX files.
+    Check(cmd::check::Args),
+    /// Rerun a finding or a case on targets and print expected against observed.
+    Reproduce(cmd::reproduce::Args),
+    /// Minimize a case against one target while its discrepancy signature stays the same.
+    Minimize(cmd::minimize::Args),
+    /// Run a differential campaign.
+    Campaign(cmd::campaign::Args),
+    /// Merge and verify corpora.
+    #[command(subcommand)]
+    Corpus(cmd::corpus::Command),
+    /// Print the throughput of every stage of the pipeline.
+    Bench(cmd::bench::Args),
+    /// Serve the built-in simulator over the external-simulator protocol on stdin/stdout.
+    SimServer(cmd::sim_server::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Show(a) => cmd::show::run(a),
+        Command::Rules(a) => cmd::rules::run(a),
+        Command::Generate(a) => cmd::generate::run(a),
+        Command::Targets(a) => cmd::targets::run(a),
+        Command::Check(a) => cmd::check::run(a),
+        Command::Reproduce(a) => cmd::reproduce::run(a),
+        Command::Minimize(a) => cmd::minimize::run(a),
+        Command::Campaign(a) => cmd::campaign::run(a),
+        Command::Corpus(c) => cmd::corpus::run(c),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::SimServer(a) => cmd::sim_server::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tcgen05-fuzz: error: {e:#}");
+            cmd::exit_code_for(&e)
+        }
+    }
+}
