@@ -1,2 +1,14 @@
-//! `tcgen05-drivers`: targets, the differential engine, the minimizer and the findings store.
+//! `tcgen05-drivers`: the targets that run cases (`sim`, `ptxas@<version>`, `cuda`, `cuda-emu`,
+//! `external:<command>`), the differential engine, the minimizer, the findings store and the
+//! campaign engine (ARCHITECTURE.md, "Targets").
 #![deny(missing_docs)]
+
+pub mod cuda;
+pub mod diff;
+pub mod external;
+pub mod minimize;
+pub mod outcome;
+pub mod ptxas;
+pub mod sim;
+pub mod store;
+pub mod target;

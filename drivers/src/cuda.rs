@@ -1,0 +1,1 @@
+//! The `cuda` (Blackwell) and `cuda-emu` (Hopper emulation) targets: issue 7.

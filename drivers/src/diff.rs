@@ -1,0 +1,1 @@
+//! `compare(expected, outcome) -> Verdict`: issue 5.

@@ -1,0 +1,1 @@
+//! The `external:<command>` target and its protocol: issue 5.

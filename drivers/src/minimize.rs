@@ -1,0 +1,1 @@
+//! The minimizer (builder + predicate): issue 5.

@@ -1,0 +1,1 @@
+//! `Outcome`: what a target reports: issue 5.

@@ -1,0 +1,1 @@
+//! The `ptxas@<version>` targets: issue 6.

@@ -1,0 +1,1 @@
+//! The `sim` target: an operational simulator of tcgen05: issue 5.

@@ -1,0 +1,1 @@
+//! The findings store: issue 5.

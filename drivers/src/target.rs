@@ -1,0 +1,1 @@
+//! The `Target` trait and `build(name)`: issue 5.
