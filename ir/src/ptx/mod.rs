@@ -3,5 +3,7 @@
 //! ([`lift`]).
 
 pub mod emit;
+pub mod parse;
 
 pub use emit::{emit, emit_into};
+pub use parse::{parse_module, Module, ParseError};

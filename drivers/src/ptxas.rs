@@ -1,1 +1,0 @@
-//! The `ptxas@<version>` targets: issue 6.
