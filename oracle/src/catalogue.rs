@@ -1,0 +1,1 @@
+//! The rules catalogue (reference §6) as data.
