@@ -1,1 +1,210 @@
-//! The `Target` trait and `build(name)`: issue 5.
+//! The `Target` trait, target names, and the registry `build(name)`.
+//!
+//! # Target names
+//!
+//! | name | what |
+//! | --- | --- |
+//! | `sim` | the built-in simulator, seeded random scheduler (seed from the case) |
+//! | `sim:random`, `sim:random@<seed>` | the same, with an explicit scheduler (and seed) |
+//! | `sim:rr` | round-robin scheduler, asynchronous operations complete at once |
+//! | `sim:adversarial` | completes asynchronous operations as late as the spec allows |
+//! | `sim:exhaustive` | explores the schedules of small programs (bounded) |
+//! | `ptxas@<version>` | compile-only, the ptxas of that CUDA version (module `ptxas`) |
+//! | `cuda`, `cuda:<device>`, `cuda-emu` | hardware (module `cuda`) |
+//! | `external:<command>` | a simulator speaking the protocol of `docs/external-protocol.md` |
+//!
+//! A list of targets is written `sim,ptxas@13.5,cuda` ([`parse_list`]); the command line takes
+//! it from `--targets` and otherwise from the `TCGEN05_TARGETS` variable ([`from_env`]).
+//!
+//! # Plugging in a back end
+//!
+//! A back-end module (`ptxas`, `cuda`) exports
+//!
+//! ```text
+//! /// `None`: the name is not this module's. `Some(Err(_))`: it is, but the target cannot be
+//! /// built on this machine, and why.
+//! pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>>;
+//! /// Every name this module knows on this machine, with its availability (for `targets`).
+//! pub fn candidates() -> Vec<TargetInfo>;
+//! ```
+//!
+//! and [`resolve`] and [`available_targets`] call them (HABITS.md 6: optional back ends return
+//! `None` or `Unavailable`, never fail to build).
+
+use crate::outcome::Outcome;
+use serde::{Deserialize, Serialize};
+use tcgen05_ir::Case;
+
+/// Whether a target only compiles, or also runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum TargetKind {
+    /// Reports only compile outcomes (ptxas).
+    CompileOnly,
+    /// Runs the case and reports run outcomes (sim, cuda, external).
+    Running,
+}
+
+/// Why a target cannot be used on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// Whether a target can be used here.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Availability {
+    /// It can.
+    Available,
+    /// It cannot, and why.
+    Unavailable(String),
+}
+
+/// One line of `tcgen05-fuzz targets`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The name to pass to [`build`].
+    pub name: String,
+    /// Compile-only or running.
+    pub kind: TargetKind,
+    /// The version of the implementation, when known.
+    pub version: Option<String>,
+    /// Whether it can be used here.
+    pub availability: Availability,
+    /// One line on what it is.
+    pub description: String,
+}
+
+/// An implementation that can run (or compile) a case.
+pub trait Target: Send {
+    /// The name it was built from, e.g. `sim:adversarial` or `ptxas@13.5`.
+    fn name(&self) -> String;
+    /// The version of the implementation (tool version, driver version, crate version).
+    fn version(&self) -> String;
+    /// Compile-only or running.
+    fn kind(&self) -> TargetKind;
+    /// Runs one case. Never panics on any case: every failure is an [`Outcome`].
+    fn run(&mut self, case: &Case) -> Outcome;
+    /// Runs many cases; the default runs them one by one. Targets with a high fixed cost per
+    /// invocation (ptxas: one process per module) override it to batch. The result has one
+    /// outcome per case, in order.
+    fn run_batch(&mut self, cases: &[Case]) -> Vec<Outcome> {
+        cases.iter().map(|c| self.run(c)).collect()
+    }
+}
+
+impl std::fmt::Debug for dyn Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Target({} {})", self.name(), self.version())
+    }
+}
+
+/// Why [`resolve`] gave no target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    /// No module knows this name.
+    Unknown(String),
+    /// The name is known but the target cannot be used here.
+    Unavailable {
+        /// The name.
+        name: String,
+        /// Why.
+        reason: Unavailable,
+    },
+}
+
+impl std::fmt::Display for TargetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TargetError::Unknown(n) => write!(
+                f,
+                "unknown target `{n}` (known: sim, sim:random[@seed], sim:rr, sim:adversarial, \
+                 sim:exhaustive, ptxas@<version>, cuda, cuda-emu, external:<command>; \
+                 `tcgen05-fuzz targets` lists what this machine has)"
+            ),
+            TargetError::Unavailable { name, reason } => {
+                write!(f, "target `{name}` is not available here: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TargetError {}
+
+/// Builds the target `name`, or says why not.
+pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
+    let name = name.trim();
+    let found = crate::sim::build(name).or_else(|| crate::external::build(name));
+    match found {
+        Some(Ok(t)) => Ok(t),
+        Some(Err(reason)) => Err(TargetError::Unavailable { name: name.to_string(), reason }),
+        None => Err(TargetError::Unknown(name.to_string())),
+    }
+}
+
+/// Builds the target `name` if it is known and available here.
+pub fn build(name: &str) -> Option<Box<dyn Target>> {
+    resolve(name).ok()
+}
+
+/// Every target this build knows, with its availability on this machine.
+pub fn available_targets() -> Vec<TargetInfo> {
+    let mut v = crate::sim::candidates();
+    v.extend(crate::external::candidates());
+    v
+}
+
+/// Splits a comma-separated target list (`sim,ptxas@13.5,cuda`), dropping empty items.
+/// An `external:` command may not contain a comma.
+pub fn parse_list(list: &str) -> Vec<String> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+}
+
+/// The environment variable that names the default target list.
+pub const TARGETS_VAR: &str = "TCGEN05_TARGETS";
+
+/// The target list: `flag` (from `--targets`) if given, else `TCGEN05_TARGETS`, else `sim`.
+pub fn from_env(flag: Option<&str>) -> Vec<String> {
+    if let Some(f) = flag {
+        return parse_list(f);
+    }
+    match std::env::var(TARGETS_VAR) {
+        Ok(v) if !parse_list(&v).is_empty() => parse_list(&v),
+        _ => vec!["sim".to_string()],
+    }
+}
+
+/// Builds every target of a list; the first failure is the error.
+pub fn resolve_all(names: &[String]) -> Result<Vec<Box<dyn Target>>, TargetError> {
+    names.iter().map(|n| resolve(n)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_split_on_commas() {
+        assert_eq!(parse_list("sim, ptxas@13.5,,cuda"), vec!["sim", "ptxas@13.5", "cuda"]);
+        assert!(parse_list("").is_empty());
+        assert_eq!(from_env(Some("sim:rr")), vec!["sim:rr"]);
+    }
+
+    #[test]
+    fn unknown_names_are_errors_not_panics() {
+        assert!(matches!(resolve("no-such-target"), Err(TargetError::Unknown(_))));
+        assert!(build("no-such-target").is_none());
+    }
+
+    #[test]
+    fn the_simulator_is_always_available() {
+        let t = build("sim").expect("sim is built in");
+        assert_eq!(t.kind(), TargetKind::Running);
+        assert!(available_targets().iter().any(|i| i.name == "sim" && i.availability == Availability::Available));
+    }
+}
