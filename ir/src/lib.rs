@@ -11,6 +11,8 @@
 //! - [`rule`]: the names of the rules catalogue (reference §6).
 #![deny(missing_docs)]
 
+#[cfg(feature = "arbitrary")]
+pub mod arb;
 pub mod codec;
 pub mod form;
 pub mod observe;

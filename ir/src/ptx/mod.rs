@@ -3,7 +3,9 @@
 //! ([`lift`]).
 
 pub mod emit;
+pub mod lift;
 pub mod parse;
 
 pub use emit::{emit, emit_into};
+pub use lift::{lift, LiftError};
 pub use parse::{parse_module, Module, ParseError};

@@ -1,1 +1,0 @@
-//! The `cuda` (Blackwell) and `cuda-emu` (Hopper emulation) targets: issue 7.
