@@ -11,6 +11,9 @@
 #![deny(missing_docs)]
 
 pub mod catalogue;
+mod check;
+pub mod gating;
+pub mod probes;
 pub mod types;
 
 pub use types::*;
@@ -19,8 +22,7 @@ use tcgen05_ir::Program;
 
 /// Every static violation of `p` (reference §6 rows of kind static), in statement order.
 pub fn check(p: &Program) -> Vec<Violation> {
-    let _ = p;
-    Vec::new()
+    check::check(p)
 }
 
 /// What the spec allows for a run of `p` under the default options of `edition`.
