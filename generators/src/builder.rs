@@ -1,0 +1,554 @@
+//! The valid-by-construction builder (issue 4, item 2).
+//!
+//! A program is a sequence of *phases* separated by synchronization points that every warp of
+//! every CTA executes (so barrier counts always match):
+//!
+//! 1. **setup**: the allocating warp allocates (non-increasing sizes, total <= 512 columns,
+//!    ALLOC-NONINCREASING, ALLOC-BLOCKS never triggered), the MMA issuer initializes its
+//!    mbarrier and fills its shared-memory operands (then `fence.proxy.async`, MCM-PROXY);
+//!    `tcgen05.fence::before_thread_sync` ends the phase for the allocator (OQ-26: CUTLASS style).
+//! 2. sync: `barrier.sync` (`cta_group::1`) or a cluster barrier (`cta_group::2`, both CTAs of
+//!    the pair).
+//! 3. **work**: `fence::after_thread_sync`, then st → wait::st → ld → wait::ld flows inside the
+//!    warp's lane quarter (LDST-LANE-QUARTER: warp-rank mod 4) on columns no other warp of that
+//!    quarter touches; stores of the MMA's A operand; `fence::before_thread_sync`.
+//! 4. (with an MMA) sync, then **mma**: one elected thread issues [cp →] mma [→ mma] [→ shift]
+//!    (pipelined pairs, §4.2) and commits to an mbarrier; consumer warps wait on it, fence
+//!    `after_thread_sync` and load D from their quarter (canonical pattern 4, §4.4).
+//! 5. sync (DEALLOC-PAIR-SYNC for `::2`), then **teardown**: the allocating warp fences,
+//!    deallocates every allocation with its own (address, nCols) and relinquishes last.
+//!
+//! All decisions come from a [`Choices`], so a program is a pure function of its seed or bytes.
+
+use crate::choice::Choices;
+use crate::config::Config;
+use crate::mmaenc;
+use crate::stmts::*;
+use crate::target;
+use tcgen05_ir::form::*;
+use tcgen05_ir::*;
+
+/// Statement-count hint for one warp (avoids regrowth in the common case).
+const WARP_CAPACITY: usize = 24;
+
+/// One allocation of the plan.
+#[derive(Debug, Clone, Copy)]
+struct Alloc {
+    slot: u8,
+    ncols: u32,
+    used: u32,
+}
+
+/// A column range of one allocation.
+#[derive(Debug, Clone, Copy)]
+struct Cols {
+    slot: u8,
+    col: u32,
+    width: u32,
+}
+
+/// Where the MMA's A operand comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ASrc {
+    /// Shared memory (`a-desc`).
+    Smem,
+    /// TMEM filled by `tcgen05.cp` from the same thread (cp → mma is pipelined, §4.2).
+    Cp,
+    /// TMEM filled by the quarter warps' `tcgen05.st` before the sync (cross-thread, §4.4).
+    St,
+}
+
+/// The MMA part of a plan.
+#[derive(Debug, Clone)]
+struct MmaPlan {
+    issuer: usize,
+    consumers: Vec<bool>,
+    /// The elected thread's statements (cp, mma, shift, commit).
+    issue: Vec<Stmt>,
+    a_src: ASrc,
+    a_cols: Option<Cols>,
+    d: Cols,
+    n: u32,
+    /// Regions the issuer fills: (region, element kind).
+    fills: Vec<(u8, FillElem)>,
+}
+
+/// Builds one valid program from `cfg` and the choices `c`.
+pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
+    Builder { cfg, c, regions: Vec::new(), funcs: Vec::new(), next_ck: 1 }.run()
+}
+
+struct Builder<'a, C: Choices> {
+    cfg: &'a Config,
+    c: &'a mut C,
+    regions: Vec<u32>,
+    funcs: Vec<Func>,
+    next_ck: u16,
+}
+
+impl<C: Choices> Builder<'_, C> {
+    fn checkpoint(&mut self, out: &mut Vec<Stmt>) {
+        if self.cfg.checkpoints {
+            out.push(Stmt::Checkpoint(self.next_ck));
+            self.next_ck = self.next_ck.wrapping_add(1).max(1);
+        }
+    }
+
+    fn maybe_spin(&mut self, out: &mut Vec<Stmt>) {
+        if self.c.percent(self.cfg.spin_pct) {
+            out.push(Stmt::Spin(self.c.range(1, self.cfg.max_spin.max(1))));
+        }
+    }
+
+    fn region(&mut self, bytes: u32) -> u8 {
+        self.regions.push(bytes);
+        (self.regions.len() - 1) as u8
+    }
+
+    fn run(mut self) -> Program {
+        let cfg = self.cfg;
+        // Target and version (reference §1, GEN-TARGET, GEN-PTXVER).
+        let tgt = self.c.pick(&cfg.targets).copied().unwrap_or(Target::Sm100a);
+        let min = target::min_version(tgt);
+        let versions: Vec<PtxVersion> = target::VERSIONS.iter().copied().filter(|v| *v >= min).collect();
+        let version = self.c.pick(&versions).copied().unwrap_or(target::MAX_VERSION);
+
+        // cta_group and cluster shape (GEN-CTAGROUP-UNIFORM: one value per program; a pair
+        // needs a cluster of at least two CTAs, GEN-PEER-EXISTS).
+        let pairs_possible = cfg.cluster_sizes.iter().any(|s| *s >= 2);
+        let groups: Vec<CtaGroup> =
+            cfg.cta_groups.iter().copied().filter(|g| *g == CtaGroup::One || pairs_possible).collect();
+        let cg = self.c.pick(&groups).copied().unwrap_or(CtaGroup::One);
+        let sizes: Vec<u8> =
+            cfg.cluster_sizes.iter().copied().filter(|s| cg == CtaGroup::One || *s >= 2).collect();
+        let cluster_size = self.c.pick(&sizes).copied().unwrap_or(if cg == CtaGroup::Two { 2 } else { 1 });
+        let clusters = self.c.range(1, u32::from(cfg.max_clusters.max(1))) as u16;
+        let declare_cluster = cluster_size > 1 && self.c.percent(50);
+        let nwarps = self.c.range(u32::from(cfg.min_warps.max(1)), u32::from(cfg.max_warps.max(1))) as usize;
+
+        // Allocation plan: non-increasing sizes whose total fits the 512 columns of a CTA, so no
+        // alloc ever waits for another (ALLOC-NONINCREASING, ALLOC-BLOCKS).
+        let mut allocs: Vec<Alloc> = Vec::with_capacity(4);
+        if !cfg.ncols.is_empty() {
+            let k = self.c.range(1, u32::from(cfg.max_allocs.max(1)));
+            let mut sizes: Vec<u32> = (0..k).map(|_| *self.c.pick(&cfg.ncols).expect("non-empty")).collect();
+            sizes.sort_unstable_by(|a, b| b.cmp(a));
+            let mut total = 0;
+            for s in sizes {
+                if total + s <= 512 {
+                    total += s;
+                    allocs.push(Alloc { slot: allocs.len() as u8, ncols: s, used: 0 });
+                }
+            }
+        }
+        let aw = self.c.below(nwarps as u32) as usize;
+
+        // MMA plan (cta_group::1 only).
+        let mma = if cg == CtaGroup::One && cfg.mma && !allocs.is_empty() {
+            self.plan_mma(tgt, nwarps, &mut allocs)
+        } else {
+            None
+        };
+
+        // Flow windows: warps w and w + 4k share a lane quarter, so window k is theirs alone.
+        let windows: Vec<Option<Cols>> = (0..nwarps.div_ceil(4))
+            .map(|_| {
+                let width = [32, 16, 8][self.c.below(3) as usize];
+                take(&mut allocs, width).or_else(|| take(&mut allocs, 8)).or_else(|| take(&mut allocs, 4))
+            })
+            .collect();
+        let ld_red_ok = cfg.ld_red && target::has_ld_red(tgt) && version >= PtxVersion::new(8, 8);
+
+        let sync = |out: &mut Vec<Stmt>| {
+            if cg == CtaGroup::Two {
+                out.push(Stmt::ClusterArrive { relaxed: false });
+                out.push(Stmt::ClusterWait);
+            } else {
+                out.push(Stmt::BarCta);
+            }
+        };
+
+        let mut warps: Vec<Vec<Stmt>> = Vec::with_capacity(nwarps);
+        for w in 0..nwarps {
+            let mut code = Vec::with_capacity(WARP_CAPACITY);
+            // The peer CTA is launched with ours (a cluster is co-scheduled); the opening
+            // cluster barrier also makes sure it is running before the pair allocation.
+            if cg == CtaGroup::Two {
+                sync(&mut code);
+            }
+            // --- setup
+            self.checkpoint(&mut code);
+            if w == aw {
+                self.maybe_spin(&mut code);
+                for a in &allocs {
+                    code.push(alloc(cg, a.slot, a.ncols));
+                }
+                if !allocs.is_empty() {
+                    code.push(fence_before());
+                }
+            }
+            if let Some(m) = &mma {
+                if w == m.issuer {
+                    code.push(mbar_init_one(0));
+                    for (r, e) in &m.fills {
+                        code.push(Stmt::Fill { region: *r, seed: self.c.word(), elem: *e });
+                    }
+                    code.push(Stmt::FenceProxyAsync);
+                }
+            }
+            sync(&mut code);
+            // --- work
+            self.checkpoint(&mut code);
+            if !allocs.is_empty() {
+                code.push(fence_after());
+                if self.c.percent(cfg.observe_addr_pct) {
+                    for a in &allocs {
+                        code.push(Stmt::ObserveAddr { slot: a.slot });
+                    }
+                }
+            }
+            let q = (w % 4) as u16;
+            if let Some(m) = &mma {
+                if m.a_src == ASrc::St && w < 4 {
+                    let a = m.a_cols.expect("A columns planned");
+                    let num = num_for(a.width);
+                    let taddr = TmemRef::slot(a.slot, 32 * q, a.col as u16);
+                    code.push(st(st_form(LdStShape::S32x32b, num, false), taddr, None, self.c.word()));
+                    code.push(wait(WaitOp::St));
+                }
+            }
+            if let Some(win) = windows[w / 4] {
+                if cfg.st_ld {
+                    let flows = self.flows(win, q, ld_red_ok);
+                    self.place_flows(flows, &mut code);
+                }
+            }
+            self.maybe_spin(&mut code);
+            if !allocs.is_empty() {
+                code.push(fence_before());
+            }
+            // --- mma
+            if let Some(m) = &mma {
+                sync(&mut code);
+                self.checkpoint(&mut code);
+                code.push(fence_after());
+                if w == m.issuer {
+                    code.push(Stmt::If { cond: Cond::ElectOne, then: m.issue.clone(), els: vec![] });
+                }
+                if m.consumers[w] {
+                    self.maybe_spin(&mut code);
+                    code.push(mbar_wait(0, Scope::Cta));
+                    code.push(fence_after());
+                    let num = num_for(m.n.min(1 << self.cfg.max_num as u32));
+                    let off = self.c.below(m.n - num.count() + 1);
+                    let taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    code.push(ld(ld_form(LdStShape::S32x32b, num, false), taddr, None));
+                    code.push(wait(WaitOp::Ld));
+                }
+                code.push(fence_before());
+            }
+            // --- teardown (DEALLOC-PAIR-SYNC for ::2: the cluster barrier orders both CTAs'
+            // TMEM accesses before the pair dealloc).
+            sync(&mut code);
+            if w == aw && !allocs.is_empty() {
+                self.checkpoint(&mut code);
+                code.push(fence_after());
+                self.maybe_spin(&mut code);
+                // Any order frees everything; reverse allocation order is the common one.
+                let reverse = self.c.percent(50);
+                for i in 0..allocs.len() {
+                    let a = if reverse { allocs[allocs.len() - 1 - i] } else { allocs[i] };
+                    code.push(dealloc(cg, a.slot, a.ncols));
+                }
+                // Relinquish last (reference §8), or not at all (it is optional).
+                if self.c.percent(80) {
+                    code.push(relinquish(cg));
+                }
+            }
+            // DEALLOC-EXIT-AFTER: a warp may exit right after its dealloc.
+            if self.c.percent(cfg.exit_pct) {
+                code.push(Stmt::Exit);
+            }
+            warps.push(code);
+        }
+
+        let mbarriers = u8::from(mma.is_some());
+        Program {
+            launch: Launch {
+                target: tgt,
+                ptx_version: version,
+                cluster_size,
+                clusters,
+                warps_per_cta: nwarps as u8,
+                declare_cluster,
+            },
+            smem: Smem { slots: allocs.len() as u8, mbarriers, regions: self.regions },
+            warps,
+            funcs: self.funcs,
+        }
+    }
+
+    /// Puts a warp's flows into its code: inline, in a bounded loop, or in a called function.
+    fn place_flows(&mut self, flows: Vec<Stmt>, code: &mut Vec<Stmt>) {
+        if flows.is_empty() {
+            return;
+        }
+        let flows = if self.c.percent(self.cfg.loop_pct) {
+            vec![Stmt::Loop { count: self.c.range(2, 3) as u8, body: flows }]
+        } else {
+            flows
+        };
+        if self.funcs.len() < 8 && self.c.percent(self.cfg.call_pct) {
+            self.funcs.push(Func { body: flows });
+            code.push(Stmt::Call((self.funcs.len() - 1) as u8));
+        } else {
+            code.extend(flows);
+        }
+    }
+
+    /// st → ld flows in window `win` of lane quarter `q`.
+    fn flows(&mut self, win: Cols, q: u16, ld_red_ok: bool) -> Vec<Stmt> {
+        let cfg = self.cfg;
+        let n = self.c.range(1, u32::from(cfg.max_flows_per_warp.max(1)));
+        let mut out = Vec::with_capacity(5 * n as usize);
+        for _ in 0..n {
+            let red = ld_red_ok && self.c.percent(25);
+            let shapes: Vec<LdStShape> = cfg
+                .ld_st_shapes
+                .iter()
+                .copied()
+                .filter(|s| !red || matches!(s, LdStShape::S32x32b | LdStShape::S16x32bx2))
+                .collect();
+            let Some(&shape) = self.c.pick(&shapes) else { continue };
+            let pack = !red && self.c.percent(cfg.pack_pct);
+            let mult = if pack { 2 } else { 1 };
+            let split_mul = 1 + self.c.below(2);
+            // Columns the access covers (reference §2.6; pack/unpack doubles them, OQ-10 kept
+            // out of the way by reserving the doubled footprint).
+            let fp = |num: Num| -> u32 {
+                let cols = cols_per_rep(shape) * num.count() * mult;
+                if shape == LdStShape::S16x32bx2 { cols * split_mul + cols } else { cols }
+            };
+            let nums: Vec<Num> = Num::ALL
+                .iter()
+                .copied()
+                .filter(|n| {
+                    *n <= cfg.max_num
+                        && (!red || *n >= Num::X2)
+                        && vec_len(shape, *n).is_some()
+                        && fp(*n) <= win.width
+                })
+                .collect();
+            let Some(&num) = self.c.pick(&nums) else { continue };
+            let lane = 32 * q + if is_16_lane(shape) { 16 * self.c.below(2) as u16 } else { 0 };
+            let col = win.col + self.c.below(win.width - fp(num) + 1);
+            let taddr = TmemRef::slot(win.slot, lane, col as u16);
+            let split =
+                (shape == LdStShape::S16x32bx2).then(|| num.count() * mult * split_mul);
+            out.push(st(st_form(shape, num, pack), taddr, split, self.c.word()));
+            out.push(wait(WaitOp::St));
+            self.maybe_spin(&mut out);
+            let lf = if red {
+                let ty = [Ty::U32, Ty::S32, Ty::F32][self.c.below(3) as usize];
+                let f32 = ty == Ty::F32;
+                LdForm {
+                    red: true,
+                    red_op: Some(if self.c.percent(50) { RedOp::Max } else { RedOp::Min }),
+                    abs: f32 && self.c.percent(50),
+                    nan: f32 && self.c.percent(50),
+                    ty,
+                    ..ld_form(shape, num, false)
+                }
+            } else {
+                ld_form(shape, num, pack)
+            };
+            out.push(ld(lf, taddr, split));
+            out.push(wait(WaitOp::Ld));
+        }
+        out
+    }
+
+    /// Plans an MMA: kind, shape, operands, columns, regions, issuer and consumers.
+    fn plan_mma(&mut self, tgt: Target, nwarps: usize, allocs: &mut [Alloc]) -> Option<MmaPlan> {
+        let cfg = self.cfg;
+        // MMA-I8-TARGET: i8 only on sm_100a / sm_110a.
+        let kinds: Vec<MmaKind> =
+            cfg.mma_kinds.iter().copied().filter(|k| *k != MmaKind::I8 || target::has_i8(tgt)).collect();
+        let kind = *self.c.pick(&kinds)?;
+        // .ws: cta_group::1 only, kinds f16/tf32/f8f6f4/i8 (MMA-WS-CTA1, MMA-WS-KINDS); dense N
+        // in {64, 128, 256}, M in {32, 64, 128} (§2.7). Non-ws: M = 128 (M = 64 is the
+        // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table.
+        let ws = self.c.percent(cfg.ws_pct);
+        let m = if ws { [32, 64, 128][self.c.below(3) as usize] } else { 128 };
+        let ns: &[u32] = if ws { &[64, 128] } else { &[8, 16, 32, 64] };
+        let start = self.c.below(ns.len() as u32) as usize;
+        let mut d = None;
+        let mut n = 0;
+        for &cand in ns[..=start].iter().rev() {
+            if !ws && !mmaenc::n_ok_cta1(kind, cand) {
+                continue;
+            }
+            if let Some(cols) = take(allocs, cand) {
+                d = Some(cols);
+                n = cand;
+                break;
+            }
+        }
+        let d = d?;
+        let mut fills = Vec::with_capacity(3);
+        let elem = mmaenc::fill_elem(kind);
+        let row = mmaenc::row_bytes(kind);
+        // A source: shared memory, or TMEM by cp (same thread) or by st (other warps).
+        let mut choices = vec![ASrc::Smem];
+        if cfg.cp {
+            choices.push(ASrc::Cp);
+        }
+        if cfg.st_ld {
+            choices.push(ASrc::St);
+        }
+        let mut a_src = *self.c.pick(&choices).expect("non-empty");
+        let mut a_cols = None;
+        if a_src != ASrc::Smem {
+            a_cols = take(allocs, mmaenc::a_tmem_cols(kind));
+            if a_cols.is_none() {
+                a_src = ASrc::Smem;
+            }
+        }
+        let mut issue = Vec::with_capacity(6);
+        let a = match (a_src, a_cols) {
+            (ASrc::Smem, _) | (_, None) => {
+                let r = self.region(m * row);
+                fills.push((r, elem));
+                MmaA::Desc(mmaenc::kmajor_desc(r))
+            }
+            (ASrc::Cp, Some(ac)) => {
+                // cp.128x256b: 128 lanes x 256 bits = the 8 columns of A (§3.5); cp::1 → mma::1
+                // is pipeline pair 2 (§4.2, MCM-PIPE-CP-MMA).
+                let r = self.region(128 * 32);
+                fills.push((r, elem));
+                issue.push(Stmt::Tc(Op::Cp {
+                    form: CpForm {
+                        cta_group: CtaGroup::One,
+                        shape: CpShape::S128x256b,
+                        multicast: None,
+                        dst_fmt: None,
+                        src_fmt: None,
+                    },
+                    taddr: TmemRef::slot(ac.slot, 0, ac.col as u16),
+                    src: mmaenc::kmajor_desc(r),
+                }));
+                MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16))
+            }
+            (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),
+        };
+        let rb = self.region(n * row);
+        fills.push((rb, elem));
+        let idesc = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode();
+        let collector = if ws {
+            self.c.percent(30).then(|| Collector {
+                buf: [CollectorBuf::B0, CollectorBuf::B1, CollectorBuf::B2, CollectorBuf::B3]
+                    [self.c.below(4) as usize],
+                op: CollectorOp::Discard,
+            })
+        } else {
+            self.c.percent(20).then_some(Collector { buf: CollectorBuf::A, op: CollectorOp::Discard })
+        };
+        let form = MmaForm {
+            ws,
+            sp: false,
+            cta_group: CtaGroup::One,
+            kind,
+            block_scale: false,
+            scale_vec: None,
+            ashift: false,
+            collector,
+        };
+        let scale_ok = matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
+        let mk = |c: &mut C, enable: bool| -> Stmt {
+            Stmt::Tc(Op::Mma(Box::new(Mma {
+                form,
+                d: TmemRef::slot(d.slot, 0, d.col as u16),
+                a,
+                b: mmaenc::kmajor_desc(rb),
+                sp_meta: None,
+                idesc,
+                scale_a: None,
+                scale_b: None,
+                // Optional (MMA-DOL-SIZE): 4 elements for ::1; not in .ws forms.
+                disable_output_lane: (!ws && c.percent(10)).then(|| (0..4).map(|_| c.word()).collect()),
+                enable_input_d: enable,
+                scale_input_d: (!ws && enable && scale_ok && c.percent(30)).then(|| c.below(16) as u8),
+                zero_col_mask: (ws && c.percent(30)).then_some(0),
+            })))
+        };
+        issue.push(mk(self.c, false));
+        // A second MMA on the same accumulator, shape and kind is pipelined after the first
+        // (MCM-PIPE-MMA-MMA, with the 9.2+ "and kind" condition).
+        if self.c.percent(30) {
+            issue.push(mk(self.c, true));
+        }
+        // mma::1 → shift::1 is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
+        // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
+        if cfg.shift && target::has_shift(tgt) && self.c.percent(30) {
+            issue.push(Stmt::Tc(Op::Shift {
+                form: ShiftForm { cta_group: CtaGroup::One, down_first: false },
+                taddr: TmemRef::slot(d.slot, 0, d.col as u16),
+            }));
+        }
+        // An extra cp of any shape into scratch columns, tracked by the same commit.
+        if cfg.cp && self.c.percent(30) {
+            if let Some(sc) = take(allocs, 8) {
+                let r = self.region(128 * 32);
+                fills.push((r, FillElem::Word));
+                let shape = CpShape::ALL[self.c.below(CpShape::ALL.len() as u32) as usize];
+                // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
+                // other shapes (CP-MCAST-OTHER).
+                let multicast = match shape {
+                    CpShape::S64x128b => Some(if self.c.percent(50) {
+                        CpMulticast::Warpx2_02_13
+                    } else {
+                        CpMulticast::Warpx2_01_23
+                    }),
+                    CpShape::S32x128b => Some(CpMulticast::Warpx4),
+                    _ => None,
+                };
+                // CP-DECOMP-FMT: both formats or neither.
+                let decomp = self.c.percent(25);
+                issue.push(Stmt::Tc(Op::Cp {
+                    form: CpForm {
+                        cta_group: CtaGroup::One,
+                        shape,
+                        multicast,
+                        dst_fmt: decomp.then_some(CpDstFmt::B8x16),
+                        src_fmt: decomp.then(|| {
+                            if self.c.percent(50) { CpSrcFmt::B6x16P32 } else { CpSrcFmt::B4x16P64 }
+                        }),
+                    },
+                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                    src: mmaenc::kmajor_desc(r),
+                }));
+            }
+        }
+        // COMMIT-TRACK: the commit makes mbarrier 0 track every earlier async op of the thread.
+        issue.push(commit(CtaGroup::One, 0, self.c.percent(50)));
+        let issuer = self.c.below(nwarps as u32) as usize;
+        let mut consumers: Vec<bool> = (0..nwarps).map(|_| self.c.percent(60)).collect();
+        if !consumers.iter().any(|x| *x) {
+            consumers[issuer] = true;
+        }
+        Some(MmaPlan { issuer, consumers, issue, a_src, a_cols, d, n, fills })
+    }
+}
+
+/// Takes `width` free columns from the first allocation that has them.
+fn take(allocs: &mut [Alloc], width: u32) -> Option<Cols> {
+    let a = allocs.iter_mut().find(|a| a.ncols - a.used >= width)?;
+    let col = a.used;
+    a.used += width;
+    Some(Cols { slot: a.slot, col, width })
+}
+
+/// The largest `.num` of a `.32x32b` access that fits `cols` columns.
+fn num_for(cols: u32) -> Num {
+    *Num::ALL.iter().rev().find(|n| n.count() <= cols.max(1)).expect(".x1 fits")
+}

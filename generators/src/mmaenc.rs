@@ -1,0 +1,163 @@
+//! Encodings the builder needs for valid MMAs: instruction descriptors (reference §2.8 layout
+//! (a)), shared-memory descriptors (§2.8), and the (M, N, K) table (§2.7, MMA-SHAPE-VALID).
+
+use tcgen05_ir::{FillElem, MmaKind, SmemDesc};
+
+/// D types of the idesc (bits 4-5).
+pub const D_F16: u32 = 0;
+/// D type F32.
+pub const D_F32: u32 = 1;
+/// D type S32.
+pub const D_S32: u32 = 2;
+
+/// The fields of an idesc of layout (a) (kinds tf32, f16, f8f6f4, i8) that the builder sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Idesc {
+    /// D type (bits 4-5).
+    pub d_type: u32,
+    /// A type (bits 7-9).
+    pub a_type: u32,
+    /// B type (bits 10-12).
+    pub b_type: u32,
+    /// M (encoded as M >> 4 at bits 24-28).
+    pub m: u32,
+    /// N (encoded as N >> 3 at bits 17-22).
+    pub n: u32,
+}
+
+impl Idesc {
+    /// The 32-bit descriptor: dense, no saturate, no negate, no transpose, reserved bits 0
+    /// (IDESC-RESERVED, IDESC-ENC, IDESC-SAT).
+    pub fn encode(&self) -> u32 {
+        (self.d_type & 3) << 4
+            | (self.a_type & 7) << 7
+            | (self.b_type & 7) << 10
+            | ((self.n >> 3) & 0x3F) << 17
+            | ((self.m >> 4) & 0x1F) << 24
+    }
+}
+
+/// Dense K of a kind (§2.7): f16 16, tf32 8, f8f6f4 32, i8 32.
+pub fn dense_k(kind: MmaKind) -> u32 {
+    match kind {
+        MmaKind::F16 => 16,
+        MmaKind::Tf32 => 8,
+        MmaKind::F8f6f4 | MmaKind::I8 | MmaKind::Mxf8f6f4 => 32,
+        MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => 64,
+    }
+}
+
+/// Bytes of one row of A (or B) along K: `K * element bits / 8`; 32 for every dense
+/// non-block-scaled kind with 8/16/32-bit elements.
+pub fn row_bytes(kind: MmaKind) -> u32 {
+    match kind {
+        MmaKind::F16 => 16 * 2,
+        MmaKind::Tf32 => 8 * 4,
+        _ => 32,
+    }
+}
+
+/// TMEM columns that A takes when it comes from TMEM: one 32-bit cell per 4 bytes of a row.
+pub fn a_tmem_cols(kind: MmaKind) -> u32 {
+    row_bytes(kind) / 4
+}
+
+/// Whether N is legal for a dense non-ws `cta_group::1` MMA of this kind (§2.7 table):
+/// 8..256 step 8; i8: 8, 16, 24, 32, then 48..256 step 16.
+pub fn n_ok_cta1(kind: MmaKind, n: u32) -> bool {
+    match kind {
+        MmaKind::I8 => matches!(n, 8 | 16 | 24 | 32) || (48..=256).contains(&n) && n % 16 == 0,
+        _ => (8..=256).contains(&n) && n % 8 == 0,
+    }
+}
+
+/// The default idesc fields of a kind with M and N: f16 with f16 or bf16 A/B and F32 D (or
+/// F16 D with f16 A/B), tf32 with F32 D, f8f6f4 with e4m3/e5m2 and F32 D, i8 with s8/u8 and
+/// S32 D (§2.8 layout (a)). `variant` picks among the legal type combinations.
+pub fn idesc_for(kind: MmaKind, m: u32, n: u32, variant: u32) -> Idesc {
+    let (d_type, a_type, b_type) = match kind {
+        // f16: A/B F16=0 or BF16=1; D F16 only with F16 A/B.
+        MmaKind::F16 => match variant % 3 {
+            0 => (D_F32, 0, 0),
+            1 => (D_F32, 1, 1),
+            _ => (D_F16, 0, 0),
+        },
+        // tf32: TF32=2, D F32.
+        MmaKind::Tf32 => (D_F32, 2, 2),
+        // f8f6f4 with 8-bit types only (E4M3=0, E5M2=1), so transposes stay legal and no
+        // sub-byte packing question arises.
+        MmaKind::F8f6f4 => (D_F32, variant & 1, (variant >> 1) & 1),
+        // i8: U8=0, S8=1, D S32.
+        MmaKind::I8 => (D_S32, variant & 1, (variant >> 1) & 1),
+        _ => (D_F32, 0, 0),
+    };
+    Idesc { d_type, a_type, b_type, m, n }
+}
+
+/// The element kind [`tcgen05_ir::Stmt::Fill`] should write for a kind's operands (small
+/// integers keep f16/tf32/i8 products exact).
+pub fn fill_elem(kind: MmaKind) -> FillElem {
+    match kind {
+        MmaKind::F16 => FillElem::F16Small,
+        MmaKind::Tf32 => FillElem::Tf32Small,
+        MmaKind::I8 => FillElem::I8Small,
+        _ => FillElem::Word,
+    }
+}
+
+/// A K-major, no-swizzle descriptor for a matrix of `rows` rows of 32 bytes at the start of
+/// `region` (§2.8): core matrices of 8 rows x 16 bytes stored contiguously (128 B); the two
+/// core matrices of a row group are adjacent (LBO = 128 B) and row groups follow each other
+/// (SBO = 256 B). Start 16-byte aligned (SDESC-ALIGN16), bits 46-48 = 0b001 (SDESC-FIXED),
+/// base offset 0 since regions are 1024-byte aligned (SDESC-BASEOFF), swizzle 0
+/// (SDESC-SWIZZLE), reserved bits 0 (SDESC-RESERVED).
+pub fn kmajor_desc(region: u8) -> SmemDesc {
+    SmemDesc {
+        region,
+        offset: 0,
+        lbo_enc: 128 >> 4,
+        sbo_enc: 256 >> 4,
+        fixed: 0b001,
+        base_offset: 0,
+        lbo_abs: false,
+        swizzle: 0,
+        reserved: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idesc_fields_land_on_the_documented_bits() {
+        // §2.8 layout (a): D type bits 4-5, A 7-9, B 10-12, N>>3 at 17-22, M>>4 at 24-28.
+        let i = Idesc { d_type: D_F32, a_type: 1, b_type: 1, m: 128, n: 64 };
+        let v = i.encode();
+        assert_eq!(v >> 4 & 3, 1);
+        assert_eq!(v >> 7 & 7, 1);
+        assert_eq!(v >> 10 & 7, 1);
+        assert_eq!(v >> 17 & 0x3F, 8);
+        assert_eq!(v >> 24 & 0x1F, 8);
+        // Reserved bits 6, 23, 29 and the sparse/saturate bits stay 0.
+        assert_eq!(v & (1 << 6 | 1 << 23 | 1 << 29 | 0b1111), 0);
+    }
+
+    #[test]
+    fn n_table_follows_the_reference() {
+        assert!(n_ok_cta1(MmaKind::F16, 8) && n_ok_cta1(MmaKind::F16, 256));
+        assert!(!n_ok_cta1(MmaKind::F16, 12) && !n_ok_cta1(MmaKind::F16, 264));
+        assert!(n_ok_cta1(MmaKind::I8, 24) && !n_ok_cta1(MmaKind::I8, 40) && n_ok_cta1(MmaKind::I8, 48));
+    }
+
+    #[test]
+    fn descriptor_is_aligned_and_fixed() {
+        let d = kmajor_desc(0);
+        let bits = d.encode(0x400);
+        assert_eq!(bits >> 46 & 7, 1);
+        assert_eq!(bits & tcgen05_ir::SmemDesc::RESERVED_MASK, 0);
+        assert_eq!((bits >> 61) & 7, 0);
+        assert_eq!(bits >> 16 & 0x3FFF, 8);
+        assert_eq!(bits >> 32 & 0x3FFF, 16);
+    }
+}

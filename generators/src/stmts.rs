@@ -1,0 +1,126 @@
+//! Constructors of well-formed statements: every qualifier set as the syntax lines of
+//! reference §3 require (`.sync.aligned` on alloc/dealloc/relinquish/ld/st/wait, GEN-SYNC-QUAL;
+//! `.b32` on alloc/dealloc/ld/st, LDST-TYPE; `.mbarrier::arrive::one` and `.b64` on commit,
+//! COMMIT-COMPLETION).
+
+use tcgen05_ir::form::*;
+use tcgen05_ir::*;
+
+/// `tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32 [slot], ncols`.
+pub fn alloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
+    Stmt::Tc(Op::Alloc {
+        form: AllocForm {
+            cta_group: cg,
+            exclusive: false,
+            sync: true,
+            aligned: true,
+            space: Some(StateSpace::SharedCta),
+            ty: Ty::B32,
+        },
+        slot,
+        dst_global: false,
+        ncols: NCols::imm(ncols),
+    })
+}
+
+/// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 slot-address, ncols`.
+pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
+    Stmt::Tc(Op::Dealloc {
+        form: DeallocForm { cta_group: cg, exclusive: false, sync: true, aligned: true, ty: Ty::B32 },
+        taddr: TmemRef::slot(slot, 0, 0),
+        ncols: NCols::imm(ncols),
+    })
+}
+
+/// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
+pub fn relinquish(cg: CtaGroup) -> Stmt {
+    Stmt::Tc(Op::Relinquish { form: RelinquishForm { cta_group: cg, sync: true, aligned: true } })
+}
+
+/// `tcgen05.wait::ld` / `wait::st`.
+pub fn wait(op: WaitOp) -> Stmt {
+    Stmt::Tc(Op::Wait { form: WaitForm { op, cta_group: None, sync: true, aligned: true } })
+}
+
+/// `tcgen05.fence::before_thread_sync`.
+pub fn fence_before() -> Stmt {
+    Stmt::Tc(Op::Fence { kind: FenceKind::BeforeThreadSync })
+}
+
+/// `tcgen05.fence::after_thread_sync`.
+pub fn fence_after() -> Stmt {
+    Stmt::Tc(Op::Fence { kind: FenceKind::AfterThreadSync })
+}
+
+/// A well-formed ld form (not `.red`).
+pub fn ld_form(shape: LdStShape, num: Num, pack: bool) -> LdForm {
+    LdForm {
+        red: false,
+        sync: true,
+        aligned: true,
+        shape,
+        num,
+        pack: pack.then_some(Pack::Pack16b),
+        red_op: None,
+        abs: false,
+        nan: false,
+        ty: Ty::B32,
+    }
+}
+
+/// A well-formed st form.
+pub fn st_form(shape: LdStShape, num: Num, unpack: bool) -> StForm {
+    StForm { sync: true, aligned: true, shape, num, pack: unpack.then_some(Pack::Unpack16b), ty: Ty::B32 }
+}
+
+/// `tcgen05.ld` of `form` at `taddr`.
+pub fn ld(form: LdForm, taddr: TmemRef, split: Option<u32>) -> Stmt {
+    let nregs = vec_len(form.shape, form.num).unwrap_or(1);
+    Stmt::Tc(Op::Ld { form, taddr, split, nregs })
+}
+
+/// `tcgen05.st` of `form` at `taddr` with values from `seed`.
+pub fn st(form: StForm, taddr: TmemRef, split: Option<u32>, seed: u32) -> Stmt {
+    let nregs = vec_len(form.shape, form.num).unwrap_or(1);
+    Stmt::Tc(Op::St { form, taddr, split, nregs, seed })
+}
+
+/// `tcgen05.commit.cta_group::N.mbarrier::arrive::one{.shared::cluster}.b64 [mbar]`.
+pub fn commit(cg: CtaGroup, mbar: u8, shared_cluster: bool) -> Stmt {
+    Stmt::Tc(Op::Commit {
+        form: CommitForm { cta_group: cg, arrive_one: true, shared_cluster, multicast: false, ty: Ty::B64 },
+        mbar,
+        addr: MbarAddr::Shared,
+        cta_mask: None,
+    })
+}
+
+/// A bounded wait for phase 0 of `bar` to complete. The bound (2^20 tries) is far above any
+/// legitimate completion time and only keeps a broken target from hanging the harness.
+pub fn mbar_wait(bar: u8, scope: Scope) -> Stmt {
+    Stmt::MbarWait { bar, parity: false, scope, max_tries: 1 << 20 }
+}
+
+/// `if (lane == 0) { init(bar, 1); fence.mbarrier_init }`.
+pub fn mbar_init_one(bar: u8) -> Stmt {
+    Stmt::If {
+        cond: Cond::LaneEq(0),
+        then: vec![Stmt::MbarInit { bar, count: 1 }, Stmt::FenceMbarInit],
+        els: vec![],
+    }
+}
+
+/// TMEM columns one repetition of an ld/st shape covers in a lane (reference §2.6).
+pub fn cols_per_rep(shape: LdStShape) -> u32 {
+    match shape {
+        LdStShape::S32x32b | LdStShape::S16x32bx2 => 1,
+        LdStShape::S16x64b => 2,
+        LdStShape::S16x128b => 4,
+        LdStShape::S16x256b => 8,
+    }
+}
+
+/// Whether the shape covers 16 lanes (so its lane offset in the quarter is 0 or 16).
+pub fn is_16_lane(shape: LdStShape) -> bool {
+    shape != LdStShape::S32x32b
+}
