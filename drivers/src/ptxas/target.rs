@@ -1,0 +1,195 @@
+//! `PtxasTarget`: one installed ptxas as a compile-only [`Target`].
+
+use super::batch::{compile_batched, compile_one};
+use super::install::{PtxasInstall, installed, select};
+use super::run::{CompileOptions, Severity as PSev};
+use super::verdict::{CaseDiagnostic, CompileVerdict};
+use crate::outcome::{Diagnostic, Outcome, Severity};
+use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use tcgen05_ir::Case;
+
+/// Cases per ptxas process in [`Target::run_batch`]. 64 reaches most of the gain measured by
+/// `benches/ptxas_batching.rs` while a rejected batch still splits in a few steps.
+pub const DEFAULT_BATCH: usize = 64;
+
+/// A ptxas binary as a compile-only target.
+#[derive(Debug, Clone)]
+pub struct PtxasTarget {
+    /// The binary and its version.
+    pub install: PtxasInstall,
+    /// Options of every compile (guardrail, time limit, arch override).
+    pub options: CompileOptions,
+    /// Cases per process in [`Target::run_batch`].
+    pub batch_size: usize,
+}
+
+impl PtxasTarget {
+    /// A target for `install` with default options.
+    pub fn new(install: PtxasInstall) -> Self {
+        PtxasTarget {
+            install,
+            options: CompileOptions::default(),
+            batch_size: DEFAULT_BATCH,
+        }
+    }
+
+    /// Compiles one case and keeps the full verdict (mapped diagnostics, crash logs).
+    pub fn verdict(&self, case: &Case) -> CompileVerdict {
+        let ptx = tcgen05_ir::ptx::emit(&case.program);
+        match compile_one(&self.install, &ptx, &self.options) {
+            Ok(v) => v,
+            Err(e) => CompileVerdict::Crashed {
+                signal: None,
+                message: format!("could not run ptxas: {e}"),
+            },
+        }
+    }
+
+    /// Compiles many cases in batches and keeps the full verdicts.
+    pub fn verdicts(&self, cases: &[Case]) -> Vec<CompileVerdict> {
+        let modules: Vec<String> = cases
+            .iter()
+            .map(|c| tcgen05_ir::ptx::emit(&c.program))
+            .collect();
+        match compile_batched(&self.install, &modules, self.batch_size, &self.options) {
+            Ok((v, _)) => v,
+            Err(e) => {
+                let v = CompileVerdict::Crashed {
+                    signal: None,
+                    message: format!("could not run ptxas: {e}"),
+                };
+                vec![v; cases.len()]
+            }
+        }
+    }
+}
+
+fn diagnostic(d: &CaseDiagnostic) -> Diagnostic {
+    Diagnostic {
+        severity: match d.diag.severity {
+            PSev::Warning => Severity::Warning,
+            PSev::Error | PSev::Fatal => Severity::Error,
+        },
+        line: d.diag.line,
+        opcode: d
+            .instruction
+            .as_ref()
+            .map(|i| i.opcode.clone())
+            .filter(|o| o.starts_with("tcgen05.")),
+        message: d.diag.message.clone(),
+    }
+}
+
+/// The shared [`Outcome`] of a verdict.
+pub fn outcome_of(v: &CompileVerdict) -> Outcome {
+    match v {
+        CompileVerdict::Accepted => Outcome::Accepted,
+        CompileVerdict::AcceptedWithWarnings(d) => {
+            Outcome::AcceptedWithWarnings(d.iter().map(diagnostic).collect())
+        }
+        CompileVerdict::Rejected(d) => Outcome::Rejected(d.iter().map(diagnostic).collect()),
+        CompileVerdict::Crashed { signal, message } => Outcome::Crashed {
+            detail: match signal {
+                Some(s) => format!("signal {s}: {}", last_lines(message)),
+                None => last_lines(message),
+            },
+        },
+        CompileVerdict::TimedOut { after } => Outcome::TimedOut {
+            limit_ms: after.as_millis() as u64,
+        },
+    }
+}
+
+fn last_lines(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(5)..].join(" | ")
+}
+
+impl Target for PtxasTarget {
+    fn name(&self) -> String {
+        self.install.name()
+    }
+
+    fn version(&self) -> String {
+        self.install.version.to_string()
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::CompileOnly
+    }
+
+    fn run(&mut self, case: &Case) -> Outcome {
+        outcome_of(&self.verdict(case))
+    }
+
+    fn run_batch(&mut self, cases: &[Case]) -> Vec<Outcome> {
+        self.verdicts(cases).iter().map(outcome_of).collect()
+    }
+}
+
+/// Builds `ptxas@<version>` (or `ptxas`: the newest installed). `None` when the name is not a
+/// ptxas name; `Some(Err)` when no matching ptxas is installed, saying what is.
+pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
+    if name != "ptxas" && !name.starts_with("ptxas@") {
+        return None;
+    }
+    let all = installed();
+    Some(match select(name, &all)? {
+        Ok(v) => {
+            let newest = v
+                .into_iter()
+                .next_back()
+                .expect("select never returns an empty list");
+            Ok(Box::new(PtxasTarget::new(newest)) as Box<dyn Target>)
+        }
+        Err(reason) => Err(Unavailable(reason)),
+    })
+}
+
+/// Expands a target name into the names it stands for: `ptxas` into one `ptxas@<version>` per
+/// installed ptxas (issue 6: `--targets ptxas` means every installed version); any other
+/// ptxas name into itself. `None` when the name is not a ptxas name.
+pub fn expand(name: &str) -> Option<Vec<String>> {
+    if name == "ptxas" {
+        let all = installed();
+        return Some(if all.is_empty() {
+            vec![name.to_string()]
+        } else {
+            all.iter().map(PtxasInstall::name).collect()
+        });
+    }
+    name.starts_with("ptxas@").then(|| vec![name.to_string()])
+}
+
+/// One line per installed ptxas for `tcgen05-fuzz targets`; a single unavailable line when
+/// there is none.
+pub fn candidates() -> Vec<TargetInfo> {
+    let all = installed();
+    if all.is_empty() {
+        let reason = match select("ptxas", &all) {
+            Some(Err(r)) => r,
+            _ => "no ptxas found".into(),
+        };
+        return vec![TargetInfo {
+            name: "ptxas@<version>".into(),
+            kind: TargetKind::CompileOnly,
+            version: None,
+            availability: Availability::Unavailable(reason),
+            description: "ptxas, compile only".into(),
+        }];
+    }
+    all.iter()
+        .map(|i| TargetInfo {
+            name: i.name(),
+            kind: TargetKind::CompileOnly,
+            version: Some(i.version.to_string()),
+            availability: Availability::Available,
+            description: format!(
+                "ptxas {} ({}, from {})",
+                i.version,
+                i.path.display(),
+                i.source
+            ),
+        })
+        .collect()
+}
