@@ -10,9 +10,11 @@
 //! - [`target`]: [`PtxasTarget`], [`build`], [`expand`], [`candidates`] for the registry.
 
 pub mod batch;
+pub mod campaign;
 pub mod differential;
 pub mod guardrail;
 pub mod install;
+pub mod mutate;
 pub mod reduce;
 pub mod run;
 pub mod sass;

@@ -1,0 +1,431 @@
+//! The ptxas campaign (issue 6, "Done when"): generated and mutated cases, compiled in batches
+//! by every installed version, judged against `tcgen05_oracle::check` and across versions;
+//! each new discrepancy signature is minimized and reported with its rules, spec sections and
+//! the range of versions that accept it. Accepted cases are also sampled for the SASS check.
+
+use super::batch::{compile_batched, compile_one};
+use super::differential::{self, CaseReport, Signature};
+use super::install::PtxasInstall;
+use super::mutate::{self, Rng};
+use super::reduce;
+use super::run::CompileOptions;
+use super::sass::{self, SassCheck, SassMismatch};
+use super::verdict::CompileVerdict;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+use tcgen05_ir::{Case, Intent, Program, Provenance, ptx};
+use tcgen05_oracle::{Violation, catalogue};
+
+/// Campaign settings.
+#[derive(Debug, Clone)]
+pub struct CampaignConfig {
+    /// Wall-clock budget (compiling, judging and minimizing together).
+    pub duration: Duration,
+    /// Seed of the case stream.
+    pub seed: u64,
+    /// Cases per ptxas process.
+    pub batch_size: usize,
+    /// Cases generated per round (each round is compiled by every version).
+    pub round_cases: usize,
+    /// Predicate calls allowed per minimization.
+    pub reduce_tries: usize,
+    /// Share of the budget minimization may use, in percent.
+    pub reduce_share_pct: u32,
+    /// Check the SASS of one in this many accepted cases (0: never).
+    pub sass_every: usize,
+}
+
+impl Default for CampaignConfig {
+    fn default() -> Self {
+        CampaignConfig {
+            duration: Duration::from_secs(600),
+            seed: 0x7C6E_0505,
+            batch_size: 64,
+            round_cases: 128,
+            reduce_tries: 150,
+            reduce_share_pct: 40,
+            sass_every: 16,
+        }
+    }
+}
+
+/// A minimized discrepancy.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Kind, rules, accepting versions.
+    pub signature: Signature,
+    /// How many campaign cases had this signature.
+    pub hits: usize,
+    /// The first case that showed it.
+    pub original: Case,
+    /// The minimized case.
+    pub minimized: Case,
+    /// Per version: name and verdict summary, for the minimized case.
+    pub verdicts: Vec<(String, String)>,
+    /// The oracle's static violations of the minimized case.
+    pub violations: Vec<Violation>,
+    /// SASS mismatches (for `sass-mismatch` findings).
+    pub sass: Vec<SassMismatch>,
+    /// Predicate calls the minimization made.
+    pub reduce_tries: usize,
+}
+
+/// Throughput of one version.
+#[derive(Debug, Clone, Default)]
+pub struct VersionStats {
+    /// `ptxas@12.8`.
+    pub name: String,
+    /// Cases compiled (in campaign batches; minimization not counted).
+    pub cases: usize,
+    /// Seconds spent compiling them.
+    pub seconds: f64,
+    /// ptxas processes run.
+    pub processes: usize,
+}
+
+impl VersionStats {
+    /// Cases per second.
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.cases as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+}
+
+/// What a campaign did and found.
+#[derive(Debug, Clone, Default)]
+pub struct CampaignReport {
+    /// Wall-clock time.
+    pub elapsed: Duration,
+    /// Cases generated.
+    pub cases: usize,
+    /// Per version.
+    pub versions: Vec<VersionStats>,
+    /// (version, judgement kind) → count.
+    pub judgements: BTreeMap<(String, String), usize>,
+    /// Cases whose versions disagree among themselves.
+    pub version_disagreements: usize,
+    /// SASS checks done, and how many found a mismatch.
+    pub sass_checked: usize,
+    /// SASS checks with a mismatch.
+    pub sass_mismatched: usize,
+    /// Findings, one per signature.
+    pub findings: Vec<Finding>,
+    /// Seconds spent minimizing.
+    pub reduce_seconds: f64,
+}
+
+/// The default case source: a generated valid program (`tcgen05_generators`) or an ISA-example
+/// sample, with 0 to 2 mutations ([`mutate`]).
+pub fn default_source(rng: &mut Rng) -> Case {
+    let seed = rng.next();
+    let mut program = if rng.pct(85) {
+        tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed)
+    } else {
+        tcgen05_ir::samples::single_warp_roundtrip()
+    };
+    let n = rng.pick(&[0usize, 1, 1, 1, 2]);
+    for _ in 0..n {
+        mutate::mutate(rng, &mut program);
+    }
+    Case {
+        program,
+        intent: Intent::Unknown,
+        provenance: Provenance {
+            seed: Some(seed),
+            origin: format!("ptxas campaign ({n} mutation(s) of a generated program)"),
+            family: None,
+        },
+    }
+}
+
+/// Judges one program with every version, one process each (the minimization predicate).
+pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
+    let module = ptx::emit(p);
+    let verdicts: Vec<CompileVerdict> = installs
+        .iter()
+        .map(|i| {
+            compile_one(i, &module, &CompileOptions::default()).unwrap_or_else(|e| {
+                CompileVerdict::Crashed {
+                    signal: None,
+                    message: format!("could not run ptxas: {e}"),
+                }
+            })
+        })
+        .collect();
+    differential::report(installs, verdicts, tcgen05_oracle::check(p))
+}
+
+fn sass_signature(install: &PtxasInstall, m: &[SassMismatch]) -> Signature {
+    let mut rules: Vec<String> = m
+        .iter()
+        .map(|x| match x {
+            SassMismatch::WrongForm { ptx, .. } | SassMismatch::Missing { ptx, .. } => ptx.clone(),
+            SassMismatch::Unexpected { sass } => format!("SASS {sass}"),
+        })
+        .collect();
+    rules.sort();
+    rules.dedup();
+    Signature {
+        kind: "sass-mismatch".into(),
+        rules,
+        accepted_by: install.version.label(),
+    }
+}
+
+fn sass_of(install: &PtxasInstall, p: &Program) -> Option<Vec<SassMismatch>> {
+    match sass::check_module(install, &ptx::emit(p)) {
+        Ok(SassCheck::Checked(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// Runs a campaign over `installs` (oldest first) with cases from `source`.
+pub fn run(
+    installs: &[PtxasInstall],
+    cfg: &CampaignConfig,
+    source: &mut dyn FnMut(&mut Rng) -> Case,
+    progress: &mut dyn FnMut(&CampaignReport),
+) -> CampaignReport {
+    let start = Instant::now();
+    let mut rng = Rng::new(cfg.seed);
+    let mut rep = CampaignReport {
+        versions: installs
+            .iter()
+            .map(|i| VersionStats {
+                name: i.name(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let mut index: BTreeMap<Signature, usize> = BTreeMap::new();
+    let sass_install = installs
+        .last()
+        .filter(|_| cfg.sass_every > 0 && sass::available());
+    let mut accepted_seen = 0usize;
+    let reduce_budget = cfg.duration.as_secs_f64() * f64::from(cfg.reduce_share_pct) / 100.0;
+    while start.elapsed() < cfg.duration {
+        let cases: Vec<Case> = (0..cfg.round_cases).map(|_| source(&mut rng)).collect();
+        let modules: Vec<String> = cases.iter().map(|c| ptx::emit(&c.program)).collect();
+        let mut per_version: Vec<Vec<CompileVerdict>> = Vec::new();
+        for (k, i) in installs.iter().enumerate() {
+            let t = Instant::now();
+            let (v, stats) =
+                match compile_batched(i, &modules, cfg.batch_size, &CompileOptions::default()) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        let c = CompileVerdict::Crashed {
+                            signal: None,
+                            message: format!("could not run ptxas: {e}"),
+                        };
+                        (vec![c; modules.len()], Default::default())
+                    }
+                };
+            rep.versions[k].seconds += t.elapsed().as_secs_f64();
+            rep.versions[k].cases += modules.len();
+            rep.versions[k].processes += stats.processes;
+            per_version.push(v);
+        }
+        rep.cases += cases.len();
+        for (c, case) in cases.iter().enumerate() {
+            let verdicts: Vec<CompileVerdict> = per_version.iter().map(|v| v[c].clone()).collect();
+            let r = differential::report(installs, verdicts, tcgen05_oracle::check(&case.program));
+            for (i, j) in installs.iter().zip(&r.judgements) {
+                *rep.judgements
+                    .entry((i.name(), j.kind().to_string()))
+                    .or_default() += 1;
+            }
+            if differential::versions_disagree(&r.verdicts) {
+                rep.version_disagreements += 1;
+            }
+            let mut sigs: Vec<(Signature, Vec<SassMismatch>)> =
+                r.signature.into_iter().map(|s| (s, vec![])).collect();
+            if let Some(si) = sass_install {
+                if r.verdicts.last().is_some_and(CompileVerdict::accepted)
+                    && r.violations.is_empty()
+                {
+                    accepted_seen += 1;
+                    if accepted_seen % cfg.sass_every == 0 {
+                        if let Some(m) = sass_of(si, &case.program) {
+                            rep.sass_checked += 1;
+                            if !m.is_empty() {
+                                rep.sass_mismatched += 1;
+                                sigs.push((sass_signature(si, &m), m));
+                            }
+                        }
+                    }
+                }
+            }
+            for (sig, sass_m) in sigs {
+                if let Some(&f) = index.get(&sig) {
+                    rep.findings[f].hits += 1;
+                    continue;
+                }
+                let t = Instant::now();
+                let budget_left = rep.reduce_seconds < reduce_budget;
+                let (minimized, tries) = if budget_left {
+                    let want = sig.clone();
+                    let (m, st) = if want.kind == "sass-mismatch" {
+                        let si = sass_install.expect("sass findings need the install");
+                        reduce::reduce(&case.program, cfg.reduce_tries, &mut |p| {
+                            sass_of(si, p)
+                                .is_some_and(|m| !m.is_empty() && sass_signature(si, &m) == want)
+                        })
+                    } else {
+                        reduce::reduce(&case.program, cfg.reduce_tries, &mut |p| {
+                            judge_program(installs, p).signature.as_ref() == Some(&want)
+                        })
+                    };
+                    (m, st.tries)
+                } else {
+                    (case.program.clone(), 0)
+                };
+                rep.reduce_seconds += t.elapsed().as_secs_f64();
+                let fin = judge_program(installs, &minimized);
+                let sass_final = if sig.kind == "sass-mismatch" {
+                    sass_install
+                        .and_then(|si| sass_of(si, &minimized))
+                        .unwrap_or(sass_m)
+                } else {
+                    vec![]
+                };
+                index.insert(sig.clone(), rep.findings.len());
+                rep.findings.push(Finding {
+                    signature: sig,
+                    hits: 1,
+                    original: case.clone(),
+                    minimized: Case {
+                        program: minimized,
+                        intent: case.intent.clone(),
+                        provenance: case.provenance.clone(),
+                    },
+                    verdicts: installs
+                        .iter()
+                        .zip(&fin.verdicts)
+                        .map(|(i, v)| (i.name(), v.summary()))
+                        .collect(),
+                    violations: fin.violations,
+                    sass: sass_final,
+                    reduce_tries: tries,
+                });
+            }
+        }
+        rep.elapsed = start.elapsed();
+        progress(&rep);
+    }
+    rep.elapsed = start.elapsed();
+    rep
+}
+
+fn tc_lines(p: &Program) -> Vec<String> {
+    ptx::emit(p)
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.contains("tcgen05.") || l.starts_with(".target") || l.starts_with(".version"))
+        .map(str::to_string)
+        .collect()
+}
+
+impl CampaignReport {
+    /// The report as Markdown: throughput per version, judgements, and every finding with its
+    /// rules, spec sections, version range, verdicts and the minimized case's tcgen05 lines.
+    pub fn to_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# ptxas campaign\n");
+        let _ = writeln!(
+            s,
+            "{} cases in {:.0} s ({:.0} s of it minimizing); {} findings; {} cases where versions disagree; SASS checked on {} cases, {} mismatched.\n",
+            self.cases,
+            self.elapsed.as_secs_f64(),
+            self.reduce_seconds,
+            self.findings.len(),
+            self.version_disagreements,
+            self.sass_checked,
+            self.sass_mismatched
+        );
+        let _ = writeln!(
+            s,
+            "| version | cases | compile s | processes | cases/s |\n|---|---|---|---|---|"
+        );
+        for v in &self.versions {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.1} | {} | {:.1} |",
+                v.name,
+                v.cases,
+                v.seconds,
+                v.processes,
+                v.rate()
+            );
+        }
+        let kinds: std::collections::BTreeSet<&String> =
+            self.judgements.keys().map(|(_, k)| k).collect();
+        let _ = write!(s, "\n| version |");
+        for k in &kinds {
+            let _ = write!(s, " {k} |");
+        }
+        let _ = write!(s, "\n|---|");
+        for _ in &kinds {
+            let _ = write!(s, "---|");
+        }
+        for v in &self.versions {
+            let _ = write!(s, "\n| {} |", v.name);
+            for k in &kinds {
+                let n = self
+                    .judgements
+                    .get(&(v.name.clone(), (*k).clone()))
+                    .copied()
+                    .unwrap_or(0);
+                let _ = write!(s, " {n} |");
+            }
+        }
+        let _ = writeln!(s, "\n\n## Findings\n");
+        for (n, f) in self.findings.iter().enumerate() {
+            let _ = writeln!(s, "### {}. {}\n", n + 1, f.signature);
+            let _ = writeln!(
+                s,
+                "{} campaign case(s); minimized from {} to {} statement(s) in {} tries.\n",
+                f.hits,
+                f.original.program.size(),
+                f.minimized.program.size(),
+                f.reduce_tries
+            );
+            let mut rules: Vec<_> = f.violations.iter().map(|v| v.rule).collect();
+            rules.sort();
+            rules.dedup();
+            for r in rules {
+                let row = catalogue::row(r);
+                let _ = writeln!(
+                    s,
+                    "- rule **{}** (§{}, {}): {}",
+                    r, row.section, row.consequence, row.rule
+                );
+            }
+            for v in &f.violations {
+                let _ = writeln!(s, "  - oracle: {v}");
+            }
+            for m in &f.sass {
+                let _ = writeln!(s, "- SASS: {m}");
+            }
+            let acc = if f.signature.accepted_by.is_empty() {
+                "none"
+            } else {
+                &f.signature.accepted_by
+            };
+            let _ = writeln!(s, "- versions that accept: {acc}");
+            for (name, v) in &f.verdicts {
+                let _ = writeln!(s, "  - {name}: {v}");
+            }
+            let _ = writeln!(s, "\n```ptx");
+            for l in tc_lines(&f.minimized.program) {
+                let _ = writeln!(s, "{l}");
+            }
+            let _ = writeln!(s, "```\n");
+        }
+        s
+    }
+}

@@ -1,0 +1,79 @@
+//! The ptxas campaign: a short smoke run (always), and the full run (ignored; run it with
+//! `TCGEN05_CAMPAIGN_SECS=600 cargo test -p tcgen05-drivers --release --test ptxas_campaign
+//! -- --ignored --nocapture`), which writes `target/ptxas-campaign/REPORT.md` and one PTX file
+//! per finding.
+
+use std::time::Duration;
+use tcgen05_drivers::ptxas::{self, campaign};
+
+#[test]
+fn a_short_campaign_reports_reproducible_minimized_findings() {
+    let installs = ptxas::installed();
+    if installs.is_empty() {
+        eprintln!("SKIPPED: no ptxas installed (run scripts/setup-ptxas)");
+        return;
+    }
+    let cfg = campaign::CampaignConfig {
+        duration: Duration::from_secs(4),
+        round_cases: 32,
+        reduce_tries: 20,
+        sass_every: 4,
+        ..Default::default()
+    };
+    let rep = campaign::run(&installs, &cfg, &mut campaign::default_source, &mut |_| {});
+    assert!(rep.cases >= 32);
+    for v in &rep.versions {
+        assert_eq!(v.cases, rep.cases, "{}", v.name);
+        assert!(v.processes > 0 && v.rate() > 0.0, "{}", v.name);
+    }
+    // Every finding's signature holds for its minimized case, which is no bigger.
+    for f in rep
+        .findings
+        .iter()
+        .filter(|f| f.signature.kind != "sass-mismatch")
+    {
+        let again = campaign::judge_program(&installs, &f.minimized.program);
+        assert_eq!(again.signature.as_ref(), Some(&f.signature));
+        assert!(f.minimized.program.size() <= f.original.program.size());
+    }
+    let md = rep.to_markdown();
+    assert!(md.contains("| version | cases |"));
+}
+
+#[test]
+#[ignore = "the full campaign: minutes of ptxas time"]
+fn full_campaign() {
+    let installs = ptxas::installed();
+    assert!(
+        !installs.is_empty(),
+        "no ptxas installed (run scripts/setup-ptxas)"
+    );
+    let secs = std::env::var("TCGEN05_CAMPAIGN_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(600);
+    let cfg = campaign::CampaignConfig {
+        duration: Duration::from_secs(secs),
+        ..Default::default()
+    };
+    let rep = campaign::run(&installs, &cfg, &mut campaign::default_source, &mut |r| {
+        eprintln!(
+            "{:>5.0} s: {} cases, {} findings",
+            r.elapsed.as_secs_f64(),
+            r.cases,
+            r.findings.len()
+        );
+    });
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/ptxas-campaign");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (n, f) in rep.findings.iter().enumerate() {
+        std::fs::write(
+            dir.join(format!("finding-{:02}.ptx", n + 1)),
+            tcgen05_ir::ptx::emit(&f.minimized.program),
+        )
+        .unwrap();
+    }
+    let md = rep.to_markdown();
+    std::fs::write(dir.join("REPORT.md"), &md).unwrap();
+    println!("{md}");
+}
