@@ -1,1 +1,659 @@
-//! `compare(expected, outcome) -> Verdict`: issue 5.
+//! `compare(expected, outcome) -> Verdict`: the differential engine (HABITS.md 5: three
+//! outcomes; only one side failing is always a discrepancy).
+//!
+//! [`compare`] also takes the program, because reading an observation buffer needs its layout
+//! ([`tcgen05_ir::observe::Layout`]); [`compare_with`] takes a layout computed once.
+//!
+//! | outcome | oracle | verdict |
+//! | --- | --- | --- |
+//! | accepted | static violation whose consequence is "reject" | ill-formed accepted |
+//! | accepted | static violation with an unstated consequence, or a derived (D) rule | skip (unspecified) |
+//! | rejected | no static violation | well-formed rejected |
+//! | crashed / timed out (compile) | any | target crash or timeout |
+//! | any run outcome | static violations | skip (ill-formed program: a running target's behaviour is not judged) |
+//! | not run | any | skip (target cannot run this form) |
+//! | any run outcome | `Undefined(rules)` | skip (unspecified) |
+//! | hung | `Completes` | hang where completion is required |
+//! | completed / leaked | `MustDeadlock` | completion where deadlock is required |
+//! | trapped / faulted | `Completes`, `MayBlock`, `MustDeadlock` | trap on a defined program |
+//! | leaked | leak status `NoLeak` | leak on a defined program |
+//! | completed / leaked | `Completes` / `MayBlock` | each observation against its expectation |
+
+use crate::outcome::Outcome;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
+use tcgen05_ir::{Op, Program, RuleId, Stmt};
+use tcgen05_oracle::catalogue;
+use tcgen05_oracle::{
+    Expected, LeakStatus, ObsExpect, ObsItem, ObsKey, RunVerdict, SiteRef, WordExpect,
+};
+
+/// Why a comparison was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SkipReason {
+    /// The spec leaves the outcome unspecified (these rules say why).
+    Unspecified(Vec<RuleId>),
+    /// The target cannot run this form (its own words).
+    TargetCannotRun(String),
+    /// The program is statically ill-formed and the target is a running target.
+    IllFormedProgram(Vec<RuleId>),
+    /// A bounded mbarrier wait the expectations assume completed gave up.
+    WaitGaveUp,
+    /// The outcome is not comparable with this expectation (e.g. a compile outcome from a
+    /// running target with a well-formed program accepted).
+    Incomparable(String),
+}
+
+/// The kind of a discrepancy (issue 5, point 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum DiscrepancyKind {
+    /// The target accepted a program that breaks a static rule whose consequence is rejection.
+    IllFormedAccepted,
+    /// The target rejected a statically well-formed program.
+    WellFormedRejected,
+    /// An observation outside the set the spec allows.
+    ValueOutsideAllowed,
+    /// The target hung where the spec requires completion.
+    HangWhereCompletionRequired,
+    /// The target completed where the spec requires a deadlock.
+    CompletionWhereDeadlockRequired,
+    /// The target leaked TMEM on a program that frees everything on every schedule.
+    LeakOnDefined,
+    /// The target trapped or faulted on a defined program.
+    TrapOnDefined,
+    /// The target (tool) crashed.
+    TargetCrash,
+    /// The target (tool) timed out.
+    TargetTimeout,
+}
+
+impl DiscrepancyKind {
+    /// A short kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DiscrepancyKind::IllFormedAccepted => "ill-formed-accepted",
+            DiscrepancyKind::WellFormedRejected => "well-formed-rejected",
+            DiscrepancyKind::ValueOutsideAllowed => "value-outside-allowed",
+            DiscrepancyKind::HangWhereCompletionRequired => "hang-where-completion-required",
+            DiscrepancyKind::CompletionWhereDeadlockRequired => {
+                "completion-where-deadlock-required"
+            }
+            DiscrepancyKind::LeakOnDefined => "leak-on-defined-program",
+            DiscrepancyKind::TrapOnDefined => "trap-on-defined-program",
+            DiscrepancyKind::TargetCrash => "target-crash",
+            DiscrepancyKind::TargetTimeout => "target-timeout",
+        }
+    }
+}
+
+/// One discrepancy, with what identifies it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Discrepancy {
+    /// Its kind.
+    pub kind: DiscrepancyKind,
+    /// The rules that decided the expectation (the first is the signature's rule).
+    pub rules: Vec<RuleId>,
+    /// The instruction forms involved (opcodes), sorted.
+    pub forms: Vec<String>,
+    /// The observation that differs, for value discrepancies.
+    pub key: Option<ObsKey>,
+    /// Expected against observed, in words.
+    pub detail: String,
+}
+
+/// The result of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Verdict {
+    /// The outcome is one the spec allows.
+    Agree,
+    /// Not compared, and why.
+    Skip(SkipReason),
+    /// The outcome is one the spec does not allow.
+    Discrepancy(Discrepancy),
+}
+
+/// What identifies a discrepancy for deduplication: kind, rule, target and the instruction
+/// forms involved.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Signature {
+    /// The kind.
+    pub kind: DiscrepancyKind,
+    /// The deciding rule, if the oracle named one.
+    pub rule: Option<RuleId>,
+    /// The target name.
+    pub target: String,
+    /// The instruction forms involved.
+    pub forms: Vec<String>,
+}
+
+impl Signature {
+    /// The signature of `d` on `target`.
+    pub fn of(d: &Discrepancy, target: &str) -> Signature {
+        Signature {
+            kind: d.kind,
+            rule: d.rules.first().copied(),
+            target: target.to_string(),
+            forms: d.forms.clone(),
+        }
+    }
+
+    /// A stable 64-bit hash (FNV-1a of the text form), as 16 hex digits: the folder name of
+    /// the finding in the store.
+    pub fn id(&self) -> String {
+        let mut h: u64 = 0xCBF2_9CE4_8422_2325;
+        for b in self.to_string().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01B3);
+        }
+        format!("{h:016x}")
+    }
+}
+
+impl std::fmt::Display for Signature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} / {} / {} / [{}]",
+            self.kind.as_str(),
+            self.rule.map_or("-", |r| r.as_str()),
+            self.target,
+            self.forms.join(", ")
+        )
+    }
+}
+
+/// Compares a target's outcome for `program` with the oracle's expectation.
+pub fn compare(program: &Program, expected: &Expected, outcome: &Outcome) -> Verdict {
+    compare_with(program, &Layout::of(program), expected, outcome)
+}
+
+fn disc(kind: DiscrepancyKind, rules: Vec<RuleId>, forms: Vec<String>, detail: String) -> Verdict {
+    Verdict::Discrepancy(Discrepancy {
+        kind,
+        rules,
+        forms,
+        key: None,
+        detail,
+    })
+}
+
+/// [`compare`] with the layout of `program` already computed.
+pub fn compare_with(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    outcome: &Outcome,
+) -> Verdict {
+    use DiscrepancyKind as K;
+    let static_rules: Vec<RuleId> = expected.violations.iter().map(|v| v.rule).collect();
+    match outcome {
+        Outcome::Accepted | Outcome::AcceptedWithWarnings(_) => {
+            if static_rules.is_empty() {
+                return Verdict::Agree;
+            }
+            let rejecting: Vec<RuleId> = static_rules
+                .iter()
+                .copied()
+                .filter(|r| {
+                    let row = catalogue::row(*r);
+                    row.provenance != catalogue::Provenance::Derived
+                        && row.consequence.contains("reject")
+                })
+                .collect();
+            if rejecting.is_empty() {
+                return Verdict::Skip(SkipReason::Unspecified(static_rules));
+            }
+            let forms = violation_forms(program, expected, &rejecting);
+            let first = &expected
+                .violations
+                .iter()
+                .find(|v| v.rule == rejecting[0])
+                .expect("from the list");
+            disc(
+                K::IllFormedAccepted,
+                rejecting,
+                forms,
+                format!("accepted, but the spec says: {first}"),
+            )
+        }
+        Outcome::Rejected(d) => {
+            if static_rules.is_empty() {
+                let msg = d.first().map_or(String::new(), |d| d.message.clone());
+                disc(
+                    K::WellFormedRejected,
+                    vec![],
+                    vec![],
+                    format!("rejected a well-formed program: {msg}"),
+                )
+            } else {
+                Verdict::Agree
+            }
+        }
+        Outcome::Crashed { detail } => disc(K::TargetCrash, vec![], vec![], detail.clone()),
+        Outcome::TimedOut { limit_ms }
+            if expected.is_well_formed() && expected.run.verdict == RunVerdict::Completes =>
+        {
+            disc(
+                K::TargetTimeout,
+                expected.run.rules.clone(),
+                vec![],
+                format!("timed out after {limit_ms} ms"),
+            )
+        }
+        Outcome::TimedOut { .. } => Verdict::Skip(SkipReason::Incomparable("timed out".into())),
+        Outcome::NotRun(why) => Verdict::Skip(SkipReason::TargetCannotRun(why.clone())),
+        run => {
+            if !static_rules.is_empty() {
+                return Verdict::Skip(SkipReason::IllFormedProgram(static_rules));
+            }
+            compare_run(program, layout, expected, run)
+        }
+    }
+}
+
+fn compare_run(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    outcome: &Outcome,
+) -> Verdict {
+    use DiscrepancyKind as K;
+    let rules = expected.run.rules.clone();
+    match &expected.run.verdict {
+        RunVerdict::Undefined(r) => return Verdict::Skip(SkipReason::Unspecified(r.clone())),
+        RunVerdict::Completes => match outcome {
+            Outcome::Hung { blocked, .. } => {
+                let forms = hang_forms(outcome);
+                let at = blocked.first().map_or(String::new(), |b| {
+                    format!(
+                        " (cta {} warp {} lane {} checkpoint {:#x}{})",
+                        b.cta,
+                        b.warp,
+                        b.lane,
+                        b.checkpoint,
+                        b.blocked_on
+                            .as_deref()
+                            .map(|s| format!(", blocked on {s}"))
+                            .unwrap_or_default()
+                    )
+                });
+                return disc(
+                    K::HangWhereCompletionRequired,
+                    rules,
+                    forms,
+                    format!("hung{at}; the spec requires completion"),
+                );
+            }
+            Outcome::Trapped { kind, .. } => {
+                return disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("trapped ({kind}) on a defined program"),
+                );
+            }
+            Outcome::Faulted { code, detail } => {
+                return disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("faulted ({code}: {detail}) on a defined program"),
+                );
+            }
+            _ => {}
+        },
+        RunVerdict::MayBlock { .. } => match outcome {
+            Outcome::Hung { .. } => return Verdict::Agree,
+            Outcome::Trapped { kind, .. } => {
+                return disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("trapped ({kind}) on a defined program"),
+                );
+            }
+            Outcome::Faulted { code, detail } => {
+                return disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("faulted ({code}: {detail})"),
+                );
+            }
+            _ => {}
+        },
+        RunVerdict::MustDeadlock { where_ } => {
+            return match outcome {
+                Outcome::Hung { .. } => Verdict::Agree,
+                Outcome::Completed { .. } | Outcome::Leaked { .. } => {
+                    let at = where_.first().map_or(String::new(), |b| {
+                        format!(" at cta {} warp {}: {}", b.cta, b.warp, b.reason)
+                    });
+                    disc(
+                        K::CompletionWhereDeadlockRequired,
+                        rules,
+                        vec![],
+                        format!("completed, but the spec requires a deadlock{at}"),
+                    )
+                }
+                Outcome::Trapped { kind, .. } => disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("trapped ({kind}) where a deadlock is required"),
+                ),
+                Outcome::Faulted { code, detail } => disc(
+                    K::TrapOnDefined,
+                    rules,
+                    vec![],
+                    format!("faulted ({code}: {detail})"),
+                ),
+                _ => Verdict::Skip(SkipReason::Incomparable(outcome.name().into())),
+            };
+        }
+    }
+    let words = match outcome {
+        Outcome::Completed { words } => words,
+        Outcome::Leaked { words, columns } => {
+            if expected.leak.status == LeakStatus::NoLeak {
+                return disc(
+                    K::LeakOnDefined,
+                    expected.leak.rules.clone(),
+                    vec!["tcgen05.alloc/dealloc".into()],
+                    format!(
+                        "{columns} column(s) still allocated at exit; the program frees everything on every schedule"
+                    ),
+                );
+            }
+            words
+        }
+        other => return Verdict::Skip(SkipReason::Incomparable(other.name().into())),
+    };
+    if words.len() != layout.total_words() {
+        return disc(
+            K::ValueOutsideAllowed,
+            vec![],
+            vec![],
+            format!(
+                "observation buffer has {} words, the layout {}",
+                words.len(),
+                layout.total_words()
+            ),
+        );
+    }
+    let view = View { layout, words };
+    for key in &expected.assumes_completed {
+        if let Some(site) = site_for(layout, key) {
+            if view_record(&view, key, &site).is_some_and(|r| r.first() == Some(&MBAR_GAVE_UP)) {
+                return Verdict::Skip(SkipReason::WaitGaveUp);
+            }
+        }
+    }
+    compare_obs(program, layout, &view, expected)
+}
+
+fn site_for(layout: &Layout, key: &ObsKey) -> Option<Site> {
+    match key.site {
+        SiteRef::Warp(i) => layout
+            .warp_sites
+            .get(usize::from(key.warp))?
+            .get(i as usize)
+            .copied(),
+        SiteRef::Func { func, index } => layout
+            .func_sites
+            .get(usize::from(func))?
+            .get(index as usize)
+            .copied(),
+    }
+}
+
+fn view_record<'a>(view: &View<'a>, key: &ObsKey, site: &Site) -> Option<&'a [u32]> {
+    if key.cta >= view.layout.ctas
+        || usize::from(key.warp) >= view.layout.warp_base.len()
+        || key.lane >= 32
+    {
+        return None;
+    }
+    let base = view.layout.warp_block(key.cta, usize::from(key.warp)) + site.offset as usize;
+    if view
+        .words
+        .get(base + usize::from(key.lane))
+        .copied()
+        .unwrap_or(0)
+        == 0
+    {
+        return None;
+    }
+    let d = base + 32 + usize::from(key.lane) * site.words as usize;
+    view.words.get(d..d + site.words as usize)
+}
+
+fn compare_obs(
+    program: &Program,
+    layout: &Layout,
+    view: &View<'_>,
+    expected: &Expected,
+) -> Verdict {
+    // Address checks need every record of every allocation first.
+    let mut addrs: BTreeMap<u32, Vec<(ObsKey, u32)>> = BTreeMap::new();
+    let mut ncols: BTreeMap<u32, u32> = BTreeMap::new();
+    for item in &expected.obs {
+        if let ObsExpect::Check(c) = &item.expect {
+            ncols.insert(c.alloc, c.ncols);
+            if let Some(site) = site_for(layout, &item.key) {
+                if let Some(r) = view_record(view, &item.key, &site) {
+                    addrs.entry(c.alloc).or_default().push((item.key, r[0]));
+                }
+            }
+        }
+    }
+    for item in &expected.obs {
+        let Some(site) = site_for(layout, &item.key) else {
+            continue;
+        };
+        let rec = view_record(view, &item.key, &site);
+        if let Some(why) = check_item(item, rec, &addrs, &ncols) {
+            let forms = site_forms(program, &item.key);
+            return Verdict::Discrepancy(Discrepancy {
+                kind: DiscrepancyKind::ValueOutsideAllowed,
+                rules: item.rules.clone(),
+                forms,
+                key: Some(item.key),
+                detail: format!(
+                    "cta {} warp {} lane {} site {:?}: {why}",
+                    item.key.cta, item.key.warp, item.key.lane, item.key.site
+                ),
+            });
+        }
+    }
+    Verdict::Agree
+}
+
+fn hex(v: &[u32]) -> String {
+    let parts: Vec<String> = v.iter().map(|x| format!("{x:#010x}")).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Why `rec` is outside what `item` allows, or `None` if it is allowed.
+fn check_item(
+    item: &ObsItem,
+    rec: Option<&[u32]>,
+    addrs: &BTreeMap<u32, Vec<(ObsKey, u32)>>,
+    ncols: &BTreeMap<u32, u32>,
+) -> Option<String> {
+    match (&item.expect, rec) {
+        (ObsExpect::Unspecified(_), _) => None,
+        (ObsExpect::Absent, None) => None,
+        (ObsExpect::Absent, Some(r)) => Some(format!("expected no record, observed {}", hex(r))),
+        (_, None) => Some("expected a record, the lane recorded nothing".into()),
+        (ObsExpect::Exact(v), Some(r)) => {
+            (v.as_slice() != r).then(|| format!("expected {}, observed {}", hex(v), hex(r)))
+        }
+        (ObsExpect::OneOf(vs), Some(r)) => (!vs.iter().any(|v| v.as_slice() == r))
+            .then(|| format!("expected one of {} vectors, observed {}", vs.len(), hex(r))),
+        (ObsExpect::PerWord(ws), Some(r)) => {
+            for (i, (w, o)) in ws.iter().zip(r.iter()).enumerate() {
+                let ok = match w {
+                    WordExpect::Exact(v) => v == o,
+                    WordExpect::OneOf(vs) => vs.contains(o),
+                    WordExpect::Unspecified => true,
+                };
+                if !ok {
+                    return Some(format!("word {i}: expected {w:?}, observed {o:#010x}"));
+                }
+            }
+            None
+        }
+        (ObsExpect::Check(c), Some(r)) => {
+            let v = r[0];
+            if c.lane_zero && v >> 16 != 0 {
+                return Some(format!(
+                    "address {v:#010x} has a non-zero lane field ({})",
+                    c.basis
+                ));
+            }
+            let col = v & 0xFFFF;
+            if col + c.ncols > c.capacity {
+                return Some(format!(
+                    "address {v:#010x} + {} columns exceeds {} ({})",
+                    c.ncols, c.capacity, c.basis
+                ));
+            }
+            if let Some((k, other)) = addrs
+                .get(&c.alloc)
+                .and_then(|all| all.iter().find(|(_, x)| *x != v))
+            {
+                return Some(format!(
+                    "address {v:#010x}, but cta {} warp {} lane {} saw {other:#010x} for the same allocation ({})",
+                    k.cta, k.warp, k.lane, c.basis
+                ));
+            }
+            for d in &c.disjoint_from {
+                let Some(all) = addrs.get(d) else { continue };
+                let Some(&(_, o)) = all.first() else { continue };
+                let ocol = o & 0xFFFF;
+                let on = ncols.get(d).copied().unwrap_or(32);
+                if col < ocol + on && ocol < col + c.ncols {
+                    return Some(format!(
+                        "allocation at column {col} overlaps live allocation {d} at column {ocol} ({})",
+                        c.basis
+                    ));
+                }
+            }
+            None
+        }
+    }
+}
+
+fn opcode_families(p: &Program, keep: impl Fn(&Op) -> bool) -> Vec<String> {
+    let mut v: Vec<String> = p
+        .ops()
+        .into_iter()
+        .filter(|o| keep(o))
+        .map(|o| o.form().opcode())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn violation_forms(p: &Program, expected: &Expected, rules: &[RuleId]) -> Vec<String> {
+    let mut v = Vec::new();
+    for viol in expected
+        .violations
+        .iter()
+        .filter(|x| rules.contains(&x.rule))
+    {
+        if let Some(loc) = &viol.location {
+            if let Some(Stmt::Tc(op)) = stmt_at(p, loc) {
+                v.push(op.form().opcode());
+            }
+        }
+    }
+    if v.is_empty() {
+        v = opcode_families(p, |_| false);
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+fn stmt_at<'p>(p: &'p Program, loc: &tcgen05_oracle::Location) -> Option<&'p Stmt> {
+    let mut list: &[Stmt] = match loc.code {
+        tcgen05_oracle::Code::Warp(w) => p.warps.get(usize::from(w))?,
+        tcgen05_oracle::Code::Func(f) => &p.funcs.get(usize::from(f))?.body,
+    };
+    let mut cur: Option<&'p Stmt> = None;
+    for &i in &loc.path {
+        let s = match cur {
+            None => list.get(usize::from(i))?,
+            Some(Stmt::Loop { body, .. }) => body.get(usize::from(i))?,
+            Some(Stmt::If { then, els, .. }) => {
+                let i = usize::from(i);
+                if i < then.len() {
+                    &then[i]
+                } else {
+                    els.get(i - then.len())?
+                }
+            }
+            Some(_) => return None,
+        };
+        cur = Some(s);
+        list = &[];
+    }
+    cur
+}
+
+/// The statement that owns a site: the k-th site in pre-order of the code.
+fn site_stmt<'p>(p: &'p Program, key: &ObsKey) -> Option<&'p Stmt> {
+    let (body, idx): (&[Stmt], u32) = match key.site {
+        SiteRef::Warp(i) => (p.warps.get(usize::from(key.warp))?, i),
+        SiteRef::Func { func, index } => (&p.funcs.get(usize::from(func))?.body, index),
+    };
+    fn go<'a>(b: &'a [Stmt], n: &mut u32, want: u32) -> Option<&'a Stmt> {
+        for s in b {
+            if site_of(s).is_some() {
+                if *n == want {
+                    return Some(s);
+                }
+                *n += 1;
+            }
+            let found = match s {
+                Stmt::If { then, els, .. } => go(then, n, want).or_else(|| go(els, n, want)),
+                Stmt::Loop { body, .. } => go(body, n, want),
+                _ => None,
+            };
+            if found.is_some() {
+                return found;
+            }
+        }
+        None
+    }
+    go(body, &mut 0, idx)
+}
+
+fn site_forms(p: &Program, key: &ObsKey) -> Vec<String> {
+    match site_stmt(p, key) {
+        Some(Stmt::Tc(op)) => vec![op.form().opcode()],
+        Some(Stmt::ObserveAddr { .. }) => {
+            opcode_families(p, |o| matches!(o, Op::Alloc { .. } | Op::Dealloc { .. }))
+        }
+        Some(Stmt::MbarWait { .. }) => vec!["mbarrier.try_wait".into()],
+        _ => vec![],
+    }
+}
+
+fn hang_forms(o: &Outcome) -> Vec<String> {
+    let Outcome::Hung { blocked, .. } = o else {
+        return vec![];
+    };
+    let mut v: Vec<String> = blocked
+        .iter()
+        .filter_map(|b| b.blocked_on.as_deref())
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}

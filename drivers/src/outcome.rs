@@ -193,14 +193,19 @@ impl Outcome {
                 Some(first) => format!(
                     "rejected ({} diagnostic(s); first: {}{})",
                     d.len(),
-                    first.line.map(|l| format!("line {l}: ")).unwrap_or_default(),
+                    first
+                        .line
+                        .map(|l| format!("line {l}: "))
+                        .unwrap_or_default(),
                     first.message
                 ),
                 None => "rejected".into(),
             },
             Outcome::Crashed { detail } => format!("crashed: {detail}"),
             Outcome::TimedOut { limit_ms } => format!("timed out after {limit_ms} ms"),
-            Outcome::Completed { words } => format!("completed ({} observation words)", words.len()),
+            Outcome::Completed { words } => {
+                format!("completed ({} observation words)", words.len())
+            }
             Outcome::Trapped { kind, .. } => format!("trapped: {kind}"),
             Outcome::Hung { blocked, .. } => {
                 let mut s = format!("hung ({} blocked lane(s)", blocked.len());
@@ -237,12 +242,23 @@ mod tests {
                 opcode: Some("tcgen05.alloc".into()),
                 message: "bad".into(),
             }]),
-            Outcome::Completed { words: vec![1, 2, 3] },
+            Outcome::Completed {
+                words: vec![1, 2, 3],
+            },
             Outcome::Hung {
-                blocked: vec![HangSite { cta: 0, warp: 1, lane: 2, checkpoint: 7, blocked_on: None }],
+                blocked: vec![HangSite {
+                    cta: 0,
+                    warp: 1,
+                    lane: 2,
+                    checkpoint: 7,
+                    blocked_on: None,
+                }],
                 words: vec![],
             },
-            Outcome::Trapped { kind: TrapKind::AllocWithoutPermit, words: vec![] },
+            Outcome::Trapped {
+                kind: TrapKind::AllocWithoutPermit,
+                words: vec![],
+            },
             Outcome::NotRun("no device".into()),
         ];
         for o in all {
@@ -258,6 +274,13 @@ mod tests {
         assert!(Outcome::Rejected(vec![]).is_compile());
         assert!(!Outcome::Completed { words: vec![] }.is_compile());
         assert!(!Outcome::NotRun(String::new()).is_compile());
-        assert_eq!(Outcome::Leaked { columns: 32, words: vec![9] }.words(), Some(&[9u32][..]));
+        assert_eq!(
+            Outcome::Leaked {
+                columns: 32,
+                words: vec![9]
+            }
+            .words(),
+            Some(&[9u32][..])
+        );
     }
 }

@@ -142,7 +142,10 @@ pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
     let found = crate::sim::build(name).or_else(|| crate::external::build(name));
     match found {
         Some(Ok(t)) => Ok(t),
-        Some(Err(reason)) => Err(TargetError::Unavailable { name: name.to_string(), reason }),
+        Some(Err(reason)) => Err(TargetError::Unavailable {
+            name: name.to_string(),
+            reason,
+        }),
         None => Err(TargetError::Unknown(name.to_string())),
     }
 }
@@ -162,7 +165,11 @@ pub fn available_targets() -> Vec<TargetInfo> {
 /// Splits a comma-separated target list (`sim,ptxas@13.5,cuda`), dropping empty items.
 /// An `external:` command may not contain a comma.
 pub fn parse_list(list: &str) -> Vec<String> {
-    list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The environment variable that names the default target list.
@@ -190,14 +197,20 @@ mod tests {
 
     #[test]
     fn lists_split_on_commas() {
-        assert_eq!(parse_list("sim, ptxas@13.5,,cuda"), vec!["sim", "ptxas@13.5", "cuda"]);
+        assert_eq!(
+            parse_list("sim, ptxas@13.5,,cuda"),
+            vec!["sim", "ptxas@13.5", "cuda"]
+        );
         assert!(parse_list("").is_empty());
         assert_eq!(from_env(Some("sim:rr")), vec!["sim:rr"]);
     }
 
     #[test]
     fn unknown_names_are_errors_not_panics() {
-        assert!(matches!(resolve("no-such-target"), Err(TargetError::Unknown(_))));
+        assert!(matches!(
+            resolve("no-such-target"),
+            Err(TargetError::Unknown(_))
+        ));
         assert!(build("no-such-target").is_none());
     }
 
@@ -205,6 +218,10 @@ mod tests {
     fn the_simulator_is_always_available() {
         let t = build("sim").expect("sim is built in");
         assert_eq!(t.kind(), TargetKind::Running);
-        assert!(available_targets().iter().any(|i| i.name == "sim" && i.availability == Availability::Available));
+        assert!(
+            available_targets()
+                .iter()
+                .any(|i| i.name == "sim" && i.availability == Availability::Available)
+        );
     }
 }

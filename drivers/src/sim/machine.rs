@@ -1,0 +1,1595 @@
+//! The simulator's state and its step function: CTAs (column allocator, permit, TMEM, shared
+//! memory, mbarriers, CTA barrier), warps (program counter, lane masks, registers, per-thread
+//! ld/st/mma queues, fence state), asynchronous operations with their ordering constraints, and
+//! the scheduler loop. See `sim/mod.rs` for the documented concrete behaviours.
+
+use super::code::{Code, Ins};
+use super::faults::{Fault, Faults};
+use super::mma::{self, MmaPlan};
+use super::sched::Chooser;
+use super::tmem::{self, Tmem};
+use crate::outcome::{HangSite, Outcome, TrapKind};
+use tcgen05_ir::form::{LdForm, StForm};
+use tcgen05_ir::observe::{self, Site};
+use tcgen05_ir::values::{fill_word, st_value};
+use tcgen05_ir::*;
+
+/// How the scheduler picks the next action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Every choice through the [`Chooser`] (seeded random or exhaustive).
+    Choose,
+    /// Round robin over warps; asynchronous operations perform as soon as they may.
+    RoundRobin,
+    /// Round robin over warps; asynchronous operations perform only when forced or when no
+    /// warp can move, newest first.
+    Adversarial,
+}
+
+/// Upper bound on scheduler steps. Programs have bounded loops and the simulator never spins,
+/// so a run takes about (statements x iterations x warps) steps; 4 million is far above any
+/// generated program and still well under a second.
+pub const MAX_STEPS: u64 = 4_000_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PairKind {
+    Alloc,
+    Dealloc,
+}
+
+#[derive(Debug, Clone)]
+struct PairReq {
+    warp: usize,
+    kind: PairKind,
+    ncols: u32,
+    col: u32,
+    slot: u8,
+    done: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Mbar {
+    init: bool,
+    count: u32,
+    pending: u32,
+    phase: u32,
+    released: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct Cta {
+    cluster: u32,
+    rank: u32,
+    tmem: Tmem,
+    used: u16,
+    permit: bool,
+    slots: Vec<u32>,
+    mbars: Vec<Mbar>,
+    regions: Vec<Vec<u32>>,
+    bar_gen: u32,
+    bar_count: u32,
+    bar_released: Vec<u32>,
+    pairs: Vec<PairReq>,
+    warps: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+enum Frame {
+    If { saved: u32, els: u32 },
+    Loop { left: u8 },
+    Call { body: usize, ret: u32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Alloc { ncols: u32 },
+    Pair,
+    Bar { generation: u32 },
+    Cluster { target: u32 },
+    Mbar { bar: u8, parity: bool },
+}
+
+#[derive(Debug)]
+struct Warp {
+    cta: usize,
+    rank: u32,
+    body: usize,
+    pc: u32,
+    stack: Vec<Frame>,
+    mask: u32,
+    exited: u32,
+    done: bool,
+    block: Option<Block>,
+    regs: Vec<Vec<u32>>,
+    pending_ld: Vec<u32>,
+    pending_st: Vec<u32>,
+    pending_mma: Vec<u32>,
+    fenced: Vec<u32>,
+    acquired: Vec<u32>,
+    after_preds: Vec<u32>,
+    cluster_arrivals: u32,
+    pair_req: Option<usize>,
+    bar_arrived: bool,
+}
+
+#[derive(Debug)]
+enum AKind {
+    Ld {
+        ld: u32,
+        lanes: u32,
+        lane0: u32,
+        col0: u32,
+        split: u32,
+        form: LdForm,
+        nregs: u32,
+    },
+    St {
+        lanes: u32,
+        lane0: u32,
+        col0: u32,
+        split: u32,
+        form: StForm,
+        nregs: u32,
+        seed: u32,
+    },
+    Mma(Box<MmaPlan>),
+    Shift {
+        lane0: u32,
+        col0: u32,
+        both: bool,
+    },
+}
+
+#[derive(Debug)]
+struct AsyncOp {
+    warp: usize,
+    lane: u32,
+    cta_group: Option<CtaGroup>,
+    kind: AKind,
+    preds: Vec<u32>,
+    done: bool,
+}
+
+#[derive(Debug)]
+struct Tracker {
+    ops: Vec<u32>,
+    targets: Vec<(usize, u8)>,
+}
+
+/// One run of one program under one schedule.
+#[derive(Debug)]
+pub struct Machine<'p> {
+    p: &'p Program,
+    code: Code<'p>,
+    faults: Faults,
+    policy: Policy,
+    words: Vec<u32>,
+    ctas: Vec<Cta>,
+    warps: Vec<Warp>,
+    ops: Vec<AsyncOp>,
+    pending: Vec<u32>,
+    trackers: Vec<Tracker>,
+    cluster_released: Vec<Vec<u32>>,
+    abort: Option<Outcome>,
+    rr: usize,
+}
+
+enum Step {
+    Progress,
+    Blocked(Block),
+}
+
+impl<'p> Machine<'p> {
+    /// A machine at the start of the kernel.
+    pub fn new(p: &'p Program, faults: Faults, policy: Policy) -> Machine<'p> {
+        let code = Code::of(p);
+        let words = vec![0u32; code.layout.total_words()];
+        let l = &p.launch;
+        let cs = u32::from(l.cluster_size.max(1));
+        let nctas = l.ctas();
+        let nw = p.warps.len();
+        let mut ctas = Vec::with_capacity(nctas as usize);
+        let mut warps = Vec::with_capacity(nctas as usize * nw);
+        for c in 0..nctas {
+            let ws: Vec<usize> = (0..nw).map(|w| c as usize * nw + w).collect();
+            ctas.push(Cta {
+                cluster: c / cs,
+                rank: c % cs,
+                tmem: Tmem::new(),
+                used: 0,
+                permit: true,
+                slots: vec![0; usize::from(p.smem.slots)],
+                mbars: vec![Mbar::default(); usize::from(p.smem.mbarriers)],
+                regions: p
+                    .smem
+                    .regions
+                    .iter()
+                    .map(|b| vec![0u32; (b.max(&16) / 4) as usize])
+                    .collect(),
+                bar_gen: 0,
+                bar_count: 0,
+                bar_released: Vec::new(),
+                pairs: Vec::new(),
+                warps: ws,
+            });
+            for w in 0..nw {
+                warps.push(Warp {
+                    cta: c as usize,
+                    rank: w as u32,
+                    body: w,
+                    pc: 0,
+                    stack: Vec::new(),
+                    mask: u32::MAX,
+                    exited: 0,
+                    done: false,
+                    block: None,
+                    regs: Vec::new(),
+                    pending_ld: Vec::new(),
+                    pending_st: Vec::new(),
+                    pending_mma: Vec::new(),
+                    fenced: Vec::new(),
+                    acquired: Vec::new(),
+                    after_preds: Vec::new(),
+                    cluster_arrivals: 0,
+                    pair_req: None,
+                    bar_arrived: false,
+                });
+            }
+        }
+        let clusters = (nctas / cs.max(1)).max(1) as usize;
+        let mut m = Machine {
+            p,
+            code,
+            faults,
+            policy,
+            words,
+            ctas,
+            warps,
+            ops: Vec::new(),
+            pending: Vec::new(),
+            trackers: Vec::new(),
+            cluster_released: vec![Vec::new(); clusters],
+            abort: None,
+            rr: 0,
+        };
+        for w in 0..m.warps.len() {
+            let base = m.warp_block(w);
+            for lane in 0..32 {
+                m.words[base + lane] = observe::CHECKPOINT_START;
+            }
+        }
+        m
+    }
+
+    fn fault(&self, f: Fault) -> bool {
+        self.faults.has(f)
+    }
+
+    fn warp_block(&self, w: usize) -> usize {
+        let wr = &self.warps[w];
+        self.code.layout.warp_block(wr.cta as u32, wr.rank as usize)
+    }
+
+    /// Runs to the end and reports the outcome.
+    pub fn run(mut self, chooser: &mut dyn Chooser) -> Outcome {
+        let mut steps = 0u64;
+        let mut ready: Vec<usize> = Vec::new();
+        let mut eligible: Vec<u32> = Vec::new();
+        loop {
+            if let Some(o) = self.abort.take() {
+                return o;
+            }
+            steps += 1;
+            if steps > MAX_STEPS {
+                return Outcome::TimedOut { limit_ms: 0 };
+            }
+            self.match_pairs();
+            ready.clear();
+            for w in 0..self.warps.len() {
+                if !self.warps[w].done && self.can_step(w) {
+                    ready.push(w);
+                }
+            }
+            eligible.clear();
+            for &id in &self.pending {
+                if self.ops[id as usize]
+                    .preds
+                    .iter()
+                    .all(|&p| self.ops[p as usize].done)
+                {
+                    eligible.push(id);
+                }
+            }
+            if ready.is_empty() && eligible.is_empty() {
+                if self.warps.iter().all(|w| w.done) {
+                    break;
+                }
+                // Bounded mbarrier waits give up only when nothing else can move.
+                if let Some(w) = (0..self.warps.len()).find(|&w| {
+                    !self.warps[w].done && matches!(self.warps[w].block, Some(Block::Mbar { .. }))
+                }) {
+                    self.give_up(w);
+                    continue;
+                }
+                return self.hung();
+            }
+            match self.policy {
+                Policy::RoundRobin => {
+                    if let Some(&id) = eligible.first() {
+                        self.perform(id);
+                    } else {
+                        let w = self.next_rr(&ready);
+                        self.step(w);
+                    }
+                }
+                Policy::Adversarial => {
+                    if !ready.is_empty() {
+                        let w = self.next_rr(&ready);
+                        self.step(w);
+                    } else if let Some(&id) = eligible.last() {
+                        self.perform(id);
+                    }
+                }
+                Policy::Choose => {
+                    let k = chooser.choose(ready.len() + eligible.len());
+                    if k < ready.len() {
+                        self.step(ready[k]);
+                    } else {
+                        self.perform(eligible[k - ready.len()]);
+                    }
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn next_rr(&mut self, ready: &[usize]) -> usize {
+        let n = self.warps.len();
+        let pick = ready
+            .iter()
+            .copied()
+            .min_by_key(|&w| (w + n - self.rr % n) % n)
+            .expect("non-empty");
+        self.rr = pick + 1;
+        pick
+    }
+
+    fn finish(self) -> Outcome {
+        let columns: u32 = self.ctas.iter().map(|c| c.used.count_ones() * 32).sum();
+        if columns > 0 {
+            Outcome::Leaked {
+                columns,
+                words: self.words,
+            }
+        } else {
+            Outcome::Completed { words: self.words }
+        }
+    }
+
+    fn hung(self) -> Outcome {
+        let mut blocked = Vec::new();
+        for (w, wr) in self.warps.iter().enumerate() {
+            if wr.done {
+                continue;
+            }
+            let base = self.warp_block(w);
+            let on = match wr.block {
+                Some(Block::Alloc { ncols }) => format!(
+                    "tcgen05.alloc of {ncols} columns ({} of 512 in use)",
+                    self.ctas[wr.cta].used.count_ones() * 32
+                ),
+                Some(Block::Pair) => "a ::2 collective waiting for its peer warp".to_string(),
+                Some(Block::Bar { .. }) => "barrier.sync".to_string(),
+                Some(Block::Cluster { .. }) => "barrier.cluster.wait".to_string(),
+                Some(Block::Mbar { bar, parity }) => {
+                    format!("mbarrier {bar} parity {}", u8::from(parity))
+                }
+                None => "waiting for other lanes to reconverge".to_string(),
+            };
+            let lanes = if wr.mask != 0 { wr.mask } else { !wr.exited };
+            for lane in 0..32 {
+                if lanes >> lane & 1 == 1 {
+                    blocked.push(HangSite {
+                        cta: wr.cta as u32,
+                        warp: wr.rank,
+                        lane,
+                        checkpoint: self.words[base + lane as usize],
+                        blocked_on: Some(on.clone()),
+                    });
+                }
+            }
+        }
+        Outcome::Hung {
+            blocked,
+            words: self.words,
+        }
+    }
+
+    // ----- readiness -----
+
+    fn can_step(&self, w: usize) -> bool {
+        let wr = &self.warps[w];
+        match wr.block {
+            None => true,
+            Some(b) => self.unblocked(w, b),
+        }
+    }
+
+    fn unblocked(&self, w: usize, b: Block) -> bool {
+        let wr = &self.warps[w];
+        let cta = &self.ctas[wr.cta];
+        match b {
+            Block::Alloc { ncols } => {
+                find_free(cta.used, ncols).is_some() || self.fault(Fault::AllocOverlapsWhenFull)
+            }
+            Block::Pair => wr
+                .pair_req
+                .is_none_or(|i| cta.pairs.get(i).is_none_or(|r| r.done)),
+            Block::Bar { generation } => cta.bar_gen != generation,
+            Block::Cluster { target } => self.cluster_arrived(cta.cluster, target),
+            Block::Mbar { bar, parity } => self.mbar_passes(wr.cta, bar, parity),
+        }
+    }
+
+    fn cluster_arrived(&self, cluster: u32, target: u32) -> bool {
+        self.ctas.iter().filter(|c| c.cluster == cluster).all(|c| {
+            c.warps
+                .iter()
+                .all(|&w| self.warps[w].done || self.warps[w].cluster_arrivals >= target)
+        })
+    }
+
+    fn mbar_passes(&self, cta: usize, bar: u8, parity: bool) -> bool {
+        let Some(m) = self.ctas[cta].mbars.get(usize::from(bar)) else {
+            return false;
+        };
+        if !m.init {
+            return false;
+        }
+        let current = m.phase & 1 == 1;
+        if self.fault(Fault::MbarParityInverted) {
+            current == parity
+        } else {
+            current != parity
+        }
+    }
+
+    fn give_up(&mut self, w: usize) {
+        if let Some(Ins::MbarWait { site, .. }) = self.ins(w).cloned() {
+            let mask = self.warps[w].mask;
+            self.record(w, site, mask, |_| vec![observe::MBAR_GAVE_UP]);
+        }
+        let wr = &mut self.warps[w];
+        wr.block = None;
+        wr.pc += 1;
+    }
+
+    fn ins(&self, w: usize) -> Option<&Ins<'p>> {
+        let wr = &self.warps[w];
+        self.code.bodies[wr.body].get(wr.pc as usize)
+    }
+
+    // ----- stepping -----
+
+    fn step(&mut self, w: usize) {
+        let Some(ins) = self.ins(w).cloned() else {
+            self.warps[w].done = true;
+            return;
+        };
+        match self.exec(w, &ins) {
+            Step::Progress => {
+                self.warps[w].block = None;
+            }
+            Step::Blocked(b) => self.warps[w].block = Some(b),
+        }
+    }
+
+    fn advance(&mut self, w: usize) -> Step {
+        self.warps[w].pc += 1;
+        Step::Progress
+    }
+
+    fn exec(&mut self, w: usize, ins: &Ins<'p>) -> Step {
+        let mask = self.warps[w].mask;
+        match ins {
+            Ins::If { cond, else_at } => {
+                let t = mask & self.eval(w, cond);
+                let wr = &mut self.warps[w];
+                wr.stack.push(Frame::If {
+                    saved: mask,
+                    els: mask & !t,
+                });
+                wr.mask = t;
+                if t == 0 {
+                    wr.pc = *else_at;
+                } else {
+                    wr.pc += 1;
+                }
+                return Step::Progress;
+            }
+            Ins::Else { end_at } => {
+                let wr = &mut self.warps[w];
+                if let Some(Frame::If { els, .. }) = wr.stack.last() {
+                    wr.mask = els & !wr.exited;
+                }
+                if wr.mask == 0 {
+                    wr.pc = *end_at;
+                } else {
+                    wr.pc += 1;
+                }
+                return Step::Progress;
+            }
+            Ins::EndIf => {
+                let wr = &mut self.warps[w];
+                if let Some(Frame::If { saved, .. }) = wr.stack.pop() {
+                    wr.mask = saved & !wr.exited;
+                }
+                return self.advance(w);
+            }
+            Ins::Loop { count, end_at } => {
+                let wr = &mut self.warps[w];
+                if *count == 0 || wr.mask == 0 {
+                    wr.pc = *end_at;
+                } else {
+                    wr.stack.push(Frame::Loop { left: *count });
+                    wr.pc += 1;
+                }
+                return Step::Progress;
+            }
+            Ins::LoopEnd { top } => {
+                let wr = &mut self.warps[w];
+                let mut again = false;
+                if let Some(Frame::Loop { left }) = wr.stack.last_mut() {
+                    *left -= 1;
+                    again = *left > 0 && wr.mask != 0;
+                }
+                if again {
+                    wr.pc = *top;
+                } else {
+                    wr.stack.pop();
+                    wr.pc += 1;
+                }
+                return Step::Progress;
+            }
+            Ins::Call(f) => {
+                let body = self.code.warps + usize::from(*f);
+                let wr = &mut self.warps[w];
+                if body < self.code.bodies.len() && wr.mask != 0 {
+                    wr.stack.push(Frame::Call {
+                        body: wr.body,
+                        ret: wr.pc + 1,
+                    });
+                    wr.body = body;
+                    wr.pc = 0;
+                } else {
+                    wr.pc += 1;
+                }
+                return Step::Progress;
+            }
+            Ins::End => {
+                let wr = &mut self.warps[w];
+                if let Some(Frame::Call { body, ret }) = wr.stack.pop() {
+                    wr.body = body;
+                    wr.pc = ret;
+                    return Step::Progress;
+                }
+                let live = !wr.exited;
+                let base = self.warp_block(w);
+                for lane in 0..32 {
+                    if live >> lane & 1 == 1 {
+                        self.words[base + lane] = observe::CHECKPOINT_DONE;
+                    }
+                }
+                self.warps[w].done = true;
+                self.check_bar(self.warps[w].cta);
+                return Step::Progress;
+            }
+            _ => {}
+        }
+        if mask == 0 {
+            return self.advance(w);
+        }
+        match ins {
+            Ins::Nop => self.advance(w),
+            Ins::Checkpoint(id) => {
+                let base = self.warp_block(w);
+                for lane in lanes(mask) {
+                    self.words[base + lane as usize] = u32::from(*id);
+                }
+                self.advance(w)
+            }
+            Ins::Exit => {
+                let base = self.warp_block(w);
+                for lane in lanes(mask) {
+                    self.words[base + lane as usize] = observe::CHECKPOINT_EXIT;
+                }
+                let wr = &mut self.warps[w];
+                wr.exited |= mask;
+                wr.mask = 0;
+                if wr.exited == u32::MAX {
+                    wr.done = true;
+                    let c = wr.cta;
+                    self.check_bar(c);
+                    return Step::Progress;
+                }
+                self.advance(w)
+            }
+            Ins::BarCta => {
+                if self.fault(Fault::BarCtaNoWait) {
+                    return self.advance(w);
+                }
+                let c = self.warps[w].cta;
+                if !self.warps[w].bar_arrived {
+                    self.warps[w].bar_arrived = true;
+                    let f = std::mem::take(&mut self.warps[w].fenced);
+                    let cta = &mut self.ctas[c];
+                    cta.bar_count += 1;
+                    cta.bar_released.extend(f);
+                    let generation = cta.bar_gen;
+                    self.check_bar(c);
+                    if self.ctas[c].bar_gen == generation {
+                        return Step::Blocked(Block::Bar { generation });
+                    }
+                } else if let Some(Block::Bar { generation }) = self.warps[w].block {
+                    if self.ctas[c].bar_gen == generation {
+                        return Step::Blocked(Block::Bar { generation });
+                    }
+                }
+                self.warps[w].bar_arrived = false;
+                let rel = self.live_ids(&self.ctas[c].bar_released);
+                self.ctas[c].bar_released = rel.clone();
+                self.warps[w].acquired.extend(rel);
+                self.advance(w)
+            }
+            Ins::ClusterArrive => {
+                let f = std::mem::take(&mut self.warps[w].fenced);
+                let cl = self.ctas[self.warps[w].cta].cluster as usize;
+                self.cluster_released[cl].extend(f);
+                self.warps[w].cluster_arrivals += 1;
+                self.advance(w)
+            }
+            Ins::ClusterWait => {
+                let cl = self.ctas[self.warps[w].cta].cluster;
+                let target = self.warps[w].cluster_arrivals;
+                if !self.fault(Fault::ClusterBarrierNoWait) && !self.cluster_arrived(cl, target) {
+                    return Step::Blocked(Block::Cluster { target });
+                }
+                let rel = self.live_ids(&self.cluster_released[cl as usize]);
+                self.warps[w].acquired.extend(rel);
+                self.advance(w)
+            }
+            Ins::MbarInit { bar, count } => {
+                let c = self.warps[w].cta;
+                if let Some(m) = self.ctas[c].mbars.get_mut(usize::from(*bar)) {
+                    *m = Mbar {
+                        init: true,
+                        count: *count,
+                        pending: *count,
+                        phase: 0,
+                        released: Vec::new(),
+                    };
+                }
+                self.advance(w)
+            }
+            Ins::MbarArrive { bar, cta } => {
+                let own = self.warps[w].cta;
+                let target = match cta {
+                    None => Some(own),
+                    Some(r) => self.cta_of_rank(own, u32::from(*r)),
+                };
+                let f = std::mem::take(&mut self.warps[w].fenced);
+                if let Some(t) = target {
+                    if let Some(m) = self.ctas[t].mbars.get_mut(usize::from(*bar)) {
+                        m.released.extend(f);
+                    }
+                    for _ in lanes(mask) {
+                        self.arrive(t, *bar);
+                    }
+                }
+                self.advance(w)
+            }
+            Ins::MbarWait {
+                bar, parity, site, ..
+            } => {
+                let c = self.warps[w].cta;
+                if !self.mbar_passes(c, *bar, *parity) {
+                    return Step::Blocked(Block::Mbar {
+                        bar: *bar,
+                        parity: *parity,
+                    });
+                }
+                if let Some(m) = self.ctas[c].mbars.get(usize::from(*bar)) {
+                    let rel = self.live_ids(&m.released);
+                    self.warps[w].acquired.extend(rel);
+                }
+                self.record(w, *site, mask, |_| vec![observe::MBAR_COMPLETED]);
+                self.advance(w)
+            }
+            Ins::Fill { region, seed, elem } => {
+                let c = self.warps[w].cta;
+                if let Some(r) = self.ctas[c].regions.get_mut(usize::from(*region)) {
+                    for lane in lanes(mask) {
+                        let mut i = lane;
+                        while (i as usize) < r.len() {
+                            r[i as usize] = fill_word(*elem, *seed, i);
+                            i += 32;
+                        }
+                    }
+                }
+                self.advance(w)
+            }
+            Ins::ObserveAddr { slot, site } => {
+                let c = self.warps[w].cta;
+                let v = self.ctas[c]
+                    .slots
+                    .get(usize::from(*slot))
+                    .copied()
+                    .unwrap_or(0);
+                self.record(w, *site, mask, |_| vec![v]);
+                self.advance(w)
+            }
+            Ins::Ld { op, ld } => {
+                self.issue_ld(w, op, *ld);
+                self.advance(w)
+            }
+            Ins::WaitLd { records } => {
+                let pend = self.warps[w].pending_ld.clone();
+                if self.fault(Fault::WaitLdEarly) {
+                } else if self.fault(Fault::WaitLdLastOnly) {
+                    if let Some(&last) = pend.last() {
+                        self.perform(last);
+                    }
+                } else {
+                    self.force(&pend);
+                }
+                for &ld in records {
+                    self.record_ld(w, ld, mask);
+                }
+                self.advance(w)
+            }
+            Ins::Record(records) => {
+                for &ld in records {
+                    // A register read waits for the load that writes it (MCM-LD-REGDEP).
+                    let pend: Vec<u32> = self.warps[w]
+                        .pending_ld
+                        .iter()
+                        .copied()
+                        .filter(|&id| matches!(self.ops[id as usize].kind, AKind::Ld { ld: l, .. } if l == ld))
+                        .collect();
+                    self.force(&pend);
+                    self.record_ld(w, ld, mask);
+                }
+                self.advance(w)
+            }
+            Ins::Tc(op) => self.exec_tc(w, op),
+            _ => self.advance(w),
+        }
+    }
+
+    fn cta_of_rank(&self, own: usize, rank: u32) -> Option<usize> {
+        let cs = u32::from(self.p.launch.cluster_size.max(1));
+        if rank >= cs {
+            return None;
+        }
+        let c = self.ctas[own].cluster * cs + rank;
+        ((c as usize) < self.ctas.len()).then_some(c as usize)
+    }
+
+    fn peer(&self, own: usize) -> Option<usize> {
+        self.cta_of_rank(own, self.ctas[own].rank ^ 1)
+    }
+
+    fn live_ids(&self, v: &[u32]) -> Vec<u32> {
+        v.iter()
+            .copied()
+            .filter(|&id| !self.ops[id as usize].done)
+            .collect()
+    }
+
+    fn check_bar(&mut self, c: usize) {
+        let live = self.ctas[c]
+            .warps
+            .iter()
+            .filter(|&&w| !self.warps[w].done)
+            .count() as u32;
+        let cta = &mut self.ctas[c];
+        if cta.bar_count > 0 && cta.bar_count >= live {
+            cta.bar_gen += 1;
+            cta.bar_count = 0;
+        }
+    }
+
+    fn arrive(&mut self, c: usize, bar: u8) {
+        if let Some(m) = self.ctas[c].mbars.get_mut(usize::from(bar)) {
+            if !m.init {
+                return;
+            }
+            m.pending = m.pending.saturating_sub(1);
+            if m.pending == 0 {
+                m.phase += 1;
+                m.pending = m.count;
+            }
+        }
+    }
+
+    fn eval(&self, w: usize, c: &Cond) -> u32 {
+        let wr = &self.warps[w];
+        let cta = &self.ctas[wr.cta];
+        let all = |b: bool| if b { u32::MAX } else { 0 };
+        match c {
+            Cond::LaneLt(n) => {
+                if *n >= 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << n) - 1
+                }
+            }
+            Cond::LaneEq(n) => {
+                if *n < 32 {
+                    1 << n
+                } else {
+                    0
+                }
+            }
+            Cond::ElectOne => wr.mask & wr.mask.wrapping_neg(),
+            Cond::CtaRank(n) => all(cta.rank == u32::from(*n)),
+            Cond::CtaOdd => all(cta.rank & 1 == 1),
+            Cond::Cluster(n) => all(cta.cluster == u32::from(*n)),
+            Cond::WarpRank(n) => all(wr.rank == u32::from(*n)),
+        }
+    }
+
+    fn record(&mut self, w: usize, site: Site, mask: u32, data: impl Fn(u32) -> Vec<u32>) {
+        let base = self.warp_block(w) + site.offset as usize;
+        for lane in lanes(mask) {
+            self.words[base + lane as usize] = 1;
+            let d = base + 32 + (lane * site.words) as usize;
+            for (i, v) in data(lane).into_iter().enumerate().take(site.words as usize) {
+                self.words[d + i] = v;
+            }
+        }
+    }
+
+    fn record_ld(&mut self, w: usize, ld: u32, mask: u32) {
+        let info = self.code.lds[ld as usize];
+        let regs = self.warps[w]
+            .regs
+            .get(ld as usize)
+            .cloned()
+            .unwrap_or_default();
+        let words = info.words as usize;
+        self.record(w, info.site, mask, |lane| {
+            let s = lane as usize * words;
+            (0..words)
+                .map(|i| regs.get(s + i).copied().unwrap_or(0))
+                .collect()
+        });
+    }
+
+    /// The TMEM address a warp computes for `t` (the lowest active lane's, when lanes disagree:
+    /// LDST-TADDR-UNIFORM, undefined behaviour).
+    fn taddr(&self, w: usize, t: &TmemRef) -> u32 {
+        let wr = &self.warps[w];
+        let base = match t.base {
+            TBase::Slot(s) => self.ctas[wr.cta]
+                .slots
+                .get(usize::from(s))
+                .copied()
+                .unwrap_or(0),
+            TBase::Abs => 0,
+        };
+        let mut a = base.wrapping_add(t.offset());
+        if t.divergent && wr.mask.trailing_zeros() & 1 == 1 {
+            a = a.wrapping_add(1);
+        }
+        a
+    }
+
+    /// First lane of the warp's 32-lane window for an ld/st at lane field `lane_field`
+    /// (LDST-LANE-QUARTER: a lane field outside the quarter wraps into it).
+    fn window(&self, w: usize, lane_field: u32, is_ld: bool) -> u32 {
+        let mut q = self.warps[w].rank % 4;
+        if is_ld && self.fault(Fault::LaneQuarterOffByOne) {
+            q = (q + 1) % 4;
+        }
+        32 * q + (lane_field % 32)
+    }
+
+    fn new_op(
+        &mut self,
+        w: usize,
+        lane: u32,
+        cta_group: Option<CtaGroup>,
+        kind: AKind,
+        mut preds: Vec<u32>,
+    ) -> u32 {
+        let id = self.ops.len() as u32;
+        preds.retain(|&p| !self.ops[p as usize].done);
+        self.ops.push(AsyncOp {
+            warp: w,
+            lane,
+            cta_group,
+            kind,
+            preds,
+            done: false,
+        });
+        self.pending.push(id);
+        id
+    }
+
+    fn issue_ld(&mut self, w: usize, op: &Op, ld: u32) {
+        let Op::Ld {
+            form,
+            taddr,
+            split,
+            nregs,
+        } = op
+        else {
+            return;
+        };
+        let a = self.taddr(w, taddr);
+        let info = self.code.lds[ld as usize];
+        let wr = &mut self.warps[w];
+        if wr.regs.len() <= ld as usize {
+            wr.regs.resize(ld as usize + 1, Vec::new());
+        }
+        if wr.regs[ld as usize].is_empty() {
+            wr.regs[ld as usize] = vec![0; 32 * info.words as usize];
+        }
+        let mask = wr.mask;
+        let lane0 = self.window(w, a >> 16, true);
+        let kind = AKind::Ld {
+            ld,
+            lanes: mask,
+            lane0,
+            col0: a & 0xFFFF,
+            split: split.unwrap_or(0),
+            form: *form,
+            nregs: u32::from(*nregs),
+        };
+        let preds = self.warps[w].after_preds.clone();
+        let id = self.new_op(w, 0, None, kind, preds);
+        self.warps[w].pending_ld.push(id);
+    }
+
+    fn exec_tc(&mut self, w: usize, op: &Op) -> Step {
+        let mask = self.warps[w].mask;
+        match op {
+            Op::Alloc {
+                form,
+                slot,
+                dst_global,
+                ncols,
+            } => {
+                let n = ncols_of(ncols);
+                let c = self.warps[w].cta;
+                if form.cta_group == CtaGroup::Two {
+                    if self.fault(Fault::AllocPairNotCollective) {
+                        return self.alloc_one(w, c, n, *slot, *dst_global, true);
+                    }
+                    return self.pair(w, PairKind::Alloc, n, 0, *slot);
+                }
+                self.alloc_one(w, c, n, *slot, *dst_global, false)
+            }
+            Op::Dealloc { form, taddr, ncols } => {
+                let a = self.taddr(w, taddr);
+                let n = ncols_of(ncols);
+                let c = self.warps[w].cta;
+                if form.cta_group == CtaGroup::Two {
+                    return self.pair(w, PairKind::Dealloc, n, a & 0xFFFF, 0);
+                }
+                self.free(c, a & 0xFFFF, n);
+                self.advance(w)
+            }
+            Op::Relinquish { form } => {
+                let c = self.warps[w].cta;
+                if self.fault(Fault::RelinquishClusterWide) {
+                    let cl = self.ctas[c].cluster;
+                    for cta in self.ctas.iter_mut().filter(|x| x.cluster == cl) {
+                        cta.permit = false;
+                    }
+                } else {
+                    self.ctas[c].permit = false;
+                    if form.cta_group == CtaGroup::Two {
+                        if let Some(p) = self.peer(c) {
+                            self.ctas[p].permit = false;
+                        }
+                    }
+                }
+                self.advance(w)
+            }
+            Op::St {
+                form,
+                taddr,
+                split,
+                nregs,
+                seed,
+            } => {
+                let a = self.taddr(w, taddr);
+                let lane0 = self.window(w, a >> 16, false);
+                let kind = AKind::St {
+                    lanes: mask,
+                    lane0,
+                    col0: a & 0xFFFF,
+                    split: split.unwrap_or(0),
+                    form: *form,
+                    nregs: u32::from(*nregs),
+                    seed: *seed,
+                };
+                let preds = self.warps[w].after_preds.clone();
+                let id = self.new_op(w, 0, None, kind, preds);
+                self.warps[w].pending_st.push(id);
+                self.advance(w)
+            }
+            Op::Wait { form } => {
+                // wait::ld is Ins::WaitLd; this is wait::st (WAIT-SCOPE, WAIT-KIND).
+                if form.op == WaitOp::St && !self.fault(Fault::WaitStEarly) {
+                    let pend = self.warps[w].pending_st.clone();
+                    self.force(&pend);
+                }
+                self.advance(w)
+            }
+            Op::Fence { kind } => {
+                if !self.fault(Fault::FenceNoop) {
+                    let wr = &self.warps[w];
+                    match kind {
+                        FenceKind::BeforeThreadSync => {
+                            let mut v: Vec<u32> = wr.pending_ld.clone();
+                            v.extend(&wr.pending_st);
+                            v.extend(&wr.pending_mma);
+                            let v = self.live_ids(&v);
+                            self.warps[w].fenced = v;
+                        }
+                        FenceKind::AfterThreadSync => {
+                            let v = self.live_ids(&wr.acquired);
+                            let wr = &mut self.warps[w];
+                            wr.after_preds = v.clone();
+                            wr.acquired = v;
+                        }
+                    }
+                }
+                self.advance(w)
+            }
+            Op::Commit {
+                form,
+                mbar,
+                addr,
+                cta_mask,
+            } => {
+                let c = self.warps[w].cta;
+                let mut targets = Vec::new();
+                if *addr == MbarAddr::Shared {
+                    match (form.multicast, cta_mask) {
+                        (true, Some(m)) => {
+                            for r in 0..16u32 {
+                                if m >> r & 1 == 1 {
+                                    if let Some(t) = self.cta_of_rank(c, r) {
+                                        targets.push((t, *mbar));
+                                    }
+                                }
+                            }
+                        }
+                        _ => targets.push((c, *mbar)),
+                    }
+                }
+                for lane in lanes(mask) {
+                    let tracked: Vec<u32> = self.warps[w]
+                        .pending_mma
+                        .iter()
+                        .copied()
+                        .filter(|&id| {
+                            let o = &self.ops[id as usize];
+                            !o.done && o.lane == lane && o.cta_group == Some(form.cta_group)
+                        })
+                        .collect();
+                    if !self.fault(Fault::FenceNoop) {
+                        // COMMIT-IMPLICIT-FENCE.
+                        self.warps[w].fenced = tracked.clone();
+                    }
+                    if tracked.is_empty() || self.fault(Fault::CommitArriveEarly) {
+                        for &(t, b) in &targets {
+                            self.arrive(t, b);
+                        }
+                    } else {
+                        self.trackers.push(Tracker {
+                            ops: tracked,
+                            targets: targets.clone(),
+                        });
+                    }
+                }
+                self.advance(w)
+            }
+            Op::Mma(m) => {
+                for lane in lanes(mask) {
+                    let plan = match mma::plan(
+                        self.p,
+                        m,
+                        self.taddr(w, &m.d),
+                        match &m.a {
+                            MmaA::Tmem(t) => Some(self.taddr(w, t)),
+                            MmaA::Desc(_) => None,
+                        },
+                    ) {
+                        Ok(p) => p,
+                        Err(why) => {
+                            self.abort = Some(Outcome::NotRun(why));
+                            return self.advance(w);
+                        }
+                    };
+                    let mut preds = self.pipeline_preds(
+                        w,
+                        lane,
+                        |k| match k {
+                            AKind::Mma(prev) => prev.same_pipeline(&plan),
+                            AKind::Shift { .. } => true,
+                            _ => false,
+                        },
+                        m.form.cta_group,
+                    );
+                    preds.extend(self.warps[w].after_preds.iter().copied());
+                    let id = self.new_op(
+                        w,
+                        lane,
+                        Some(m.form.cta_group),
+                        AKind::Mma(Box::new(plan)),
+                        preds,
+                    );
+                    self.warps[w].pending_mma.push(id);
+                }
+                self.advance(w)
+            }
+            Op::Shift { form, taddr } => {
+                for lane in lanes(mask) {
+                    let a = self.taddr(w, taddr);
+                    let mut preds = self.pipeline_preds(
+                        w,
+                        lane,
+                        |k| matches!(k, AKind::Mma(_)),
+                        form.cta_group,
+                    );
+                    preds.extend(self.warps[w].after_preds.iter().copied());
+                    let kind = AKind::Shift {
+                        lane0: a >> 16,
+                        col0: a & 0xFFFF,
+                        both: form.cta_group == CtaGroup::Two,
+                    };
+                    let id = self.new_op(w, lane, Some(form.cta_group), kind, preds);
+                    self.warps[w].pending_mma.push(id);
+                }
+                self.advance(w)
+            }
+            Op::Cp { .. } => {
+                self.abort = Some(Outcome::NotRun("tcgen05.cp is not simulated yet".into()));
+                self.advance(w)
+            }
+            Op::Ld { .. } => self.advance(w),
+        }
+    }
+
+    /// Earlier pending async ops of the same thread and cta_group that `is_pred` says are
+    /// pipeline-ordered before the new one (reference §4.2).
+    fn pipeline_preds(
+        &self,
+        w: usize,
+        lane: u32,
+        is_pred: impl Fn(&AKind) -> bool,
+        cg: CtaGroup,
+    ) -> Vec<u32> {
+        self.warps[w]
+            .pending_mma
+            .iter()
+            .copied()
+            .filter(|&id| {
+                let o = &self.ops[id as usize];
+                !o.done && o.lane == lane && o.cta_group == Some(cg) && is_pred(&o.kind)
+            })
+            .collect()
+    }
+
+    fn alloc_one(
+        &mut self,
+        w: usize,
+        c: usize,
+        n: u32,
+        slot: u8,
+        dst_global: bool,
+        both: bool,
+    ) -> Step {
+        if !self.ctas[c].permit {
+            self.abort = Some(Outcome::Trapped {
+                kind: TrapKind::AllocWithoutPermit,
+                words: self.words.clone(),
+            });
+            return self.advance(w);
+        }
+        let peer = if both { self.peer(c) } else { None };
+        let used = self.ctas[c].used | peer.map_or(0, |p| self.ctas[p].used);
+        let col = match find_free(used, n) {
+            Some(col) => col,
+            None if self.fault(Fault::AllocOverlapsWhenFull) => 0,
+            None => return Step::Blocked(Block::Alloc { ncols: n }),
+        };
+        self.mark(c, col, n);
+        if let Some(p) = peer {
+            self.mark(p, col, n);
+        }
+        if !dst_global {
+            if let Some(s) = self.ctas[c].slots.get_mut(usize::from(slot)) {
+                *s = col;
+            }
+        }
+        self.advance(w)
+    }
+
+    fn mark(&mut self, c: usize, col: u32, n: u32) {
+        self.ctas[c].used |= unit_mask(col, n);
+    }
+
+    fn free(&mut self, c: usize, col: u32, n: u32) {
+        if self.fault(Fault::DeallocFreesAll) {
+            self.ctas[c].used = 0;
+        } else if self.fault(Fault::DeallocWrongColumns) {
+            self.ctas[c].used &= !unit_mask(col + n, n);
+        } else {
+            self.ctas[c].used &= !unit_mask(col, n);
+        }
+    }
+
+    fn pair(&mut self, w: usize, kind: PairKind, ncols: u32, col: u32, slot: u8) -> Step {
+        let c = self.warps[w].cta;
+        match self.warps[w].pair_req {
+            None => {
+                self.ctas[c].pairs.push(PairReq {
+                    warp: w,
+                    kind,
+                    ncols,
+                    col,
+                    slot,
+                    done: false,
+                });
+                self.warps[w].pair_req = Some(self.ctas[c].pairs.len() - 1);
+                self.match_pairs();
+            }
+            Some(_) => {}
+        }
+        let i = self.warps[w].pair_req.expect("set above");
+        if self.ctas[c].pairs[i].done {
+            self.warps[w].pair_req = None;
+            if let Some(Outcome::Trapped { .. }) = self.abort {
+                return Step::Progress;
+            }
+            return self.advance(w);
+        }
+        Step::Blocked(Block::Pair)
+    }
+
+    /// Completes `::2` collectives whose two warps have both arrived: the k-th pending
+    /// collective of the even CTA pairs with the k-th of the odd CTA.
+    fn match_pairs(&mut self) {
+        for e in 0..self.ctas.len() {
+            if self.ctas[e].rank & 1 == 1 {
+                continue;
+            }
+            let Some(o) = self.peer(e) else { continue };
+            loop {
+                let a = self.ctas[e].pairs.iter().position(|r| !r.done);
+                let b = self.ctas[o].pairs.iter().position(|r| !r.done);
+                let (Some(a), Some(b)) = (a, b) else { break };
+                let (ra, rb) = (self.ctas[e].pairs[a].clone(), self.ctas[o].pairs[b].clone());
+                if ra.kind != rb.kind {
+                    break;
+                }
+                match ra.kind {
+                    PairKind::Alloc => {
+                        if !self.ctas[e].permit || !self.ctas[o].permit {
+                            self.abort = Some(Outcome::Trapped {
+                                kind: TrapKind::AllocWithoutPermit,
+                                words: self.words.clone(),
+                            });
+                        }
+                        let used = self.ctas[e].used | self.ctas[o].used;
+                        let n = ra.ncols.max(rb.ncols);
+                        let col = match find_free(used, n) {
+                            Some(col) => col,
+                            None if self.fault(Fault::AllocOverlapsWhenFull) => 0,
+                            None => break,
+                        };
+                        self.mark(e, col, n);
+                        self.mark(o, col, n);
+                        if let Some(s) = self.ctas[e].slots.get_mut(usize::from(ra.slot)) {
+                            *s = col;
+                        }
+                        if let Some(s) = self.ctas[o].slots.get_mut(usize::from(rb.slot)) {
+                            *s = col;
+                        }
+                    }
+                    PairKind::Dealloc => {
+                        self.free(e, ra.col, ra.ncols);
+                        self.free(o, rb.col, rb.ncols);
+                    }
+                }
+                self.ctas[e].pairs[a].done = true;
+                self.ctas[o].pairs[b].done = true;
+                let _ = (ra.warp, rb.warp);
+            }
+        }
+    }
+
+    // ----- asynchronous operations -----
+
+    fn force(&mut self, ids: &[u32]) {
+        if self.policy == Policy::Adversarial {
+            for &id in ids.iter().rev() {
+                self.perform_with_preds(id);
+            }
+        } else {
+            for &id in ids {
+                self.perform_with_preds(id);
+            }
+        }
+    }
+
+    fn perform_with_preds(&mut self, id: u32) {
+        if self.ops[id as usize].done {
+            return;
+        }
+        let preds = self.ops[id as usize].preds.clone();
+        for p in preds {
+            self.perform_with_preds(p);
+        }
+        self.perform(id);
+    }
+
+    fn perform(&mut self, id: u32) {
+        if self.ops[id as usize].done {
+            return;
+        }
+        self.ops[id as usize].done = true;
+        self.pending.retain(|&x| x != id);
+        let w = self.ops[id as usize].warp;
+        let c = self.warps[w].cta;
+        {
+            let wr = &mut self.warps[w];
+            wr.pending_ld.retain(|&x| x != id);
+            wr.pending_st.retain(|&x| x != id);
+            wr.pending_mma.retain(|&x| x != id);
+        }
+        let kind = std::mem::replace(
+            &mut self.ops[id as usize].kind,
+            AKind::Shift {
+                lane0: 0,
+                col0: 0,
+                both: false,
+            },
+        );
+        match &kind {
+            AKind::Ld {
+                ld,
+                lanes: lm,
+                lane0,
+                col0,
+                split,
+                form,
+                nregs,
+            } => {
+                let info = self.code.lds[*ld as usize];
+                let split = if self.fault(Fault::LdSplitIgnored) {
+                    0
+                } else {
+                    *split
+                };
+                let per = tmem::regs_per_rep(form.shape);
+                let limit = if self.fault(Fault::LdNumTruncated) {
+                    per.min(*nregs)
+                } else {
+                    *nregs
+                };
+                let pack = form.pack.is_some();
+                let mut out = std::mem::take(&mut self.warps[w].regs[*ld as usize]);
+                for t in lanes(*lm) {
+                    let mut vals = Vec::with_capacity(*nregs as usize);
+                    for i in 0..*nregs {
+                        let v = if i < limit {
+                            let (lo, co) = tmem::cell_of(form.shape, t, i, split);
+                            let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
+                            if pack {
+                                let a = self.cell(c, lane, col0 + 2 * co);
+                                let b = self.cell(c, lane, col0 + 2 * co + 1);
+                                (a & 0xFFFF) | (b << 16)
+                            } else {
+                                self.cell(c, lane, col0 + co)
+                            }
+                        } else {
+                            out.get((t * info.words + i) as usize).copied().unwrap_or(0)
+                        };
+                        vals.push(v);
+                    }
+                    let base = (t * info.words) as usize;
+                    for (i, v) in vals.iter().enumerate() {
+                        if let Some(slot) = out.get_mut(base + i) {
+                            *slot = *v;
+                        }
+                    }
+                    if form.red {
+                        if let Some(slot) = out.get_mut(base + *nregs as usize) {
+                            *slot = reduce(form, &vals);
+                        }
+                    }
+                }
+                self.warps[w].regs[*ld as usize] = out;
+            }
+            AKind::St {
+                lanes: lm,
+                lane0,
+                col0,
+                split,
+                form,
+                nregs,
+                seed,
+            } => {
+                let unpack = form.pack.is_some();
+                for t in lanes(*lm) {
+                    for i in 0..*nregs {
+                        let (lo, co) = tmem::cell_of(form.shape, t, i, *split);
+                        let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
+                        let v = st_value(*seed, t, i);
+                        if unpack {
+                            self.set_cell(c, lane, col0 + 2 * co, v & 0xFFFF);
+                            self.set_cell(c, lane, col0 + 2 * co + 1, v >> 16);
+                        } else {
+                            self.set_cell(c, lane, col0 + co, v);
+                        }
+                    }
+                }
+            }
+            AKind::Mma(plan) => {
+                let peer = self.peer(c);
+                let cta = &mut self.ctas[c];
+                let res = plan.perform(&cta.regions, &mut cta.tmem);
+                if let Err(e) = res {
+                    self.abort = Some(Outcome::NotRun(e));
+                }
+                let _ = peer;
+            }
+            AKind::Shift { lane0, col0, both } => {
+                let mut targets = vec![c];
+                if *both {
+                    if let Some(p) = self.peer(c) {
+                        targets.push(p);
+                    }
+                }
+                for t in targets {
+                    for l in (*lane0..*lane0 + 31).rev() {
+                        for col in *col0..*col0 + 8 {
+                            let v = self.cell(t, l, col);
+                            self.set_cell(t, l + 1, col, v);
+                        }
+                    }
+                }
+            }
+        }
+        self.ops[id as usize].kind = kind;
+        self.check_trackers();
+    }
+
+    fn check_trackers(&mut self) {
+        let mut i = 0;
+        while i < self.trackers.len() {
+            if self.trackers[i]
+                .ops
+                .iter()
+                .all(|&o| self.ops[o as usize].done)
+            {
+                let t = self.trackers.swap_remove(i);
+                for (c, b) in t.targets {
+                    self.arrive(c, b);
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn cell(&mut self, c: usize, lane: u32, col: u32) -> u32 {
+        match self.ctas[c].tmem.get(lane, col) {
+            Some(v) => v,
+            None => {
+                self.trap_range();
+                0
+            }
+        }
+    }
+
+    fn set_cell(&mut self, c: usize, lane: u32, col: u32, v: u32) {
+        if !self.ctas[c].tmem.set(lane, col, v) {
+            self.trap_range();
+        }
+    }
+
+    fn trap_range(&mut self) {
+        if self.abort.is_none() {
+            self.abort = Some(Outcome::Trapped {
+                kind: TrapKind::TmemOutOfRange,
+                words: self.words.clone(),
+            });
+        }
+    }
+}
+
+/// The lanes set in `mask`, lowest first.
+fn lanes(mask: u32) -> impl Iterator<Item = u32> {
+    (0..32).filter(move |l| mask >> l & 1 == 1)
+}
+
+/// The column count an nCols operand means to the simulator: the value, rounded up to a power
+/// of two and clamped to [32, 512] (ALLOC-NCOLS-POW2/RANGE are unstated; this is the concrete
+/// choice). A divergent register (ALLOC-NCOLS-UNIFORM, UB) means lane 0's value.
+fn ncols_of(n: &NCols) -> u32 {
+    n.value.clamp(32, 512).next_power_of_two()
+}
+
+/// The 32-column units `[col, col + n)` covers, as a bit mask of the 16 units.
+fn unit_mask(col: u32, n: u32) -> u16 {
+    let first = col / 32;
+    let last = (col + n).div_ceil(32).min(16);
+    let mut m = 0u16;
+    for u in first..last {
+        m |= 1 << u;
+    }
+    m
+}
+
+/// First fit, aligned to the allocation size: the lowest column `c` with `c % n == 0` whose
+/// units are all free.
+fn find_free(used: u16, n: u32) -> Option<u32> {
+    let units = n / 32;
+    let mut u = 0;
+    while u + units <= 16 {
+        let m = unit_mask(u * 32, n);
+        if used & m == 0 {
+            return Some(u * 32);
+        }
+        u += units;
+    }
+    None
+}
+
+/// `ld.red`: min or max over the lane's loaded values (OQ-13: which columns and the NaN rules
+/// are unstated; this reduces every register, as u32, s32 or f32 by the type).
+fn reduce(form: &LdForm, vals: &[u32]) -> u32 {
+    let max = form.red_op == Some(RedOp::Max);
+    let pick = |a: u32, b: u32| -> u32 {
+        let gt = match form.ty {
+            Ty::S32 => (a as i32) > (b as i32),
+            Ty::F32 => {
+                let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+                let (x, y) = if form.abs { (x.abs(), y.abs()) } else { (x, y) };
+                x > y
+            }
+            _ => a > b,
+        };
+        if gt == max { a } else { b }
+    };
+    vals.iter().copied().reduce(pick).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_is_aligned_to_the_allocation_size() {
+        assert_eq!(find_free(0, 32), Some(0));
+        assert_eq!(find_free(0b1, 64), Some(64));
+        assert_eq!(find_free(0xFFFF, 32), None);
+        assert_eq!(find_free(0, 512), Some(0));
+        assert_eq!(unit_mask(64, 64), 0b1100);
+    }
+
+    #[test]
+    fn ncols_outside_the_legal_set_round_up() {
+        assert_eq!(ncols_of(&NCols::imm(48)), 64);
+        assert_eq!(ncols_of(&NCols::imm(0)), 32);
+        assert_eq!(ncols_of(&NCols::imm(4096)), 512);
+    }
+}

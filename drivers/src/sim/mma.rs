@@ -1,0 +1,316 @@
+//! MMA numerics of the simulator (reference §3.7), for the forms it implements:
+//! `tcgen05.mma.cta_group::1` dense, not `.ws`, not `.block_scale`, kinds f16 (A/B f16 or
+//! bf16, D f16 or f32), tf32 and i8 (A/B s8/u8, D s32), M = 128, A and B from shared memory
+//! in the canonical K-major layout without swizzle, no transpose.
+//!
+//! - Shared-memory layout (canonical K-major, no swizzle; the ISA gives it in figures,
+//!   OQ-29): element (row r, k) of an operand with `T = 16 / element bytes` elements per
+//!   16-byte core-matrix row lives at `start + (r % 8) * 16 + (r / 8) * SBO + (k % T) * bytes
+//!   + (k / T) * LBO`, with LBO and SBO the descriptor's byte offsets. A is M x K, B is N x K.
+//! - D (data-path layout D, M = 128): row m in lane m, column n in column `d + n`. A 16-bit D
+//!   sits in the low half of its cell, the high half 0 (MMA-D-UNPACKED).
+//! - Numerics (OQ-19 leaves them open): products summed in f32 in increasing k, then added to
+//!   `D * 2^-scale` when enable-input-d holds; an f16 D is rounded to nearest even; i8 sums
+//!   in 32-bit wrapping arithmetic, saturating when idesc bit 3 is set.
+//! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
+//!
+//! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
+
+use super::tmem::Tmem;
+use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Elem {
+    F16,
+    Bf16,
+    Tf32,
+    S8,
+    U8,
+}
+
+impl Elem {
+    fn bytes(self) -> u32 {
+        match self {
+            Elem::F16 | Elem::Bf16 => 2,
+            Elem::Tf32 => 4,
+            Elem::S8 | Elem::U8 => 1,
+        }
+    }
+}
+
+/// One MMA, decoded at issue and performed later.
+#[derive(Debug, Clone)]
+pub struct MmaPlan {
+    kind: MmaKind,
+    m: u32,
+    n: u32,
+    k: u32,
+    a_ty: Elem,
+    b_ty: Elem,
+    d_f16: bool,
+    neg_a: bool,
+    neg_b: bool,
+    saturate: bool,
+    a: SmemDesc,
+    b: SmemDesc,
+    d_col: u32,
+    enable_d: bool,
+    scale_d: u8,
+    dol: Option<Vec<u32>>,
+}
+
+impl MmaPlan {
+    /// Whether an earlier MMA `self` is pipeline-ordered before `later` (MCM-PIPE-MMA-MMA:
+    /// same accumulator, shape and kind; the stricter 9.2+ reading, OQ-27).
+    pub fn same_pipeline(&self, later: &MmaPlan) -> bool {
+        self.d_col == later.d_col
+            && self.m == later.m
+            && self.n == later.n
+            && self.kind == later.kind
+    }
+
+    /// Computes D into `tmem`, reading A and B from the CTA's data regions.
+    pub fn perform(&self, regions: &[Vec<u32>], tmem: &mut Tmem) -> Result<(), String> {
+        let mut a = vec![0f64; (self.m * self.k) as usize];
+        let mut b = vec![0f64; (self.n * self.k) as usize];
+        for r in 0..self.m {
+            for k in 0..self.k {
+                a[(r * self.k + k) as usize] = load(regions, &self.a, self.a_ty, r, k)?;
+            }
+        }
+        for r in 0..self.n {
+            for k in 0..self.k {
+                b[(r * self.k + k) as usize] = load(regions, &self.b, self.b_ty, r, k)?;
+            }
+        }
+        for m in 0..self.m {
+            if let Some(d) = &self.dol {
+                if d.get((m / 32) as usize)
+                    .is_some_and(|w| w >> (m % 32) & 1 == 1)
+                {
+                    continue;
+                }
+            }
+            for n in 0..self.n {
+                let col = self.d_col + n;
+                let old = tmem.get(m, col).ok_or("MMA D outside TMEM")?;
+                let v = if self.kind == MmaKind::I8 {
+                    let mut acc: i64 = 0;
+                    for k in 0..self.k {
+                        acc += a[(m * self.k + k) as usize] as i64
+                            * b[(n * self.k + k) as usize] as i64;
+                    }
+                    if self.enable_d {
+                        acc += i64::from(old as i32);
+                    }
+                    if self.saturate {
+                        acc.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+                    } else {
+                        acc as i32 as u32
+                    }
+                } else {
+                    let mut acc = 0f32;
+                    for k in 0..self.k {
+                        let mut x = a[(m * self.k + k) as usize] as f32;
+                        let mut y = b[(n * self.k + k) as usize] as f32;
+                        if self.neg_a {
+                            x = -x;
+                        }
+                        if self.neg_b {
+                            y = -y;
+                        }
+                        acc += x * y;
+                    }
+                    if self.enable_d {
+                        let prev = if self.d_f16 {
+                            f16_to_f32(old as u16)
+                        } else {
+                            f32::from_bits(old)
+                        };
+                        acc += prev * (2f32).powi(-i32::from(self.scale_d));
+                    }
+                    if self.d_f16 {
+                        u32::from(f32_to_f16(acc))
+                    } else {
+                        acc.to_bits()
+                    }
+                };
+                tmem.set(m, col, v);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn elem(code: u32, kind: MmaKind) -> Option<Elem> {
+    match (kind, code) {
+        (MmaKind::F16, 0) => Some(Elem::F16),
+        (MmaKind::F16, 1) => Some(Elem::Bf16),
+        (MmaKind::Tf32, 2) => Some(Elem::Tf32),
+        (MmaKind::I8, 0) => Some(Elem::U8),
+        (MmaKind::I8, 1) => Some(Elem::S8),
+        _ => None,
+    }
+}
+
+/// Decodes an MMA at issue; `Err` names what the simulator does not implement.
+pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan, String> {
+    let f = &m.form;
+    let no = |what: &str| {
+        Err(format!(
+            "the simulator does not implement {what} (tcgen05.mma)"
+        ))
+    };
+    if f.cta_group != CtaGroup::One {
+        return no(".cta_group::2 MMA");
+    }
+    if f.ws || f.sp || f.block_scale || f.ashift || m.sp_meta.is_some() || m.zero_col_mask.is_some()
+    {
+        return no(".ws/.sp/.block_scale/.ashift forms");
+    }
+    if a_tmem.is_some() {
+        return no("A from tensor memory");
+    }
+    let MmaA::Desc(a) = m.a else {
+        return no("A from tensor memory");
+    };
+    let idesc = m.idesc;
+    let kind = f.kind;
+    let k = match kind {
+        MmaKind::F16 => 16,
+        MmaKind::Tf32 => 8,
+        MmaKind::I8 => 32,
+        _ => return no("this kind"),
+    };
+    if idesc & 0b111 != 0 || idesc >> 15 & 3 != 0 || idesc >> 30 != 0 {
+        return no("sparse, transposed or B-reuse instruction descriptors");
+    }
+    let mm = (idesc >> 24 & 0x1F) << 4;
+    let n = (idesc >> 17 & 0x3F) << 3;
+    if mm != 128 || n == 0 || n > 256 {
+        return no("M other than 128 (or N outside 8..256)");
+    }
+    let a_ty = elem(idesc >> 7 & 7, kind)
+        .ok_or_else(|| "the simulator does not implement this A type".to_string())?;
+    let b_ty = elem(idesc >> 10 & 7, kind)
+        .ok_or_else(|| "the simulator does not implement this B type".to_string())?;
+    let dt = idesc >> 4 & 3;
+    let d_f16 = match (kind, dt) {
+        (MmaKind::F16, 0) => true,
+        (MmaKind::F16 | MmaKind::Tf32, 1) | (MmaKind::I8, 2) => false,
+        _ => return no("this D type"),
+    };
+    for desc in [&a, &m.b] {
+        if desc.swizzle != 0 || desc.lbo_abs || usize::from(desc.region) >= p.smem.regions.len() {
+            return no("swizzled, absolute-LBO or out-of-range descriptors");
+        }
+    }
+    if d >> 16 != 0 {
+        return no("a D lane field other than 0 with M = 128");
+    }
+    Ok(MmaPlan {
+        kind,
+        m: mm,
+        n,
+        k,
+        a_ty,
+        b_ty,
+        d_f16,
+        neg_a: idesc >> 13 & 1 == 1,
+        neg_b: idesc >> 14 & 1 == 1,
+        saturate: idesc >> 3 & 1 == 1,
+        a,
+        b: m.b,
+        d_col: d & 0xFFFF,
+        enable_d: m.enable_input_d,
+        scale_d: m.scale_input_d.unwrap_or(0),
+        dol: m.disable_output_lane.clone(),
+    })
+}
+
+fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f64, String> {
+    let bytes = ty.bytes();
+    let t = 16 / bytes;
+    let lbo = u32::from(d.lbo_enc) << 4;
+    let sbo = u32::from(d.sbo_enc) << 4;
+    let addr = d.offset + (r % 8) * 16 + (r / 8) * sbo + (k % t) * bytes + (k / t) * lbo;
+    let region = &regions[usize::from(d.region)];
+    let word = region
+        .get((addr / 4) as usize)
+        .ok_or_else(|| format!("MMA operand at byte {addr} is outside its data region"))?;
+    let v = word >> (8 * (addr % 4));
+    Ok(match ty {
+        Elem::F16 => f64::from(f16_to_f32(v as u16)),
+        Elem::Bf16 => f64::from(f32::from_bits((v & 0xFFFF) << 16)),
+        Elem::Tf32 => f64::from(f32::from_bits(*word & !0x1FFF)),
+        Elem::S8 => f64::from(v as u8 as i8),
+        Elem::U8 => f64::from(v as u8),
+    })
+}
+
+/// IEEE binary16 to f32.
+pub fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let e = (h >> 10 & 0x1F) as i32;
+    let f = f32::from(h & 0x3FF);
+    sign * match e {
+        0 => f * (2f32).powi(-24),
+        31 => {
+            if f == 0.0 {
+                f32::INFINITY
+            } else {
+                f32::NAN
+            }
+        }
+        _ => (1.0 + f / 1024.0) * (2f32).powi(e - 15),
+    }
+}
+
+/// f32 to IEEE binary16, rounding to nearest even.
+pub fn f32_to_f16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7E00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7C00;
+    }
+    if a < (2f32).powi(-25) {
+        return sign;
+    }
+    let e = a.log2().floor() as i32;
+    let e = e.max(-14);
+    let scale = (2f32).powi(e - 10);
+    let mant = (a / scale).round_ties_even() as u32;
+    if e == -14 && mant < 1024 {
+        return sign | mant as u16;
+    }
+    let (mant, e) = if mant >= 2048 {
+        (mant / 2, e + 1)
+    } else {
+        (mant, e)
+    };
+    if e > 15 {
+        return sign | 0x7C00;
+    }
+    sign | (((e + 15) as u16) << 10) | (mant as u16 & 0x3FF)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_precision_conversions_match_ieee_encodings() {
+        // IEEE-754 binary16: 1.0 = 0x3C00, -2.0 = 0xC000, 0.5 = 0x3800, 65504 = 0x7BFF.
+        assert_eq!(f32_to_f16(1.0), 0x3C00);
+        assert_eq!(f32_to_f16(-2.0), 0xC000);
+        assert_eq!(f32_to_f16(0.5), 0x3800);
+        assert_eq!(f32_to_f16(65504.0), 0x7BFF);
+        assert_eq!(f16_to_f32(0x3C00), 1.0);
+        assert_eq!(f16_to_f32(0xC400), -4.0);
+        assert_eq!(f32_to_f16(0.0), 0);
+    }
+}

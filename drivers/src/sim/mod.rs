@@ -1,0 +1,310 @@
+//! The `sim` target: an operational simulator of tcgen05 (ARCHITECTURE.md, "Targets").
+//!
+//! It steps through **one concrete execution** of a program under a scheduler, and shares no
+//! semantic code with the oracle (ARCHITECTURE.md rule 1): it uses only the IR, the
+//! observation layout (`tcgen05_ir::observe`) and the written data
+//! (`tcgen05_ir::values::{st_value, fill_word}`).
+//!
+//! # State
+//!
+//! Per CTA: a column allocator (16 units of 32 columns, first fit aligned to the allocation
+//! size), the allocation permit, 128 x 512 TMEM cells, the alloc slots and data regions of
+//! shared memory, the mbarriers, the CTA barrier, and the queue of pending `::2` collectives.
+//! Per warp: program counter, call/branch/loop stack, active and exited lanes, ld registers,
+//! the pending ld, st and mma/cp/shift operations, and the fence state. Asynchronous
+//! operations (ld, st, mma, shift) are issued in program order and *performed* later, by the
+//! scheduler, subject to their ordering constraints.
+//!
+//! # Ordering the simulator enforces
+//!
+//! - `wait::ld` / `wait::st` perform every earlier ld / st of the warp (WAIT-SCOPE); an ld's
+//!   registers, read where the printer records them, wait for that ld (MCM-LD-REGDEP);
+//! - `commit` arrives on its mbarrier when every earlier mma/shift of the thread with the same
+//!   cta_group has performed (COMMIT-TRACK, COMMIT-ARRIVE), and acts as
+//!   `fence::before_thread_sync` (COMMIT-IMPLICIT-FENCE);
+//! - the pipeline pairs of reference §4.2 between ops of one thread (MCM-PIPE-*);
+//! - across threads, `fence::before_thread_sync` → arrive/barrier → wait/barrier →
+//!   `fence::after_thread_sync` makes the producer's pending async ops predecessors of the
+//!   consumer's later async ops (MCM-XTHREAD).
+//!
+//! # Schedulers
+//!
+//! `sim` / `sim:random[@seed]`: every step picks uniformly among the warps that can move and
+//! the asynchronous operations that may perform (seed: the `@seed`, else the case's
+//! provenance seed, else 0). `sim:rr`: round robin over warps, asynchronous operations perform
+//! as soon as they may. `sim:adversarial`: asynchronous operations perform only when forced
+//! (a wait, a register read) or when no warp can move, newest first. `sim:exhaustive`: every
+//! schedule of the random scheduler's choice points, depth first, up to
+//! [`EXHAUSTIVE_RUNS`] runs; it reports the first outcome that differs from the first
+//! schedule's (a schedule-dependent result), else the first. Every scheduler is deterministic.
+//!
+//! # Blocking and deadlock
+//!
+//! alloc blocks while its columns are not free (ALLOC-BLOCKS); a `::2` alloc/dealloc blocks
+//! until the peer CTA's k-th collective arrives (ALLOC-PAIR-BLOCK: the k-th collective of the
+//! even CTA pairs with the k-th of the odd CTA; a collective with no peer CTA blocks forever);
+//! `barrier.sync` waits for every warp of the CTA that has not finished; `barrier.cluster.wait`
+//! waits until every unfinished warp of the cluster has arrived as often as the waiter; a
+//! bounded `mbarrier.try_wait` loop succeeds when the phase completes and gives up only when
+//! nothing else in the grid can move. When every live warp is blocked and no asynchronous
+//! operation can perform, the outcome is [`Outcome::Hung`] with each blocked lane's last
+//! checkpoint and what it is blocked on.
+//!
+//! # Concrete behaviours where the spec is silent or says undefined
+//!
+//! | situation | rule / question | the simulator |
+//! | --- | --- | --- |
+//! | alloc after relinquish | ALLOC-AFTER-RELINQUISH, OQ-5 | traps ([`TrapKind::AllocWithoutPermit`]) |
+//! | nCols not a power of two in [32, 512] | ALLOC-NCOLS-POW2/RANGE | rounded up to a power of two, clamped to [32, 512] |
+//! | divergent nCols | ALLOC-NCOLS-UNIFORM (UB) | the immediate value |
+//! | growing allocation sizes | ALLOC-NONINCREASING, OQ-5 | allowed |
+//! | address returned by alloc | OQ-1, OQ-2 | lane 0, the first column of a contiguous, size-aligned range |
+//! | generic `dst` outside shared memory | ALLOC-DST-SHARED (UB) | the store is lost; the slot keeps its old value |
+//! | dealloc of a wrong address or size | DEALLOC-TADDR-PREV, OQ-3 | frees the 32-column units that `[col, col + nCols)` covers |
+//! | `::2` relinquish | OQ-6 | removes the permit of both CTAs, without waiting |
+//! | TMEM never written, or freed and reallocated | OQ-9 | reads `0xDEAD0000 ^ (lane * 512 + col)`; contents persist across dealloc |
+//! | lane or column outside 128 x 512 | OQ-9 | traps ([`TrapKind::TmemOutOfRange`]) |
+//! | ld/st lane field outside the warp's quarter | LDST-LANE-QUARTER, OQ-11 | wraps into the quarter (`lane % 32`) |
+//! | divergent taddr | LDST-TADDR-UNIFORM (UB) | the lowest active lane's address |
+//! | 16-lane shapes, pack/unpack | OQ-10 | thread t ↔ lane t/2 (t%16 for .16x32bx2); pack/unpack use two cells per register, low halves |
+//! | `ld.red` | OQ-13 | min/max over all the lane's registers |
+//! | mma/cp/shift/commit by many threads | OQ-14 | each thread issues its own operation |
+//! | commit with nothing to track | OQ-15 | arrives at once |
+//! | `::2` commit without multicast | OQ-15 | arrives on the executing CTA's mbarrier |
+//! | shift | OQ-16 | 32 lanes from taddr, 8 columns; row i moves to i+1 for i < 31, row 0 keeps its value |
+//! | arrive on an uninitialized mbarrier | — | ignored; a wait on it never succeeds |
+//! | `barrier.sync` with exited threads | — | fully exited or finished warps are not waited for |
+//! | mma numerics and layouts | OQ-19, OQ-22, OQ-29 | see [`mma`] |
+//! | cp, and mma forms outside [`mma`] | — | [`Outcome::NotRun`] (the target cannot run this form) |
+//!
+//! Nothing a program does makes the simulator panic: every case gives an [`Outcome`].
+
+pub mod code;
+pub mod faults;
+pub mod machine;
+pub mod mma;
+pub mod sched;
+pub mod tmem;
+
+use crate::outcome::{Outcome, TrapKind};
+use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use faults::{Fault, Faults};
+use machine::{Machine, Policy};
+use sched::{Exhaustive, Rng};
+use tcgen05_ir::{Case, Program};
+
+/// Upper bound on the runs of the exhaustive scheduler.
+pub const EXHAUSTIVE_RUNS: u32 = 256;
+
+/// Which scheduler a simulator uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sched {
+    /// Seeded random; `None` takes the case's seed.
+    Random(Option<u64>),
+    /// Round robin, asynchronous operations as early as possible.
+    RoundRobin,
+    /// Asynchronous operations as late as the spec allows.
+    Adversarial,
+    /// Bounded exploration of every schedule.
+    Exhaustive,
+}
+
+/// A simulator configuration: scheduler and injected faults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimConfig {
+    /// The scheduler.
+    pub sched: Sched,
+    /// Injected faults (empty for the real simulator).
+    pub faults: Faults,
+}
+
+impl SimConfig {
+    /// Parses a target name `sim[:sched[@seed]][+fault...]`; `None` if it is not a sim name,
+    /// `Some(Err)` if it is one but malformed.
+    pub fn parse(name: &str) -> Option<Result<SimConfig, String>> {
+        let rest = name.strip_prefix("sim")?;
+        if !(rest.is_empty() || rest.starts_with(':') || rest.starts_with('+')) {
+            return None;
+        }
+        let mut parts = rest.split('+');
+        let head = parts.next().unwrap_or("");
+        let sched = match head.strip_prefix(':').unwrap_or(head) {
+            "" | "random" => Sched::Random(None),
+            "rr" => Sched::RoundRobin,
+            "adversarial" => Sched::Adversarial,
+            "exhaustive" => Sched::Exhaustive,
+            s => match s.strip_prefix("random@").map(str::parse::<u64>) {
+                Some(Ok(seed)) => Sched::Random(Some(seed)),
+                _ => {
+                    return Some(Err(format!(
+                        "unknown simulator scheduler `{s}` (expected random, random@<seed>, rr, adversarial, exhaustive)"
+                    )));
+                }
+            },
+        };
+        let mut faults = Faults::NONE;
+        for f in parts {
+            match Fault::from_name(f) {
+                Some(f) => faults = faults.with(f),
+                None => return Some(Err(format!("unknown simulator fault `{f}`"))),
+            }
+        }
+        Some(Ok(SimConfig { sched, faults }))
+    }
+}
+
+/// Runs `p` once under `config`; `seed` feeds the random scheduler when the configuration
+/// names none.
+pub fn simulate(p: &Program, config: SimConfig, seed: u64) -> Outcome {
+    if let Some(why) = unsupported(p) {
+        return Outcome::NotRun(why);
+    }
+    match config.sched {
+        Sched::Random(s) => {
+            Machine::new(p, config.faults, Policy::Choose).run(&mut Rng::new(s.unwrap_or(seed)))
+        }
+        Sched::RoundRobin => {
+            Machine::new(p, config.faults, Policy::RoundRobin).run(&mut Rng::new(0))
+        }
+        Sched::Adversarial => {
+            Machine::new(p, config.faults, Policy::Adversarial).run(&mut Rng::new(0))
+        }
+        Sched::Exhaustive => {
+            let all = explore(p, config.faults, EXHAUSTIVE_RUNS);
+            let first = all
+                .first()
+                .cloned()
+                .unwrap_or(Outcome::NotRun("no schedule ran".into()));
+            all.into_iter().find(|o| *o != first).unwrap_or(first)
+        }
+    }
+}
+
+/// Every distinct outcome of up to `max_runs` schedules, in depth-first order.
+pub fn explore(p: &Program, faults: Faults, max_runs: u32) -> Vec<Outcome> {
+    if let Some(why) = unsupported(p) {
+        return vec![Outcome::NotRun(why)];
+    }
+    let mut e = Exhaustive::new();
+    let mut out: Vec<Outcome> = Vec::new();
+    for _ in 0..max_runs {
+        e.rewind();
+        let o = Machine::new(p, faults, Policy::Choose).run(&mut e);
+        if !out.contains(&o) {
+            out.push(o);
+        }
+        if !e.next_run() {
+            break;
+        }
+    }
+    out
+}
+
+/// Launch shapes the simulator refuses (they are not programs a GPU could run either).
+fn unsupported(p: &Program) -> Option<String> {
+    let l = &p.launch;
+    if l.warps_per_cta == 0 || p.warps.is_empty() {
+        return Some("a CTA with no warps".into());
+    }
+    if usize::from(l.warps_per_cta) != p.warps.len() {
+        return Some(format!(
+            "warps_per_cta is {} but the program has code for {} warps",
+            l.warps_per_cta,
+            p.warps.len()
+        ));
+    }
+    if l.ctas() == 0 || l.cluster_size == 0 {
+        return Some("an empty grid".into());
+    }
+    if l.ctas() > 64 || l.warps_per_cta > 32 {
+        return Some("a grid larger than the simulator runs (64 CTAs of 32 warps)".into());
+    }
+    None
+}
+
+/// The simulator as a [`Target`].
+#[derive(Debug, Clone)]
+pub struct SimTarget {
+    name: String,
+    config: SimConfig,
+}
+
+impl SimTarget {
+    /// A simulator target with this configuration and name.
+    pub fn new(name: &str, config: SimConfig) -> Self {
+        SimTarget {
+            name: name.to_string(),
+            config,
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> SimConfig {
+        self.config
+    }
+}
+
+impl Target for SimTarget {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn version(&self) -> String {
+        format!("tcgen05-drivers {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::Running
+    }
+
+    fn run(&mut self, case: &Case) -> Outcome {
+        simulate(
+            &case.program,
+            self.config,
+            case.provenance.seed.unwrap_or(0),
+        )
+    }
+}
+
+/// Builds `sim` targets (names in [`crate::target`]); faults are `+<fault>` suffixes.
+pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
+    Some(match SimConfig::parse(name)? {
+        Ok(c) => Ok(Box::new(SimTarget::new(name, c)) as Box<dyn Target>),
+        Err(e) => Err(Unavailable(e)),
+    })
+}
+
+/// The simulator's names for `tcgen05-fuzz targets` (faults are hidden).
+pub fn candidates() -> Vec<TargetInfo> {
+    let v = Some(format!("tcgen05-drivers {}", env!("CARGO_PKG_VERSION")));
+    [
+        (
+            "sim",
+            "built-in simulator, seeded random scheduler (seed from the case)",
+        ),
+        (
+            "sim:rr",
+            "built-in simulator, round robin, async operations complete at once",
+        ),
+        (
+            "sim:adversarial",
+            "built-in simulator, async operations complete as late as allowed",
+        ),
+        (
+            "sim:exhaustive",
+            "built-in simulator, bounded exploration of every schedule",
+        ),
+    ]
+    .into_iter()
+    .map(|(n, d)| TargetInfo {
+        name: n.into(),
+        kind: TargetKind::Running,
+        version: v.clone(),
+        availability: Availability::Available,
+        description: d.into(),
+    })
+    .collect()
+}
+
+/// Trap kinds the simulator reports, for documentation and tests.
+pub const TRAPS: &[TrapKind] = &[TrapKind::AllocWithoutPermit, TrapKind::TmemOutOfRange];
