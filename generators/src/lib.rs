@@ -10,9 +10,11 @@
 pub mod builder;
 pub mod choice;
 pub mod config;
+pub mod mutate;
 pub mod mmaenc;
 pub mod stmts;
 pub mod target;
+pub mod walk;
 
 pub use choice::{BytesChoices, Choices, SeedChoices, case_seed};
 pub use config::Config;

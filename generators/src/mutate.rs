@@ -1,0 +1,1015 @@
+//! Near-miss mutators (issue 4, item 3): each takes a valid program and breaks exactly one row
+//! of the rules catalogue (reference §6), leaving every other rule intact.
+//!
+//! A [`Mutator`] has a config patch (so the builder makes programs that contain what the
+//! mutation needs, and leaves out features whose rules the mutation would also break, e.g.
+//! shift on a GEN-TARGET mutation), and an `apply` that edits the program or says it cannot.
+//! [`near_miss`] retries a few seeds until `apply` succeeds.
+
+use crate::builder;
+use crate::choice::{Choices, SeedChoices};
+use crate::config::Config;
+use crate::stmts::*;
+use crate::walk::{self, CodeRef, Path};
+use tcgen05_ir::form::*;
+use tcgen05_ir::*;
+
+/// The edition a mutator's rule belongs to, where the spec wordings differ (reference §0,
+/// OQ-28): a near-miss is judged in the edition that states the rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditionHint {
+    /// The rule reads the same in every edition.
+    Any,
+    /// The seed documents' wording (PTX ISA 9.0/9.1).
+    Seeds,
+    /// The newer wording (PTX ISA 9.2/9.3).
+    Ptx93,
+}
+
+/// One near-miss mutator.
+#[derive(Debug, Clone, Copy)]
+pub struct Mutator {
+    /// A short unique name (`--near-miss` selects by rule or by name).
+    pub name: &'static str,
+    /// The rule it breaks.
+    pub rule: RuleId,
+    /// The edition that states the rule.
+    pub edition: EditionHint,
+    /// Makes the builder produce a suitable base program.
+    pub patch: fn(&mut Config),
+    /// Breaks the rule in `p`; `false` if `p` has nothing to break (try another seed).
+    pub apply: fn(&mut Program, &mut dyn Choices) -> bool,
+}
+
+/// How many base programs [`near_miss`] tries before giving up.
+pub const ATTEMPTS: u64 = 64;
+
+/// A near-miss program for mutator `m` from `seed`: the first base program (seeds `seed`,
+/// `seed + 1`, ...) that `m.apply` can break. `None` if none of [`ATTEMPTS`] could be.
+pub fn near_miss(m: &Mutator, seed: u64) -> Option<Program> {
+    let mut cfg = Config::default();
+    (m.patch)(&mut cfg);
+    for k in 0..ATTEMPTS {
+        let mut c = SeedChoices::new(seed.wrapping_add(k));
+        let mut p = builder::build(&cfg, &mut c);
+        if (m.apply)(&mut p, &mut c) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The mutator named `name`, or the first that breaks the rule `name` names.
+pub fn by_name(name: &str) -> Option<&'static Mutator> {
+    MUTATORS
+        .iter()
+        .find(|m| m.name == name)
+        .or_else(|| MUTATORS.iter().find(|m| m.rule.as_str().eq_ignore_ascii_case(name)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config patches.
+
+/// `cta_group::1`, one CTA per cluster.
+fn one_cta(c: &mut Config) {
+    c.cta_groups = vec![CtaGroup::One];
+    c.cluster_sizes = vec![1];
+}
+
+/// No target-gated features (shift, ld.red, i8, scale-input-d needs sm_100a family), so the
+/// target can change without breaking SHIFT-TARGET, LD-RED-TARGET, MMA-I8-TARGET.
+fn ungated(c: &mut Config) {
+    c.targets = vec![Target::Sm100a];
+    c.shift = false;
+    c.ld_red = false;
+    c.mma_kinds.retain(|k| *k != MmaKind::I8);
+}
+
+fn p_none(_: &mut Config) {}
+
+fn p_ungated(c: &mut Config) {
+    ungated(c);
+    // No MMA either: scale-input-d is also target-gated (§1).
+    c.mma = false;
+}
+
+fn p_ldst(c: &mut Config) {
+    one_cta(c);
+    c.st_ld = true;
+    c.mma = false;
+}
+
+fn p_ld_red(c: &mut Config) {
+    p_ldst(c);
+    c.targets = vec![Target::Sm103a];
+    c.ld_red = true;
+}
+
+fn p_mma(c: &mut Config) {
+    one_cta(c);
+    c.mma = true;
+    c.ws_pct = 0;
+}
+
+fn p_mma_ws(c: &mut Config) {
+    p_mma(c);
+    c.ws_pct = 100;
+}
+
+fn p_mma_f16(c: &mut Config) {
+    p_mma(c);
+    c.mma_kinds = vec![MmaKind::F16, MmaKind::Tf32];
+}
+
+fn p_mma_scale_kind(c: &mut Config) {
+    p_mma(c);
+    c.mma_kinds = vec![MmaKind::F8f6f4, MmaKind::I8];
+}
+
+fn p_mma_i8(c: &mut Config) {
+    p_mma(c);
+    c.mma_kinds = vec![MmaKind::I8];
+    c.shift = false;
+}
+
+fn p_cp(c: &mut Config) {
+    p_mma(c);
+    c.cp = true;
+}
+
+fn p_shift(c: &mut Config) {
+    p_mma(c);
+    c.shift = true;
+    c.mma_kinds.retain(|k| *k != MmaKind::I8);
+}
+
+fn p_pair(c: &mut Config) {
+    c.cta_groups = vec![CtaGroup::Two];
+    c.cluster_sizes = vec![2];
+}
+
+fn p_cluster_cta1(c: &mut Config) {
+    c.cta_groups = vec![CtaGroup::One];
+    c.cluster_sizes = vec![2];
+}
+
+fn p_one_alloc(c: &mut Config) {
+    one_cta(c);
+    c.max_allocs = 1;
+    c.ncols = vec![64, 128, 256];
+}
+
+fn p_alloc_only(c: &mut Config) {
+    one_cta(c);
+    c.max_allocs = 1;
+    c.ncols = vec![32];
+    c.st_ld = false;
+    c.mma = false;
+}
+
+fn p_full_alloc(c: &mut Config) {
+    one_cta(c);
+    c.max_allocs = 1;
+    c.ncols = vec![512];
+}
+
+fn p_two_allocs(c: &mut Config) {
+    one_cta(c);
+    c.max_allocs = 3;
+    c.ncols = vec![32, 64, 128];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers.
+
+fn pick_path(c: &mut dyn Choices, paths: &[Path]) -> Option<Path> {
+    if paths.is_empty() { None } else { Some(paths[c.below(paths.len() as u32) as usize].clone()) }
+}
+
+fn pick_op(p: &Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool) -> Option<Path> {
+    pick_path(c, &walk::find_ops(p, pred))
+}
+
+fn is_red_ld(op: &Op) -> bool {
+    matches!(op, Op::Ld { form, .. } if form.red)
+}
+
+fn is_plain_ld(op: &Op) -> bool {
+    matches!(op, Op::Ld { form, .. } if !form.red)
+}
+
+fn is_alloc(op: &Op) -> bool {
+    matches!(op, Op::Alloc { .. })
+}
+
+fn is_st(op: &Op) -> bool {
+    matches!(op, Op::St { .. })
+}
+
+fn is_mma(op: &Op, ws: bool) -> bool {
+    matches!(op, Op::Mma(m) if m.form.ws == ws)
+}
+
+fn is_wait(op: &Op, w: WaitOp) -> bool {
+    matches!(op, Op::Wait { form } if form.op == w)
+}
+
+fn with_op(p: &mut Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool, f: &mut dyn FnMut(&mut Op, &mut dyn Choices)) -> bool {
+    match pick_op(p, c, pred) {
+        Some(path) => {
+            f(walk::op_mut(p, &path), c);
+            true
+        }
+        None => false,
+    }
+}
+
+/// The top-level index of the first (alloc-containing) warp's statement matching `pred`.
+fn alloc_warp(p: &Program) -> Option<usize> {
+    p.warps.iter().position(|w| w.iter().any(|s| matches!(s, Stmt::Tc(Op::Alloc { .. }))))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Static rules.
+
+/// GEN-TARGET: a target without tcgen05 (reference §1).
+fn m_gen_target(p: &mut Program, c: &mut dyn Choices) -> bool {
+    p.launch.target = if c.percent(50) { Target::Sm90a } else { Target::Sm100 };
+    true
+}
+
+/// GEN-PTXVER: a `.version` below 8.6 on sm_100a.
+fn m_gen_ptxver(p: &mut Program, c: &mut dyn Choices) -> bool {
+    p.launch.ptx_version = [PtxVersion::new(8, 5), PtxVersion::new(8, 4), PtxVersion::new(8, 0)]
+        [c.below(3) as usize];
+    true
+}
+
+/// GEN-CTAGROUP-UNIFORM: the relinquish says `::2` in a `::1` kernel (both CTAs of the pair
+/// execute it at the same point, so no pairing rule breaks); half the time it sits in a called
+/// function, so the mix spans two functions (OQ-18).
+fn m_ctagroup_mixed(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Relinquish { .. })) else { return false };
+    let two = relinquish(CtaGroup::Two);
+    if c.percent(50) && p.funcs.len() < 200 {
+        p.funcs.push(Func { body: vec![two] });
+        let f = (p.funcs.len() - 1) as u8;
+        *walk::get_mut(p, &path) = Stmt::Call(f);
+    } else {
+        *walk::get_mut(p, &path) = two;
+    }
+    true
+}
+
+/// GEN-SYNC-QUAL: `.sync` or `.aligned` missing on one alloc/dealloc/relinquish/ld/st/wait.
+fn m_sync_qual(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let drop_sync = c.percent(50);
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Ld { .. } | Op::St { .. } | Op::Wait { .. }),
+        &mut |op, _| {
+            let (s, a) = match op {
+                Op::Alloc { form, .. } => (&mut form.sync, &mut form.aligned),
+                Op::Dealloc { form, .. } => (&mut form.sync, &mut form.aligned),
+                Op::Relinquish { form } => (&mut form.sync, &mut form.aligned),
+                Op::Ld { form, .. } => (&mut form.sync, &mut form.aligned),
+                Op::St { form, .. } => (&mut form.sync, &mut form.aligned),
+                Op::Wait { form } => (&mut form.sync, &mut form.aligned),
+                _ => unreachable!("filtered"),
+            };
+            if drop_sync { *s = false } else { *a = false }
+        },
+    )
+}
+
+/// Sets the nCols of the (single) allocation and its dealloc.
+fn set_ncols(p: &mut Program, value: u32) -> bool {
+    let allocs = walk::find_ops(p, &|op| matches!(op, Op::Alloc { .. }));
+    if allocs.len() != 1 {
+        return false;
+    }
+    for path in walk::find_ops(p, &|op| matches!(op, Op::Alloc { .. } | Op::Dealloc { .. })) {
+        match walk::op_mut(p, &path) {
+            Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } => ncols.value = value,
+            _ => unreachable!(),
+        }
+    }
+    true
+}
+
+/// ALLOC-NCOLS-POW2: nCols a multiple of 32 in range but not a power of two (e.g. 96, 160,
+/// 288; the issue's "nCols 48" breaks the unit too, so this stays on the 32-column grid).
+fn m_ncols_pow2(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(n) = first_alloc_ncols(p) else { return false };
+    let v = n + 32 * (1 + c.below(2) * 2);
+    v <= 512 && set_ncols(p, v)
+}
+
+fn first_alloc_ncols(p: &Program) -> Option<u32> {
+    p.ops().into_iter().find_map(|op| match op {
+        Op::Alloc { ncols, .. } => Some(ncols.value),
+        _ => None,
+    })
+}
+
+/// ALLOC-NCOLS-POW2 with the issue's value 48 (also off the 32-column unit).
+fn m_ncols_48(p: &mut Program, _: &mut dyn Choices) -> bool {
+    set_ncols(p, 48)
+}
+
+/// ALLOC-NCOLS-RANGE: a power of two outside [32, 512] (16, 8 or 1024) on a program that
+/// touches no TMEM column.
+fn m_ncols_range(p: &mut Program, c: &mut dyn Choices) -> bool {
+    set_ncols(p, [16, 8, 1024][c.below(3) as usize])
+}
+
+/// ALLOC-DST-STATESPACE: `dst` qualified with a state space other than `.shared::cta`, or a
+/// type other than `.b32`.
+fn m_dst_statespace(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Alloc { .. }), &mut |op, c| {
+        if let Op::Alloc { form, .. } = op {
+            match c.below(3) {
+                0 => form.space = Some(StateSpace::SharedCluster),
+                1 => form.space = Some(StateSpace::Global),
+                _ => form.ty = Ty::B64,
+            }
+        }
+    })
+}
+
+/// LDST-VEC-LEN: one register more or fewer than the table of §2.6.
+fn m_vec_len(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, c| {
+        if let Op::Ld { nregs, .. } | Op::St { nregs, .. } = op {
+            *nregs = if *nregs > 1 && c.percent(50) { *nregs - 1 } else { *nregs + 1 };
+        }
+    })
+}
+
+/// LDST-NUM-NA: `.16x128b.x128`, `.16x256b.x64` or `.16x256b.x128`.
+fn m_num_na(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_plain_ld(op) || is_st(op), &mut |op, c| {
+        let (shape, num) = [(LdStShape::S16x128b, Num::X128), (LdStShape::S16x256b, Num::X64), (LdStShape::S16x256b, Num::X128)]
+            [c.below(3) as usize];
+        let regs = (cols_per_rep(shape) / 2).max(1) as u16 * num.count() as u16;
+        match op {
+            Op::Ld { form, split, nregs, .. } => {
+                form.shape = shape;
+                form.num = num;
+                *split = None;
+                *nregs = regs;
+            }
+            Op::St { form, split, nregs, .. } => {
+                form.shape = shape;
+                form.num = num;
+                *split = None;
+                *nregs = regs;
+            }
+            _ => unreachable!(),
+        }
+    })
+}
+
+/// LDST-SPLITOFF: an immHalfSplitoff on a shape other than `.16x32bx2`, or none on it.
+fn m_splitoff(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, _| {
+        let (shape, split) = match op {
+            Op::Ld { form, split, .. } => (form.shape, split),
+            Op::St { form, split, .. } => (form.shape, split),
+            _ => unreachable!(),
+        };
+        *split = if shape == LdStShape::S16x32bx2 { None } else { Some(16) };
+    })
+}
+
+/// LDST-TYPE: a non-reduction ld or st with a type other than `.b32`.
+fn m_ldst_type(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_plain_ld(op) || is_st(op), &mut |op, c| {
+        let ty = [Ty::U32, Ty::B64, Ty::F32][c.below(3) as usize];
+        match op {
+            Op::Ld { form, .. } => form.ty = ty,
+            Op::St { form, .. } => form.ty = ty,
+            _ => unreachable!(),
+        }
+    })
+}
+
+/// ST-UNPACK-ONLY (`.unpack::16b` is allowed only on st): `.unpack::16b` on an ld.
+fn m_ld_unpack(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_plain_ld, &mut |op, _| {
+        if let Op::Ld { form, .. } = op {
+            form.pack = Some(Pack::Unpack16b);
+        }
+    })
+}
+
+/// LD-PACK-ONLY (`.pack::16b` is allowed only on ld): `.pack::16b` on an st.
+fn m_st_pack(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_st, &mut |op, _| {
+        if let Op::St { form, .. } = op {
+            form.pack = Some(Pack::Pack16b);
+        }
+    })
+}
+
+/// LD-RED-SHAPE: `.red` with a shape other than `.32x32b` / `.16x32bx2`.
+fn m_red_shape(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_red_ld, &mut |op, c| {
+        if let Op::Ld { form, split, nregs, .. } = op {
+            form.shape = [LdStShape::S16x64b, LdStShape::S16x128b, LdStShape::S16x256b][c.below(3) as usize];
+            form.num = Num::X2;
+            *split = None;
+            *nregs = vec_len(form.shape, form.num).expect("valid");
+        }
+    })
+}
+
+/// LD-RED-NUM: `.red` with `.x1`.
+fn m_red_num(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_red_ld, &mut |op, _| {
+        if let Op::Ld { form, nregs, .. } = op {
+            form.num = Num::X1;
+            *nregs = 1;
+        }
+    })
+}
+
+/// LD-RED-TYPE: `.red` with `.b32`, or `.abs` on an integer type, or `.pack::16b`.
+fn m_red_type(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_red_ld, &mut |op, c| {
+        if let Op::Ld { form, .. } = op {
+            match c.below(3) {
+                0 => {
+                    form.ty = Ty::B32;
+                    form.abs = false;
+                    form.nan = false;
+                }
+                1 => {
+                    form.ty = Ty::U32;
+                    form.abs = true;
+                }
+                _ => form.pack = Some(Pack::Pack16b),
+            }
+        }
+    })
+}
+
+/// LD-RED-TARGET: a program with ld.red moved to sm_100a.
+fn m_red_target(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if walk::find_ops(p, &is_red_ld).is_empty() {
+        return false;
+    }
+    p.launch.target = if c.percent(50) { Target::Sm100a } else { Target::Sm100f };
+    if p.launch.target == Target::Sm100f {
+        // sm_100f has no shift either (SHIFT-TARGET): only when the program has none.
+        if !walk::find_ops(p, &|op| matches!(op, Op::Shift { .. })).is_empty() {
+            p.launch.target = Target::Sm100a;
+        }
+    }
+    true
+}
+
+/// WAIT-OPS: a `.cta_group` on a wait.
+fn m_wait_ctagroup(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Wait { .. }), &mut |op, _| {
+        if let Op::Wait { form } = op {
+            form.cta_group = Some(CtaGroup::One);
+        }
+    })
+}
+
+/// CP-MCAST-REQ: `.64x128b` or `.32x128b` without its multicast.
+fn m_cp_mcast_req(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, c| {
+        if let Op::Cp { form, .. } = op {
+            form.shape = if c.percent(50) { CpShape::S64x128b } else { CpShape::S32x128b };
+            form.multicast = None;
+        }
+    })
+}
+
+/// CP-MCAST-OTHER: a multicast on a shape that has none.
+fn m_cp_mcast_other(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, c| {
+        if let Op::Cp { form, .. } = op {
+            form.shape = [CpShape::S128x256b, CpShape::S4x256b, CpShape::S128x128b][c.below(3) as usize];
+            form.multicast = Some(CpMulticast::Warpx4);
+        }
+    })
+}
+
+/// CP-DECOMP-FMT: one decompression format without the other.
+fn m_cp_decomp(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, c| {
+        if let Op::Cp { form, .. } = op {
+            if c.percent(50) {
+                form.dst_fmt = Some(CpDstFmt::B8x16);
+                form.src_fmt = None;
+            } else {
+                form.dst_fmt = None;
+                form.src_fmt = Some(CpSrcFmt::B4x16P64);
+            }
+        }
+    })
+}
+
+/// SHIFT-TARGET: a program with shift on a family (`f`) target.
+fn m_shift_target(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if walk::find_ops(p, &|op| matches!(op, Op::Shift { .. })).is_empty() {
+        return false;
+    }
+    p.launch.target = if c.percent(50) { Target::Sm100f } else { Target::Sm103f };
+    if p.launch.ptx_version < PtxVersion::new(8, 8) {
+        p.launch.ptx_version = PtxVersion::new(8, 8);
+    }
+    true
+}
+
+/// MMA-SCALE-D-RANGE: scale-input-d above 15.
+fn m_scale_d_range(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
+        if let Op::Mma(m) = op {
+            m.scale_input_d = Some(16 + c.below(16) as u8);
+        }
+    })
+}
+
+/// MMA-SCALE-D-KIND: scale-input-d on kind f8f6f4 or i8.
+fn m_scale_d_kind(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
+        if let Op::Mma(m) = op {
+            m.scale_input_d = Some(c.below(16) as u8);
+        }
+    })
+}
+
+/// MMA-DOL-SIZE: an 8-element disable-output-lane on `cta_group::1`.
+fn m_dol_size(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
+        if let Op::Mma(m) = op {
+            let n = if c.percent(50) { 8 } else { 2 };
+            m.disable_output_lane = Some(vec![0; n]);
+        }
+    })
+}
+
+/// MMA-ZCM-WS-ONLY: a zero-column mask on a non-ws MMA.
+fn m_zcm_ws_only(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_mma(op, false), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.zero_col_mask = Some(0);
+        }
+    })
+}
+
+/// MMA-BS-KINDS: `.block_scale` on a kind without block scaling.
+fn m_bs_kinds(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| is_mma(op, false), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.form.block_scale = true;
+            m.disable_output_lane = None;
+            m.scale_input_d = None;
+            m.scale_a = Some(m.d);
+            m.scale_b = Some(m.d);
+        }
+    })
+}
+
+/// MMA-I8-TARGET: kind::i8 on sm_103a (arch-specific, but not listed for i8).
+fn m_i8_target(p: &mut Program, _: &mut dyn Choices) -> bool {
+    if walk::find_ops(p, &|op| matches!(op, Op::Mma(m) if m.form.kind == MmaKind::I8)).is_empty() {
+        return false;
+    }
+    p.launch.target = Target::Sm103a;
+    if p.launch.ptx_version < PtxVersion::new(8, 8) {
+        p.launch.ptx_version = PtxVersion::new(8, 8);
+    }
+    true
+}
+
+/// MMA-ASHIFT-ATMEM: `.ashift` with A from shared memory.
+fn m_ashift_atmem(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Desc(_))), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.form.ashift = true;
+            m.form.collector = None;
+        }
+    })
+}
+
+/// MMA-ASHIFT-COLLECTOR: `.ashift` (A in TMEM, M = 128) with `.collector::a::fill`.
+fn m_ashift_collector(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Tmem(_))), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.form.ashift = true;
+            m.form.collector = Some(Collector { buf: CollectorBuf::A, op: CollectorOp::Fill });
+        }
+    })
+}
+
+/// MMA-COLLECTOR-BUF: a `::b*` buffer on a non-ws MMA, or `::a` on a ws MMA.
+fn m_collector_buf(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Mma(_)), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            let buf = if m.form.ws { CollectorBuf::A } else { CollectorBuf::B0 };
+            m.form.collector = Some(Collector { buf, op: CollectorOp::Discard });
+        }
+    })
+}
+
+/// COMMIT-MCAST-MASK: `.multicast::cluster` without ctaMask, or a ctaMask without it.
+fn m_commit_mask(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Commit { .. }), &mut |op, c| {
+        if let Op::Commit { form, cta_mask, .. } = op {
+            if c.percent(50) {
+                form.multicast = true;
+                *cta_mask = None;
+            } else {
+                form.multicast = false;
+                *cta_mask = Some(1);
+            }
+        }
+    })
+}
+
+/// COMMIT-COMPLETION: no `.mbarrier::arrive::one`, or a type other than `.b64`.
+fn m_commit_completion(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Commit { .. }), &mut |op, c| {
+        if let Op::Commit { form, .. } = op {
+            if c.percent(50) { form.arrive_one = false } else { form.ty = Ty::B32 }
+        }
+    })
+}
+
+/// SDESC-LBO-ABS: absolute leading-dimension mode on a target other than sm_103a.
+fn m_lbo_abs(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Mma(_)), &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.b.lbo_abs = true;
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic-UB rules.
+
+/// GEN-ALIGNED-CONVERGENT: an st (or the alloc) under a lane-divergent branch.
+fn m_aligned_convergent(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let alloc = c.percent(30);
+    let pred: &dyn Fn(&Op) -> bool = if alloc { &is_alloc } else { &is_st };
+    let Some(path) = pick_op(p, c, pred) else { return false };
+    let s = walk::get_mut(p, &path);
+    let inner = std::mem::replace(s, Stmt::Spin(0));
+    *s = Stmt::If { cond: Cond::LaneLt(16), then: vec![inner], els: vec![] };
+    true
+}
+
+/// GEN-NO-EXITED-THREAD: one lane of the allocating warp exits before the dealloc (after the
+/// last barrier, so no barrier waits for it).
+fn m_exited_thread(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else { return false };
+    if path.idx.len() != 1 {
+        return false;
+    }
+    let (list, i) = walk::parent_mut(p, &path);
+    list.insert(i, Stmt::If { cond: Cond::LaneEq(31), then: vec![Stmt::Exit], els: vec![] });
+    true
+}
+
+/// ALLOC-NCOLS-UNIFORM: nCols in a register that differs between lanes.
+fn m_ncols_uniform(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Alloc { .. }), &mut |op, _| {
+        if let Op::Alloc { ncols, .. } = op {
+            ncols.form = NColsForm::RegDivergent;
+        }
+    })
+}
+
+/// ALLOC-DST-SHARED: a generic `dst` that points at global memory.
+fn m_dst_shared(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Alloc { .. }), &mut |op, _| {
+        if let Op::Alloc { form, dst_global, .. } = op {
+            form.space = None;
+            *dst_global = true;
+        }
+    })
+}
+
+/// LDST-TADDR-UNIFORM: threads of the warp pass different taddr.
+fn m_taddr_uniform(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, _| {
+        if let Op::Ld { taddr, .. } | Op::St { taddr, .. } = op {
+            taddr.divergent = true;
+        }
+    })
+}
+
+/// COMMIT-MBAR-WINDOW: the commit's mbarrier address lies in global memory.
+fn m_mbar_window(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Commit { .. }), &mut |op, _| {
+        if let Op::Commit { form, addr, .. } = op {
+            form.shared_cluster = false;
+            *addr = MbarAddr::GlobalUb;
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Blocking rules.
+
+/// ALLOC-BLOCKS: a second allocation that does not fit while the first (all 512 columns) is
+/// live and nobody can free it: the allocating warp itself holds it.
+fn m_alloc_blocks(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Alloc { ncols, .. } if ncols.value == 512)) else { return false };
+    if path.idx.len() != 1 {
+        return false;
+    }
+    let (cg, slot) = match walk::get(p, &path) {
+        Stmt::Tc(Op::Alloc { form, .. }) => (form.cta_group, p.smem.slots),
+        _ => return false,
+    };
+    p.smem.slots += 1;
+    let n = [32, 64, 128, 256, 512][c.below(5) as usize];
+    let (list, i) = walk::parent_mut(p, &path);
+    list.insert(i + 1, alloc(cg, slot, n));
+    true
+}
+
+/// DEALLOC-BARRIER-ORDER: the pair's dealloc after an extra cluster barrier in the even CTA
+/// and before it in the odd CTA (reference §2.5, the ISA's own example of a possible hang).
+/// The existing barrier before the teardown still orders every TMEM access before either
+/// dealloc (DEALLOC-PAIR-SYNC holds).
+fn m_dealloc_barrier_order(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let Some(aw) = alloc_warp(p) else { return false };
+    let code = &p.warps[aw];
+    let deallocs: Vec<usize> =
+        (0..code.len()).filter(|&i| matches!(code[i], Stmt::Tc(Op::Dealloc { .. }))).collect();
+    if deallocs.is_empty() {
+        return false;
+    }
+    let first = deallocs[0];
+    let last = *deallocs.last().expect("non-empty");
+    let moved: Vec<Stmt> = p.warps[aw].drain(first..=last).collect();
+    let barrier = [Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
+    let mut then = moved.clone();
+    then.extend(barrier.iter().cloned());
+    let mut els: Vec<Stmt> = barrier.to_vec();
+    els.extend(moved);
+    p.warps[aw].insert(first, Stmt::If { cond: Cond::CtaOdd, then, els });
+    // Every other warp takes part in the extra cluster barrier too (before any exit).
+    for (w, code) in p.warps.iter_mut().enumerate() {
+        if w == aw {
+            continue;
+        }
+        let at = code.iter().position(|s| matches!(s, Stmt::Exit)).unwrap_or(code.len());
+        code.insert(at, Stmt::ClusterWait);
+        code.insert(at, Stmt::ClusterArrive { relaxed: false });
+    }
+    true
+}
+
+/// GEN-PEER-ACTIVE (seeds wording: the peer must take part): the odd CTA never executes the
+/// pair's relinquish.
+fn m_peer_relinquish(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Relinquish { form } if form.cta_group == CtaGroup::Two)) else {
+        return false;
+    };
+    let s = walk::get_mut(p, &path);
+    let inner = std::mem::replace(s, Stmt::Spin(0));
+    *s = Stmt::If { cond: Cond::CtaOdd, then: vec![], els: vec![inner] };
+    true
+}
+
+/// GEN-PEER-EXISTS: a `::2` program launched with clusters of one CTA, declared.
+fn m_peer_exists(p: &mut Program, _: &mut dyn Choices) -> bool {
+    if p.launch.cluster_size < 2 {
+        return false;
+    }
+    p.launch.cluster_size = 1;
+    p.launch.declare_cluster = true;
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic rules the issue names.
+
+/// ALLOC-AFTER-RELINQUISH in a loop: the teardown ends with a loop of two iterations that
+/// allocates (the last size again), frees and relinquishes: the second alloc follows the
+/// first relinquish.
+fn m_alloc_after_relinquish(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let Some(aw) = alloc_warp(p) else { return false };
+    let code = &p.warps[aw];
+    let Some(last) = code.iter().rposition(|s| matches!(s, Stmt::Tc(Op::Dealloc { .. }))) else { return false };
+    let (cg, slot, n) = match &code[last] {
+        Stmt::Tc(Op::Dealloc { form, taddr: TmemRef { base: TBase::Slot(s), .. }, ncols }) => (form.cta_group, *s, ncols.value),
+        _ => return false,
+    };
+    // The smallest allocation keeps ALLOC-NONINCREASING.
+    let min = walk::find_ops(p, &|op| matches!(op, Op::Alloc { .. }))
+        .iter()
+        .filter_map(|x| match walk::get(p, x) {
+            Stmt::Tc(Op::Alloc { ncols, .. }) => Some(ncols.value),
+            _ => None,
+        })
+        .min()
+        .unwrap_or(n);
+    let code = &mut p.warps[aw];
+    code.retain(|s| !matches!(s, Stmt::Tc(Op::Relinquish { .. })));
+    let at = code.iter().position(|s| matches!(s, Stmt::Exit)).unwrap_or(code.len());
+    code.insert(at, Stmt::Loop { count: 2, body: vec![alloc(cg, slot, min), dealloc(cg, slot, min), relinquish(cg)] });
+    true
+}
+
+/// ALLOC-FREE-BEFORE-EXIT on one exit path: the last dealloc runs only in cluster rank 0.
+fn m_leak_one_path(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else { return false };
+    let s = walk::get_mut(p, &path);
+    let inner = std::mem::replace(s, Stmt::Spin(0));
+    *s = Stmt::If { cond: Cond::CtaRank(0), then: vec![inner], els: vec![] };
+    true
+}
+
+/// ALLOC-NONINCREASING: two allocations of different sizes swapped, so the smaller comes first.
+fn m_nonincreasing(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let Some(aw) = alloc_warp(p) else { return false };
+    let code = &mut p.warps[aw];
+    let idx: Vec<usize> = (0..code.len()).filter(|&i| matches!(code[i], Stmt::Tc(Op::Alloc { .. }))).collect();
+    let size = |s: &Stmt| match s {
+        Stmt::Tc(Op::Alloc { ncols, .. }) => ncols.value,
+        _ => 0,
+    };
+    for a in 0..idx.len() {
+        for b in a + 1..idx.len() {
+            if size(&code[idx[a]]) > size(&code[idx[b]]) {
+                code.swap(idx[a], idx[b]);
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// MCM-LD-WAR: the last `wait::ld` of a warp removed, so its last ld may still be reading when
+/// the allocation is freed (ORACLE-MODEL.md: a dealloc not ordered after the read).
+fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let start = c.below(p.warps.len() as u32) as usize;
+    for k in 0..p.warps.len() {
+        let w = (start + k) % p.warps.len();
+        let code = &p.warps[w];
+        let Some(i) = code.iter().rposition(|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld))) else { continue };
+        let later_wait = walk::contains(p, &code[i + 1..], &|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld)));
+        let prev_ld = i > 0 && matches!(code[i - 1], Stmt::Tc(Op::Ld { .. }));
+        if !later_wait && prev_ld {
+            p.warps[w].remove(i);
+            return true;
+        }
+    }
+    false
+}
+
+/// MCM-ST-BEFORE-USE: an ld of cells an st of the same warp wrote, with the `wait::st` moved
+/// after the ld (the write is not complete when it is read).
+fn m_st_before_use(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let paths = walk::find(p, &|s| matches!(s, Stmt::Tc(op) if is_st(op)));
+    let Some(path) = pick_path(c, &paths) else { return false };
+    let (list, i) = walk::parent_mut(p, &path);
+    // Flows are `st; wait::st; [spin]; ld; wait::ld`.
+    if !matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
+        return false;
+    }
+    let Some(j) = (i + 2..list.len().min(i + 5)).find(|&j| matches!(&list[j], Stmt::Tc(op) if is_wait(op, WaitOp::Ld))) else {
+        return false;
+    };
+    let w = list.remove(i + 1);
+    list.insert(j, w);
+    true
+}
+
+/// MCM-XTHREAD: the consumer's `fence::after_thread_sync` between the mbarrier wait and the
+/// ld of D removed.
+fn m_xthread(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let paths = walk::find(p, &|s| matches!(s, Stmt::MbarWait { .. }));
+    let Some(path) = pick_path(c, &paths) else { return false };
+    let (list, i) = walk::parent_mut(p, &path);
+    if matches!(list.get(i + 1), Some(Stmt::Tc(Op::Fence { kind: FenceKind::AfterThreadSync }))) {
+        list.remove(i + 1);
+        true
+    } else {
+        false
+    }
+}
+
+/// Whether a statement path is in warp code (not a function).
+fn in_warp(path: &Path) -> bool {
+    matches!(path.code, CodeRef::Warp(_))
+}
+
+/// MCM-XTHREAD-NONPIPE: a warp stores its quarter of the MMA's A operand and synchronizes
+/// without `wait::st` (the st is not complete when the MMA reads it).
+fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
+    // A stores are the sts whose address is the MMA's a-tmem.
+    let a_tmem: Vec<TmemRef> = p
+        .ops()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Mma(m) => match m.a {
+                MmaA::Tmem(t) => Some(t),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let Some(a) = a_tmem.first().copied() else { return false };
+    let paths = walk::find(p, &|s| matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col));
+    for path in paths.iter().filter(|x| in_warp(x)) {
+        let (list, i) = walk::parent_mut(p, path);
+        if matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
+            list.remove(i + 1);
+            return true;
+        }
+    }
+    false
+}
+
+/// Every mutator, one or more per rule.
+pub const MUTATORS: &[Mutator] = &[
+    Mutator { name: "target-without-tcgen05", rule: RuleId::GenTarget, edition: EditionHint::Any, patch: p_ungated, apply: m_gen_target },
+    Mutator { name: "ptx-version-too-old", rule: RuleId::GenPtxver, edition: EditionHint::Any, patch: p_ungated, apply: m_gen_ptxver },
+    Mutator { name: "cta-group-mixed", rule: RuleId::GenCtagroupUniform, edition: EditionHint::Any, patch: p_cluster_cta1, apply: m_ctagroup_mixed },
+    Mutator { name: "missing-sync-aligned", rule: RuleId::GenSyncQual, edition: EditionHint::Any, patch: p_none, apply: m_sync_qual },
+    Mutator { name: "ncols-not-pow2", rule: RuleId::AllocNcolsPow2, edition: EditionHint::Any, patch: p_one_alloc, apply: m_ncols_pow2 },
+    Mutator { name: "ncols-48", rule: RuleId::AllocNcolsPow2, edition: EditionHint::Any, patch: p_alloc_only, apply: m_ncols_48 },
+    Mutator { name: "ncols-out-of-range", rule: RuleId::AllocNcolsRange, edition: EditionHint::Any, patch: p_alloc_only, apply: m_ncols_range },
+    Mutator { name: "alloc-dst-statespace", rule: RuleId::AllocDstStatespace, edition: EditionHint::Any, patch: p_none, apply: m_dst_statespace },
+    Mutator { name: "ldst-vec-len", rule: RuleId::LdstVecLen, edition: EditionHint::Any, patch: p_ldst, apply: m_vec_len },
+    Mutator { name: "ldst-num-na", rule: RuleId::LdstNumNa, edition: EditionHint::Any, patch: p_ldst, apply: m_num_na },
+    Mutator { name: "ldst-splitoff", rule: RuleId::LdstSplitoff, edition: EditionHint::Any, patch: p_ldst, apply: m_splitoff },
+    Mutator { name: "ldst-type", rule: RuleId::LdstType, edition: EditionHint::Any, patch: p_ldst, apply: m_ldst_type },
+    Mutator { name: "ld-unpack", rule: RuleId::StUnpackOnly, edition: EditionHint::Any, patch: p_ldst, apply: m_ld_unpack },
+    Mutator { name: "st-pack", rule: RuleId::LdPackOnly, edition: EditionHint::Any, patch: p_ldst, apply: m_st_pack },
+    Mutator { name: "ld-red-shape", rule: RuleId::LdRedShape, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_shape },
+    Mutator { name: "ld-red-num", rule: RuleId::LdRedNum, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_num },
+    Mutator { name: "ld-red-type", rule: RuleId::LdRedType, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_type },
+    Mutator { name: "ld-red-target", rule: RuleId::LdRedTarget, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_target },
+    Mutator { name: "wait-cta-group", rule: RuleId::WaitOps, edition: EditionHint::Any, patch: p_none, apply: m_wait_ctagroup },
+    Mutator { name: "cp-multicast-missing", rule: RuleId::CpMcastReq, edition: EditionHint::Any, patch: p_cp, apply: m_cp_mcast_req },
+    Mutator { name: "cp-multicast-other", rule: RuleId::CpMcastOther, edition: EditionHint::Any, patch: p_cp, apply: m_cp_mcast_other },
+    Mutator { name: "cp-decomp-half", rule: RuleId::CpDecompFmt, edition: EditionHint::Any, patch: p_cp, apply: m_cp_decomp },
+    Mutator { name: "shift-family-target", rule: RuleId::ShiftTarget, edition: EditionHint::Any, patch: p_shift, apply: m_shift_target },
+    Mutator { name: "scale-d-range", rule: RuleId::MmaScaleDRange, edition: EditionHint::Any, patch: p_mma_f16, apply: m_scale_d_range },
+    Mutator { name: "scale-d-kind", rule: RuleId::MmaScaleDKind, edition: EditionHint::Any, patch: p_mma_scale_kind, apply: m_scale_d_kind },
+    Mutator { name: "dol-size", rule: RuleId::MmaDolSize, edition: EditionHint::Any, patch: p_mma, apply: m_dol_size },
+    Mutator { name: "zcm-non-ws", rule: RuleId::MmaZcmWsOnly, edition: EditionHint::Any, patch: p_mma, apply: m_zcm_ws_only },
+    Mutator { name: "block-scale-kind", rule: RuleId::MmaBsKinds, edition: EditionHint::Any, patch: p_mma, apply: m_bs_kinds },
+    Mutator { name: "i8-target", rule: RuleId::MmaI8Target, edition: EditionHint::Any, patch: p_mma_i8, apply: m_i8_target },
+    Mutator { name: "ashift-a-desc", rule: RuleId::MmaAshiftAtmem, edition: EditionHint::Any, patch: p_mma, apply: m_ashift_atmem },
+    Mutator { name: "ashift-collector", rule: RuleId::MmaAshiftCollector, edition: EditionHint::Any, patch: p_mma, apply: m_ashift_collector },
+    Mutator { name: "collector-buffer", rule: RuleId::MmaCollectorBuf, edition: EditionHint::Any, patch: p_mma_ws, apply: m_collector_buf },
+    Mutator { name: "commit-mask", rule: RuleId::CommitMcastMask, edition: EditionHint::Any, patch: p_mma, apply: m_commit_mask },
+    Mutator { name: "commit-completion", rule: RuleId::CommitCompletion, edition: EditionHint::Any, patch: p_mma, apply: m_commit_completion },
+    Mutator { name: "lbo-absolute", rule: RuleId::SdescLboAbs, edition: EditionHint::Any, patch: p_mma, apply: m_lbo_abs },
+    Mutator { name: "divergent-aligned", rule: RuleId::GenAlignedConvergent, edition: EditionHint::Any, patch: p_ldst, apply: m_aligned_convergent },
+    Mutator { name: "exited-lane", rule: RuleId::GenNoExitedThread, edition: EditionHint::Any, patch: p_none, apply: m_exited_thread },
+    Mutator { name: "ncols-divergent", rule: RuleId::AllocNcolsUniform, edition: EditionHint::Any, patch: p_none, apply: m_ncols_uniform },
+    Mutator { name: "alloc-dst-global", rule: RuleId::AllocDstShared, edition: EditionHint::Any, patch: p_none, apply: m_dst_shared },
+    Mutator { name: "taddr-divergent", rule: RuleId::LdstTaddrUniform, edition: EditionHint::Any, patch: p_ldst, apply: m_taddr_uniform },
+    Mutator { name: "mbar-global", rule: RuleId::CommitMbarWindow, edition: EditionHint::Any, patch: p_mma, apply: m_mbar_window },
+    Mutator { name: "alloc-beyond-capacity", rule: RuleId::AllocBlocks, edition: EditionHint::Any, patch: p_full_alloc, apply: m_alloc_blocks },
+    Mutator { name: "dealloc-barrier-order", rule: RuleId::DeallocBarrierOrder, edition: EditionHint::Ptx93, patch: p_pair, apply: m_dealloc_barrier_order },
+    Mutator { name: "peer-skips-relinquish", rule: RuleId::GenPeerActive, edition: EditionHint::Seeds, patch: p_pair, apply: m_peer_relinquish },
+    Mutator { name: "peer-skips-relinquish-blocks", rule: RuleId::AllocPairBlock, edition: EditionHint::Ptx93, patch: p_pair, apply: m_peer_relinquish },
+    Mutator { name: "no-peer-cta", rule: RuleId::GenPeerExists, edition: EditionHint::Any, patch: p_pair, apply: m_peer_exists },
+    Mutator { name: "alloc-after-relinquish-loop", rule: RuleId::AllocAfterRelinquish, edition: EditionHint::Any, patch: p_none, apply: m_alloc_after_relinquish },
+    Mutator { name: "leak-on-one-path", rule: RuleId::AllocFreeBeforeExit, edition: EditionHint::Any, patch: p_cluster_cta1, apply: m_leak_one_path },
+    Mutator { name: "alloc-size-grows", rule: RuleId::AllocNonincreasing, edition: EditionHint::Any, patch: p_two_allocs, apply: m_nonincreasing },
+    Mutator { name: "no-wait-ld-before-dealloc", rule: RuleId::McmLdWar, edition: EditionHint::Any, patch: p_none, apply: m_ld_war },
+    Mutator { name: "ld-before-wait-st", rule: RuleId::McmStBeforeUse, edition: EditionHint::Any, patch: p_ldst, apply: m_st_before_use },
+    Mutator { name: "no-fence-after-sync", rule: RuleId::McmXthread, edition: EditionHint::Any, patch: p_mma, apply: m_xthread },
+    Mutator { name: "publish-without-wait-st", rule: RuleId::McmXthreadNonpipe, edition: EditionHint::Any, patch: p_mma, apply: m_xthread_nonpipe },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_mutator_applies_and_changes_the_program() {
+        for m in MUTATORS {
+            let p = near_miss(m, 1).unwrap_or_else(|| panic!("{} never applies", m.name));
+            let mut cfg = Config::default();
+            (m.patch)(&mut cfg);
+            // Some base program was changed: the result is not any of the attempted bases.
+            let same = (0..ATTEMPTS).any(|k| builder::build(&cfg, &mut SeedChoices::new(1 + k)) == p);
+            assert!(!same, "{} left the program unchanged", m.name);
+        }
+    }
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in MUTATORS.iter().enumerate() {
+            assert!(MUTATORS[i + 1..].iter().all(|b| b.name != a.name), "{}", a.name);
+            assert_eq!(by_name(a.name).map(|m| m.name), Some(a.name));
+        }
+    }
+}
