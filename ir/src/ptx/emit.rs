@@ -18,6 +18,23 @@ use crate::qual::*;
 use crate::values;
 use std::fmt::Write as _;
 
+/// Writes one tab-indented line into the body's code without an intermediate `String`.
+macro_rules! ln {
+    ($b:expr, $($arg:tt)*) => {{
+        $b.code.push('\t');
+        let _ = write!($b.code, $($arg)*);
+        $b.code.push('\n');
+    }};
+}
+
+/// Writes one label line into the body's code.
+macro_rules! lb {
+    ($b:expr, $($arg:tt)*) => {{
+        let _ = write!($b.code, $($arg)*);
+        $b.code.push_str(":\n");
+    }};
+}
+
 /// Words of `tc_scratch`: 4 * 256 slots or 8 * 256 mbarriers fit.
 const SCRATCH_WORDS: u32 = 512;
 
@@ -82,21 +99,21 @@ pub fn emit_into(p: &Program, out: &mut String) {
     let mut b = Body::new(p, &layout);
     b.preamble_entry();
     for w in 0..p.warps.len() {
-        b.line(&format!("setp.eq.u32 %p0, %warp, {w};"));
-        b.line(&format!("@%p0 bra $W{w};"));
+        ln!(b, "setp.eq.u32 %p0, %warp, {w};");
+        ln!(b, "@%p0 bra $W{w};");
     }
     b.line("bra.uni $END;");
     for (w, code) in p.warps.iter().enumerate() {
-        b.label(&format!("$W{w}"));
-        b.line(&format!(
+        lb!(b, "$W{w}");
+        ln!(b, 
             "add.u64 %obsw, %obscta, {};",
             u64::from(layout.warp_base[w]) * 4
-        ));
+        );
         b.line("mul.wide.u32 %rd0, %lane, 4;");
         b.line("add.u64 %obsl, %obsw, %rd0;");
-        b.line(&format!("st.global.u32 [%obsl], {};", observe::CHECKPOINT_START));
+        ln!(b, "st.global.u32 [%obsl], {};", observe::CHECKPOINT_START);
         b.block(code, &layout.warp_sites[w], &mut 0);
-        b.line(&format!("st.global.u32 [%obsl], {};", observe::CHECKPOINT_DONE));
+        ln!(b, "st.global.u32 [%obsl], {};", observe::CHECKPOINT_DONE);
         b.line("bra.uni $END;");
     }
     b.label("$END");
@@ -115,6 +132,7 @@ struct Body<'a> {
     pr: u32,
     h: u32,
     labels: u32,
+    opbuf: String,
 }
 
 /// An ld whose registers are still to be recorded.
@@ -126,7 +144,7 @@ struct Pending {
 impl<'a> Body<'a> {
     fn new(p: &'a Program, layout: &'a Layout) -> Self {
         // %p0 and %rd0 are the dispatch/scratch registers; numbering of fresh ones starts at 1.
-        Body { p, layout, code: String::with_capacity(2048), r: 1, rd: 1, pr: 1, h: 1, labels: 0 }
+        Body { p, layout, code: String::with_capacity(2048), r: 1, rd: 1, pr: 1, h: 1, labels: 0, opbuf: String::with_capacity(96) }
     }
 
     fn line(&mut self, s: &str) {
@@ -187,8 +205,8 @@ impl<'a> Body<'a> {
         self.line("ld.param.u64 %obs, [obs];");
         self.line("cvta.to.global.u64 %obs, %obs;");
         let (cs, cw) = (self.p.launch.cluster_size, self.layout.cta_words);
-        self.line(&format!("mad.lo.u32 %r0, %clid, {cs}, %ctarank;"));
-        self.line(&format!("mul.wide.u32 %rd0, %r0, {};", u64::from(cw) * 4));
+        ln!(self, "mad.lo.u32 %r0, %clid, {cs}, %ctarank;");
+        ln!(self, "mul.wide.u32 %rd0, %r0, {};", u64::from(cw) * 4);
         self.line("add.u64 %obscta, %obs, %rd0;");
     }
 
@@ -213,31 +231,31 @@ impl<'a> Body<'a> {
                 Stmt::If { cond, then, els } => {
                     let n = self.next_label();
                     let p = self.cond(cond);
-                    self.line(&format!("@!%p{p} bra $I{n}_else;"));
+                    ln!(self, "@!%p{p} bra $I{n}_else;");
                     self.block(then, sites, next);
-                    self.line(&format!("bra $I{n}_end;"));
-                    self.label(&format!("$I{n}_else"));
+                    ln!(self, "bra $I{n}_end;");
+                    lb!(self, "$I{n}_else");
                     self.block(els, sites, next);
-                    self.label(&format!("$I{n}_end"));
+                    lb!(self, "$I{n}_end");
                 }
                 Stmt::Loop { count, body } => {
                     let n = self.next_label();
                     let c = self.r();
                     let p = self.pr();
-                    self.line(&format!("mov.u32 %r{c}, 0;"));
-                    self.label(&format!("$L{n}_top"));
-                    self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {count};"));
-                    self.line(&format!("@%p{p} bra $L{n}_end;"));
+                    ln!(self, "mov.u32 %r{c}, 0;");
+                    lb!(self, "$L{n}_top");
+                    ln!(self, "setp.ge.u32 %p{p}, %r{c}, {count};");
+                    ln!(self, "@%p{p} bra $L{n}_end;");
                     self.block(body, sites, next);
-                    self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
-                    self.line(&format!("bra $L{n}_top;"));
-                    self.label(&format!("$L{n}_end"));
+                    ln!(self, "add.u32 %r{c}, %r{c}, 1;");
+                    ln!(self, "bra $L{n}_top;");
+                    lb!(self, "$L{n}_end");
                 }
                 Stmt::Call(f) => {
-                    self.line(&format!("call f{f}, (%obsw);"));
+                    ln!(self, "call f{f}, (%obsw);");
                 }
                 Stmt::Exit => {
-                    self.line(&format!("st.global.u32 [%obsl], {};", observe::CHECKPOINT_EXIT));
+                    ln!(self, "st.global.u32 [%obsl], {};", observe::CHECKPOINT_EXIT);
                     self.line("exit;");
                 }
                 Stmt::BarCta => self.line("barrier.sync 0;"),
@@ -248,66 +266,66 @@ impl<'a> Body<'a> {
                 }),
                 Stmt::ClusterWait => self.line("barrier.cluster.wait.acquire;"),
                 Stmt::MbarInit { bar, count } => {
-                    self.line(&format!("mbarrier.init.shared::cta.b64 [tc_mbar+{}], {count};", 8 * u32::from(*bar)));
+                    ln!(self, "mbarrier.init.shared::cta.b64 [tc_mbar+{}], {count};", 8 * u32::from(*bar));
                 }
                 Stmt::FenceMbarInit => self.line("fence.mbarrier_init.release.cluster;"),
                 Stmt::MbarArrive { bar, cta: None } => {
-                    self.line(&format!(
+                    ln!(self, 
                         "mbarrier.arrive.release.cta.shared::cta.b64 _, [tc_mbar+{}];",
                         8 * u32::from(*bar)
-                    ));
+                    );
                 }
                 Stmt::MbarArrive { bar, cta: Some(rank) } => {
                     let a = self.r();
-                    self.line(&format!("mov.u32 %r{a}, tc_mbar;"));
-                    self.line(&format!("add.u32 %r{a}, %r{a}, {};", 8 * u32::from(*bar)));
+                    ln!(self, "mov.u32 %r{a}, tc_mbar;");
+                    ln!(self, "add.u32 %r{a}, %r{a}, {};", 8 * u32::from(*bar));
                     let m = self.r();
-                    self.line(&format!("mapa.shared::cluster.u32 %r{m}, %r{a}, {rank};"));
-                    self.line(&format!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"));
+                    ln!(self, "mapa.shared::cluster.u32 %r{m}, %r{a}, {rank};");
+                    ln!(self, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];");
                 }
                 Stmt::MbarWait { bar, parity, scope, max_tries } => {
                     let n = self.next_label();
                     let (c, v) = (self.r(), self.r());
                     let (p, q) = (self.pr(), self.pr());
-                    self.line(&format!("mov.u32 %r{c}, 0;"));
-                    self.label(&format!("$MW{n}_top"));
-                    self.line(&format!(
+                    ln!(self, "mov.u32 %r{c}, 0;");
+                    lb!(self, "$MW{n}_top");
+                    ln!(self, 
                         "mbarrier.try_wait.parity.acquire{}.shared::cta.b64 %p{p}, [tc_mbar+{}], {};",
                         scope.as_str(),
                         8 * u32::from(*bar),
                         u8::from(*parity)
-                    ));
-                    self.line(&format!("@%p{p} bra $MW{n}_done;"));
-                    self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
-                    self.line(&format!("setp.lt.u32 %p{q}, %r{c}, {max_tries};"));
-                    self.line(&format!("@%p{q} bra $MW{n}_top;"));
-                    self.line(&format!("mov.u32 %r{v}, {};", observe::MBAR_GAVE_UP));
-                    self.line(&format!("bra $MW{n}_rec;"));
-                    self.label(&format!("$MW{n}_done"));
-                    self.line(&format!("mov.u32 %r{v}, {};", observe::MBAR_COMPLETED));
-                    self.label(&format!("$MW{n}_rec"));
+                    );
+                    ln!(self, "@%p{p} bra $MW{n}_done;");
+                    ln!(self, "add.u32 %r{c}, %r{c}, 1;");
+                    ln!(self, "setp.lt.u32 %p{q}, %r{c}, {max_tries};");
+                    ln!(self, "@%p{q} bra $MW{n}_top;");
+                    ln!(self, "mov.u32 %r{v}, {};", observe::MBAR_GAVE_UP);
+                    ln!(self, "bra $MW{n}_rec;");
+                    lb!(self, "$MW{n}_done");
+                    ln!(self, "mov.u32 %r{v}, {};", observe::MBAR_COMPLETED);
+                    lb!(self, "$MW{n}_rec");
                     self.record(site.expect("MbarWait is a site"), &[v]);
                 }
                 Stmt::FenceProxyAsync => self.line("fence.proxy.async.shared::cta;"),
                 Stmt::Fill { region, seed, elem } => self.fill(*region, *seed, *elem),
                 Stmt::ObserveAddr { slot } => {
                     let v = self.r();
-                    self.line(&format!("ld.shared.b32 %r{v}, [tc_slot+{}];", 4 * u32::from(*slot)));
+                    ln!(self, "ld.shared.b32 %r{v}, [tc_slot+{}];", 4 * u32::from(*slot));
                     self.record(site.expect("ObserveAddr is a site"), &[v]);
                 }
-                Stmt::Checkpoint(id) => self.line(&format!("st.global.u32 [%obsl], {id};")),
+                Stmt::Checkpoint(id) => ln!(self, "st.global.u32 [%obsl], {id};"),
                 Stmt::Spin(iters) => {
                     let n = self.next_label();
                     let c = self.r();
                     let p = self.pr();
-                    self.line(&format!("mov.u32 %r{c}, 0;"));
-                    self.label(&format!("$S{n}_top"));
-                    self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {iters};"));
-                    self.line(&format!("@%p{p} bra $S{n}_end;"));
+                    ln!(self, "mov.u32 %r{c}, 0;");
+                    lb!(self, "$S{n}_top");
+                    ln!(self, "setp.ge.u32 %p{p}, %r{c}, {iters};");
+                    ln!(self, "@%p{p} bra $S{n}_end;");
                     self.line("nanosleep.u32 20;");
-                    self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
-                    self.line(&format!("bra $S{n}_top;"));
-                    self.label(&format!("$S{n}_end"));
+                    ln!(self, "add.u32 %r{c}, %r{c}, 1;");
+                    ln!(self, "bra $S{n}_top;");
+                    lb!(self, "$S{n}_end");
                 }
             }
         }
@@ -318,25 +336,25 @@ impl<'a> Body<'a> {
 
     /// Writes the record of `site`: the lane's valid word, then its data words.
     fn record(&mut self, site: Site, regs: &[u32]) {
-        self.line(&format!("st.global.u32 [%obsl+{}], 1;", site.offset * 4));
+        ln!(self, "st.global.u32 [%obsl+{}], 1;", site.offset * 4);
         let a = self.rd();
-        self.line(&format!("mul.wide.u32 %rd{a}, %lane, {};", site.words * 4));
-        self.line(&format!("add.u64 %rd{a}, %rd{a}, %obsw;"));
+        ln!(self, "mul.wide.u32 %rd{a}, %lane, {};", site.words * 4);
+        ln!(self, "add.u64 %rd{a}, %rd{a}, %obsw;");
         for (i, r) in regs.iter().enumerate() {
-            self.line(&format!("st.global.u32 [%rd{a}+{}], %r{r};", (site.offset + 32 + i as u32) * 4));
+            ln!(self, "st.global.u32 [%rd{a}+{}], %r{r};", (site.offset + 32 + i as u32) * 4);
         }
     }
 
     fn cond(&mut self, c: &Cond) -> u32 {
         let p = self.pr();
         match c {
-            Cond::LaneLt(n) => self.line(&format!("setp.lt.u32 %p{p}, %lane, {n};")),
-            Cond::LaneEq(n) => self.line(&format!("setp.eq.u32 %p{p}, %lane, {n};")),
-            Cond::ElectOne => self.line(&format!("elect.sync _|%p{p}, -1;")),
-            Cond::CtaRank(n) => self.line(&format!("setp.eq.u32 %p{p}, %ctarank, {n};")),
-            Cond::CtaOdd => self.line(&format!("setp.ne.u32 %p{p}, %ctaodd, 0;")),
-            Cond::Cluster(n) => self.line(&format!("setp.eq.u32 %p{p}, %clid, {n};")),
-            Cond::WarpRank(n) => self.line(&format!("setp.eq.u32 %p{p}, %warp, {n};")),
+            Cond::LaneLt(n) => ln!(self, "setp.lt.u32 %p{p}, %lane, {n};"),
+            Cond::LaneEq(n) => ln!(self, "setp.eq.u32 %p{p}, %lane, {n};"),
+            Cond::ElectOne => ln!(self, "elect.sync _|%p{p}, -1;"),
+            Cond::CtaRank(n) => ln!(self, "setp.eq.u32 %p{p}, %ctarank, {n};"),
+            Cond::CtaOdd => ln!(self, "setp.ne.u32 %p{p}, %ctaodd, 0;"),
+            Cond::Cluster(n) => ln!(self, "setp.eq.u32 %p{p}, %clid, {n};"),
+            Cond::WarpRank(n) => ln!(self, "setp.eq.u32 %p{p}, %warp, {n};"),
         }
         p
     }
@@ -346,50 +364,50 @@ impl<'a> Body<'a> {
         let n = self.next_label();
         let (i, h, v, a) = (self.r(), self.r(), self.r(), self.r());
         let p = self.pr();
-        self.line(&format!("mov.u32 %r{i}, %lane;"));
-        self.label(&format!("$F{n}_top"));
-        self.line(&format!("setp.ge.u32 %p{p}, %r{i}, {words};"));
-        self.line(&format!("@%p{p} bra $F{n}_end;"));
-        self.line(&format!("mad.lo.u32 %r{h}, %r{i}, 2654435769, {seed};"));
+        ln!(self, "mov.u32 %r{i}, %lane;");
+        lb!(self, "$F{n}_top");
+        ln!(self, "setp.ge.u32 %p{p}, %r{i}, {words};");
+        ln!(self, "@%p{p} bra $F{n}_end;");
+        ln!(self, "mad.lo.u32 %r{h}, %r{i}, 2654435769, {seed};");
         match elem {
-            FillElem::Word => self.line(&format!("mov.b32 %r{v}, %r{h};")),
+            FillElem::Word => ln!(self, "mov.b32 %r{v}, %r{h};"),
             FillElem::F16Small => {
                 let (t, u) = (self.r(), self.r());
                 let (h0, h1) = (self.h(), self.h());
                 for (s, hr) in [(8, h0), (20, h1)] {
-                    self.line(&format!("shr.u32 %r{t}, %r{h}, {s};"));
-                    self.line(&format!("and.b32 %r{t}, %r{t}, 7;"));
-                    self.line(&format!("sub.s32 %r{u}, %r{t}, 4;"));
-                    self.line(&format!("cvt.rn.f16.s32 %h{hr}, %r{u};"));
+                    ln!(self, "shr.u32 %r{t}, %r{h}, {s};");
+                    ln!(self, "and.b32 %r{t}, %r{t}, 7;");
+                    ln!(self, "sub.s32 %r{u}, %r{t}, 4;");
+                    ln!(self, "cvt.rn.f16.s32 %h{hr}, %r{u};");
                 }
-                self.line(&format!("mov.b32 %r{v}, {{%h{h0}, %h{h1}}};"));
+                ln!(self, "mov.b32 %r{v}, {{%h{h0}, %h{h1}}};");
             }
             FillElem::Tf32Small => {
                 let t = self.r();
-                self.line(&format!("shr.u32 %r{t}, %r{h}, 8;"));
-                self.line(&format!("and.b32 %r{t}, %r{t}, 7;"));
-                self.line(&format!("sub.s32 %r{t}, %r{t}, 4;"));
-                self.line(&format!("cvt.rn.f32.s32 %r{v}, %r{t};"));
+                ln!(self, "shr.u32 %r{t}, %r{h}, 8;");
+                ln!(self, "and.b32 %r{t}, %r{t}, 7;");
+                ln!(self, "sub.s32 %r{t}, %r{t}, 4;");
+                ln!(self, "cvt.rn.f32.s32 %r{v}, %r{t};");
             }
             FillElem::I8Small => {
                 let t = self.r();
-                self.line(&format!("mov.u32 %r{v}, 0;"));
+                ln!(self, "mov.u32 %r{v}, 0;");
                 for (k, s) in [4, 10, 16, 22].into_iter().enumerate() {
-                    self.line(&format!("shr.u32 %r{t}, %r{h}, {s};"));
-                    self.line(&format!("and.b32 %r{t}, %r{t}, 15;"));
-                    self.line(&format!("add.u32 %r{t}, %r{t}, 248;"));
-                    self.line(&format!("and.b32 %r{t}, %r{t}, 255;"));
-                    self.line(&format!("shl.b32 %r{t}, %r{t}, {};", 8 * k));
-                    self.line(&format!("or.b32 %r{v}, %r{v}, %r{t};"));
+                    ln!(self, "shr.u32 %r{t}, %r{h}, {s};");
+                    ln!(self, "and.b32 %r{t}, %r{t}, 15;");
+                    ln!(self, "add.u32 %r{t}, %r{t}, 248;");
+                    ln!(self, "and.b32 %r{t}, %r{t}, 255;");
+                    ln!(self, "shl.b32 %r{t}, %r{t}, {};", 8 * k);
+                    ln!(self, "or.b32 %r{v}, %r{v}, %r{t};");
                 }
             }
         }
-        self.line(&format!("mov.u32 %r{a}, tc_data{region};"));
-        self.line(&format!("mad.lo.u32 %r{a}, %r{i}, 4, %r{a};"));
-        self.line(&format!("st.shared.u32 [%r{a}], %r{v};"));
-        self.line(&format!("add.u32 %r{i}, %r{i}, 32;"));
-        self.line(&format!("bra $F{n}_top;"));
-        self.label(&format!("$F{n}_end"));
+        ln!(self, "mov.u32 %r{a}, tc_data{region};");
+        ln!(self, "mad.lo.u32 %r{a}, %r{i}, 4, %r{a};");
+        ln!(self, "st.shared.u32 [%r{a}], %r{v};");
+        ln!(self, "add.u32 %r{i}, %r{i}, 32;");
+        ln!(self, "bra $F{n}_top;");
+        lb!(self, "$F{n}_end");
     }
 
     /// Computes a TMEM address into a fresh register.
@@ -397,15 +415,15 @@ impl<'a> Body<'a> {
         let r = self.r();
         match t.base {
             TBase::Slot(s) => {
-                self.line(&format!("ld.shared.u32 %r{r}, [tc_slot+{}];", 4 * u32::from(s)));
-                self.line(&format!("add.u32 %r{r}, %r{r}, {};", t.offset()));
+                ln!(self, "ld.shared.u32 %r{r}, [tc_slot+{}];", 4 * u32::from(s));
+                ln!(self, "add.u32 %r{r}, %r{r}, {};", t.offset());
             }
-            TBase::Abs => self.line(&format!("mov.u32 %r{r}, {};", t.offset())),
+            TBase::Abs => ln!(self, "mov.u32 %r{r}, {};", t.offset()),
         }
         if t.divergent {
             let d = self.r();
-            self.line(&format!("and.b32 %r{d}, %lane, 1;"));
-            self.line(&format!("add.u32 %r{r}, %r{r}, %r{d};"));
+            ln!(self, "and.b32 %r{d}, %lane, 1;");
+            ln!(self, "add.u32 %r{r}, %r{r}, %r{d};");
         }
         r
     }
@@ -416,14 +434,14 @@ impl<'a> Body<'a> {
             NColsForm::Imm => n.value.to_string(),
             NColsForm::Reg => {
                 let r = self.r();
-                self.line(&format!("mov.u32 %r{r}, {};", n.value));
+                ln!(self, "mov.u32 %r{r}, {};", n.value);
                 format!("%r{r}")
             }
             NColsForm::RegDivergent => {
                 let (r, d) = (self.r(), self.r());
-                self.line(&format!("mov.u32 %r{r}, {};", n.value));
-                self.line(&format!("and.b32 %r{d}, %lane, 1;"));
-                self.line(&format!("shl.b32 %r{r}, %r{r}, %r{d};"));
+                ln!(self, "mov.u32 %r{r}, {};", n.value);
+                ln!(self, "and.b32 %r{d}, %lane, 1;");
+                ln!(self, "shl.b32 %r{r}, %r{r}, %r{d};");
                 format!("%r{r}")
             }
         }
@@ -433,51 +451,59 @@ impl<'a> Body<'a> {
     fn desc(&mut self, d: &SmemDesc) -> u32 {
         let a = self.r();
         let rd = self.rd();
-        self.line(&format!("mov.u32 %r{a}, tc_data{};", d.region));
-        self.line(&format!("add.u32 %r{a}, %r{a}, {};", d.offset));
-        self.line(&format!("and.b32 %r{a}, %r{a}, 262143;"));
-        self.line(&format!("shr.u32 %r{a}, %r{a}, 4;"));
-        self.line(&format!("cvt.u64.u32 %rd{rd}, %r{a};"));
-        self.line(&format!("or.b64 %rd{rd}, %rd{rd}, {};", d.encode_fields()));
+        ln!(self, "mov.u32 %r{a}, tc_data{};", d.region);
+        ln!(self, "add.u32 %r{a}, %r{a}, {};", d.offset);
+        ln!(self, "and.b32 %r{a}, %r{a}, 262143;");
+        ln!(self, "shr.u32 %r{a}, %r{a}, 4;");
+        ln!(self, "cvt.u64.u32 %rd{rd}, %r{a};");
+        ln!(self, "or.b64 %rd{rd}, %rd{rd}, {};", d.encode_fields());
         rd
     }
 
     fn imm32(&mut self, v: u32) -> u32 {
         let r = self.r();
-        self.line(&format!("mov.u32 %r{r}, {v};"));
+        ln!(self, "mov.u32 %r{r}, {v};");
         r
     }
 
     fn op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
-        let opcode = op.form().opcode();
+        // Reuse one buffer for the opcode text across ops (printing speed).
+        let mut opcode = std::mem::take(&mut self.opbuf);
+        opcode.clear();
+        op.form().write_opcode(&mut opcode);
+        self.op_with(op, &opcode, site, pending);
+        self.opbuf = opcode;
+    }
+
+    fn op_with(&mut self, op: &Op, opcode: &str, site: Option<Site>, pending: &mut Vec<Pending>) {
         match op {
             Op::Alloc { form, slot, dst_global, ncols } => {
                 let dst = if *dst_global {
                     let rd = self.rd();
-                    self.line(&format!("mov.u64 %rd{rd}, tc_scratch;"));
-                    self.line(&format!("cvta.global.u64 %rd{rd}, %rd{rd};"));
-                    self.line(&format!("add.u64 %rd{rd}, %rd{rd}, {};", 4 * u32::from(*slot)));
+                    ln!(self, "mov.u64 %rd{rd}, tc_scratch;");
+                    ln!(self, "cvta.global.u64 %rd{rd}, %rd{rd};");
+                    ln!(self, "add.u64 %rd{rd}, %rd{rd}, {};", 4 * u32::from(*slot));
                     format!("[%rd{rd}]")
                 } else if form.space.is_some() {
                     format!("[tc_slot+{}]", 4 * u32::from(*slot))
                 } else {
                     let rd = self.rd();
-                    self.line(&format!("mov.u64 %rd{rd}, tc_slot;"));
-                    self.line(&format!("cvta.shared.u64 %rd{rd}, %rd{rd};"));
-                    self.line(&format!("add.u64 %rd{rd}, %rd{rd}, {};", 4 * u32::from(*slot)));
+                    ln!(self, "mov.u64 %rd{rd}, tc_slot;");
+                    ln!(self, "cvta.shared.u64 %rd{rd}, %rd{rd};");
+                    ln!(self, "add.u64 %rd{rd}, %rd{rd}, {};", 4 * u32::from(*slot));
                     format!("[%rd{rd}]")
                 };
                 let n = self.ncols(ncols);
-                self.line(&format!("{opcode} {dst}, {n};"));
+                ln!(self, "{opcode} {dst}, {n};");
             }
             Op::Dealloc { taddr, ncols, .. } => {
                 let t = self.taddr(taddr);
                 let n = self.ncols(ncols);
-                self.line(&format!("{opcode} %r{t}, {n};"));
+                ln!(self, "{opcode} %r{t}, {n};");
             }
-            Op::Relinquish { .. } | Op::Fence { .. } => self.line(&format!("{opcode};")),
+            Op::Relinquish { .. } | Op::Fence { .. } => ln!(self, "{opcode};"),
             Op::Wait { form } => {
-                self.line(&format!("{opcode};"));
+                ln!(self, "{opcode};");
                 if form.op == WaitOp::Ld {
                     for p in pending.drain(..) {
                         self.record(p.site, &p.regs);
@@ -509,7 +535,7 @@ impl<'a> Body<'a> {
                 let all: Vec<u32> = (0..(*nregs).max(1)).map(|_| self.r()).collect();
                 for (i, r) in all.iter().enumerate() {
                     let (m, a) = values::st_coeffs(*seed, i as u32);
-                    self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
+                    ln!(self, "mad.lo.u32 %r{r}, %lane, {m}, {a};");
                 }
                 let regs = &all[..usize::from(*nregs)];
                 let mut text = format!("{opcode} [%r{t}]");
@@ -523,44 +549,44 @@ impl<'a> Body<'a> {
                 let m = match addr {
                     MbarAddr::Shared if form.shared_cluster => {
                         let r = self.r();
-                        self.line(&format!("mov.u32 %r{r}, tc_mbar;"));
-                        self.line(&format!("add.u32 %r{r}, %r{r}, {};", 8 * u32::from(*mbar)));
+                        ln!(self, "mov.u32 %r{r}, tc_mbar;");
+                        ln!(self, "add.u32 %r{r}, %r{r}, {};", 8 * u32::from(*mbar));
                         format!("[%r{r}]")
                     }
                     MbarAddr::Shared => {
                         let rd = self.rd();
-                        self.line(&format!("mov.u64 %rd{rd}, tc_mbar;"));
-                        self.line(&format!("cvta.shared.u64 %rd{rd}, %rd{rd};"));
-                        self.line(&format!("add.u64 %rd{rd}, %rd{rd}, {};", 8 * u32::from(*mbar)));
+                        ln!(self, "mov.u64 %rd{rd}, tc_mbar;");
+                        ln!(self, "cvta.shared.u64 %rd{rd}, %rd{rd};");
+                        ln!(self, "add.u64 %rd{rd}, %rd{rd}, {};", 8 * u32::from(*mbar));
                         format!("[%rd{rd}]")
                     }
                     MbarAddr::GlobalUb => {
                         let rd = self.rd();
-                        self.line(&format!("mov.u64 %rd{rd}, tc_scratch;"));
-                        self.line(&format!("cvta.global.u64 %rd{rd}, %rd{rd};"));
-                        self.line(&format!("add.u64 %rd{rd}, %rd{rd}, {};", 8 * u32::from(*mbar)));
+                        ln!(self, "mov.u64 %rd{rd}, tc_scratch;");
+                        ln!(self, "cvta.global.u64 %rd{rd}, %rd{rd};");
+                        ln!(self, "add.u64 %rd{rd}, %rd{rd}, {};", 8 * u32::from(*mbar));
                         format!("[%rd{rd}]")
                     }
                 };
                 match cta_mask {
                     Some(mask) => {
                         let h = self.h();
-                        self.line(&format!("mov.b16 %h{h}, {mask};"));
-                        self.line(&format!("{opcode} {m}, %h{h};"));
+                        ln!(self, "mov.b16 %h{h}, {mask};");
+                        ln!(self, "{opcode} {m}, %h{h};");
                     }
-                    None => self.line(&format!("{opcode} {m};")),
+                    None => ln!(self, "{opcode} {m};"),
                 }
             }
             Op::Cp { taddr, src, .. } => {
                 let t = self.taddr(taddr);
                 let d = self.desc(src);
-                self.line(&format!("{opcode} [%r{t}], %rd{d};"));
+                ln!(self, "{opcode} [%r{t}], %rd{d};");
             }
             Op::Shift { taddr, .. } => {
                 let t = self.taddr(taddr);
-                self.line(&format!("{opcode} [%r{t}];"));
+                ln!(self, "{opcode} [%r{t}];");
             }
-            Op::Mma(m) => self.mma(&opcode, m),
+            Op::Mma(m) => self.mma(opcode, m),
         }
     }
 
@@ -592,17 +618,17 @@ impl<'a> Body<'a> {
         }
         let e = self.imm32(u32::from(m.enable_input_d));
         let p = self.pr();
-        self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
+        ln!(self, "setp.ne.u32 %p{p}, %r{e}, 0;");
         ops.push(format!("%p{p}"));
         if let Some(s) = m.scale_input_d {
             ops.push(s.to_string());
         }
         if let Some(z) = m.zero_col_mask {
             let rd = self.rd();
-            self.line(&format!("mov.b64 %rd{rd}, {z};"));
+            ln!(self, "mov.b64 %rd{rd}, {z};");
             ops.push(format!("%rd{rd}"));
         }
-        self.line(&format!("{opcode} {};", ops.join(", ")));
+        ln!(self, "{opcode} {};", ops.join(", "));
     }
 }
 

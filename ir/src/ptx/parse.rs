@@ -798,3 +798,43 @@ $L__BB0_1:
         assert!(ins.iter().all(|i| i.form.is_none()));
     }
 }
+
+impl std::fmt::Display for Operand<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn list(f: &mut std::fmt::Formatter<'_>, v: &[Operand<'_>]) -> std::fmt::Result {
+            for (i, o) in v.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{o}")?;
+            }
+            Ok(())
+        }
+        match self {
+            Operand::Reg(r) | Operand::Float(r) | Operand::Sym(r) => f.write_str(r),
+            Operand::Imm(v) => write!(f, "{v}"),
+            Operand::Addr { base, offset: 0 } => write!(f, "[{base}]"),
+            Operand::Addr { base: "", offset } => write!(f, "[{offset}]"),
+            Operand::Addr { base, offset } if *offset < 0 => write!(f, "[{base}{offset}]"),
+            Operand::Addr { base, offset } => write!(f, "[{base}+{offset}]"),
+            Operand::Tensor { base, rest } => {
+                write!(f, "[{base}, ")?;
+                list(f, rest)?;
+                f.write_str("]")
+            }
+            Operand::Vec(v) => {
+                f.write_str("{")?;
+                list(f, v)?;
+                f.write_str("}")
+            }
+            Operand::Pair(a, b) => write!(f, "{a}|{b}"),
+            Operand::Paren(v) => {
+                f.write_str("(")?;
+                list(f, v)?;
+                f.write_str(")")
+            }
+            Operand::Sink => f.write_str("_"),
+            Operand::Not(o) => write!(f, "!{o}"),
+        }
+    }
+}
