@@ -1,0 +1,443 @@
+//! The hardware targets (issue 7): `cuda` / `cuda:<n>` (tcgen05 on a Blackwell device) and
+//! `cuda-emu` / `cuda-emu:<n>` (the [`emu`] lowering on Hopper or newer).
+//!
+//! Both run each case in a worker process ([`worker`], [`protocol`]) under a per-case watchdog
+//! ([`supervisor`]); the parent never loads the CUDA driver. The driver is loaded at run time
+//! through cudarc ([`ffi`], the only unsafe code), so the project builds and tests everywhere;
+//! on a machine without a driver or without a suitable device, [`build`] returns the reason.
+//!
+//! # Settings (environment)
+//!
+//! | variable | default | meaning |
+//! | --- | --- | --- |
+//! | `TCGEN05_CUDA_WORKER` | next to the running binary | the worker executable |
+//! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
+//! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
+//! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
+//! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
+//! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
+
+pub mod arch;
+pub mod emu;
+#[cfg(feature = "cuda")]
+mod ffi;
+pub mod protocol;
+pub mod supervisor;
+pub mod worker;
+
+use crate::outcome::{Diagnostic, HangSite, Outcome, Severity, TrapKind};
+use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
+use std::path::PathBuf;
+use std::time::Duration;
+use supervisor::{Ended, Limits, Supervisor, WorkerSpec};
+use tcgen05_ir::observe::{self, Layout};
+use tcgen05_ir::{Case, Program};
+
+/// The worker binary's file name.
+pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
+
+/// Whether this build can drive CUDA devices at all (the `cuda` feature).
+pub fn support_compiled_in() -> bool {
+    cfg!(feature = "cuda")
+}
+
+/// Which flavour a [`CudaTarget`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// tcgen05 on the device itself (Blackwell).
+    Hardware,
+    /// The sm_90 emulation.
+    Emu,
+}
+
+/// Settings of a CUDA target.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Device ordinal.
+    pub device: u32,
+    /// Watchdog per case.
+    pub timeout: Duration,
+    /// Compile through ptxas instead of the driver JIT.
+    pub ptxas: Option<PathBuf>,
+    /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
+    pub guardrail: bool,
+    /// The worker executable.
+    pub worker: Option<PathBuf>,
+    /// Worker environment (e.g. the fake device of the tests).
+    pub worker_env: Vec<(String, String)>,
+    /// Watchdog limits of the parent.
+    pub limits: Limits,
+}
+
+impl Config {
+    /// Settings from the environment (module documentation) for device `device`.
+    pub fn from_env(device: u32) -> Config {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        let timeout = var("TCGEN05_CUDA_TIMEOUT_MS").and_then(|v| v.trim().parse().ok()).unwrap_or(2000u64);
+        let guardrail = var("TCGEN05_CUDA_GUARDRAIL").is_some_and(|v| v != "0");
+        let want_ptxas = var("TCGEN05_CUDA_COMPILER").is_some_and(|v| v == "ptxas") || guardrail;
+        let ptxas = if want_ptxas { find_ptxas() } else { None };
+        let mut worker_env = Vec::new();
+        if let Some(f) = var("TCGEN05_CUDA_FAKE") {
+            worker_env.push(("TCGEN05_CUDA_FAKE".to_string(), f));
+        }
+        Config {
+            device,
+            timeout: Duration::from_millis(timeout),
+            ptxas,
+            guardrail,
+            worker: var("TCGEN05_CUDA_WORKER").map(PathBuf::from),
+            worker_env,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// A ptxas: `TCGEN05_PTXAS`, then `ptxas` on `PATH`, then `/usr/local/cuda/bin/ptxas`.
+pub fn find_ptxas() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("TCGEN05_PTXAS") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let p = dir.join("ptxas");
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let p = PathBuf::from("/usr/local/cuda/bin/ptxas");
+    p.is_file().then_some(p)
+}
+
+/// The worker executable: `configured`, else `tcgen05-cuda-worker` next to the running
+/// binary or one folder up (test binaries live in `target/<profile>/deps`).
+pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
+    if let Some(p) = configured {
+        return if p.is_file() { Ok(p.clone()) } else { Err(format!("TCGEN05_CUDA_WORKER={} is not a file", p.display())) };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
+    let name = format!("{WORKER_BIN}{}", std::env::consts::EXE_SUFFIX);
+    let mut tried = Vec::new();
+    for dir in exe.ancestors().skip(1).take(2) {
+        let p = dir.join(&name);
+        if p.is_file() {
+            return Ok(p);
+        }
+        tried.push(p.display().to_string());
+    }
+    Err(format!(
+        "the CUDA worker `{name}` was not found (tried {}); build it with `cargo build --release -p tcgen05-drivers` or set TCGEN05_CUDA_WORKER",
+        tried.join(", ")
+    ))
+}
+
+/// Parses a target name: `Some((flavour, device))` for `cuda`, `cuda:<n>`, `cuda-emu`,
+/// `cuda-emu:<n>`.
+pub fn parse_name(name: &str) -> Option<(Flavour, u32)> {
+    let (flavour, rest) = if let Some(r) = name.strip_prefix("cuda-emu") {
+        (Flavour::Emu, r)
+    } else if let Some(r) = name.strip_prefix("cuda") {
+        (Flavour::Hardware, r)
+    } else {
+        return None;
+    };
+    if rest.is_empty() {
+        return Some((flavour, 0));
+    }
+    let n = rest.strip_prefix(':')?;
+    n.parse().ok().map(|d| (flavour, d))
+}
+
+/// Builds `cuda`, `cuda:<n>`, `cuda-emu` or `cuda-emu:<n>` with settings from the
+/// environment: `None` if the name is not this module's; `Some(Err(reason))` when the
+/// device cannot be used here (no driver, no device, wrong compute capability, no worker).
+pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
+    let (flavour, device) = parse_name(name)?;
+    Some(CudaTarget::new(name, flavour, Config::from_env(device)).map(|t| Box::new(t) as Box<dyn Target>))
+}
+
+/// Every name this module knows, with its availability here (starts a worker per name to ask
+/// the device, so it takes a moment on a GPU machine).
+pub fn candidates() -> Vec<TargetInfo> {
+    let mut v = Vec::new();
+    for (name, flavour, desc) in [
+        ("cuda", Flavour::Hardware, "tcgen05 on the CUDA device 0 (Blackwell, sm_100a/sm_103a/sm_110a), in a worker process"),
+        ("cuda-emu", Flavour::Emu, "tcgen05 emulated in shared memory on a Hopper (or newer) CUDA device 0"),
+    ] {
+        let (availability, version) = match CudaTarget::new(name, flavour, Config::from_env(0)) {
+            Ok(t) => (Availability::Available, Some(t.version())),
+            Err(e) => (Availability::Unavailable(e.0), None),
+        };
+        v.push(TargetInfo { name: name.to_string(), kind: TargetKind::Running, version, availability, description: desc.to_string() });
+    }
+    v
+}
+
+/// Per-case figures kept by a [`CudaTarget`] (for throughput and latency reports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaseTiming {
+    /// The worker's times.
+    pub timing: Timing,
+    /// Whether the case reached the device.
+    pub launched: bool,
+}
+
+/// The `cuda` / `cuda-emu` target.
+#[derive(Debug)]
+pub struct CudaTarget {
+    name: String,
+    flavour: Flavour,
+    cfg: Config,
+    sup: Supervisor,
+    dev: DeviceInfo,
+    device_targets: Option<arch::DeviceTargets>,
+    /// Figures of the last case run.
+    pub last: CaseTiming,
+}
+
+impl CudaTarget {
+    /// Starts a worker on the configured device and checks that it suits `flavour`.
+    pub fn new(name: &str, flavour: Flavour, cfg: Config) -> Result<CudaTarget, Unavailable> {
+        if !support_compiled_in() {
+            return Err(Unavailable("this build has no CUDA support (the `cuda` feature of tcgen05-drivers is off)".into()));
+        }
+        if flavour == Flavour::Hardware && cfg.guardrail && cfg.ptxas.is_none() {
+            return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
+        }
+        let exe = find_worker(cfg.worker.as_ref()).map_err(Unavailable)?;
+        let spec = WorkerSpec { exe, args: vec!["--device".into(), cfg.device.to_string()], env: cfg.worker_env.clone() };
+        let sup = Supervisor::start(spec, cfg.limits).map_err(Unavailable)?;
+        let dev = sup.device.clone();
+        let device_targets = match flavour {
+            Flavour::Hardware => Some(arch::tcgen05_targets(dev.cc).map_err(|e| Unavailable(format!("{} (device {}: {})", e, dev.ordinal, dev.name)))?),
+            Flavour::Emu => {
+                arch::emu_supported(dev.cc).map_err(Unavailable)?;
+                None
+            }
+        };
+        Ok(CudaTarget { name: name.to_string(), flavour, cfg, sup, dev, device_targets, last: CaseTiming::default() })
+    }
+
+    /// The device in use.
+    pub fn device(&self) -> &DeviceInfo {
+        &self.dev
+    }
+
+    /// Worker counters (spawned, killed, cases).
+    pub fn stats(&self) -> supervisor::Stats {
+        self.sup.stats
+    }
+
+    /// The request for one case, or the outcome that replaces running it.
+    fn request(&self, id: u64, p: &Program) -> Result<RunRequest, Outcome> {
+        let l = &p.launch;
+        let layout = Layout::of(p);
+        let (ptx, dyn_smem, status_words, compile) = match self.flavour {
+            Flavour::Emu => {
+                let cfg = emu::EmuConfig { max_dyn_smem: self.dev.max_smem_optin };
+                let low = emu::lower(p, &cfg).map_err(|e| Outcome::NotRun(e.to_string()))?;
+                let compile = match &self.cfg.ptxas {
+                    Some(path) => Compile::Ptxas { path: path.display().to_string(), arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor), options: vec![] },
+                    None => Compile::Jit,
+                };
+                (low.ptx, low.dyn_smem, emu::STATUS_WORDS, compile)
+            }
+            Flavour::Hardware => {
+                let dt = self.device_targets.expect("hardware targets have device targets");
+                let r = arch::retarget(l.target, (l.ptx_version.major, l.ptx_version.minor), dt);
+                let ptx = arch::apply_retarget(&tcgen05_ir::ptx::emit(p), &r);
+                let compile = match &self.cfg.ptxas {
+                    Some(path) => Compile::Ptxas {
+                        path: path.display().to_string(),
+                        arch: r.target.clone(),
+                        options: if self.cfg.guardrail { vec!["-g-tmem-access-check".into()] } else { vec![] },
+                    },
+                    None => Compile::Jit,
+                };
+                (ptx, 0, 0, compile)
+            }
+        };
+        Ok(RunRequest {
+            id,
+            ptx,
+            kernel: "tc_kernel".into(),
+            compile,
+            grid_x: l.ctas(),
+            block_x: 32 * u32::from(l.warps_per_cta),
+            cluster_x: u32::from(l.cluster_size),
+            dyn_smem,
+            obs_words: layout.total_words() as u32,
+            status_words,
+            timeout_ms: self.cfg.timeout.as_millis() as u64,
+        })
+    }
+
+    /// Runs a program and returns the outcome with the figures of the run.
+    pub fn run_program(&mut self, p: &Program) -> Outcome {
+        self.last = CaseTiming::default();
+        let id = self.sup.stats.cases + 1;
+        let req = match self.request(id, p) {
+            Ok(r) => r,
+            Err(o) => return o,
+        };
+        let ended = self.sup.run(&req);
+        let layout = Layout::of(p);
+        match ended {
+            Ended::Reported { result, compile_us } => {
+                self.last.launched = compile_us > 0 || !matches!(result, RunResult::CompileError { .. });
+                self.outcome(result, &layout)
+            }
+            Ended::CompileTimeout { limit_ms } => Outcome::TimedOut { limit_ms },
+            Ended::Unresponsive { waited_ms } => Outcome::Hung {
+                blocked: vec![HangSite {
+                    cta: 0,
+                    warp: 0,
+                    lane: 0,
+                    checkpoint: 0,
+                    blocked_on: Some(format!("the worker stopped answering for {waited_ms} ms after the launch; killed")),
+                }],
+                words: vec![],
+            },
+            Ended::WorkerDied { detail, launched } => {
+                Outcome::Crashed { detail: format!("CUDA worker died {} the launch: {detail}", if launched { "after" } else { "before" }) }
+            }
+            Ended::NoWorker(e) => Outcome::Crashed { detail: e },
+        }
+    }
+
+    fn outcome(&mut self, result: RunResult, layout: &Layout) -> Outcome {
+        match result {
+            RunResult::CompileError { code, log } => Outcome::Rejected(diagnostics(code, &log)),
+            RunResult::LaunchError { code, name } => Outcome::Faulted { code, detail: format!("launch refused: {name}") },
+            RunResult::Completed { words, timing, .. } => {
+                self.last.timing = timing;
+                Outcome::Completed { words }
+            }
+            RunResult::Hung { words, status, timing } => {
+                self.last.timing = timing;
+                let note = emu_note(&status);
+                Outcome::Hung { blocked: hang_sites(layout, &words, note.as_deref()), words }
+            }
+            RunResult::Fault { code, name, words, status, timing, .. } => {
+                self.last.timing = timing;
+                if self.flavour == Flavour::Emu {
+                    if let Some(o) = emu_outcome(&status, layout, &words) {
+                        return o;
+                    }
+                }
+                match arch::classify(code) {
+                    arch::FaultClass::TmemLeak => Outcome::Leaked { columns: 0, words },
+                    arch::FaultClass::Trap => {
+                        let kind = if self.cfg.guardrail {
+                            TrapKind::Guardrail(format!("-g-tmem-access-check: {name}"))
+                        } else {
+                            TrapKind::Other(format!("trap: {name}"))
+                        };
+                        Outcome::Trapped { kind, words }
+                    }
+                    arch::FaultClass::IllegalInstruction => Outcome::Trapped { kind: TrapKind::IllegalInstruction, words },
+                    arch::FaultClass::IllegalAddress => Outcome::Trapped { kind: TrapKind::IllegalAddress, words },
+                    arch::FaultClass::Other => Outcome::Faulted { code, detail: name },
+                }
+            }
+            RunResult::WorkerError(e) => Outcome::Crashed { detail: format!("CUDA worker: {e}") },
+        }
+    }
+}
+
+/// The blocked lanes of a hung run: every lane whose checkpoint is not "done" or "exited".
+pub fn hang_sites(layout: &Layout, words: &[u32], note: Option<&str>) -> Vec<HangSite> {
+    let mut v = Vec::new();
+    if words.len() < layout.total_words() {
+        return vec![HangSite { cta: 0, warp: 0, lane: 0, checkpoint: 0, blocked_on: note.map(str::to_string) }];
+    }
+    let view = observe::View { layout, words };
+    for cta in 0..layout.ctas {
+        for w in 0..layout.warp_base.len() {
+            for lane in 0..32 {
+                let c = view.checkpoint(cta, w, lane);
+                if c != observe::CHECKPOINT_DONE && c != observe::CHECKPOINT_EXIT {
+                    v.push(HangSite { cta, warp: w as u32, lane, checkpoint: c, blocked_on: note.map(str::to_string) });
+                }
+            }
+        }
+    }
+    v
+}
+
+/// The emulation's own account of a stop, from the status block.
+fn emu_note(status: &[u32]) -> Option<String> {
+    let code = emu::Code::from_u32(*status.first()?)?;
+    Some(format!(
+        "{code:?} ({}) at CTA {} warp {} lane {}, detail {:#x}",
+        code.rule(),
+        status.get(1).copied().unwrap_or(0),
+        status.get(2).copied().unwrap_or(0),
+        status.get(3).copied().unwrap_or(0),
+        status.get(4).copied().unwrap_or(0)
+    ))
+}
+
+/// The outcome of an emulation trap, from its recorded code.
+fn emu_outcome(status: &[u32], layout: &Layout, words: &[u32]) -> Option<Outcome> {
+    let code = emu::Code::from_u32(*status.first()?)?;
+    let note = emu_note(status).unwrap_or_default();
+    let words = words.to_vec();
+    Some(match code.class() {
+        emu::CodeClass::Trap => Outcome::Trapped { kind: TrapKind::Guardrail(format!("cuda-emu {note}")), words },
+        emu::CodeClass::Hang => Outcome::Hung { blocked: hang_sites(layout, &words, Some(&note)), words },
+        emu::CodeClass::Leak => Outcome::Leaked { columns: 32 * status.get(4).copied().unwrap_or(0).count_ones(), words },
+        emu::CodeClass::NotRun => Outcome::NotRun(format!("cuda-emu: the program uses TMEM beyond the emulated columns ({note})")),
+    })
+}
+
+/// Compiler diagnostics from a JIT or ptxas log: one per `line N` message, else one for all.
+pub fn diagnostics(code: u32, log: &str) -> Vec<Diagnostic> {
+    let mut v = Vec::new();
+    for l in log.lines() {
+        let lower = l.to_ascii_lowercase();
+        let severity = if lower.contains("error") {
+            Severity::Error
+        } else if lower.contains("warning") {
+            Severity::Warning
+        } else {
+            continue;
+        };
+        let line = lower.split("line ").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()).and_then(|n| n.parse().ok());
+        v.push(Diagnostic { severity, line, opcode: None, message: l.trim().to_string() });
+    }
+    if !v.iter().any(|d| d.severity == Severity::Error) {
+        let name = arch::code_name(code).unwrap_or("compile error");
+        v.push(Diagnostic { severity: Severity::Error, line: None, opcode: None, message: format!("{name}: {}", log.trim()) });
+    }
+    v
+}
+
+impl Target for CudaTarget {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn version(&self) -> String {
+        let d = &self.dev;
+        let mode = match (self.flavour, &self.cfg.ptxas, self.cfg.guardrail) {
+            (Flavour::Emu, _, _) => "emu".to_string(),
+            (_, Some(_), true) => "ptxas -g-tmem-access-check".to_string(),
+            (_, Some(_), false) => "ptxas".to_string(),
+            _ => "jit".to_string(),
+        };
+        format!("{} (cc {}), driver {}.{}, {mode}", d.name, d.cc, d.driver_version / 1000, d.driver_version % 1000 / 10)
+    }
+
+    fn kind(&self) -> TargetKind {
+        TargetKind::Running
+    }
+
+    fn run(&mut self, case: &Case) -> Outcome {
+        self.run_program(&case.program)
+    }
+}

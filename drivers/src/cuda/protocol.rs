@@ -1,0 +1,278 @@
+//! The framed protocol between the campaign (parent) and the CUDA worker process (issue 7,
+//! part 2). The worker owns the CUDA context; the parent never touches the driver.
+//!
+//! # Framing
+//!
+//! Each message is one frame: a little-endian `u32` byte length, then that many bytes of JSON
+//! (serde's externally tagged form of [`Request`] or [`Reply`]). Frames travel on the
+//! worker's stdin (requests) and stdout (replies); the worker's stderr is free text for logs.
+//!
+//! # Conversation
+//!
+//! 1. On start the worker sends [`Reply::Hello`]: the device it opened, or why it could not.
+//! 2. For each [`Request::Run`] it sends [`Reply::Launched`] once the module is compiled and
+//!    the kernel launched (so the parent can start the case's watchdog without counting
+//!    compile time), then exactly one [`Reply::Done`] with the same `id`.
+//! 3. After a sticky fault or a hang the worker exits on its own after its `Done`; the parent
+//!    never sends another case to it (fault attribution: every fault reported in a `Done`
+//!    belongs to that `id`, because the worker synchronizes the context after every case and
+//!    reports the first error it sees there).
+//! 4. [`Request::Shutdown`] (or the end of stdin) ends the worker.
+
+use super::arch::Cc;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Read, Write};
+
+/// Largest frame either side accepts (an observation buffer of 16 Mi words, as JSON, is far
+/// below it); a bigger length is a protocol error, not an allocation.
+pub const MAX_FRAME: u32 = 1 << 30;
+
+/// How the worker compiles a module.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Compile {
+    /// In-process through the driver's JIT (`cuModuleLoadDataEx`), keeping its error log.
+    Jit,
+    /// Through a ptxas binary to a cubin, then `cuModuleLoadData`.
+    Ptxas {
+        /// The ptxas executable.
+        path: String,
+        /// `-arch` value, e.g. `sm_100a`.
+        arch: String,
+        /// Extra options, e.g. `-g-tmem-access-check` (guardrail mode).
+        options: Vec<String>,
+    },
+}
+
+/// One case to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRequest {
+    /// The parent's case number; echoed in the replies.
+    pub id: u64,
+    /// The PTX module.
+    pub ptx: String,
+    /// The entry's name.
+    pub kernel: String,
+    /// How to compile it.
+    pub compile: Compile,
+    /// CTAs along x (`clusters * cluster_size`).
+    pub grid_x: u32,
+    /// Threads per CTA along x (`32 * warps_per_cta`).
+    pub block_x: u32,
+    /// CTAs per cluster along x (the launch's cluster attribute; 1 launches without one).
+    pub cluster_x: u32,
+    /// Dynamic shared memory bytes per CTA (the emulated TMEM of `cuda-emu`).
+    pub dyn_smem: u32,
+    /// Words of the observation buffer (the kernel's first parameter).
+    pub obs_words: u32,
+    /// Words of a status block passed as a second `.param .u64` (0: the kernel has one
+    /// parameter). `cuda-emu` records its trap code there.
+    pub status_words: u32,
+    /// How long the kernel may run before the case is reported hung, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// A request from the parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Request {
+    /// Run one case.
+    Run(RunRequest),
+    /// Exit.
+    Shutdown,
+}
+
+/// The device the worker opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Device ordinal.
+    pub ordinal: u32,
+    /// Its name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability.
+    pub cc: Cc,
+    /// `cuDriverGetVersion` (e.g. 13000 for CUDA 13.0).
+    pub driver_version: u32,
+    /// Multiprocessors.
+    pub sm_count: u32,
+    /// Largest dynamic shared memory a block may opt in to, bytes.
+    pub max_smem_optin: u32,
+}
+
+/// Time spent on one case, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Timing {
+    /// Compiling and loading the module.
+    pub compile_us: u64,
+    /// From the launch call until the kernel finished (or was given up).
+    pub run_us: u64,
+    /// Copying the observation buffer out.
+    pub readback_us: u64,
+}
+
+/// How one case ended in the worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RunResult {
+    /// The module did not compile or load; the JIT's or ptxas's log.
+    CompileError {
+        /// The driver code (`CUDA_ERROR_INVALID_PTX`, ...) or 0 for a ptxas failure.
+        code: u32,
+        /// The log.
+        log: String,
+    },
+    /// The kernel could not be launched (configuration rejected; not sticky).
+    LaunchError {
+        /// Driver code.
+        code: u32,
+        /// Its name.
+        name: String,
+    },
+    /// The kernel finished.
+    Completed {
+        /// Observation words.
+        words: Vec<u32>,
+        /// Status block words.
+        status: Vec<u32>,
+        /// Times.
+        timing: Timing,
+    },
+    /// The kernel failed with a driver error during its run.
+    Fault {
+        /// Driver code.
+        code: u32,
+        /// Its name.
+        name: String,
+        /// Whether it poisoned the context (the worker exits after this reply).
+        sticky: bool,
+        /// Observation words as far as they were written (host-mapped buffer).
+        words: Vec<u32>,
+        /// Status block words.
+        status: Vec<u32>,
+        /// Times.
+        timing: Timing,
+    },
+    /// The kernel did not finish within `timeout_ms` (the worker exits after this reply).
+    Hung {
+        /// Observation words at that moment (checkpoints say where each lane was).
+        words: Vec<u32>,
+        /// Status block words.
+        status: Vec<u32>,
+        /// Times.
+        timing: Timing,
+    },
+    /// The worker could not do its part (allocation failure, ...): a harness error.
+    WorkerError(String),
+}
+
+/// A reply from the worker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reply {
+    /// First message: the device, or why there is none.
+    Hello {
+        /// The worker's process id.
+        pid: u32,
+        /// The device, or the reason it is unavailable.
+        device: Result<DeviceInfo, String>,
+    },
+    /// The case's module is loaded and its kernel launched.
+    Launched {
+        /// The case.
+        id: u64,
+        /// Compile and load time, microseconds.
+        compile_us: u64,
+    },
+    /// The case is over.
+    Done {
+        /// The case.
+        id: u64,
+        /// How it ended.
+        result: RunResult,
+    },
+}
+
+/// Writes one frame.
+pub fn write_frame<T: Serialize>(w: &mut impl Write, msg: &T) -> io::Result<()> {
+    let body = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    let len = u32::try_from(body.len()).ok().filter(|l| *l <= MAX_FRAME);
+    let len = len.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "frame too large"))?;
+    w.write_all(&len.to_le_bytes())?;
+    w.write_all(&body)?;
+    w.flush()
+}
+
+/// Reads one frame; `Ok(None)` at a clean end of stream (no byte of a new frame).
+pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> io::Result<Option<T>> {
+    let mut len = [0u8; 4];
+    let mut got = 0;
+    while got < 4 {
+        match r.read(&mut len[got..])? {
+            0 if got == 0 => return Ok(None),
+            0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "truncated frame header")),
+            n => got += n,
+        }
+    }
+    let len = u32::from_le_bytes(len);
+    if len > MAX_FRAME {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("frame of {len} bytes exceeds the limit")));
+    }
+    let mut body = vec![0u8; len as usize];
+    r.read_exact(&mut body)?;
+    serde_json::from_slice(&body).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> Request {
+        Request::Run(RunRequest {
+            id: 7,
+            ptx: ".version 8.0\n".into(),
+            kernel: "tc_kernel".into(),
+            compile: Compile::Ptxas { path: "/x/ptxas".into(), arch: "sm_100a".into(), options: vec!["-g-tmem-access-check".into()] },
+            grid_x: 4,
+            block_x: 64,
+            cluster_x: 2,
+            dyn_smem: 1024,
+            obs_words: 99,
+            status_words: 8,
+            timeout_ms: 2000,
+        })
+    }
+
+    #[test]
+    fn frames_round_trip_back_to_back() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &req()).unwrap();
+        write_frame(&mut buf, &Request::Shutdown).unwrap();
+        let done = Reply::Done {
+            id: 7,
+            result: RunResult::Fault { code: 721, name: "x".into(), sticky: true, words: vec![1, 2], status: vec![], timing: Timing::default() },
+        };
+        write_frame(&mut buf, &done).unwrap();
+        let mut r = &buf[..];
+        assert_eq!(read_frame::<Request>(&mut r).unwrap(), Some(req()));
+        assert_eq!(read_frame::<Request>(&mut r).unwrap(), Some(Request::Shutdown));
+        assert_eq!(read_frame::<Reply>(&mut r).unwrap(), Some(done));
+        assert_eq!(read_frame::<Reply>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn damaged_frames_are_errors_not_panics() {
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &req()).unwrap();
+        // Truncated body.
+        let mut r = &buf[..buf.len() - 3];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        // Truncated header.
+        let mut r = &buf[..2];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        // A length over the limit is refused before allocating.
+        let huge = (MAX_FRAME + 1).to_le_bytes();
+        let mut r = &huge[..];
+        assert!(read_frame::<Request>(&mut r).is_err());
+        // Garbage JSON.
+        let mut bad = 3u32.to_le_bytes().to_vec();
+        bad.extend_from_slice(b"{{{");
+        let mut r = &bad[..];
+        assert!(read_frame::<Request>(&mut r).is_err());
+    }
+}

@@ -1,0 +1,317 @@
+//! The parent side of the worker protocol (issue 7, part 2): starts the worker, sends it
+//! cases, keeps a watchdog per case, and kills and respawns it after a sticky fault, a hang,
+//! or a crash. Many cases share one worker until a fault.
+//!
+//! Attribution: one case is in flight at a time, and the worker synchronizes the context at
+//! the end of every case, so whatever ends a case (its `Done`, the watchdog, the worker's
+//! death) belongs to that case; a worker that ended a case with a fault is never given another.
+
+use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
+use std::collections::VecDeque;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How to start a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// The executable.
+    pub exe: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment.
+    pub env: Vec<(String, String)>,
+}
+
+/// Limits of the watchdog.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Waiting for the worker's hello (driver initialization).
+    pub hello: Duration,
+    /// Waiting for a case to be compiled and launched.
+    pub compile: Duration,
+    /// Added to the case's own timeout before the parent gives up on the worker (the worker
+    /// normally reports the hang itself).
+    pub grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { hello: Duration::from_secs(60), compile: Duration::from_secs(120), grace: Duration::from_secs(10) }
+    }
+}
+
+/// How a case ended, seen from the parent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// The worker reported it.
+    Reported {
+        /// The worker's result.
+        result: RunResult,
+        /// Compile time from the `Launched` message, microseconds (0 if none came).
+        compile_us: u64,
+    },
+    /// The worker took longer than the compile limit, and was killed.
+    CompileTimeout {
+        /// The limit, milliseconds.
+        limit_ms: u64,
+    },
+    /// The kernel ran past its timeout plus grace without the worker reporting: killed.
+    Unresponsive {
+        /// How long the parent waited after the launch, milliseconds.
+        waited_ms: u64,
+    },
+    /// The worker died (or its pipe broke) before reporting the case.
+    WorkerDied {
+        /// Exit status and the last lines of its stderr.
+        detail: String,
+        /// Whether the case had been launched when it died.
+        launched: bool,
+    },
+    /// No worker could be started.
+    NoWorker(String),
+}
+
+/// Counters for the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Workers started.
+    pub spawned: u64,
+    /// Workers killed after a fault, a hang or a crash.
+    pub killed: u64,
+    /// Cases sent.
+    pub cases: u64,
+}
+
+struct Worker {
+    child: Child,
+    stdin: BufWriter<ChildStdin>,
+    rx: Receiver<Result<Reply, String>>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+/// A supervised worker.
+pub struct Supervisor {
+    spec: WorkerSpec,
+    limits: Limits,
+    worker: Option<Worker>,
+    /// The device the first worker opened.
+    pub device: DeviceInfo,
+    /// Counters.
+    pub stats: Stats,
+}
+
+impl std::fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Supervisor").field("spec", &self.spec).field("device", &self.device).field("stats", &self.stats).finish()
+    }
+}
+
+fn spawn(spec: &WorkerSpec, limits: &Limits) -> Result<(Worker, Result<DeviceInfo, String>), String> {
+    let mut cmd = Command::new(&spec.exe);
+    cmd.args(&spec.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in &spec.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start the CUDA worker {}: {e}", spec.exe.display()))?;
+    let stdin = BufWriter::new(child.stdin.take().ok_or("worker has no stdin")?);
+    let stdout = child.stdout.take().ok_or("worker has no stdout")?;
+    let stderr = child.stderr.take().ok_or("worker has no stderr")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        loop {
+            match protocol::read_frame::<Reply>(&mut r) {
+                Ok(Some(m)) => {
+                    if tx.send(Ok(m)).is_err() {
+                        break;
+                    }
+                }
+                Ok(None) => {
+                    let _ = tx.send(Err("the worker closed its output".into()));
+                    break;
+                }
+                Err(e) => {
+                    let _ = tx.send(Err(format!("bad frame from the worker: {e}")));
+                    break;
+                }
+            }
+        }
+    });
+    let tail = Arc::new(Mutex::new(VecDeque::new()));
+    let t2 = Arc::clone(&tail);
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Ok(mut q) = t2.lock() {
+                if q.len() == 20 {
+                    q.pop_front();
+                }
+                q.push_back(line);
+            }
+        }
+    });
+    let mut w = Worker { child, stdin, rx, stderr_tail: tail };
+    match w.rx.recv_timeout(limits.hello) {
+        Ok(Ok(Reply::Hello { device, .. })) => Ok((w, device)),
+        Ok(Ok(other)) => {
+            kill(&mut w);
+            Err(format!("the worker's first message was not a hello: {other:?}"))
+        }
+        Ok(Err(e)) => {
+            let d = death(&mut w);
+            Err(format!("the CUDA worker failed to start: {e}; {d}"))
+        }
+        Err(_) => {
+            kill(&mut w);
+            Err(format!("the CUDA worker did not say hello within {:?}", limits.hello))
+        }
+    }
+}
+
+fn kill(w: &mut Worker) {
+    let _ = w.child.kill();
+    let _ = w.child.wait();
+}
+
+/// Exit status and stderr tail of a dead (or dying) worker.
+fn death(w: &mut Worker) -> String {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    let status = loop {
+        match w.child.try_wait() {
+            Ok(Some(s)) => break format!("{s}"),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+            _ => {
+                kill(w);
+                break "killed".to_string();
+            }
+        }
+    };
+    // Give the stderr thread a moment to drain.
+    std::thread::sleep(Duration::from_millis(20));
+    let tail = w.stderr_tail.lock().map(|q| q.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
+    if tail.is_empty() { format!("worker exit: {status}") } else { format!("worker exit: {status}; stderr:\n{tail}") }
+}
+
+impl Supervisor {
+    /// Starts the first worker; `Err` says why the device is unavailable.
+    pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, String> {
+        let (mut w, device) = spawn(&spec, &limits)?;
+        match device {
+            Ok(device) => Ok(Supervisor { spec, limits, worker: Some(w), device, stats: Stats { spawned: 1, ..Stats::default() } }),
+            Err(reason) => {
+                let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
+                kill(&mut w);
+                Err(reason)
+            }
+        }
+    }
+
+    fn drop_worker(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            kill(&mut w);
+            self.stats.killed += 1;
+        }
+    }
+
+    fn ensure(&mut self) -> Result<(), String> {
+        if self.worker.is_some() {
+            return Ok(());
+        }
+        let (w, device) = spawn(&self.spec, &self.limits)?;
+        self.stats.spawned += 1;
+        self.worker = Some(w);
+        match device {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.drop_worker();
+                Err(format!("a respawned worker found no device: {e}"))
+            }
+        }
+    }
+
+    /// Runs one case under the watchdog.
+    pub fn run(&mut self, req: &RunRequest) -> Ended {
+        if let Err(e) = self.ensure() {
+            return Ended::NoWorker(e);
+        }
+        self.stats.cases += 1;
+        let timeout = Duration::from_millis(req.timeout_ms);
+        let w = self.worker.as_mut().expect("ensured");
+        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Run(req.clone())).and_then(|()| w.stdin.flush()) {
+            let d = death(w);
+            self.worker = None;
+            self.stats.killed += 1;
+            return Ended::WorkerDied { detail: format!("sending the case failed: {e}; {d}"), launched: false };
+        }
+        let mut compile_us = 0;
+        let mut launched = false;
+        let start = Instant::now();
+        let mut deadline = start + self.limits.compile;
+        loop {
+            let w = self.worker.as_mut().expect("present");
+            let left = deadline.saturating_duration_since(Instant::now());
+            match w.rx.recv_timeout(left) {
+                Ok(Ok(Reply::Launched { id, compile_us: c })) if id == req.id => {
+                    launched = true;
+                    compile_us = c;
+                    deadline = Instant::now() + timeout + self.limits.grace;
+                }
+                Ok(Ok(Reply::Done { id, result })) if id == req.id => {
+                    let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. });
+                    if fatal {
+                        // It exits on its own; make sure, and respawn on the next case.
+                        self.drop_worker();
+                    }
+                    return Ended::Reported { result, compile_us };
+                }
+                Ok(Ok(other)) => {
+                    // A message about another case would mean a broken worker: never
+                    // attribute it to this case.
+                    let d = death(w);
+                    self.drop_worker();
+                    return Ended::WorkerDied { detail: format!("unexpected message {other:?}; {d}"), launched };
+                }
+                Ok(Err(e)) => {
+                    let d = death(w);
+                    self.worker = None;
+                    self.stats.killed += 1;
+                    return Ended::WorkerDied { detail: format!("{e}; {d}"), launched };
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    self.drop_worker();
+                    return if launched {
+                        Ended::Unresponsive { waited_ms: start.elapsed().as_millis() as u64 }
+                    } else {
+                        Ended::CompileTimeout { limit_ms: self.limits.compile.as_millis() as u64 }
+                    };
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let d = death(w);
+                    self.worker = None;
+                    self.stats.killed += 1;
+                    return Ended::WorkerDied { detail: d, launched };
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        if let Some(mut w) = self.worker.take() {
+            let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
+            let deadline = Instant::now() + Duration::from_millis(500);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = w.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            kill(&mut w);
+        }
+    }
+}

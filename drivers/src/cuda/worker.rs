@@ -1,0 +1,348 @@
+//! The worker process: owns the CUDA context and runs cases sent by the parent over the framed
+//! protocol of [`super::protocol`] (issue 7, part 2).
+//!
+//! It is started as `tcgen05-cuda-worker --device N` (the drivers crate's binary), or as any
+//! binary that calls [`serve_if_requested`] first thing in `main` with
+//! [`WORKER_MODE_VAR`] set. Per case it compiles (driver JIT or ptxas), launches with the
+//! cluster attribute, polls the stream until the kernel finishes or the case's timeout passes,
+//! and reads the observation buffer (host-mapped, so it is readable after a trap or during a
+//! hang). After a sticky fault or a hang it replies and exits: the parent respawns it.
+
+use super::protocol::{self, Reply, Request, RunResult};
+use std::io::{self, BufReader, BufWriter};
+
+/// Set (to the device ordinal) to make [`serve_if_requested`] turn the current process into a
+/// worker.
+pub const WORKER_MODE_VAR: &str = "TCGEN05_CUDA_WORKER_MODE";
+
+/// If [`WORKER_MODE_VAR`] is set, serves as a worker on stdin/stdout and exits the process;
+/// otherwise returns. Call it first in `main` of a binary that should double as the worker.
+pub fn serve_if_requested() {
+    if let Ok(v) = std::env::var(WORKER_MODE_VAR) {
+        let ordinal = v.trim().parse().unwrap_or(0);
+        std::process::exit(serve_stdio(ordinal));
+    }
+}
+
+/// Serves on this process's stdin and stdout until shutdown; the exit status to use.
+pub fn serve_stdio(ordinal: u32) -> i32 {
+    let stdin = io::stdin();
+    let stdout = io::stdout();
+    let mut r = BufReader::new(stdin.lock());
+    let mut w = BufWriter::new(stdout.lock());
+    match serve(ordinal, &mut r, &mut w) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("tcgen05-cuda-worker: {e}");
+            1
+        }
+    }
+}
+
+/// Serves as a worker on `r` / `w` (a fake device when `TCGEN05_CUDA_FAKE` is set).
+fn serve(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
+    match std::env::var(FAKE_VAR) {
+        Ok(spec) => fake::serve(&spec, ordinal, r, w),
+        Err(_) => serve_device(ordinal, r, w),
+    }
+}
+
+/// The test double's variable: `cc=<major>.<minor>` makes the worker fake a device of that
+/// compute capability (see [`fake`]).
+pub const FAKE_VAR: &str = "TCGEN05_CUDA_FAKE";
+
+#[cfg(not(feature = "cuda"))]
+fn serve_device(_ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
+    let reason = "this build has no CUDA support (built without the `cuda` feature)".to_string();
+    protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Err(reason.clone()) })?;
+    refuse_all(r, w, &reason)
+}
+
+/// Answers every run with a worker error until shutdown (no device).
+fn refuse_all(r: &mut impl io::Read, w: &mut impl io::Write, reason: &str) -> io::Result<()> {
+    while let Some(req) = protocol::read_frame::<Request>(r)? {
+        match req {
+            Request::Run(run) => {
+                let result = RunResult::WorkerError(reason.to_string());
+                protocol::write_frame(w, &Reply::Done { id: run.id, result })?;
+            }
+            Request::Shutdown => break,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
+    use super::ffi;
+    let gpu = ffi::load().and_then(|d| ffi::Gpu::open(d, ordinal));
+    let gpu = match gpu {
+        Ok(g) => g,
+        Err(reason) => {
+            protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Err(reason.clone()) })?;
+            return refuse_all(r, w, &reason);
+        }
+    };
+    protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Ok(gpu.info.clone()) })?;
+    let mut bufs = cuda::Buffers::default();
+    while let Some(req) = protocol::read_frame::<Request>(r)? {
+        match req {
+            Request::Run(run) => {
+                let id = run.id;
+                let result = cuda::run_case(&gpu, &mut bufs, &run, w)?;
+                let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. });
+                protocol::write_frame(w, &Reply::Done { id, result })?;
+                if fatal {
+                    // The context is poisoned (sticky fault) or still runs a hung kernel:
+                    // leave, and let the parent start a fresh worker.
+                    std::process::exit(0);
+                }
+            }
+            Request::Shutdown => break,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(feature = "cuda")]
+mod cuda {
+    use super::super::arch;
+    use super::super::ffi::{Geometry, Gpu, Mapped};
+    use super::super::protocol::{self, Compile, Reply, RunRequest, RunResult, Timing};
+    use std::io;
+    use std::time::{Duration, Instant};
+
+    /// Host-mapped buffers, grown as needed and reused across cases.
+    #[derive(Default)]
+    pub struct Buffers {
+        obs: Option<Mapped>,
+        status: Option<Mapped>,
+    }
+
+    fn ensure(gpu: &Gpu, slot: &mut Option<Mapped>, words: usize) -> Result<(), String> {
+        if slot.as_ref().is_some_and(|m| m.capacity() >= words) {
+            return Ok(());
+        }
+        if let Some(old) = slot.take() {
+            gpu.free_mapped(old);
+        }
+        let m = gpu.alloc_mapped(words.next_power_of_two().max(1024)).map_err(|e| e.to_string())?;
+        *slot = Some(m);
+        Ok(())
+    }
+
+    fn compile_image(run: &RunRequest) -> Result<Vec<u8>, String> {
+        match &run.compile {
+            Compile::Jit => Ok(run.ptx.as_bytes().to_vec()),
+            Compile::Ptxas { path, arch, options } => {
+                let dir = std::env::temp_dir();
+                let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
+                let ptx = stem.with_extension("ptx");
+                let cubin = stem.with_extension("cubin");
+                std::fs::write(&ptx, &run.ptx).map_err(|e| format!("writing {}: {e}", ptx.display()))?;
+                let out = std::process::Command::new(path)
+                    .arg(format!("-arch={arch}"))
+                    .args(options)
+                    .arg("-o")
+                    .arg(&cubin)
+                    .arg(&ptx)
+                    .output();
+                let _ = std::fs::remove_file(&ptx);
+                let out = out.map_err(|e| format!("running {path}: {e}"))?;
+                if !out.status.success() {
+                    let _ = std::fs::remove_file(&cubin);
+                    return Err(format!("{path} -arch={arch} {}: {}\n{}", options.join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+                }
+                let image = std::fs::read(&cubin).map_err(|e| format!("reading {}: {e}", cubin.display()));
+                let _ = std::fs::remove_file(&cubin);
+                image
+            }
+        }
+    }
+
+    /// Runs one case: compile, launch, poll, read back.
+    pub fn run_case(gpu: &Gpu, bufs: &mut Buffers, run: &RunRequest, w: &mut impl io::Write) -> io::Result<RunResult> {
+        let t0 = Instant::now();
+        let image = match compile_image(run) {
+            Ok(i) => i,
+            Err(log) => return Ok(RunResult::CompileError { code: 0, log }),
+        };
+        let kernel = match gpu.load_module(&image, &run.kernel) {
+            Ok(k) => k,
+            Err((code, log)) => {
+                // A load error that poisons the context (rare) must not leak into the next case.
+                if arch::is_sticky(code) {
+                    let name = gpu.error(code, "cuModuleLoadDataEx").name;
+                    return Ok(RunResult::Fault { code, name, sticky: true, words: vec![], status: vec![], timing: Timing::default() });
+                }
+                return Ok(RunResult::CompileError { code, log });
+            }
+        };
+        let compile_us = t0.elapsed().as_micros() as u64;
+        let obs_words = run.obs_words as usize;
+        let status_words = run.status_words as usize;
+        if let Err(e) = ensure(gpu, &mut bufs.obs, obs_words).and_then(|()| {
+            if status_words > 0 { ensure(gpu, &mut bufs.status, status_words) } else { Ok(()) }
+        }) {
+            gpu.unload(kernel);
+            return Ok(RunResult::WorkerError(e));
+        }
+        let (obs, status) = (bufs.obs.as_mut().expect("ensured"), &mut bufs.status);
+        obs.zero(obs_words);
+        let mut params = vec![obs.device_ptr()];
+        if status_words > 0 {
+            let s = status.as_mut().expect("ensured");
+            s.zero(status_words);
+            params.push(s.device_ptr());
+        }
+        let geometry = Geometry { grid_x: run.grid_x, block_x: run.block_x, cluster_x: run.cluster_x, dyn_smem: run.dyn_smem };
+        protocol::write_frame(w, &Reply::Launched { id: run.id, compile_us })?;
+        let t1 = Instant::now();
+        let read_status = |status: &Option<Mapped>| -> Vec<u32> {
+            match status {
+                Some(s) if status_words > 0 => s.read(status_words),
+                _ => vec![],
+            }
+        };
+        if let Err(e) = gpu.launch(&kernel, geometry, &params) {
+            let sticky = arch::is_sticky(e.code);
+            if !sticky {
+                gpu.unload(kernel);
+                return Ok(RunResult::LaunchError { code: e.code, name: e.name });
+            }
+            let timing = Timing { compile_us, run_us: t1.elapsed().as_micros() as u64, readback_us: 0 };
+            return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words: obs.read(obs_words), status: read_status(status), timing });
+        }
+        let deadline = t1 + Duration::from_millis(run.timeout_ms);
+        let mut spins = 0u32;
+        loop {
+            match gpu.query() {
+                Ok(true) => break,
+                Ok(false) => {
+                    if Instant::now() >= deadline {
+                        let run_us = t1.elapsed().as_micros() as u64;
+                        let t2 = Instant::now();
+                        let words = obs.read(obs_words);
+                        let timing = Timing { compile_us, run_us, readback_us: t2.elapsed().as_micros() as u64 };
+                        return Ok(RunResult::Hung { words, status: read_status(status), timing });
+                    }
+                    // Spin briefly (small kernels finish in microseconds), then sleep.
+                    spins += 1;
+                    if spins < 2000 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::sleep(Duration::from_micros(50));
+                    }
+                }
+                Err(e) => {
+                    let run_us = t1.elapsed().as_micros() as u64;
+                    let t2 = Instant::now();
+                    let words = obs.read(obs_words);
+                    let timing = Timing { compile_us, run_us, readback_us: t2.elapsed().as_micros() as u64 };
+                    let sticky = arch::is_sticky(e.code);
+                    return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words, status: read_status(status), timing });
+                }
+            }
+        }
+        let run_us = t1.elapsed().as_micros() as u64;
+        // Any error the kernel left behind surfaces here, and is this case's (the previous
+        // case ended with a clean synchronization too).
+        if let Err(e) = gpu.synchronize() {
+            let words = obs.read(obs_words);
+            let sticky = arch::is_sticky(e.code);
+            let timing = Timing { compile_us, run_us, readback_us: 0 };
+            return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words, status: read_status(status), timing });
+        }
+        let t2 = Instant::now();
+        let words = obs.read(obs_words);
+        let status_v = read_status(status);
+        let readback_us = t2.elapsed().as_micros() as u64;
+        gpu.unload(kernel);
+        Ok(RunResult::Completed { words, status: status_v, timing: Timing { compile_us, run_us, readback_us } })
+    }
+}
+
+/// A fake device, so the parent's watchdog, respawn and attribution logic is tested on machines
+/// without a GPU. It runs no code: a case completes with a zeroed observation buffer unless
+/// its PTX holds one of the checkpoint ids below (`Stmt::Checkpoint(id)` prints `, <id>;`),
+/// which select a failure.
+pub mod fake {
+    use super::super::arch::{self, Cc};
+    use super::super::emu;
+    use super::super::protocol::{self, DeviceInfo, Reply, Request, RunResult, Timing};
+    use std::io;
+    use std::time::Duration;
+
+    /// The kernel traps (`CUDA_ERROR_LAUNCH_FAILED`, sticky).
+    pub const TRAP: u16 = 61001;
+    /// The kernel hangs; the worker reports it after the case's timeout.
+    pub const HANG: u16 = 61002;
+    /// The worker stops answering (the parent's own watchdog must fire).
+    pub const STALL: u16 = 61003;
+    /// The worker dies after the launch.
+    pub const CRASH: u16 = 61004;
+    /// The kernel exits with TMEM allocated (`CUDA_ERROR_TENSOR_MEMORY_LEAK`).
+    pub const LEAK: u16 = 61005;
+    /// The module does not compile.
+    pub const COMPILE_ERROR: u16 = 61006;
+
+    fn has(ptx: &str, id: u16) -> bool {
+        ptx.contains(&format!(", {id};"))
+    }
+
+    /// Serves a fake device described by `spec` (`cc=9.0`).
+    pub fn serve(spec: &str, ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
+        let cc = spec
+            .strip_prefix("cc=")
+            .and_then(|v| v.split_once('.'))
+            .and_then(|(a, b)| Some(Cc { major: a.parse().ok()?, minor: b.parse().ok()? }))
+            .unwrap_or(Cc { major: 9, minor: 0 });
+        let info = DeviceInfo { ordinal, name: format!("fake device (cc {cc})"), cc, driver_version: 13000, sm_count: 132, max_smem_optin: emu::SM90_MAX_DYN_SMEM };
+        protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Ok(info) })?;
+        while let Some(req) = protocol::read_frame::<Request>(r)? {
+            let run = match req {
+                Request::Run(run) => run,
+                Request::Shutdown => break,
+            };
+            let id = run.id;
+            if has(&run.ptx, COMPILE_ERROR) {
+                let log = "ptxas application ptx input, line 12; error   : fake compile error".to_string();
+                protocol::write_frame(w, &Reply::Done { id, result: RunResult::CompileError { code: arch::code::INVALID_PTX, log } })?;
+                continue;
+            }
+            protocol::write_frame(w, &Reply::Launched { id, compile_us: 1 })?;
+            let words = vec![0u32; run.obs_words as usize];
+            let status = vec![0u32; run.status_words as usize];
+            let timing = Timing { compile_us: 1, run_us: 1, readback_us: 1 };
+            let fault = |code: u32, status: Vec<u32>| RunResult::Fault {
+                code,
+                name: arch::code_name(code).unwrap_or("?").to_string(),
+                sticky: true,
+                words: words.clone(),
+                status,
+                timing,
+            };
+            let result = if has(&run.ptx, TRAP) {
+                fault(arch::code::LAUNCH_FAILED, status)
+            } else if has(&run.ptx, LEAK) {
+                fault(arch::code::TENSOR_MEMORY_LEAK, status)
+            } else if has(&run.ptx, HANG) {
+                std::thread::sleep(Duration::from_millis(run.timeout_ms));
+                RunResult::Hung { words: words.clone(), status, timing }
+            } else if has(&run.ptx, STALL) {
+                std::thread::sleep(Duration::from_secs(3600));
+                continue;
+            } else if has(&run.ptx, CRASH) {
+                std::process::exit(3);
+            } else {
+                RunResult::Completed { words, status, timing }
+            };
+            let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { .. });
+            protocol::write_frame(w, &Reply::Done { id, result })?;
+            if fatal {
+                std::process::exit(0);
+            }
+        }
+        Ok(())
+    }
+}

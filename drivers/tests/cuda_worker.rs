@@ -1,0 +1,157 @@
+//! The hardware path without a GPU: availability reasons, and the parent's watchdog, respawn
+//! and fault attribution against the worker's fake device (`TCGEN05_CUDA_FAKE`), which speaks
+//! the real protocol from the real worker binary.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tcgen05_drivers::cuda::supervisor::Limits;
+use tcgen05_drivers::cuda::worker::fake;
+use tcgen05_drivers::cuda::{self, Config, CudaTarget, Flavour};
+use tcgen05_drivers::outcome::Outcome;
+use tcgen05_drivers::target::Target;
+use tcgen05_ir::{Program, Stmt, samples};
+
+fn worker() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_tcgen05-cuda-worker"))
+}
+
+fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
+    Config {
+        device: 0,
+        timeout: Duration::from_millis(timeout_ms),
+        ptxas: None,
+        guardrail: false,
+        worker: Some(worker()),
+        worker_env: fake_cc.map(|cc| vec![("TCGEN05_CUDA_FAKE".to_string(), format!("cc={cc}"))]).unwrap_or_default(),
+        limits: Limits { hello: Duration::from_secs(20), compile: Duration::from_secs(20), grace: Duration::from_millis(500) },
+    }
+}
+
+fn with_checkpoint(id: u16) -> Program {
+    let mut p = samples::single_warp_roundtrip();
+    p.warps[0].insert(0, Stmt::Checkpoint(id));
+    p
+}
+
+fn case(p: Program) -> tcgen05_ir::Case {
+    tcgen05_ir::Case { program: p, intent: tcgen05_ir::Intent::Unknown, provenance: Default::default() }
+}
+
+#[test]
+fn names_are_parsed() {
+    assert_eq!(cuda::parse_name("cuda"), Some((Flavour::Hardware, 0)));
+    assert_eq!(cuda::parse_name("cuda:3"), Some((Flavour::Hardware, 3)));
+    assert_eq!(cuda::parse_name("cuda-emu"), Some((Flavour::Emu, 0)));
+    assert_eq!(cuda::parse_name("cuda-emu:1"), Some((Flavour::Emu, 1)));
+    assert_eq!(cuda::parse_name("cuda:x"), None);
+    assert_eq!(cuda::parse_name("sim"), None);
+    assert!(cuda::build("sim").is_none());
+}
+
+#[test]
+fn without_a_driver_the_target_is_unavailable_with_a_reason() {
+    // On a machine with no NVIDIA driver (CI), both names say so and nothing panics.
+    let has_driver = ["/dev/nvidiactl", "/dev/nvidia0"].iter().any(|p| std::path::Path::new(p).exists());
+    for flavour in [Flavour::Hardware, Flavour::Emu] {
+        match CudaTarget::new("cuda", flavour, config(None, 1000)) {
+            Ok(t) => assert!(has_driver, "available without a driver: {}", t.version()),
+            Err(e) => {
+                if !has_driver {
+                    assert!(e.0.contains("no CUDA driver") || e.0.contains("no usable CUDA device"), "{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hopper_is_not_a_tcgen05_device_but_runs_the_emulation() {
+    let e = CudaTarget::new("cuda", Flavour::Hardware, config(Some("9.0"), 1000)).unwrap_err();
+    assert!(e.0.contains("found compute capability 9.0") && e.0.contains("tcgen05 needs 10.x or 11.x"), "{e}");
+    let t = CudaTarget::new("cuda-emu", Flavour::Emu, config(Some("9.0"), 1000)).unwrap();
+    assert!(t.version().contains("cc 9.0"), "{}", t.version());
+    // A Blackwell part is accepted by `cuda`.
+    assert!(CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).is_ok());
+}
+
+#[test]
+fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker() {
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
+    let trap = t.run(&case(with_checkpoint(fake::TRAP)));
+    assert!(matches!(trap, Outcome::Trapped { .. }), "{trap:?}");
+    let good = case(samples::single_warp_roundtrip());
+    for i in 0..100 {
+        let o = t.run(&good);
+        assert!(matches!(o, Outcome::Completed { .. }), "case {i}: {o:?}");
+    }
+    let s = t.stats();
+    // One worker before the trap, exactly one after it: the 100 shared it.
+    assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 101));
+}
+
+#[test]
+fn a_reported_hang_is_hung_with_the_lanes_and_a_leak_is_leaked() {
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 200)).unwrap();
+    let start = Instant::now();
+    let o = t.run(&case(with_checkpoint(fake::HANG)));
+    match &o {
+        // The fake wrote no checkpoint: all 32 lanes of the one warp are reported.
+        Outcome::Hung { blocked, .. } => assert_eq!(blocked.len(), 32, "{o:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(start.elapsed() < Duration::from_secs(5));
+    let o = t.run(&case(with_checkpoint(fake::LEAK)));
+    assert!(matches!(o, Outcome::Leaked { .. }), "{o:?}");
+    let o = t.run(&case(samples::single_warp_roundtrip()));
+    assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
+    assert_eq!(t.stats().spawned, 3);
+}
+
+#[test]
+fn an_unresponsive_worker_is_killed_by_the_parent_watchdog() {
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 300)).unwrap();
+    let start = Instant::now();
+    let o = t.run(&case(with_checkpoint(fake::STALL)));
+    let took = start.elapsed();
+    assert!(matches!(o, Outcome::Hung { .. }), "{o:?}");
+    // Timeout 300 ms + grace 500 ms, with slack for a loaded machine.
+    assert!(took >= Duration::from_millis(800) && took < Duration::from_secs(10), "{took:?}");
+    let o = t.run(&case(samples::single_warp_roundtrip()));
+    assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
+}
+
+#[test]
+fn a_crashed_worker_is_reported_and_replaced() {
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 300)).unwrap();
+    let o = t.run(&case(with_checkpoint(fake::CRASH)));
+    match &o {
+        Outcome::Crashed { detail } => assert!(detail.contains("after the launch"), "{detail}"),
+        other => panic!("{other:?}"),
+    }
+    let o = t.run(&case(samples::single_warp_roundtrip()));
+    assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
+}
+
+#[test]
+fn compile_errors_keep_the_log_as_diagnostics() {
+    let mut t = CudaTarget::new("cuda-emu", Flavour::Emu, config(Some("9.0"), 300)).unwrap();
+    let o = t.run(&case(with_checkpoint(fake::COMPILE_ERROR)));
+    match &o {
+        Outcome::Rejected(d) => {
+            assert_eq!(d[0].line, Some(12));
+            assert!(d[0].message.contains("fake compile error"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A compile error does not cost the worker.
+    assert_eq!(t.stats().spawned, 1);
+}
+
+#[test]
+fn programs_the_emulation_does_not_model_are_not_run() {
+    let mut t = CudaTarget::new("cuda-emu", Flavour::Emu, config(Some("9.0"), 300)).unwrap();
+    let mut p = samples::single_warp_roundtrip();
+    p.smem.regions = vec![300_000];
+    let o = t.run(&case(p));
+    assert!(matches!(&o, Outcome::NotRun(r) if r.contains("cuda-emu")), "{o:?}");
+}
