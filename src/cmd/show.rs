@@ -95,7 +95,8 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
         for i in tc {
             let guard = i.guard.map(|g| format!("@{}{} ", if g.negated { "!" } else { "" }, g.pred)).unwrap_or_default();
             let ops: Vec<String> = i.operands.iter().map(ToString::to_string).collect();
-            println!("  {:>6}  {guard}{} {}", i.pos.line, i.opcode, ops.join(", "));
+            let line = format!("  {:>6}  {guard}{} {}", i.pos.line, i.opcode, ops.join(", "));
+            println!("{}", line.trim_end());
         }
     }
 }

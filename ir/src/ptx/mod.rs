@@ -2,6 +2,7 @@
 //! and real compiler output alike), and the lifter of printed modules back to programs
 //! ([`lift`]).
 
+pub mod cfg;
 pub mod emit;
 pub mod lift;
 pub mod parse;
