@@ -14,6 +14,7 @@ pub mod catalogue;
 mod check;
 pub mod gating;
 pub mod probes;
+pub mod run;
 pub mod types;
 
 pub use types::*;
@@ -32,19 +33,5 @@ pub fn expect(p: &Program) -> Expected {
 
 /// What the spec allows for a run of `p` under `opts`.
 pub fn expect_with(p: &Program, opts: &Options) -> Expected {
-    Expected {
-        edition: opts.edition,
-        violations: check(p),
-        run: RunExpect {
-            verdict: RunVerdict::Undefined(Vec::new()),
-            rules: Vec::new(),
-        },
-        obs: Vec::new(),
-        leak: LeakExpect {
-            status: LeakStatus::MayLeak,
-            rules: Vec::new(),
-        },
-        assumes_completed: Vec::new(),
-        notes: vec!["run model not implemented yet".into()],
-    }
+    run::expect(p, opts)
 }

@@ -1,0 +1,424 @@
+//! The allocation model (reference §2.3, §3.1; ORACLE-MODEL.md "Allocation and blocking").
+//!
+//! Per CTA (or per SM under [`CoResidency::SharedSm`], OQ-7): capacity 512 columns in units
+//! of 32; the allocation permit (RELQ-CTA-WIDE, ALLOC-AFTER-RELINQUISH); the non-increasing
+//! rule (ALLOC-NONINCREASING); dealloc matching an earlier allocation (DEALLOC-TADDR-PREV,
+//! OQ-3); leaks at exit (ALLOC-FREE-BEFORE-EXIT); blocking (ALLOC-BLOCKS): an alloc whose
+//! columns are held by allocations that can only be freed after it must deadlock, one that
+//! may find them held may block; `::2` pairing (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK,
+//! DEALLOC-BARRIER-ORDER, GEN-PEER-ACTIVE). The stored address is opaque (OQ-1): only
+//! observation checks are expected of it.
+
+use super::sync::{self, Clocks};
+use super::unroll::Unrolled;
+use super::{Findings, block_site, lanes};
+use crate::types::*;
+use tcgen05_ir::*;
+
+/// TMEM columns per CTA (reference §2.1).
+pub const CAPACITY: u32 = 512;
+
+/// One allocation: an executed alloc and, if any, the dealloc that frees it.
+#[derive(Debug, Clone)]
+pub struct Inst {
+    /// Number (the `alloc` of [`AddrCheck`]).
+    pub id: u32,
+    /// Global CTA.
+    pub cta: u32,
+    /// Global warp and event index of the alloc.
+    pub at: (usize, usize),
+    /// Columns.
+    pub ncols: u32,
+    /// Slot it stores to.
+    pub slot: u8,
+    /// `.cta_group`.
+    pub cg: CtaGroup,
+    /// The dealloc that frees it.
+    pub dealloc: Option<(usize, usize)>,
+    /// The peer CTA's instance of a `::2` allocation.
+    pub peer: Option<u32>,
+}
+
+/// What the slot read by a thread holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotRead {
+    /// The address of this instance.
+    Inst(u32),
+    /// A race with an alloc's weak store (ALLOC-STORE-WEAK).
+    Racy,
+    /// No alloc stored to it before: uninitialised shared memory.
+    Never,
+}
+
+/// The result of the allocation analysis.
+#[derive(Debug)]
+pub struct AllocAnalysis {
+    /// Every executed allocation.
+    pub insts: Vec<Inst>,
+    /// Leak status.
+    pub leak: LeakExpect,
+    /// Expectations of the ObserveAddr records.
+    pub addr_obs: Vec<ObsItem>,
+}
+
+impl AllocAnalysis {
+    /// What the slot `slot` read at event (g, i) of CTA `cta` holds.
+    pub fn read_slot(&self, c: &Clocks, cta: u32, slot: u8, g: usize, i: usize) -> SlotRead {
+        let mut before: Vec<&Inst> = Vec::new();
+        for inst in self.insts.iter().filter(|x| x.cta == cta && x.slot == slot) {
+            let (ag, ai) = inst.at;
+            if c.hb(ag, ai, g, i) && (ag, ai) != (g, i) {
+                before.push(inst);
+            } else if !c.hb(g, i, ag, ai) {
+                return SlotRead::Racy;
+            }
+        }
+        let last = before.iter().find(|x| {
+            before
+                .iter()
+                .all(|y| x.id == y.id || c.hb(y.at.0, y.at.1, x.at.0, x.at.1))
+        });
+        match (before.is_empty(), last) {
+            (true, _) => SlotRead::Never,
+            (false, Some(x)) => SlotRead::Inst(x.id),
+            (false, None) => SlotRead::Racy,
+        }
+    }
+}
+
+/// Runs the allocation analysis.
+pub fn analyse(
+    p: &Program,
+    u: &Unrolled<'_>,
+    c: &Clocks,
+    opts: &Options,
+    f: &mut Findings,
+) -> AllocAnalysis {
+    let w = c.w;
+    let mut insts: Vec<Inst> = Vec::new();
+    let mut deallocs = Vec::new();
+    let mut relinquishes = Vec::new();
+    for (g, evs) in u.warps.iter().enumerate() {
+        for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+            match e.stmt {
+                Stmt::Tc(Op::Alloc {
+                    form, slot, ncols, ..
+                }) => insts.push(Inst {
+                    id: insts.len() as u32,
+                    cta: (g / w) as u32,
+                    at: (g, i),
+                    ncols: ncols.value,
+                    slot: *slot,
+                    cg: form.cta_group,
+                    dealloc: None,
+                    peer: None,
+                }),
+                Stmt::Tc(Op::Dealloc { taddr, ncols, .. }) => {
+                    deallocs.push((g, i, *taddr, ncols.value))
+                }
+                Stmt::Tc(Op::Relinquish { .. }) => relinquishes.push((g, i)),
+                _ => {}
+            }
+        }
+    }
+    let mut a = AllocAnalysis {
+        insts,
+        leak: LeakExpect {
+            status: LeakStatus::NoLeak,
+            rules: vec![RuleId::AllocFreeBeforeExit],
+        },
+        addr_obs: Vec::new(),
+    };
+    // OQ-35: several allocating warps per CTA.
+    if !opts.multi_warp_alloc {
+        for x in &a.insts {
+            if a.insts.iter().any(|y| y.cta == x.cta && y.at.0 != x.at.0) {
+                f.undefined.insert(RuleId::AllocIssuer);
+                f.note("ALLOC-ISSUER: several warps of one CTA allocate (OQ-35; option multi_warp_alloc is off)");
+            }
+        }
+    }
+    // Deallocs (DEALLOC-TADDR-PREV, OQ-3).
+    for (g, i, taddr, n) in deallocs {
+        let cta = (g / w) as u32;
+        let bad = |f: &mut Findings, why: &str| {
+            f.undefined.insert(RuleId::DeallocTaddrPrev);
+            f.note(format!("DEALLOC-TADDR-PREV: {why} (OQ-3)"));
+        };
+        let TBase::Slot(s) = taddr.base else {
+            bad(f, "dealloc of an address no alloc returned");
+            continue;
+        };
+        match a.read_slot(c, cta, s, g, i) {
+            SlotRead::Inst(id) => {
+                let inst = &mut a.insts[id as usize];
+                if taddr.offset() != 0 {
+                    bad(f, "dealloc of an address inside an allocation");
+                } else if n != inst.ncols {
+                    bad(f, "dealloc with an nCols different from the allocation's");
+                } else if inst.dealloc.is_some() {
+                    bad(f, "a second dealloc of one allocation");
+                } else {
+                    inst.dealloc = Some((g, i));
+                    if !opts.multi_warp_alloc && inst.at.0 != g {
+                        f.undefined.insert(RuleId::AllocIssuer);
+                        f.note("ALLOC-ISSUER: a warp frees another warp's allocation (OQ-35)");
+                    }
+                }
+            }
+            SlotRead::Racy => {
+                f.undefined.insert(RuleId::AllocStoreWeak);
+                bad(
+                    f,
+                    "the dealloc address is read from a slot without synchronizing with the alloc's store",
+                );
+            }
+            SlotRead::Never => bad(f, "the dealloc address is read from a slot no alloc wrote"),
+        }
+    }
+    // ALLOC-AFTER-RELINQUISH and RELQ-CTA-WIDE: reachable when an alloc is not before every
+    // relinquish of its CTA.
+    for x in &a.insts {
+        for (rg, ri) in &relinquishes {
+            if (*rg / w) as u32 == x.cta && !c.hb(x.at.0, x.at.1, *rg, *ri) {
+                f.undefined.insert(RuleId::AllocAfterRelinquish);
+                f.note("ALLOC-AFTER-RELINQUISH: an alloc can run after its CTA relinquished the permit");
+            }
+        }
+    }
+    // ALLOC-NONINCREASING: a larger request that is not ordered before a smaller one.
+    for x in &a.insts {
+        for y in &a.insts {
+            if x.cta == y.cta && y.ncols > x.ncols && !c.hb(y.at.0, y.at.1, x.at.0, x.at.1) {
+                f.undefined.insert(RuleId::AllocNonincreasing);
+                f.note(format!(
+                    "ALLOC-NONINCREASING: an alloc of {} columns can follow one of {} in the CTA's execution order",
+                    y.ncols, x.ncols
+                ));
+            }
+        }
+    }
+    pairing(p, u, c, opts, &mut a, f);
+    capacity(u, c, opts, &a, f);
+    // Leaks (ALLOC-FREE-BEFORE-EXIT: consequence unstated, so reported, never judged).
+    if a.insts.iter().any(|x| x.dealloc.is_none()) {
+        a.leak.status = LeakStatus::MayLeak;
+    }
+    // Address observations (ALLOC-ADDR-STORE, ALLOC-STORE-WEAK, OQ-1).
+    for (g, evs) in u.warps.iter().enumerate() {
+        for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+            let Stmt::ObserveAddr { slot } = e.stmt else {
+                continue;
+            };
+            let Some(site) = e.site else { continue };
+            let cta = (g / w) as u32;
+            let (expect, rules) = match a.read_slot(c, cta, *slot, g, i) {
+                SlotRead::Inst(id) => {
+                    let x = &a.insts[id as usize];
+                    let disjoint_from = a
+                        .insts
+                        .iter()
+                        .filter(|y| y.cta == x.cta && y.id != x.id && overlap(c, x, y))
+                        .map(|y| y.id)
+                        .collect();
+                    (
+                        ObsExpect::Check(AddrCheck {
+                            alloc: id,
+                            ncols: x.ncols,
+                            lane_zero: true,
+                            capacity: CAPACITY,
+                            disjoint_from,
+                            basis: "observation check (OQ-1), not a spec fact".into(),
+                        }),
+                        vec![RuleId::AllocAddrStore, RuleId::AllocSameAddrOrder],
+                    )
+                }
+                SlotRead::Racy => (
+                    ObsExpect::Unspecified(vec![RuleId::AllocStoreWeak]),
+                    vec![RuleId::AllocStoreWeak],
+                ),
+                SlotRead::Never => (
+                    ObsExpect::Unspecified(vec![RuleId::AllocAddrStore]),
+                    vec![RuleId::AllocAddrStore],
+                ),
+            };
+            for lane in lanes(e.mask) {
+                a.addr_obs.push(ObsItem {
+                    key: ObsKey {
+                        cta,
+                        warp: (g % w) as u8,
+                        site,
+                        lane,
+                    },
+                    expect: expect.clone(),
+                    rules: rules.clone(),
+                });
+            }
+        }
+    }
+    a
+}
+
+/// Whether the lifetimes of two allocations may overlap.
+fn overlap(c: &Clocks, x: &Inst, y: &Inst) -> bool {
+    let freed_before = |a: &Inst, b: &Inst| {
+        a.dealloc
+            .is_some_and(|(dg, di)| c.hb(dg, di, b.at.0, b.at.1))
+    };
+    !freed_before(x, y) && !freed_before(y, x)
+}
+
+/// ALLOC-BLOCKS: capacity and blocking, per CTA (or SM, OQ-7).
+fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: &mut Findings) {
+    for x in &a.insts {
+        let (xg, xi) = x.at;
+        let (mut definite, mut blocking) = (0u32, 0u32);
+        for y in &a.insts {
+            if y.id == x.id {
+                continue;
+            }
+            let same_pool = y.cta == x.cta || opts.co_residency == CoResidency::SharedSm;
+            if !same_pool {
+                continue;
+            }
+            let freed_before_x = y.dealloc.is_some_and(|(dg, di)| c.hb(dg, di, xg, xi));
+            if freed_before_x || c.hb(xg, xi, y.at.0, y.at.1) {
+                continue;
+            }
+            // Its free can only come after x completes (or never).
+            let freed_after_x = y.dealloc.is_none_or(|(dg, di)| c.hb(xg, xi, dg, di));
+            let allocated_before_x = c.hb(y.at.0, y.at.1, xg, xi);
+            if y.cta == x.cta && allocated_before_x && freed_after_x {
+                definite += y.ncols;
+            } else if freed_after_x {
+                blocking += y.ncols;
+            }
+        }
+        if definite + x.ncols > CAPACITY {
+            f.run_rules.insert(RuleId::AllocBlocks);
+            f.must_deadlock.push(block_site(
+                u,
+                c.w,
+                xg,
+                xi,
+                format!("alloc of {} columns waits for {definite} held columns that are freed only after it", x.ncols),
+            ));
+        } else if definite + blocking + x.ncols > CAPACITY {
+            f.run_rules.insert(RuleId::AllocBlocks);
+            f.may_block.push(block_site(
+                u,
+                c.w,
+                xg,
+                xi,
+                format!("alloc of {} columns may find its columns held by an allocation freed only after it", x.ncols),
+            ));
+        }
+    }
+}
+
+/// `::2` pairing: the k-th `::2` collective of a warp pairs with the k-th of the same warp rank
+/// in the peer CTA (an assumption: the spec says one warp per CTA, not which).
+fn pairing(
+    p: &Program,
+    u: &Unrolled<'_>,
+    c: &Clocks,
+    opts: &Options,
+    a: &mut AllocAnalysis,
+    f: &mut Findings,
+) {
+    let w = c.w;
+    let has_pairs = u
+        .warps
+        .iter()
+        .any(|evs| evs.iter().any(|e| sync::pair_collective(e.stmt)));
+    if !has_pairs || p.launch.cluster_size < 2 {
+        return;
+    }
+    f.note("::2 collectives pair the k-th collective of a warp with the k-th of the same warp rank in the peer CTA (assumption)");
+    let kind = |s: &Stmt| match s {
+        Stmt::Tc(Op::Alloc { .. }) => 0,
+        Stmt::Tc(Op::Dealloc { .. }) => 1,
+        _ => 2,
+    };
+    let mut missing = false;
+    for g in 0..u.warps.len() {
+        let cta = g / w;
+        if cta % 2 == 1 {
+            continue;
+        }
+        let peer = g + w;
+        if peer >= u.warps.len() {
+            continue;
+        }
+        let mine: Vec<usize> = (0..u.warps[g].len())
+            .filter(|i| sync::pair_collective(u.warps[g][*i].stmt))
+            .collect();
+        let theirs: Vec<usize> = (0..u.warps[peer].len())
+            .filter(|i| sync::pair_collective(u.warps[peer][*i].stmt))
+            .collect();
+        for (k, (mi, ti)) in mine.iter().zip(&theirs).enumerate() {
+            let _ = k;
+            if kind(u.warps[g][*mi].stmt) != kind(u.warps[peer][*ti].stmt) {
+                f.undefined.insert(RuleId::AllocIssuer);
+                f.note("ALLOC-ISSUER: the two warps of a CTA pair issue different ::2 collectives at the same step");
+            }
+            let xi = a.insts.iter().position(|x| x.at == (g, *mi));
+            let yi = a.insts.iter().position(|x| x.at == (peer, *ti));
+            if let (Some(xi), Some(yi)) = (xi, yi) {
+                a.insts[xi].peer = Some(yi as u32);
+                a.insts[yi].peer = Some(xi as u32);
+            }
+        }
+        if mine.len() != theirs.len() {
+            missing = true;
+            let (lonely, idx) = if mine.len() > theirs.len() {
+                (g, mine[theirs.len()])
+            } else {
+                (peer, theirs[mine.len()])
+            };
+            match opts.edition {
+                Edition::Seeds => {
+                    // Seeds: the peer must be active and take part (GEN-PEER-ACTIVE); a
+                    // violated precondition, consequence unstated.
+                    f.undefined.insert(RuleId::GenPeerActive);
+                    f.note("GEN-PEER-ACTIVE: a ::2 collective has no partner in the peer CTA (seeds: precondition)");
+                }
+                Edition::Ptx93 => {
+                    let rule = if kind(u.warps[lonely][idx].stmt) == 1 {
+                        RuleId::DeallocPairBlock
+                    } else {
+                        RuleId::AllocPairBlock
+                    };
+                    f.run_rules.insert(rule);
+                    f.must_deadlock.push(block_site(
+                        u,
+                        w,
+                        lonely,
+                        idx,
+                        "a ::2 collective whose peer warp never issues the matching one blocks forever (ptx93)".into(),
+                    ));
+                }
+            }
+        }
+    }
+    // ptx93: collectives may wait for their peer; a wait cycle through them (DEALLOC-BARRIER-ORDER)
+    // may hang.
+    if opts.edition == Edition::Ptx93 && !missing {
+        let blocking = sync::clocks(u, p, true);
+        for (g, i) in &blocking.stuck {
+            let at_pair = u.warps[*g]
+                .get(*i)
+                .is_some_and(|e| sync::pair_collective(e.stmt));
+            if at_pair || c.stuck.is_empty() {
+                f.run_rules.insert(RuleId::DeallocBarrierOrder);
+                f.may_block.push(block_site(
+                    u,
+                    w,
+                    *g,
+                    *i,
+                    "a ::2 collective may wait for its peer, which waits for this warp (DEALLOC-BARRIER-ORDER)".into(),
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! `expect`: the run semantics (reference §2-§5, ORACLE-MODEL.md).
+//!
+//! 1. [`unroll`]: every warp of every CTA as an event list;
+//! 2. [`sync`]: vector clocks (happens-before) in one pass, no interleavings;
+//! 3. undefined behaviour and rules without a stated consequence ([`ub`]): any reachable one
+//!    makes the run `Undefined(rules)`;
+//! 4. [`alloc`]: allocation instances, the address slots, the permit, the non-increasing rule,
+//!    capacity and blocking, `::2` pairing, leaks;
+//! 5. [`tmem`]: the TMEM accesses, their ordering (hb and the pipelines) and the values every
+//!    `tcgen05.ld` may deliver ([`mma`] for the exact MMA results).
+
+pub mod alloc;
+pub mod mma;
+pub mod sync;
+pub mod tmem;
+pub mod ub;
+pub mod unroll;
+
+use crate::types::*;
+use std::collections::BTreeSet;
+use tcgen05_ir::*;
+
+/// Helper to collect rules and notes while judging.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Reachable undefined behaviour or unstated-consequence rules.
+    pub undefined: BTreeSet<RuleId>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// May-block sites.
+    pub may_block: Vec<BlockSite>,
+    /// Must-deadlock sites.
+    pub must_deadlock: Vec<BlockSite>,
+    /// Rules that decided the run verdict.
+    pub run_rules: BTreeSet<RuleId>,
+}
+
+impl Findings {
+    /// Adds a note once.
+    pub fn note(&mut self, s: impl Into<String>) {
+        let s = s.into();
+        if !self.notes.contains(&s) {
+            self.notes.push(s);
+        }
+    }
+}
+
+/// The whole of `expect` (see the crate documentation).
+pub fn expect(p: &Program, opts: &Options) -> Expected {
+    let violations = crate::check(p);
+    let mut f = Findings::default();
+    let mut obs = Vec::new();
+    let mut leak = LeakExpect {
+        status: LeakStatus::NoLeak,
+        rules: vec![RuleId::AllocFreeBeforeExit],
+    };
+    let mut assumes = Vec::new();
+    if !violations.is_empty() {
+        let rules: BTreeSet<RuleId> = violations.iter().map(|v| v.rule).collect();
+        f.note(
+            "the program is statically ill-formed: a target may reject it, and a run is not judged",
+        );
+        return finish(
+            opts,
+            violations,
+            RunVerdict::Undefined(rules.into_iter().collect()),
+            f,
+            obs,
+            leak,
+            assumes,
+        );
+    }
+    let u = unroll::unroll(p);
+    if let Some(why) = &u.broken {
+        f.note(format!("not judged: {why}"));
+        return finish(
+            opts,
+            violations,
+            RunVerdict::Undefined(Vec::new()),
+            f,
+            obs,
+            leak,
+            assumes,
+        );
+    }
+    let clocks = sync::clocks(&u, p, false);
+    for n in &clocks.notes {
+        f.note(n.clone());
+    }
+    if let Some(m) = &clocks.malformed {
+        f.note(format!("outside the tcgen05 chapter: {m}"));
+        return finish(
+            opts,
+            violations,
+            RunVerdict::Undefined(Vec::new()),
+            f,
+            obs,
+            leak,
+            assumes,
+        );
+    }
+    ub::scan(p, &u, &mut f);
+    let a = alloc::analyse(p, &u, &clocks, opts, &mut f);
+    for (g, i) in &clocks.stuck {
+        f.must_deadlock.push(block_site(
+            &u,
+            clocks.w,
+            *g,
+            *i,
+            "waits forever at a barrier that some warp never reaches".into(),
+        ));
+    }
+    if !f.undefined.is_empty() {
+        let rules: Vec<RuleId> = f.undefined.iter().copied().collect();
+        return finish(
+            opts,
+            violations,
+            RunVerdict::Undefined(rules),
+            f,
+            obs,
+            leak,
+            assumes,
+        );
+    }
+    leak = a.leak.clone();
+    let values = tmem::values(p, &u, &clocks, &a, opts, &mut f);
+    if !f.undefined.is_empty() {
+        let rules: Vec<RuleId> = f.undefined.iter().copied().collect();
+        return finish(
+            opts,
+            violations,
+            RunVerdict::Undefined(rules),
+            f,
+            obs,
+            leak,
+            assumes,
+        );
+    }
+    obs.extend(values);
+    obs.extend(a.addr_obs.iter().cloned());
+    // mbarrier wait records.
+    for (g, i, r) in &clocks.waits {
+        let e = &u.warps[*g][*i];
+        let Some(site) = e.site else { continue };
+        let (cta, warp) = ((*g / clocks.w) as u32, (*g % clocks.w) as u8);
+        for lane in lanes(e.mask) {
+            let key = ObsKey {
+                cta,
+                warp,
+                site,
+                lane,
+            };
+            let expect = match r {
+                sync::WaitResult::MayComplete => {
+                    assumes.push(key);
+                    ObsExpect::OneOf(vec![
+                        vec![observe::MBAR_COMPLETED],
+                        vec![observe::MBAR_GAVE_UP],
+                    ])
+                }
+                sync::WaitResult::GivesUp => ObsExpect::Exact(vec![observe::MBAR_GAVE_UP]),
+            };
+            obs.push(ObsItem {
+                key,
+                expect,
+                rules: vec![RuleId::CommitArrive, RuleId::CommitTrack],
+            });
+        }
+    }
+    // The last record of a site wins (a site in a loop or a function called twice).
+    obs.reverse();
+    obs.sort_by(|x, y| x.key.cmp(&y.key));
+    obs.dedup_by(|later, first| later.key == first.key);
+    let verdict = if !f.must_deadlock.is_empty() {
+        RunVerdict::MustDeadlock {
+            where_: f.must_deadlock.clone(),
+        }
+    } else if !f.may_block.is_empty() {
+        RunVerdict::MayBlock {
+            where_: f.may_block.clone(),
+        }
+    } else {
+        RunVerdict::Completes
+    };
+    finish(opts, violations, verdict, f, obs, leak, assumes)
+}
+
+fn finish(
+    opts: &Options,
+    violations: Vec<Violation>,
+    verdict: RunVerdict,
+    f: Findings,
+    obs: Vec<ObsItem>,
+    leak: LeakExpect,
+    mut assumes: Vec<ObsKey>,
+) -> Expected {
+    assumes.sort();
+    assumes.dedup();
+    let mut rules: Vec<RuleId> = f.run_rules.into_iter().collect();
+    if let RunVerdict::Undefined(r) = &verdict {
+        rules.extend(r.iter().copied());
+        rules.sort();
+        rules.dedup();
+    }
+    Expected {
+        edition: opts.edition,
+        violations,
+        run: RunExpect { verdict, rules },
+        obs,
+        leak,
+        assumes_completed: assumes,
+        notes: f.notes,
+    }
+}
+
+/// The lanes of a mask, as u8.
+pub fn lanes(mask: u32) -> impl Iterator<Item = u8> {
+    (0..32u8).filter(move |l| mask >> l & 1 == 1)
+}
+
+/// A block site for event `i` of global warp `g`.
+pub fn block_site(
+    u: &unroll::Unrolled<'_>,
+    w: usize,
+    g: usize,
+    i: usize,
+    reason: String,
+) -> BlockSite {
+    let loc = u.warps[g].get(i).map_or(
+        Location {
+            code: Code::Warp((g % w) as u8),
+            path: vec![],
+        },
+        |e| u.locs[e.loc as usize].clone(),
+    );
+    BlockSite {
+        cta: (g / w) as u32,
+        warp: (g % w) as u8,
+        location: loc,
+        reason,
+    }
+}

@@ -1,0 +1,595 @@
+//! Happens-before with vector clocks (ORACLE-MODEL.md, "Two orders"), computed by advancing
+//! every warp's event list as far as synchronization allows; one pass, each event once, so
+//! the cost is O(events × warps) and no interleaving is enumerated.
+//!
+//! Clock components: `po[g]` (events of global warp `g` known, index `g`) and `cm[g]` (commit
+//! arrivals of warp `g` known, index `G + g`). A commit's arrival knows every operation it
+//! tracks (COMMIT-TRACK) and carries the implicit `fence::before_thread_sync`
+//! (COMMIT-IMPLICIT-FENCE).
+//!
+//! Synchronization: `barrier.sync 0` (warps that have finished count as arrived: an
+//! assumption outside the tcgen05 chapter, noted), `barrier.cluster.arrive/wait` (a
+//! `.relaxed` arrive carries no memory ordering), mbarrier arrive → completed phase → try_wait
+//! (phases assigned in rounds, see [`Mbar`]), and, when `pair_rendezvous` is set, the `::2`
+//! alloc/dealloc/relinquish collectives as execution rendezvous without memory ordering
+//! (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK; edition ptx93).
+
+use super::unroll::{Ev, Unrolled};
+use tcgen05_ir::*;
+
+/// Outcome of one mbarrier wait event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitResult {
+    /// The awaited phase completes on every schedule that gets there (the loop is bounded, so
+    /// a target may still give up).
+    MayComplete,
+    /// The phase can never complete: the loop gives up.
+    GivesUp,
+}
+
+/// The clocks and synchronization outcomes of a run.
+#[derive(Debug)]
+pub struct Clocks {
+    /// Global warps.
+    pub g: usize,
+    /// Warps per CTA.
+    pub w: usize,
+    /// Vector clock of every event (full knowledge at the event), flat: `vc[g][i*2G..]`.
+    pub vc: Vec<Vec<u32>>,
+    /// Index of the last `fence::after_thread_sync` before each event (u32::MAX: none).
+    pub last_after: Vec<Vec<u32>>,
+    /// Mbarrier wait results by (g, event index).
+    pub waits: Vec<(usize, usize, WaitResult)>,
+    /// Events each warp processed (all of them unless it deadlocked).
+    pub reached: Vec<usize>,
+    /// Processing order of every event: a linearization consistent with happens-before.
+    pub seq: Vec<Vec<u32>>,
+    /// Warps stuck forever, with the event index they are stuck at.
+    pub stuck: Vec<(usize, usize)>,
+    /// Notes (assumptions taken).
+    pub notes: Vec<String>,
+    /// Malformed synchronization (uninitialised mbarrier, bad cluster rank).
+    pub malformed: Option<String>,
+}
+
+impl Clocks {
+    /// Vector clock of event `i` of warp `g`.
+    pub fn at(&self, g: usize, i: usize) -> &[u32] {
+        let n = 2 * self.g;
+        &self.vc[g][i * n..(i + 1) * n]
+    }
+
+    /// Whether event (g1, i1) happens before event (g2, i2) (or is it).
+    pub fn hb(&self, g1: usize, i1: usize, g2: usize, i2: usize) -> bool {
+        if g1 == g2 {
+            return i1 <= i2;
+        }
+        i2 < self.reached[g2] && self.at(g2, i2)[g1] > i1 as u32
+    }
+
+    /// The knowledge of the issue of an asynchronous operation at (g, i): everything up to the
+    /// last `fence::after_thread_sync` before it, plus its own thread's program order
+    /// (FENCE-AFTER, MCM-XTHREAD).
+    pub fn issue_knows(&self, g: usize, i: usize, other: usize, idx: u32) -> bool {
+        if other == g {
+            return idx <= i as u32;
+        }
+        let a = self.last_after[g][i];
+        a != u32::MAX && self.at(g, a as usize)[other] > idx
+    }
+
+    /// Whether the issue of the async op at (g, i) knows commit arrival `j` (1-based) of warp
+    /// `other`.
+    pub fn issue_knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
+        let a = self.last_after[g][i];
+        a != u32::MAX && self.at(g, a as usize)[self.g + other] >= j
+    }
+
+    /// Whether event (g, i) (full knowledge) knows commit arrival `j` of warp `other`.
+    pub fn knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
+        i < self.reached[g] && self.at(g, i)[self.g + other] >= j
+    }
+}
+
+/// One arrival on an mbarrier.
+#[derive(Debug, Clone, Copy)]
+struct Arrival {
+    g: usize,
+    i: usize,
+    weight: u32,
+    /// Phase it lands in, if the rounds assignment is certain.
+    phase: Option<u32>,
+}
+
+/// An mbarrier of one CTA. Phases are assigned in rounds: when the total arrival count is a
+/// multiple of the expected count and each arriving warp contributes the same share to every
+/// phase, its k-th share lands in phase k; otherwise the arrival's phase is uncertain and it
+/// orders nothing (conservative: values become unspecified, never wrongly defined).
+#[derive(Debug, Default)]
+struct Mbar {
+    count: Option<u32>,
+    arrivals: Vec<Arrival>,
+    total: u32,
+}
+
+struct Engine<'u, 'a> {
+    u: &'u Unrolled<'a>,
+    p: &'a Program,
+    g: usize,
+    w: usize,
+    pos: Vec<usize>,
+    cur: Vec<Vec<u32>>,
+    vc: Vec<Vec<u32>>,
+    last_after: Vec<Vec<u32>>,
+    done: Vec<bool>,
+    /// Barrier counts per warp.
+    bar_count: Vec<u32>,
+    arrive_count: Vec<u32>,
+    wait_count: Vec<u32>,
+    commit_count: Vec<u32>,
+    /// Arrival VCs of cluster barrier generations: (cluster, gen) -> joined VC, arrivals.
+    cluster_arrivals: std::collections::HashMap<(u32, u32), (Vec<u32>, u32)>,
+    /// Mbarriers by (cta, bar).
+    mbars: std::collections::HashMap<(u32, u8), Mbar>,
+    /// Arrivals processed: (g, i) -> VC snapshot.
+    arrived: std::collections::HashMap<(usize, usize), Vec<u32>>,
+    /// Expected next phase per (g, cta, bar).
+    expect_phase: std::collections::HashMap<(usize, u8), u32>,
+    waits: Vec<(usize, usize, WaitResult)>,
+    /// Warps blocked at a CTA barrier (already arrived).
+    at_bar: Vec<bool>,
+    /// ::2 collective counts per warp (rendezvous mode).
+    pair_count: Vec<u32>,
+    pair_waiting: Vec<bool>,
+    pair_rendezvous: bool,
+    notes: Vec<String>,
+    malformed: Option<String>,
+    /// Waits currently stalled: resolve as giving up when nothing else moves.
+    give_up: bool,
+    seq: Vec<Vec<u32>>,
+    counter: u32,
+}
+
+fn join(a: &mut [u32], b: &[u32]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        if *y > *x {
+            *x = *y;
+        }
+    }
+}
+
+/// Whether a statement is a `::2` alloc, dealloc or relinquish.
+pub fn pair_collective(s: &Stmt) -> bool {
+    match s {
+        Stmt::Tc(Op::Alloc { form, .. }) => form.cta_group == CtaGroup::Two,
+        Stmt::Tc(Op::Dealloc { form, .. }) => form.cta_group == CtaGroup::Two,
+        Stmt::Tc(Op::Relinquish { form }) => form.cta_group == CtaGroup::Two,
+        _ => false,
+    }
+}
+
+impl<'a> Engine<'_, 'a> {
+    fn cta_of(&self, g: usize) -> u32 {
+        (g / self.w) as u32
+    }
+
+    fn cluster_size(&self) -> u32 {
+        u32::from(self.p.launch.cluster_size.max(1))
+    }
+
+    fn record(&mut self, g: usize) {
+        let i = self.pos[g];
+        let cur = &self.cur[g];
+        self.vc[g].extend_from_slice(cur);
+        self.seq[g].push(self.counter);
+        self.counter += 1;
+        debug_assert_eq!(self.vc[g].len(), (i + 1) * 2 * self.g);
+        self.pos[g] += 1;
+    }
+
+    fn ev(&self, g: usize) -> Option<Ev<'a>> {
+        self.u.warps[g].get(self.pos[g]).copied()
+    }
+
+    /// Precomputes every mbarrier's arrivals and phases.
+    fn collect_mbars(&mut self) {
+        let cs = self.cluster_size();
+        for g in 0..self.g {
+            let cta = self.cta_of(g);
+            for (i, e) in self.u.warps[g].iter().enumerate() {
+                let lanes = e.mask.count_ones();
+                match e.stmt {
+                    Stmt::MbarInit { bar, count } => {
+                        let m = self.mbars.entry((cta, *bar)).or_default();
+                        if m.count.is_none() {
+                            m.count = Some(*count);
+                        }
+                    }
+                    Stmt::MbarArrive { bar, cta: target } => {
+                        let t = match target {
+                            None => cta,
+                            Some(r) if u32::from(*r) < cs => cta - cta % cs + u32::from(*r),
+                            Some(r) => {
+                                self.malformed = Some(format!(
+                                    "mbarrier.arrive to cluster rank {r} outside the cluster"
+                                ));
+                                continue;
+                            }
+                        };
+                        let m = self.mbars.entry((t, *bar)).or_default();
+                        m.arrivals.push(Arrival {
+                            g,
+                            i,
+                            weight: lanes,
+                            phase: None,
+                        });
+                        m.total += lanes;
+                    }
+                    Stmt::Tc(Op::Commit {
+                        form,
+                        mbar,
+                        cta_mask,
+                        ..
+                    }) => {
+                        // COMMIT-ARRIVE: one arrive-on per issuing thread (OQ-14 literal
+                        // reading), to each CTA of ctaMask with .multicast::cluster
+                        // (COMMIT-MCAST-MASK), else to the executing CTA's mbarrier (OQ-15).
+                        let targets: Vec<u32> = match (form.multicast, cta_mask) {
+                            (true, Some(mask)) => (0..cs.min(16))
+                                .filter(|r| mask >> r & 1 == 1)
+                                .map(|r| cta - cta % cs + r)
+                                .collect(),
+                            _ => vec![cta],
+                        };
+                        for t in targets {
+                            let m = self.mbars.entry((t, *mbar)).or_default();
+                            m.arrivals.push(Arrival {
+                                g,
+                                i,
+                                weight: lanes,
+                                phase: None,
+                            });
+                            m.total += lanes;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for m in self.mbars.values_mut() {
+            let Some(c) = m.count.filter(|c| *c > 0) else {
+                continue;
+            };
+            if m.total % c != 0 || m.total == 0 {
+                continue;
+            }
+            let phases = m.total / c;
+            let mut per: std::collections::HashMap<usize, (u32, u32)> =
+                std::collections::HashMap::new();
+            for a in &m.arrivals {
+                per.entry(a.g).or_insert((0, 0)).0 += a.weight;
+            }
+            if per.values().any(|(t, _)| t % phases != 0) {
+                continue;
+            }
+            for a in &mut m.arrivals {
+                let (t, seen) = per.get_mut(&a.g).expect("counted above");
+                let share = *t / phases;
+                let start = *seen;
+                *seen += a.weight;
+                if share > 0 && start / share == (start + a.weight - 1) / share {
+                    a.phase = Some(start / share);
+                }
+            }
+        }
+    }
+
+    /// Tries to process warp g's current event; false if it cannot move.
+    fn step(&mut self, g: usize) -> bool {
+        if self.done[g] {
+            return false;
+        }
+        let Some(e) = self.ev(g) else {
+            self.done[g] = true;
+            return true;
+        };
+        let i = self.pos[g];
+        let n = 2 * self.g;
+        self.cur[g][g] = i as u32 + 1;
+        let cta = self.cta_of(g);
+        match e.stmt {
+            Stmt::Exit if e.mask == e.live => {
+                self.record(g);
+                self.done[g] = true;
+                true
+            }
+            Stmt::Tc(Op::Fence {
+                kind: FenceKind::AfterThreadSync,
+            }) => {
+                self.last_after[g].push(i as u32);
+                self.record(g);
+                // Later events see this fence as their last after-fence.
+                true
+            }
+            Stmt::Tc(Op::Commit { .. }) => {
+                self.commit_count[g] += 1;
+                self.cur[g][self.g + g] = self.commit_count[g];
+                let snap = self.cur[g].clone();
+                self.arrived.insert((g, i), snap);
+                self.push_after(g);
+                self.record(g);
+                true
+            }
+            Stmt::MbarArrive { .. } => {
+                let snap = self.cur[g].clone();
+                self.arrived.insert((g, i), snap);
+                self.push_after(g);
+                self.record(g);
+                true
+            }
+            Stmt::BarCta => {
+                if !self.at_bar[g] {
+                    self.at_bar[g] = true;
+                    self.bar_count[g] += 1;
+                }
+                let k = self.bar_count[g];
+                let base = cta as usize * self.w;
+                let ready = (base..base + self.w)
+                    .all(|h| self.done[h] || (self.at_bar[h] && self.bar_count[h] == k));
+                if !ready {
+                    return false;
+                }
+                if (base..base + self.w).any(|h| self.done[h]) {
+                    self.note("barrier.sync 0 is reached after some warps finished: they are taken as arrived (outside the tcgen05 chapter)");
+                }
+                let mut j = vec![0u32; n];
+                for h in base..base + self.w {
+                    if !self.done[h] {
+                        join(&mut j, &self.cur[h]);
+                    }
+                }
+                for h in base..base + self.w {
+                    if !self.done[h] {
+                        self.cur[h].copy_from_slice(&j);
+                        self.cur[h][h] = self.pos[h] as u32 + 1;
+                        self.at_bar[h] = false;
+                        self.push_after(h);
+                        self.record(h);
+                    }
+                }
+                true
+            }
+            Stmt::ClusterArrive { relaxed } => {
+                self.arrive_count[g] += 1;
+                let k = self.arrive_count[g];
+                let cl = cta / self.cluster_size();
+                let entry = self
+                    .cluster_arrivals
+                    .entry((cl, k))
+                    .or_insert_with(|| (vec![0; n], 0));
+                if !relaxed {
+                    join(&mut entry.0, &self.cur[g]);
+                }
+                entry.1 += 1;
+                self.push_after(g);
+                self.record(g);
+                true
+            }
+            Stmt::ClusterWait => {
+                let k = self.wait_count[g] + 1;
+                let cs = self.cluster_size() as usize;
+                let cl = cta as usize / cs;
+                let first = cl * cs * self.w;
+                let ready =
+                    (first..first + cs * self.w).all(|h| self.done[h] || self.arrive_count[h] >= k);
+                if !ready {
+                    return false;
+                }
+                if (first..first + cs * self.w).any(|h| self.done[h] && self.arrive_count[h] < k) {
+                    self.note("barrier.cluster.wait is reached after some warps finished without arriving: they are taken as arrived (outside the tcgen05 chapter)");
+                }
+                self.wait_count[g] = k;
+                if let Some((v, _)) = self.cluster_arrivals.get(&(cl as u32, k)) {
+                    let v = v.clone();
+                    join(&mut self.cur[g], &v);
+                }
+                self.cur[g][g] = i as u32 + 1;
+                self.push_after(g);
+                self.record(g);
+                true
+            }
+            Stmt::MbarWait { bar, parity, .. } => self.mbar_wait(g, i, cta, *bar, *parity),
+            s if self.pair_rendezvous && pair_collective(s) => {
+                if !self.pair_waiting[g] {
+                    self.pair_waiting[g] = true;
+                    self.pair_count[g] += 1;
+                }
+                let k = self.pair_count[g];
+                let peer_cta = cta ^ 1;
+                let peer = peer_cta as usize * self.w + g % self.w;
+                if peer_cta as usize * self.w >= self.g {
+                    return false;
+                }
+                if self.pair_waiting[peer] && self.pair_count[peer] == k {
+                    for h in [g, peer] {
+                        self.pair_waiting[h] = false;
+                        self.cur[h][h] = self.pos[h] as u32 + 1;
+                        self.push_after(h);
+                        self.record(h);
+                    }
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => {
+                self.push_after(g);
+                self.record(g);
+                true
+            }
+        }
+    }
+
+    /// Keeps `last_after[g]` one entry per event: the index of the last after-fence before it.
+    fn push_after(&mut self, g: usize) {
+        let prev = self.last_after[g].last().copied().unwrap_or(u32::MAX);
+        self.last_after[g].push(prev);
+    }
+
+    fn mbar_wait(&mut self, g: usize, i: usize, cta: u32, bar: u8, parity: bool) -> bool {
+        let key = (g, bar);
+        let next = *self.expect_phase.get(&key).unwrap_or(&0);
+        let Some(m) = self.mbars.get(&(cta, bar)) else {
+            self.malformed = Some(format!("mbarrier {bar} is waited on but never initialised"));
+            self.waits.push((g, i, WaitResult::GivesUp));
+            self.push_after(g);
+            self.record(g);
+            return true;
+        };
+        let Some(c) = m.count else {
+            self.malformed = Some(format!("mbarrier {bar} is used but never initialised"));
+            self.waits.push((g, i, WaitResult::GivesUp));
+            self.push_after(g);
+            self.record(g);
+            return true;
+        };
+        // try_wait.parity(P) returns once the phase of parity P before the current one has
+        // completed; a fresh barrier is in phase 0, so P = 1 returns at once.
+        let target: i64 = if u32::from(parity) == next % 2 {
+            i64::from(next)
+        } else {
+            i64::from(next) - 1
+        };
+        let result;
+        if target < 0 {
+            result = WaitResult::MayComplete;
+        } else if u64::from(c) * (target as u64 + 1) > u64::from(m.total) || c == 0 {
+            result = WaitResult::GivesUp;
+        } else {
+            let t = target as u32;
+            let needed: Vec<(usize, usize)> = m
+                .arrivals
+                .iter()
+                .filter(|a| a.phase.is_some_and(|p| p <= t))
+                .map(|a| (a.g, a.i))
+                .collect();
+            let missing = needed.iter().any(|k| !self.arrived.contains_key(k));
+            if missing {
+                if self.give_up {
+                    result = WaitResult::GivesUp;
+                } else {
+                    return false;
+                }
+            } else {
+                for k in &needed {
+                    let v = self.arrived[k].clone();
+                    join(&mut self.cur[g], &v);
+                }
+                self.cur[g][g] = i as u32 + 1;
+                result = WaitResult::MayComplete;
+            }
+        }
+        if result == WaitResult::MayComplete && u32::from(parity) == next % 2 {
+            self.expect_phase.insert(key, next + 1);
+        }
+        self.waits.push((g, i, result));
+        self.push_after(g);
+        self.record(g);
+        true
+    }
+
+    fn note(&mut self, s: &str) {
+        if !self.notes.iter().any(|n| n == s) {
+            self.notes.push(s.to_string());
+        }
+    }
+}
+
+/// Runs the clocks over the unrolled program. With `pair_rendezvous`, `::2` collectives wait
+/// for their peer warp (same rank, peer CTA, same ordinal).
+pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
+    let g = u.warps.len();
+    let w = p.warps.len().max(1);
+    let n = 2 * g;
+    let mut e = Engine {
+        u,
+        p,
+        g,
+        w,
+        pos: vec![0; g],
+        cur: vec![vec![0; n]; g],
+        vc: u
+            .warps
+            .iter()
+            .map(|ev| Vec::with_capacity(ev.len() * n))
+            .collect(),
+        last_after: u
+            .warps
+            .iter()
+            .map(|ev| Vec::with_capacity(ev.len()))
+            .collect(),
+        done: vec![false; g],
+        bar_count: vec![0; g],
+        arrive_count: vec![0; g],
+        wait_count: vec![0; g],
+        commit_count: vec![0; g],
+        cluster_arrivals: Default::default(),
+        mbars: Default::default(),
+        arrived: Default::default(),
+        expect_phase: Default::default(),
+        waits: Vec::new(),
+        at_bar: vec![false; g],
+        pair_count: vec![0; g],
+        pair_waiting: vec![false; g],
+        pair_rendezvous,
+        notes: Vec::new(),
+        malformed: None,
+        give_up: false,
+        seq: u
+            .warps
+            .iter()
+            .map(|ev| Vec::with_capacity(ev.len()))
+            .collect(),
+        counter: 0,
+    };
+    e.collect_mbars();
+    loop {
+        let mut moved = false;
+        for h in 0..g {
+            while e.step(h) {
+                moved = true;
+            }
+        }
+        if e.done.iter().all(|d| *d) {
+            break;
+        }
+        if moved {
+            e.give_up = false;
+            continue;
+        }
+        if !e.give_up {
+            // Nothing moves: the stalled mbarrier waits can only give up.
+            e.give_up = true;
+            continue;
+        }
+        break;
+    }
+    let stuck: Vec<(usize, usize)> = (0..g)
+        .filter(|h| !e.done[*h])
+        .map(|h| (h, e.pos[h]))
+        .collect();
+    let waits = std::mem::take(&mut e.waits);
+    let reached = e.pos.clone();
+    Clocks {
+        g,
+        w,
+        vc: e.vc,
+        last_after: e.last_after,
+        waits,
+        reached,
+        seq: e.seq,
+        stuck,
+        notes: e.notes,
+        malformed: e.malformed,
+    }
+}

@@ -1,0 +1,785 @@
+//! TMEM accesses, their order, and the values every `tcgen05.ld` may deliver (reference §4,
+//! ORACLE-MODEL.md "Values").
+//!
+//! A cell is (allocation, lane, column): the address alloc returns is opaque (OQ-1), so cells
+//! of different allocations are kept apart and accesses outside their allocation are
+//! unspecified (OQ-9). For an ld R and a cell c, the writes of c are split into those ordered
+//! before R (happens-before from the write's completion to R's issue, or a pipeline pair),
+//! those ordered after R, and the rest, which race with R. R may deliver the last write
+//! ordered before it (every maximal one, if several) and every racing write; a cell no write
+//! is ordered before is unspecified (fresh allocation, OQ-9).
+//!
+//! Completion of an operation is known to another event only through: `wait::ld`/`wait::st`
+//! of the issuing warp (WAIT-SCOPE), then, for another thread, a `fence::before_thread_sync`
+//! and synchronization (MCM-XTHREAD-NONPIPE); for mma/cp/shift, `commit` + mbarrier
+//! (COMMIT-TRACK, MMA-ASYNC). The issue of an async operation knows other threads' events only
+//! through a `fence::after_thread_sync` (FENCE-AFTER, MCM-XTHREAD).
+
+use super::alloc::{AllocAnalysis, SlotRead};
+use super::mma::{self, RegionData};
+use super::sync::Clocks;
+use super::unroll::Unrolled;
+use super::{Findings, lanes};
+use crate::types::*;
+use std::collections::HashMap;
+use tcgen05_ir::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ld,
+    St,
+    Mma,
+    Cp,
+    Shift,
+}
+
+/// A TMEM region of one allocation.
+#[derive(Debug, Clone, Copy)]
+struct Region {
+    inst: u32,
+    l0: u32,
+    l1: u32,
+    c0: u32,
+    c1: u32,
+    write: bool,
+}
+
+impl Region {
+    fn covers(&self, lane: u32, col: u32) -> bool {
+        (self.l0..self.l1).contains(&lane) && (self.c0..self.c1).contains(&col)
+    }
+}
+
+/// One asynchronous TMEM operation.
+#[derive(Debug)]
+struct Acc<'a> {
+    g: usize,
+    i: usize,
+    kind: Kind,
+    op: &'a Op,
+    cg: Option<CtaGroup>,
+    issuer: u32,
+    regions: Vec<Region>,
+    /// ld/st: the index of the first later wait of the same kind.
+    wait: Option<usize>,
+    /// ld/st: the first before-fence (or commit) at or after the wait.
+    xfence: Option<usize>,
+    /// mma/cp/shift: the 1-based ordinal of the first later commit of the warp that tracks it.
+    commit: Option<u32>,
+    /// The first before-fence or commit after the issue (pipelines across threads).
+    pfence: Option<usize>,
+    /// Values written (row-major over the first region), for exact MMAs.
+    written: Option<Vec<Option<u32>>>,
+    /// Whether the values it writes are known (st .32x32b, exact mma).
+    known: bool,
+}
+
+/// The cell value candidates of one word.
+fn word_expect(cands: &[Option<u32>]) -> WordExpect {
+    if cands.is_empty() || cands.iter().any(|c| c.is_none()) {
+        return WordExpect::Unspecified;
+    }
+    let mut v: Vec<u32> = cands.iter().map(|c| c.expect("checked")).collect();
+    v.sort_unstable();
+    v.dedup();
+    if v.len() == 1 {
+        WordExpect::Exact(v[0])
+    } else {
+        WordExpect::OneOf(v)
+    }
+}
+
+struct Ctx<'c, 'a> {
+    p: &'a Program,
+    u: &'c Unrolled<'a>,
+    c: &'c Clocks,
+    a: &'c AllocAnalysis,
+    opts: &'c Options,
+    accs: Vec<Acc<'a>>,
+    /// Accesses by allocation.
+    by_inst: HashMap<u32, Vec<usize>>,
+    /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
+    poisoned: Vec<bool>,
+}
+
+impl<'a> Ctx<'_, 'a> {
+    fn cta(&self, g: usize) -> u32 {
+        (g / self.c.w) as u32
+    }
+
+    /// Resolves a TMEM address at event (g, i) to (allocation, lane, column).
+    fn resolve(&self, t: &TmemRef, g: usize, i: usize) -> Option<(u32, u32, u32)> {
+        let TBase::Slot(s) = t.base else { return None };
+        match self.a.read_slot(self.c, self.cta(g), s, g, i) {
+            SlotRead::Inst(id) => Some((id, u32::from(t.lane), u32::from(t.col))),
+            _ => None,
+        }
+    }
+
+    /// Adds a region; false if it leaves the allocation (OQ-9).
+    fn region(
+        &self,
+        out: &mut Vec<Region>,
+        inst: u32,
+        l: (u32, u32),
+        c: (u32, u32),
+        rw: (bool, bool),
+        clamp: bool,
+    ) -> bool {
+        let n = self.a.insts[inst as usize].ncols;
+        let (mut l1, mut c1) = (l.1, c.1);
+        if clamp {
+            l1 = l1.min(128);
+            c1 = c1.min(n);
+            if l.0 >= l1 || c.0 >= c1 {
+                return true;
+            }
+        } else if l1 > 128 || c1 > n {
+            return false;
+        }
+        // Reads matter only through the reader's own values; the region records writes.
+        let _ = rw.0;
+        out.push(Region {
+            inst,
+            l0: l.0,
+            l1,
+            c0: c.0,
+            c1,
+            write: rw.1,
+        });
+        true
+    }
+
+    /// Builds every access; returns false if a write leaves its allocation.
+    fn collect(&mut self, f: &mut Findings) {
+        let w = self.c.w;
+        for (g, evs) in self.u.warps.iter().enumerate() {
+            let reached = self.c.reached[g];
+            let mut commits = 0u32;
+            for (i, e) in evs.iter().enumerate().take(reached) {
+                let Stmt::Tc(op) = e.stmt else { continue };
+                if matches!(op, Op::Commit { .. }) {
+                    commits += 1;
+                }
+                let (kind, cg) = match op {
+                    Op::Ld { .. } => (Kind::Ld, None),
+                    Op::St { .. } => (Kind::St, None),
+                    Op::Mma(m) => (Kind::Mma, Some(m.form.cta_group)),
+                    Op::Cp { form, .. } => (Kind::Cp, Some(form.cta_group)),
+                    Op::Shift { form, .. } => (Kind::Shift, Some(form.cta_group)),
+                    _ => continue,
+                };
+                let mut regions = Vec::new();
+                let mut wild = false;
+                let mut outside_read = false;
+                match op {
+                    Op::Ld { taddr, split, .. } | Op::St { taddr, split, .. } => {
+                        let (shape, num, pack) = match op {
+                            Op::Ld { form, .. } => (form.shape, form.num, form.pack.is_some()),
+                            Op::St { form, .. } => (form.shape, form.num, form.pack.is_some()),
+                            _ => unreachable!("ld or st"),
+                        };
+                        let (lanes_n, cols) = match shape {
+                            LdStShape::S32x32b => (32, 1),
+                            LdStShape::S16x64b => (16, 2),
+                            LdStShape::S16x128b => (16, 4),
+                            LdStShape::S16x256b => (16, 8),
+                            LdStShape::S16x32bx2 => (16, 1),
+                        };
+                        let cols = cols * num.count() * if pack { 2 } else { 1 };
+                        let rw = (kind == Kind::Ld, kind == Kind::St);
+                        match self.resolve(taddr, g, i) {
+                            Some((inst, l, c)) => {
+                                // LDST-LANE-QUARTER (§9.7.16.8.1): warp-rank mod 4 picks the
+                                // lanes.
+                                let q = ((g % w) % 4) as u32 * 32;
+                                let mut ok = self.region(
+                                    &mut regions,
+                                    inst,
+                                    (l, l + lanes_n),
+                                    (c, c + cols),
+                                    rw,
+                                    false,
+                                );
+                                let mut lane_spans = vec![(l, l + lanes_n)];
+                                if let (LdStShape::S16x32bx2, Some(s)) = (shape, split) {
+                                    let (l2, c2) = (l + (s >> 16), c + (s & 0xFFFF));
+                                    ok &= self.region(
+                                        &mut regions,
+                                        inst,
+                                        (l2, l2 + lanes_n),
+                                        (c2, c2 + cols),
+                                        rw,
+                                        false,
+                                    );
+                                    lane_spans.push((l2, l2 + lanes_n));
+                                }
+                                if lane_spans.iter().any(|(a, b)| *a < q || *b > q + 32) {
+                                    f.undefined.insert(RuleId::LdstLaneQuarter);
+                                    f.note("LDST-LANE-QUARTER: a warp accesses lanes outside its quarter (OQ-11)");
+                                }
+                                if !ok {
+                                    if kind == Kind::St {
+                                        wild = true
+                                    } else {
+                                        outside_read = true
+                                    }
+                                }
+                            }
+                            None => {
+                                if kind == Kind::St {
+                                    wild = true
+                                } else {
+                                    outside_read = true
+                                }
+                            }
+                        }
+                    }
+                    Op::Mma(m) => {
+                        let mm = (m.idesc >> 24 & 0x1F) << 4;
+                        let n = ((m.idesc >> 17 & 0x3F) << 3).max(8);
+                        let _ = mm;
+                        match self.resolve(&m.d, g, i) {
+                            Some((inst, l, c)) => {
+                                let insts = self.pair_insts(inst, m.form.cta_group);
+                                for x in insts {
+                                    self.region(
+                                        &mut regions,
+                                        x,
+                                        (l, 128),
+                                        (c, c + n),
+                                        (m.enable_input_d, true),
+                                        true,
+                                    );
+                                }
+                            }
+                            None => wild = true,
+                        }
+                    }
+                    Op::Cp { form, taddr, .. } => {
+                        let (ln, cols) = match form.shape {
+                            CpShape::S128x256b => (128, 8),
+                            CpShape::S4x256b => (4, 8),
+                            CpShape::S128x128b => (128, 4),
+                            CpShape::S64x128b | CpShape::S32x128b => (128, 4),
+                        };
+                        let cols = if form.dst_fmt.is_some() {
+                            cols * 2
+                        } else {
+                            cols
+                        };
+                        match self.resolve(taddr, g, i) {
+                            Some((inst, l, c)) => {
+                                let l0 = if ln == 128 { 0 } else { l };
+                                for x in self.pair_insts(inst, form.cta_group) {
+                                    self.region(
+                                        &mut regions,
+                                        x,
+                                        (l0, l0.max(l) + ln),
+                                        (c, c + cols),
+                                        (false, true),
+                                        true,
+                                    );
+                                }
+                            }
+                            None => wild = true,
+                        }
+                    }
+                    Op::Shift { form, taddr } => match self.resolve(taddr, g, i) {
+                        Some((inst, l, c)) => {
+                            for x in self.pair_insts(inst, form.cta_group) {
+                                self.region(
+                                    &mut regions,
+                                    x,
+                                    (l, 128),
+                                    (c, c + 8),
+                                    (true, true),
+                                    true,
+                                );
+                            }
+                        }
+                        None => wild = true,
+                    },
+                    _ => {}
+                }
+                if wild {
+                    let cta = self.cta(g) as usize;
+                    self.poisoned[cta] = true;
+                    f.note("a TMEM write goes outside every allocation (OQ-9): reads of that CTA are unspecified");
+                }
+                let _ = outside_read;
+                // Completion witnesses.
+                let (mut wait, mut xfence, mut commit, mut pfence) = (None, None, None, None);
+                let mut ncommit = commits;
+                for (j, e2) in evs
+                    .iter()
+                    .enumerate()
+                    .skip(i + 1)
+                    .take(reached.saturating_sub(i + 1))
+                {
+                    let Stmt::Tc(op2) = e2.stmt else { continue };
+                    match op2 {
+                        Op::Wait { form } if wait.is_none() => {
+                            if (form.op == WaitOp::Ld && kind == Kind::Ld)
+                                || (form.op == WaitOp::St && kind == Kind::St)
+                            {
+                                wait = Some(j);
+                            }
+                        }
+                        Op::Fence {
+                            kind: FenceKind::BeforeThreadSync,
+                        } => {
+                            if pfence.is_none() {
+                                pfence = Some(j);
+                            }
+                            if wait.is_some() && xfence.is_none() {
+                                xfence = Some(j);
+                            }
+                        }
+                        Op::Commit { form, .. } => {
+                            ncommit += 1;
+                            if pfence.is_none() {
+                                pfence = Some(j);
+                            }
+                            if wait.is_some() && xfence.is_none() {
+                                xfence = Some(j);
+                            }
+                            if commit.is_none()
+                                && Some(form.cta_group) == cg
+                                && e2.mask & e.mask == e.mask
+                            {
+                                commit = Some(ncommit);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let known = match op {
+                    Op::St { form, .. } => form.shape == LdStShape::S32x32b && form.pack.is_none(),
+                    _ => false,
+                };
+                let idx = self.accs.len();
+                for r in &regions {
+                    let v = self.by_inst.entry(r.inst).or_default();
+                    if v.last() != Some(&idx) {
+                        v.push(idx);
+                    }
+                }
+                self.accs.push(Acc {
+                    g,
+                    i,
+                    kind,
+                    op,
+                    cg,
+                    issuer: e.mask,
+                    regions,
+                    wait,
+                    xfence,
+                    commit,
+                    pfence,
+                    written: None,
+                    known,
+                });
+            }
+        }
+    }
+
+    /// The allocations a `::2` operation touches: its own and its peer's (MMA-PAIR, CP-PAIR).
+    fn pair_insts(&self, inst: u32, cg: CtaGroup) -> Vec<u32> {
+        let mut v = vec![inst];
+        if cg == CtaGroup::Two
+            && let Some(p) = self.a.insts[inst as usize].peer
+        {
+            v.push(p);
+        }
+        v
+    }
+
+    /// Whether the completion of `x` is known at the issue of `y`.
+    fn done_before_issue(&self, x: &Acc<'_>, y: &Acc<'_>) -> bool {
+        match x.kind {
+            Kind::Ld | Kind::St => match (x.wait, x.xfence) {
+                (Some(wi), _) if x.g == y.g => y.i > wi,
+                (Some(_), Some(fi)) => self.c.issue_knows(y.g, y.i, x.g, fi as u32),
+                _ => false,
+            },
+            _ => x
+                .commit
+                .is_some_and(|j| self.c.issue_knows_commit(y.g, y.i, x.g, j)),
+        }
+    }
+
+    /// Whether the completion of `x` is known at event (g, i) (full knowledge).
+    fn done_before_event(&self, x: &Acc<'_>, g: usize, i: usize) -> bool {
+        match x.kind {
+            Kind::Ld | Kind::St => match (x.wait, x.xfence) {
+                (Some(wi), _) if x.g == g => i >= wi,
+                (Some(_), Some(fi)) => self.c.hb(x.g, fi, g, i),
+                _ => false,
+            },
+            _ => x.commit.is_some_and(|j| self.c.knows_commit(g, i, x.g, j)),
+        }
+    }
+
+    /// The five pipelined pairs (MCM-PIPE-*), same `.cta_group` (MCM-PIPE-CTAGROUP).
+    fn pipelined(&self, x: &Acc<'_>, y: &Acc<'_>) -> bool {
+        if x.cg.is_none() || x.cg != y.cg {
+            return false;
+        }
+        let pair = match (x.kind, y.kind, x.op, y.op) {
+            (Kind::Mma, Kind::Mma, Op::Mma(a), Op::Mma(b)) => {
+                // MCM-PIPE-MMA-MMA: same accumulator and shape; ptx93 also the same kind (OQ-27).
+                let shape = |m: &Mma| {
+                    (
+                        m.idesc >> 17 & 0x3F,
+                        m.idesc >> 24 & 0x1F,
+                        m.form.ws,
+                        m.form.sp,
+                    )
+                };
+                let same_kind = self.opts.edition == Edition::Seeds || a.form.kind == b.form.kind;
+                a.d == b.d && shape(a) == shape(b) && same_kind
+            }
+            (Kind::Cp, Kind::Mma, ..)
+            | (Kind::Shift, Kind::Mma, ..)
+            | (Kind::Mma, Kind::Shift, ..) => true,
+            (Kind::Shift, Kind::Cp, _, Op::Cp { form, .. }) => form.shape == CpShape::S4x256b,
+            _ => false,
+        };
+        if !pair {
+            return false;
+        }
+        if x.g == y.g && x.i < y.i && x.issuer & y.issuer != 0 {
+            return true;
+        }
+        // Across threads: before-fence → sync → after-fence (canonical pattern 3).
+        x.pfence
+            .is_some_and(|fi| self.c.issue_knows(y.g, y.i, x.g, fi as u32))
+    }
+
+    fn ordered(&self, x: &Acc<'_>, y: &Acc<'_>) -> bool {
+        self.done_before_issue(x, y) || self.pipelined(x, y)
+    }
+
+    /// The value `w` wrote at (lane, col) of allocation `inst`: `None` if unknown.
+    fn value_at(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<u32> {
+        let r = w.regions.iter().find(|r| r.inst == inst)?;
+        match w.op {
+            Op::St { seed, .. } if w.known => {
+                Some(values::st_value(*seed, lane - r.l0, col - r.c0))
+            }
+            Op::Mma(_) => {
+                let n = r.c1 - r.c0;
+                let v = w.written.as_ref()?;
+                v.get(((lane - r.l0) * n + (col - r.c0)) as usize)
+                    .copied()
+                    .flatten()
+            }
+            _ => None,
+        }
+    }
+
+    /// Candidate values of every cell of `cells` read by access `ri` (in region order).
+    fn read(&self, ri: usize, inst: u32, cells: &[(u32, u32)]) -> (Vec<Vec<Option<u32>>>, bool) {
+        let r = &self.accs[ri];
+        let empty = Vec::new();
+        let writers: Vec<usize> = self
+            .by_inst
+            .get(&inst)
+            .unwrap_or(&empty)
+            .iter()
+            .copied()
+            .filter(|&wi| {
+                wi != ri
+                    && self.accs[wi]
+                        .regions
+                        .iter()
+                        .any(|x| x.write && x.inst == inst)
+            })
+            .collect();
+        let mut before = Vec::new();
+        let mut race = Vec::new();
+        for &wi in &writers {
+            let w = &self.accs[wi];
+            if self.ordered(w, r) {
+                before.push(wi);
+            } else if !self.ordered(r, w) {
+                race.push(wi);
+            }
+        }
+        let nb = before.len();
+        let mut ord = vec![false; nb * nb];
+        for (a, &x) in before.iter().enumerate() {
+            for (b, &y) in before.iter().enumerate() {
+                if a != b {
+                    ord[a * nb + b] = self.ordered(&self.accs[x], &self.accs[y]);
+                }
+            }
+        }
+        let covers = |wi: usize, l: u32, c: u32| {
+            self.accs[wi]
+                .regions
+                .iter()
+                .any(|x| x.write && x.inst == inst && x.covers(l, c))
+        };
+        let mut out = Vec::with_capacity(cells.len());
+        let mut any_race = false;
+        for &(l, c) in cells {
+            let mut cands = Vec::new();
+            let cov: Vec<usize> = (0..nb).filter(|&a| covers(before[a], l, c)).collect();
+            for &a in &cov {
+                if !cov.iter().any(|&b| b != a && ord[a * nb + b]) {
+                    cands.push(self.value_at(&self.accs[before[a]], inst, l, c));
+                }
+            }
+            if cov.is_empty() {
+                // Never written in this allocation (OQ-9): unspecified.
+                cands.push(None);
+            }
+            for &wi in &race {
+                if covers(wi, l, c) {
+                    any_race = true;
+                    cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                }
+            }
+            out.push(cands);
+        }
+        (out, any_race)
+    }
+
+    /// The data of a shared-memory region at the MMA issue (g, i), if one fill is ordered
+    /// before it through a proxy fence (MCM-PROXY) and none races or follows before the MMA
+    /// completes (MMA-SRC-STABLE).
+    fn region_data(&self, acc: &Acc<'_>, region: u8) -> Option<RegionData> {
+        let bytes = *self.p.smem.regions.get(usize::from(region))?;
+        let cta = self.cta(acc.g);
+        let (g, i) = (acc.g, acc.i);
+        let mut best: Option<(usize, usize, u32, FillElem, u32)> = None;
+        let mut proxies = Vec::new();
+        for (h, evs) in self.u.warps.iter().enumerate() {
+            if self.cta(h) != cta {
+                continue;
+            }
+            for (j, e) in evs.iter().enumerate().take(self.c.reached[h]) {
+                match e.stmt {
+                    Stmt::Fill {
+                        region: r,
+                        seed,
+                        elem,
+                    } if *r == region => {
+                        if self.c.hb(h, j, g, i) {
+                            if best.is_some_and(|(bg, bj, ..)| !self.c.hb(bg, bj, h, j)) {
+                                if !best.is_some_and(|(bg, bj, ..)| self.c.hb(h, j, bg, bj)) {
+                                    return None;
+                                }
+                            } else {
+                                best = Some((h, j, *seed, *elem, e.mask));
+                            }
+                        } else if !self.done_before_event(acc, h, j) {
+                            return None;
+                        }
+                    }
+                    Stmt::FenceProxyAsync => proxies.push((h, j)),
+                    _ => {}
+                }
+            }
+        }
+        let (fg, fj, seed, elem, mask) = best?;
+        let fenced = proxies
+            .iter()
+            .any(|&(h, j)| self.c.hb(fg, fj, h, j) && self.c.hb(h, j, g, i));
+        (mask == u32::MAX && fenced).then_some(RegionData { elem, seed, bytes })
+    }
+
+    /// Computes the values an exact MMA writes.
+    fn mma_values(&mut self, ai: usize) {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        if !self.opts.figure_layouts
+            || acc.issuer.count_ones() != 1
+            || mma::exact_shape(m).is_none()
+        {
+            return;
+        }
+        let (Some(r), MmaA::Desc(ad)) = (acc.regions.first().copied(), &m.a) else {
+            return;
+        };
+        if r.l0 != 0 || self.poisoned[self.cta(acc.g) as usize] {
+            return;
+        }
+        let (Some(a), Some(b)) = (
+            self.region_data(acc, ad.region),
+            self.region_data(acc, m.b.region),
+        ) else {
+            return;
+        };
+        let n = r.c1 - r.c0;
+        let (_, nn) = mma::exact_shape(m).expect("checked");
+        if n != nn {
+            return;
+        }
+        let old = if m.enable_input_d {
+            let cells: Vec<(u32, u32)> = (0..128)
+                .flat_map(|l| (r.c0..r.c1).map(move |c| (l, c)))
+                .collect();
+            let (v, _) = self.read(ai, r.inst, &cells);
+            v.into_iter()
+                .map(|c| match word_expect(&c) {
+                    WordExpect::Exact(x) => Some(x),
+                    _ => None,
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let oldf = |row: u32, col: u32| old.get((row * n + col) as usize).copied().flatten();
+        let Some(mut vals) = mma::compute(m, &a, &b, &oldf) else {
+            return;
+        };
+        // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written: it keeps its
+        // old value, known only when enable-input-d read it.
+        if let Some(dol) = &m.disable_output_lane {
+            for lane in 0..128u32 {
+                let bit = dol
+                    .get((lane / 32) as usize)
+                    .is_some_and(|w| w >> (lane % 32) & 1 == 1);
+                if bit {
+                    for col in 0..n {
+                        vals[(lane * n + col) as usize] = if m.enable_input_d {
+                            oldf(lane, col)
+                        } else {
+                            None
+                        };
+                    }
+                }
+            }
+        }
+        self.accs[ai].written = Some(vals);
+        self.accs[ai].known = true;
+    }
+}
+
+/// The expected records of every `tcgen05.ld`.
+pub fn values(
+    p: &Program,
+    u: &Unrolled<'_>,
+    c: &Clocks,
+    a: &AllocAnalysis,
+    opts: &Options,
+    f: &mut Findings,
+) -> Vec<ObsItem> {
+    let mut cx = Ctx {
+        p,
+        u,
+        c,
+        a,
+        opts,
+        accs: Vec::new(),
+        by_inst: HashMap::new(),
+        poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
+    };
+    cx.collect(f);
+    // In-flight accesses at their allocation's dealloc (DEALLOC-PAIR-SYNC, OQ-4, MCM-LD-WAR)
+    // and accesses after it (OQ-9).
+    let mut war = vec![false; cx.accs.len()];
+    for (k, x) in cx.accs.iter().enumerate() {
+        for r in &x.regions {
+            let inst = &a.insts[r.inst as usize];
+            let Some((dg, di)) = inst.dealloc else {
+                continue;
+            };
+            if c.hb(dg, di, x.g, x.i) {
+                if r.write {
+                    let cta = (x.g / c.w) % cx.poisoned.len();
+                    cx.poisoned[cta] = true;
+                }
+                war[k] = true;
+                f.note("a TMEM access follows the dealloc of its allocation (OQ-9)");
+            } else if !cx.done_before_event(x, dg, di) {
+                if inst.cg == CtaGroup::Two {
+                    f.undefined.insert(RuleId::DeallocPairSync);
+                    f.note("DEALLOC-PAIR-SYNC: a ::2 dealloc is not ordered after a TMEM access of its allocation");
+                } else if r.write {
+                    f.undefined.insert(RuleId::McmAsyncUnordered);
+                    f.note("a TMEM write may still be in flight at the dealloc of its allocation (OQ-4)");
+                } else {
+                    war[k] = true;
+                }
+            }
+        }
+    }
+    // Process in a linearization of happens-before, so writes are known before their readers.
+    let mut order: Vec<usize> = (0..cx.accs.len()).collect();
+    order.sort_by_key(|&k| c.seq[cx.accs[k].g][cx.accs[k].i]);
+    let mut out: Vec<ObsItem> = Vec::new();
+    for k in order {
+        match cx.accs[k].kind {
+            Kind::Mma => cx.mma_values(k),
+            Kind::Ld => {
+                let x = &cx.accs[k];
+                let e = &u.warps[x.g][x.i];
+                let Some(site) = e.site else { continue };
+                let Op::Ld { form, nregs, .. } = x.op else {
+                    continue;
+                };
+                let (cta, warp) = ((x.g / c.w) as u32, (x.g % c.w) as u8);
+                let words = usize::from(*nregs) + usize::from(form.red);
+                let simple = !form.red && form.shape == LdStShape::S32x32b && form.pack.is_none();
+                let mut rules = vec![RuleId::LdAsync];
+                let per_lane: Vec<ObsExpect> = if cx.poisoned[cta as usize % cx.poisoned.len()]
+                    || war[k]
+                {
+                    rules.push(RuleId::McmLdWar);
+                    vec![ObsExpect::Unspecified(vec![RuleId::McmLdWar]); 32]
+                } else if !simple || x.regions.len() != 1 {
+                    // OQ-10 (16-lane shapes, pack), OQ-13 (ld.red), or outside the allocation.
+                    vec![ObsExpect::Unspecified(vec![RuleId::LdAsync]); 32]
+                } else {
+                    let r = x.regions[0];
+                    let cells: Vec<(u32, u32)> = (0..32)
+                        .flat_map(|t| (0..u32::from(*nregs)).map(move |i| (r.l0 + t, r.c0 + i)))
+                        .collect();
+                    let (cands, race) = cx.read(k, r.inst, &cells);
+                    if race {
+                        rules.push(RuleId::McmAsyncUnordered);
+                    }
+                    let n = usize::from(*nregs);
+                    (0..32)
+                        .map(|t| {
+                            let ws: Vec<WordExpect> = cands[t * n..(t + 1) * n]
+                                .iter()
+                                .map(|c| word_expect(c))
+                                .collect();
+                            if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
+                                ObsExpect::Exact(
+                                    ws.iter()
+                                        .map(|w| if let WordExpect::Exact(v) = w { *v } else { 0 })
+                                        .collect(),
+                                )
+                            } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
+                                ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
+                            } else {
+                                ObsExpect::PerWord(ws)
+                            }
+                        })
+                        .collect()
+                };
+                let _ = words;
+                for lane in lanes(e.mask) {
+                    out.push(ObsItem {
+                        key: ObsKey {
+                            cta,
+                            warp,
+                            site,
+                            lane,
+                        },
+                        expect: per_lane[lane as usize].clone(),
+                        rules: rules.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}

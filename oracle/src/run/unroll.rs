@@ -1,0 +1,280 @@
+//! Unrolling: every warp of every CTA as one straight event list (ORACLE-MODEL.md, "Events").
+//!
+//! Bounded loops are unrolled, calls inlined, and CTA- or warp-uniform conditions resolved.
+//! Lane conditions split the warp: each event carries the mask of lanes that execute it. The
+//! two sides of a lane-divergent `If` are listed `then` first (the spec does not order them;
+//! single-thread operations on both sides of one branch are rare, see oracle/README.md).
+//! `elect.sync` is taken to elect the lowest active lane (an assumption, see the README).
+
+use crate::types::{Code, Location, SiteRef};
+use tcgen05_ir::*;
+
+/// One executed statement of one warp.
+#[derive(Debug, Clone, Copy)]
+pub struct Ev<'a> {
+    /// The statement.
+    pub stmt: &'a Stmt,
+    /// Index into [`Unrolled::locs`].
+    pub loc: u32,
+    /// Lanes executing it.
+    pub mask: u32,
+    /// Lanes alive (not exited) when it executes.
+    pub live: u32,
+    /// Its observation site, if it records.
+    pub site: Option<SiteRef>,
+}
+
+/// The unrolled program.
+#[derive(Debug)]
+pub struct Unrolled<'a> {
+    /// Events per global warp `cta * warps_per_cta + w`.
+    pub warps: Vec<Vec<Ev<'a>>>,
+    /// Locations of statements, by pre-order id.
+    pub locs: Vec<Location>,
+    /// Set if the event budget ran out or the program is malformed (a call to a missing
+    /// function, recursion): the reason.
+    pub broken: Option<String>,
+}
+
+/// Most events the oracle will unroll (about 50 MB of events): beyond it, it says so.
+pub const EVENT_BUDGET: usize = 1 << 20;
+
+struct Ctx<'a> {
+    p: &'a Program,
+    rank: u8,
+    odd: bool,
+    cluster: u16,
+    warp: u8,
+    out: Vec<Ev<'a>>,
+    live: u32,
+    budget: usize,
+    broken: Option<String>,
+    depth: u32,
+}
+
+/// Pre-order ids of the statements of one code, with their locations.
+fn number(code: Code, stmts: &[Stmt], path: &mut Vec<u16>, locs: &mut Vec<Location>) {
+    for (i, s) in stmts.iter().enumerate() {
+        path.push(i as u16);
+        number_one(code, s, path, locs);
+        path.pop();
+    }
+}
+
+fn number_one(code: Code, s: &Stmt, path: &mut Vec<u16>, locs: &mut Vec<Location>) {
+    locs.push(Location {
+        code,
+        path: path.clone(),
+    });
+    match s {
+        Stmt::If { then, els, .. } => {
+            for (i, c) in then.iter().chain(els).enumerate() {
+                path.push(i as u16);
+                number_one(code, c, path, locs);
+                path.pop();
+            }
+        }
+        Stmt::Loop { body, .. } => number(code, body, path, locs),
+        _ => {}
+    }
+}
+
+/// Statements in `s` (itself included), for skipping ids.
+fn count(s: &Stmt) -> u32 {
+    match s {
+        Stmt::If { then, els, .. } => 1 + then.iter().chain(els).map(count).sum::<u32>(),
+        Stmt::Loop { body, .. } => 1 + body.iter().map(count).sum::<u32>(),
+        _ => 1,
+    }
+}
+
+fn sites(s: &Stmt) -> u32 {
+    let own = u32::from(observe::site_of(s).is_some());
+    match s {
+        Stmt::If { then, els, .. } => own + then.iter().chain(els).map(sites).sum::<u32>(),
+        Stmt::Loop { body, .. } => own + body.iter().map(sites).sum::<u32>(),
+        _ => own,
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// Runs `stmts` with lanes `mask`; ids and site indexes continue from `id` / `site`.
+    /// Returns false once every lane has exited.
+    fn block(
+        &mut self,
+        stmts: &'a [Stmt],
+        mask: u32,
+        id: &mut u32,
+        site: &mut u32,
+        func: Option<u8>,
+        fbase: &[u32],
+    ) -> bool {
+        for s in stmts {
+            let my_id = *id;
+            *id += 1;
+            let m = mask & self.live;
+            if m == 0 || self.broken.is_some() {
+                *id += count(s) - 1;
+                *site += sites(s);
+                continue;
+            }
+            let my_site = observe::site_of(s).map(|_| {
+                *site += 1;
+                match func {
+                    Some(f) => SiteRef::Func {
+                        func: f,
+                        index: *site - 1,
+                    },
+                    None => SiteRef::Warp(*site - 1),
+                }
+            });
+            match s {
+                Stmt::If { cond, then, els } => {
+                    let c = self.cond(cond, m);
+                    let (mut i2, mut s2) = (*id, *site);
+                    self.block(then, c, &mut i2, &mut s2, func, fbase);
+                    self.block(els, m & !c, &mut i2, &mut s2, func, fbase);
+                    *id = i2;
+                    *site = s2;
+                }
+                Stmt::Loop { count: n, body } => {
+                    let (start_id, start_site) = (*id, *site);
+                    for _ in 0..*n {
+                        *id = start_id;
+                        *site = start_site;
+                        self.block(body, m, id, site, func, fbase);
+                    }
+                    *id = start_id + body.iter().map(count).sum::<u32>();
+                    *site = start_site + body.iter().map(sites).sum::<u32>();
+                }
+                Stmt::Call(f) => {
+                    let f = usize::from(*f);
+                    if f >= self.p.funcs.len() || self.depth >= 16 {
+                        self.broken = Some(format!(
+                            "call of f{f}: missing function or recursion deeper than 16"
+                        ));
+                        continue;
+                    }
+                    self.depth += 1;
+                    let (mut fid, mut fsite) = (fbase[f], 0);
+                    self.block(
+                        &self.p.funcs[f].body,
+                        m,
+                        &mut fid,
+                        &mut fsite,
+                        Some(f as u8),
+                        fbase,
+                    );
+                    self.depth -= 1;
+                }
+                _ => {
+                    if self.out.len() >= self.budget {
+                        self.broken = Some(format!("more than {} events", self.budget));
+                        continue;
+                    }
+                    self.out.push(Ev {
+                        stmt: s,
+                        loc: my_id,
+                        mask: m,
+                        live: self.live,
+                        site: my_site,
+                    });
+                    if matches!(s, Stmt::Exit) {
+                        self.live &= !m;
+                    }
+                }
+            }
+            if self.live == 0 {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn cond(&self, c: &Cond, m: u32) -> u32 {
+        let lanes = |n: u8| if n >= 32 { u32::MAX } else { (1u32 << n) - 1 };
+        match *c {
+            Cond::LaneLt(n) => m & lanes(n),
+            Cond::LaneEq(n) => m & if n < 32 { 1 << n } else { 0 },
+            Cond::ElectOne => m & m.wrapping_neg(),
+            Cond::CtaRank(n) => {
+                if self.rank == n {
+                    m
+                } else {
+                    0
+                }
+            }
+            Cond::CtaOdd => {
+                if self.odd {
+                    m
+                } else {
+                    0
+                }
+            }
+            Cond::Cluster(n) => {
+                if self.cluster == n {
+                    m
+                } else {
+                    0
+                }
+            }
+            Cond::WarpRank(n) => {
+                if self.warp == n {
+                    m
+                } else {
+                    0
+                }
+            }
+        }
+    }
+}
+
+/// Unrolls every warp of every CTA of `p`.
+pub fn unroll(p: &Program) -> Unrolled<'_> {
+    let mut locs = Vec::new();
+    let mut path = Vec::new();
+    let mut wbase = Vec::with_capacity(p.warps.len());
+    for (w, code) in p.warps.iter().enumerate() {
+        wbase.push(locs.len() as u32);
+        number(Code::Warp(w as u8), code, &mut path, &mut locs);
+    }
+    let mut fbase = Vec::with_capacity(p.funcs.len());
+    for (f, func) in p.funcs.iter().enumerate() {
+        fbase.push(locs.len() as u32);
+        number(Code::Func(f as u8), &func.body, &mut path, &mut locs);
+    }
+    let l = &p.launch;
+    let cs = u32::from(l.cluster_size.max(1));
+    let mut warps = Vec::with_capacity(l.ctas() as usize * p.warps.len());
+    let mut budget = EVENT_BUDGET;
+    let mut broken = None;
+    for cta in 0..l.ctas() {
+        for (w, code) in p.warps.iter().enumerate() {
+            let rank = (cta % cs) as u8;
+            let mut c = Ctx {
+                p,
+                rank,
+                odd: rank & 1 == 1,
+                cluster: (cta / cs) as u16,
+                warp: w as u8,
+                out: Vec::new(),
+                live: u32::MAX,
+                budget,
+                broken: None,
+                depth: 0,
+            };
+            let (mut id, mut site) = (wbase[w], 0);
+            c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
+            budget -= c.out.len();
+            if broken.is_none() {
+                broken = c.broken.take();
+            }
+            warps.push(c.out);
+        }
+    }
+    Unrolled {
+        warps,
+        locs,
+        broken,
+    }
+}
