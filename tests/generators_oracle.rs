@@ -48,3 +48,13 @@ fn valid_cases_have_no_undefined_behaviour_or_forced_deadlock() {
         }
     }
 }
+
+#[test]
+fn litmus_members_are_statically_well_formed() {
+    // Every family member, canonical or weakened, keeps every static rule: a weakening removes
+    // a synchronizing step, which only run-time rules see.
+    for m in tcgen05_generators::litmus::all_members() {
+        let v = check(&m.program);
+        assert!(v.is_empty(), "{}: {v:#?}", m.name);
+    }
+}

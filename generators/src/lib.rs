@@ -10,6 +10,7 @@
 pub mod builder;
 pub mod choice;
 pub mod config;
+pub mod litmus;
 pub mod mutate;
 pub mod mmaenc;
 pub mod stmts;

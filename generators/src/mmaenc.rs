@@ -155,7 +155,7 @@ mod tests {
         let d = kmajor_desc(0);
         let bits = d.encode(0x400);
         assert_eq!(bits >> 46 & 7, 1);
-        assert_eq!(bits & tcgen05_ir::SmemDesc::RESERVED_MASK, 0);
+        assert_eq!(bits & SmemDesc::RESERVED_MASK, 0);
         assert_eq!((bits >> 61) & 7, 0);
         assert_eq!(bits >> 16 & 0x3FFF, 8);
         assert_eq!(bits >> 32 & 0x3FFF, 16);
