@@ -8,6 +8,7 @@
 #![deny(missing_docs)]
 
 pub mod builder;
+pub mod cases;
 pub mod choice;
 pub mod config;
 pub mod litmus;
