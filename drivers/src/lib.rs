@@ -3,6 +3,7 @@
 //! campaign engine (ARCHITECTURE.md, "Targets").
 #![deny(missing_docs)]
 
+pub mod campaign;
 pub mod cuda;
 pub mod diff;
 pub mod external;

@@ -1,1 +1,529 @@
-//! The minimizer (builder + predicate): issue 5.
+//! The minimizer: a builder of smaller candidates plus a predicate (HABITS.md 8, after
+//! wasm-shrink).
+//!
+//! [`minimize`] keeps a current case and tries candidates in a fixed order of passes, each
+//! making the program smaller or simpler:
+//!
+//! 1. fewer clusters, then CTAs per cluster toward 1;
+//! 2. fewer warps (drop one warp's code);
+//! 3. fewer statements: delta debugging over every statement (chunks of half, a quarter, ...,
+//!    one statement), children included;
+//! 4. unwrap: an `If` replaced by its `then` or `els` statements, a `Loop` by its body, loop
+//!    counts toward 1, unused functions dropped;
+//! 5. schedule knobs: spins removed;
+//! 6. operands: every nCols toward 32 (all occurrences of one value at once, so alloc and
+//!    dealloc stay matched), ld/st shapes toward `.32x32b.x1`.
+//!
+//! A candidate is kept when the predicate holds: the same target still gives a discrepancy
+//! with the same [`Signature`]. Candidates already tried are skipped (by hash). The search is
+//! deterministic, reports each new smallest case through a callback, and stops at a fixed
+//! point or when the time budget is spent.
+
+use crate::diff::{self, Signature, Verdict};
+use crate::target::Target;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
+use tcgen05_ir::{Case, LdStShape, NCols, Num, Op, Program, Stmt};
+use tcgen05_oracle::Options;
+
+/// Why minimization could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MinimizeError {
+    /// The input case does not show a discrepancy on this target.
+    NotInteresting(String),
+}
+
+impl std::fmt::Display for MinimizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MinimizeError::NotInteresting(why) => write!(f, "the case is not interesting: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for MinimizeError {}
+
+/// The result of a minimization.
+#[derive(Debug, Clone)]
+pub struct Minimized {
+    /// The smallest case found.
+    pub case: Case,
+    /// The signature it keeps.
+    pub signature: Signature,
+    /// Candidates tried.
+    pub tries: u64,
+    /// Size ([`Program::size`]) before and after.
+    pub sizes: (usize, usize),
+    /// Whether the time budget ran out before a fixed point.
+    pub timed_out: bool,
+}
+
+/// The predicate: does `case` on `target` give a discrepancy with `signature`?
+pub fn same_signature(
+    case: &Case,
+    target: &mut dyn Target,
+    opts: &Options,
+    signature: &Signature,
+) -> bool {
+    signature_of(case, target, opts).as_ref() == Some(signature)
+}
+
+/// The discrepancy signature of `case` on `target`, if it shows one.
+pub fn signature_of(case: &Case, target: &mut dyn Target, opts: &Options) -> Option<Signature> {
+    let expected = tcgen05_oracle::expect_with(&case.program, opts);
+    let outcome = target.run(case);
+    match diff::compare(&case.program, &expected, &outcome) {
+        Verdict::Discrepancy(d) => Some(Signature::of(&d, &target.name())),
+        _ => None,
+    }
+}
+
+/// Minimizes `case` on `target` while its discrepancy signature stays the same; `budget`
+/// bounds the time; `on_smaller` sees each new smallest case.
+pub fn minimize(
+    case: &Case,
+    target: &mut dyn Target,
+    opts: &Options,
+    budget: Duration,
+    on_smaller: &mut dyn FnMut(&Case),
+) -> Result<Minimized, MinimizeError> {
+    let Some(signature) = signature_of(case, target, opts) else {
+        return Err(MinimizeError::NotInteresting(format!(
+            "no discrepancy on `{}`",
+            target.name()
+        )));
+    };
+    let start = Instant::now();
+    let mut cur = case.clone();
+    let mut seen: HashSet<u64> = HashSet::new();
+    seen.insert(hash(&cur.program));
+    let mut tries = 0u64;
+    let mut timed_out = false;
+    'outer: loop {
+        let mut progressed = false;
+        for pass in PASSES {
+            loop {
+                let cands = pass(&cur.program);
+                let mut took = false;
+                for p in cands {
+                    if start.elapsed() > budget {
+                        timed_out = true;
+                        break 'outer;
+                    }
+                    if !seen.insert(hash(&p)) {
+                        continue;
+                    }
+                    tries += 1;
+                    let cand = Case {
+                        program: p,
+                        intent: cur.intent.clone(),
+                        provenance: cur.provenance.clone(),
+                    };
+                    if same_signature(&cand, target, opts, &signature) {
+                        cur = cand;
+                        on_smaller(&cur);
+                        took = true;
+                        progressed = true;
+                        break;
+                    }
+                }
+                if !took {
+                    break;
+                }
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    let sizes = (case.program.size(), cur.program.size());
+    Ok(Minimized {
+        case: cur,
+        signature,
+        tries,
+        sizes,
+        timed_out,
+    })
+}
+
+fn hash(p: &Program) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    p.hash(&mut h);
+    h.finish()
+}
+
+type Pass = fn(&Program) -> Vec<Program>;
+
+const PASSES: &[Pass] = &[
+    shrink_grid,
+    drop_warps,
+    drop_statements,
+    unwrap,
+    drop_spins,
+    simplify_ncols,
+    simplify_shapes,
+];
+
+fn shrink_grid(p: &Program) -> Vec<Program> {
+    let mut v = Vec::new();
+    if p.launch.clusters > 1 {
+        let mut q = p.clone();
+        q.launch.clusters = 1;
+        v.push(q);
+        let mut q = p.clone();
+        q.launch.clusters -= 1;
+        v.push(q);
+    }
+    let mut cs = p.launch.cluster_size;
+    while cs > 1 {
+        cs /= 2;
+        let mut q = p.clone();
+        q.launch.cluster_size = cs;
+        v.push(q);
+    }
+    v
+}
+
+fn drop_warps(p: &Program) -> Vec<Program> {
+    let mut v = Vec::new();
+    if p.warps.len() > 1 {
+        for k in (0..p.warps.len()).rev() {
+            let mut q = p.clone();
+            q.warps.remove(k);
+            q.launch.warps_per_cta -= 1;
+            v.push(q);
+        }
+    }
+    v
+}
+
+/// A statement position: the code body (warps first, then functions) and the path of child
+/// indices (for an `If`, `then` children are `2i`, `els` children `2i + 1`).
+type Path = (usize, Vec<u32>);
+
+fn paths(p: &Program) -> Vec<Path> {
+    fn go(
+        b: &[Stmt],
+        prefix: &mut Vec<u32>,
+        code: usize,
+        out: &mut Vec<Path>,
+        step: fn(u32) -> u32,
+    ) {
+        for (i, s) in b.iter().enumerate() {
+            prefix.push(step(i as u32));
+            out.push((code, prefix.clone()));
+            match s {
+                Stmt::If { then, els, .. } => {
+                    go(then, prefix, code, out, |j| 2 * j);
+                    go(els, prefix, code, out, |j| 2 * j + 1);
+                }
+                Stmt::Loop { body, .. } => go(body, prefix, code, out, |j| j),
+                _ => {}
+            }
+            prefix.pop();
+        }
+    }
+    let mut out = Vec::new();
+    for (c, w) in p.warps.iter().enumerate() {
+        go(w, &mut Vec::new(), c, &mut out, |j| j);
+    }
+    for (f, func) in p.funcs.iter().enumerate() {
+        go(
+            &func.body,
+            &mut Vec::new(),
+            p.warps.len() + f,
+            &mut out,
+            |j| j,
+        );
+    }
+    out
+}
+
+fn delete(p: &Program, dels: &HashSet<Path>) -> Program {
+    fn go(
+        b: &[Stmt],
+        prefix: &mut Vec<u32>,
+        code: usize,
+        dels: &HashSet<Path>,
+        step: fn(u32) -> u32,
+    ) -> Vec<Stmt> {
+        let mut out = Vec::with_capacity(b.len());
+        for (i, s) in b.iter().enumerate() {
+            prefix.push(step(i as u32));
+            if !dels.contains(&(code, prefix.clone())) {
+                out.push(match s {
+                    Stmt::If { cond, then, els } => Stmt::If {
+                        cond: *cond,
+                        then: go(then, prefix, code, dels, |j| 2 * j),
+                        els: go(els, prefix, code, dels, |j| 2 * j + 1),
+                    },
+                    Stmt::Loop { count, body } => Stmt::Loop {
+                        count: *count,
+                        body: go(body, prefix, code, dels, |j| j),
+                    },
+                    other => other.clone(),
+                });
+            }
+            prefix.pop();
+        }
+        out
+    }
+    let mut q = p.clone();
+    let nw = p.warps.len();
+    for (c, w) in q.warps.iter_mut().enumerate() {
+        *w = go(&p.warps[c], &mut Vec::new(), c, dels, |j| j);
+    }
+    for (f, func) in q.funcs.iter_mut().enumerate() {
+        func.body = go(&p.funcs[f].body, &mut Vec::new(), nw + f, dels, |j| j);
+    }
+    q
+}
+
+/// Delta debugging over statements: chunks of n/2, n/4, ..., 1.
+fn drop_statements(p: &Program) -> Vec<Program> {
+    let all = paths(p);
+    let mut v = Vec::new();
+    let mut k = all.len().div_ceil(2).max(1);
+    loop {
+        for chunk in all.chunks(k) {
+            let dels: HashSet<Path> = chunk.iter().cloned().collect();
+            v.push(delete(p, &dels));
+        }
+        if k == 1 {
+            break;
+        }
+        k = k.div_ceil(2);
+    }
+    v
+}
+
+fn map_stmts(p: &Program, f: &mut dyn FnMut(&Stmt) -> Option<Vec<Stmt>>) -> Vec<Program> {
+    // One candidate per statement `f` rewrites: the statement replaced by f's output.
+    let all = paths(p);
+    let mut v = Vec::new();
+    for target in all {
+        let mut q = p.clone();
+        let nw = q.warps.len();
+        let body: &mut Vec<Stmt> = if target.0 < nw {
+            &mut q.warps[target.0]
+        } else {
+            &mut q.funcs[target.0 - nw].body
+        };
+        if let Some(done) = rewrite_at(body, &target.1, f) {
+            if done {
+                v.push(q);
+            }
+        }
+    }
+    v
+}
+
+fn rewrite_at(
+    list: &mut Vec<Stmt>,
+    path: &[u32],
+    f: &mut dyn FnMut(&Stmt) -> Option<Vec<Stmt>>,
+) -> Option<bool> {
+    let (&first, rest) = path.split_first()?;
+    let (branch, idx) = (first, first as usize);
+    if rest.is_empty() {
+        let i = idx;
+        let s = list.get(i)?;
+        let new = f(s)?;
+        list.splice(i..=i, new);
+        return Some(true);
+    }
+    let _ = branch;
+    match list.get_mut(idx)? {
+        Stmt::Loop { body, .. } => rewrite_at(body, rest, f),
+        Stmt::If { then, els, .. } => {
+            let (&c, more) = rest.split_first()?;
+            let mut p2 = vec![c / 2];
+            p2.extend_from_slice(more);
+            if c % 2 == 0 {
+                rewrite_at(then, &p2, f)
+            } else {
+                rewrite_at(els, &p2, f)
+            }
+        }
+        _ => None,
+    }
+}
+
+fn unwrap(p: &Program) -> Vec<Program> {
+    let mut v = map_stmts(p, &mut |s| match s {
+        Stmt::If { then, .. } => Some(then.clone()),
+        Stmt::Loop { body, .. } => Some(body.clone()),
+        _ => None,
+    });
+    v.extend(map_stmts(p, &mut |s| match s {
+        Stmt::If { els, .. } => Some(els.clone()),
+        Stmt::Loop { count, body } if *count > 1 => Some(vec![Stmt::Loop {
+            count: 1,
+            body: body.clone(),
+        }]),
+        _ => None,
+    }));
+    if !p.funcs.is_empty() {
+        let mut used = false;
+        p.walk(&mut |s| used |= matches!(s, Stmt::Call(_)));
+        if !used {
+            let mut q = p.clone();
+            q.funcs.clear();
+            v.push(q);
+        }
+    }
+    v
+}
+
+fn drop_spins(p: &Program) -> Vec<Program> {
+    map_stmts(p, &mut |s| match s {
+        Stmt::Spin(_) => Some(vec![]),
+        _ => None,
+    })
+}
+
+fn rewrite_all(p: &Program, f: &dyn Fn(&Op) -> Option<Op>) -> Option<Program> {
+    fn go(b: &mut [Stmt], f: &dyn Fn(&Op) -> Option<Op>, changed: &mut bool) {
+        for s in b {
+            match s {
+                Stmt::Tc(op) => {
+                    if let Some(n) = f(op) {
+                        *op = n;
+                        *changed = true;
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    go(then, f, changed);
+                    go(els, f, changed);
+                }
+                Stmt::Loop { body, .. } => go(body, f, changed),
+                _ => {}
+            }
+        }
+    }
+    let mut q = p.clone();
+    let mut changed = false;
+    for w in &mut q.warps {
+        go(w, f, &mut changed);
+    }
+    for func in &mut q.funcs {
+        go(&mut func.body, f, &mut changed);
+    }
+    changed.then_some(q)
+}
+
+fn simplify_ncols(p: &Program) -> Vec<Program> {
+    let mut values: Vec<u32> = Vec::new();
+    for op in p.ops() {
+        if let Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } = op {
+            if ncols.value > 32 && !values.contains(&ncols.value) {
+                values.push(ncols.value);
+            }
+        }
+    }
+    values.sort_unstable();
+    let mut v = Vec::new();
+    for from in values {
+        for to in [32, from / 2] {
+            if to >= from || to < 32 {
+                continue;
+            }
+            let f = move |op: &Op| -> Option<Op> {
+                let mut op = op.clone();
+                match &mut op {
+                    Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } if ncols.value == from => {
+                        *ncols = NCols {
+                            value: to,
+                            form: ncols.form,
+                        };
+                        Some(op)
+                    }
+                    _ => None,
+                }
+            };
+            v.extend(rewrite_all(p, &f));
+        }
+    }
+    v
+}
+
+fn simplify_shapes(p: &Program) -> Vec<Program> {
+    let target =
+        |shape: &mut LdStShape, num: &mut Num, nregs: &mut u16, split: &mut Option<u32>| -> bool {
+            let before = (*shape, *num);
+            if *num != Num::X1 {
+                *num = Num::X1;
+            } else if *shape != LdStShape::S32x32b {
+                *shape = LdStShape::S32x32b;
+                *split = None;
+            }
+            *nregs = tcgen05_ir::vec_len(*shape, *num).unwrap_or(1);
+            before != (*shape, *num)
+        };
+    let mut v = Vec::new();
+    let lds = p
+        .ops()
+        .into_iter()
+        .filter(|o| matches!(o, Op::Ld { .. } | Op::St { .. }))
+        .count();
+    for k in 0..lds {
+        let counter = std::cell::Cell::new(0usize);
+        let f = |op: &Op| -> Option<Op> {
+            let mut op = op.clone();
+            let (shape, num, nregs, split) = match &mut op {
+                Op::Ld {
+                    form, nregs, split, ..
+                } => (&mut form.shape, &mut form.num, nregs, split),
+                Op::St {
+                    form, nregs, split, ..
+                } => (&mut form.shape, &mut form.num, nregs, split),
+                _ => return None,
+            };
+            let i = counter.get();
+            counter.set(i + 1);
+            if i != k {
+                return None;
+            }
+            target(shape, num, nregs, split).then_some(op)
+        };
+        v.extend(rewrite_all(p, &f));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_ir::samples::single_warp_roundtrip;
+
+    #[test]
+    fn deleting_every_path_leaves_empty_code() {
+        let p = single_warp_roundtrip();
+        let all: HashSet<Path> = paths(&p).into_iter().collect();
+        assert_eq!(all.len(), p.size());
+        assert!(delete(&p, &all).warps[0].is_empty());
+    }
+
+    #[test]
+    fn nested_statements_are_addressed_and_unwrapped() {
+        let mut p = single_warp_roundtrip();
+        let inner = p.warps[0].clone();
+        p.warps[0] = vec![Stmt::Loop {
+            count: 3,
+            body: vec![Stmt::If {
+                cond: tcgen05_ir::Cond::LaneLt(4),
+                then: inner,
+                els: vec![Stmt::Spin(1)],
+            }],
+        }];
+        assert_eq!(paths(&p).len(), p.size());
+        // Unwrapping the loop and the if gives a program with the original statements on top.
+        let c = unwrap(&p);
+        assert!(
+            c.iter()
+                .any(|q| matches!(q.warps[0].first(), Some(Stmt::If { .. })))
+        );
+        assert!(drop_spins(&p).iter().all(|q| q.size() == p.size() - 1));
+    }
+}

@@ -1,1 +1,231 @@
-//! The findings store: issue 5.
+//! The findings store: one folder per discrepancy signature (ARCHITECTURE.md rule 8).
+//!
+//! ```text
+//! <root>/<signature id>/
+//!     case.bin        the minimized case (tcgen05_ir::codec)
+//!     case.ptx        the minimized case as PTX
+//!     original.bin    the case as found
+//!     original.ptx
+//!     report.json     signature, rule and section, targets and versions, expected, observed
+//!     README.md       what differs, the rule and its spec section, the command that reruns it
+//! ```
+//!
+//! A finding is written into a fresh temporary folder beside the others, then renamed into
+//! place. The rename is atomic, and renaming onto an existing folder fails, so several workers
+//! (threads or processes) may write at once: the first finding of a signature wins and later
+//! ones are dropped as duplicates.
+
+use crate::diff::{Discrepancy, Signature};
+use crate::outcome::Outcome;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tcgen05_ir::Case;
+use tcgen05_oracle::{Expected, catalogue};
+
+/// The report of one finding (`report.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// The signature, as text.
+    pub signature: String,
+    /// Its id (the folder name).
+    pub signature_id: String,
+    /// The signature itself.
+    pub sig: Signature,
+    /// The discrepancy on the minimized case.
+    pub discrepancy: Discrepancy,
+    /// The deciding rule's spec section, if any.
+    pub section: Option<String>,
+    /// Target name and version, for each target involved.
+    pub targets: Vec<(String, String)>,
+    /// The oracle edition.
+    pub edition: String,
+    /// What the oracle expected (minimized case).
+    pub expected: Expected,
+    /// What the target did (minimized case).
+    pub observed: Outcome,
+    /// Size (statements) of the original and minimized programs.
+    pub sizes: (usize, usize),
+    /// The one command that reruns it.
+    pub command: String,
+}
+
+/// What [`Store::add`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Added {
+    /// A new finding, in this folder.
+    New(PathBuf),
+    /// The signature was already stored there.
+    Duplicate(PathBuf),
+}
+
+/// A findings folder.
+#[derive(Debug, Clone)]
+pub struct Store {
+    root: PathBuf,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl Store {
+    /// Opens (creating if needed) the store at `root`.
+    pub fn open(root: impl Into<PathBuf>) -> std::io::Result<Store> {
+        let root = root.into();
+        std::fs::create_dir_all(&root)?;
+        Ok(Store { root })
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The folder of a signature id.
+    pub fn folder(&self, id: &str) -> PathBuf {
+        self.root.join(id)
+    }
+
+    /// Whether a signature is already stored.
+    pub fn contains(&self, sig: &Signature) -> bool {
+        self.folder(&sig.id()).join("report.json").exists()
+    }
+
+    /// Stores a finding atomically, deduplicated by signature.
+    pub fn add(
+        &self,
+        minimized: &Case,
+        original: &Case,
+        report: &Report,
+    ) -> std::io::Result<Added> {
+        let dest = self.folder(&report.signature_id);
+        if dest.exists() {
+            return Ok(Added::Duplicate(dest));
+        }
+        let tmp = self.root.join(format!(
+            ".tmp-{}-{}-{}",
+            report.signature_id,
+            std::process::id(),
+            TMP_COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&tmp)?;
+        let write = || -> std::io::Result<()> {
+            std::fs::write(tmp.join("case.bin"), tcgen05_ir::codec::encode(minimized))?;
+            std::fs::write(
+                tmp.join("case.ptx"),
+                tcgen05_ir::ptx::emit(&minimized.program),
+            )?;
+            std::fs::write(
+                tmp.join("original.bin"),
+                tcgen05_ir::codec::encode(original),
+            )?;
+            std::fs::write(
+                tmp.join("original.ptx"),
+                tcgen05_ir::ptx::emit(&original.program),
+            )?;
+            let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+            std::fs::write(tmp.join("report.json"), json)?;
+            std::fs::write(tmp.join("README.md"), readme(report))?;
+            Ok(())
+        };
+        if let Err(e) = write() {
+            let _ = std::fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        match std::fs::rename(&tmp, &dest) {
+            Ok(()) => Ok(Added::New(dest)),
+            Err(_) if dest.exists() => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                Ok(Added::Duplicate(dest))
+            }
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// The signature ids stored, sorted.
+    pub fn list(&self) -> std::io::Result<Vec<String>> {
+        let mut v = Vec::new();
+        for e in std::fs::read_dir(&self.root)? {
+            let e = e?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with('.') && e.path().join("report.json").exists() {
+                v.push(name);
+            }
+        }
+        v.sort();
+        Ok(v)
+    }
+}
+
+/// Reads a finding folder's report.
+pub fn read_report(folder: &Path) -> Result<Report, String> {
+    let text = std::fs::read_to_string(folder.join("report.json"))
+        .map_err(|e| format!("cannot read {}: {e}", folder.join("report.json").display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a finding report: {e}", folder.display()))
+}
+
+/// Builds the report of a finding.
+pub fn make_report(
+    sig: &Signature,
+    d: &Discrepancy,
+    targets: Vec<(String, String)>,
+    expected: &Expected,
+    observed: &Outcome,
+    sizes: (usize, usize),
+) -> Report {
+    let id = sig.id();
+    Report {
+        signature: sig.to_string(),
+        signature_id: id.clone(),
+        sig: sig.clone(),
+        discrepancy: d.clone(),
+        section: sig.rule.map(|r| catalogue::section(r).to_string()),
+        targets,
+        edition: expected.edition.to_string(),
+        expected: expected.clone(),
+        observed: observed.clone(),
+        sizes,
+        command: format!(
+            "tcgen05-fuzz reproduce findings/{id} --targets {}",
+            sig.target
+        ),
+    }
+}
+
+fn readme(r: &Report) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("# Finding {}\n\n", r.signature_id));
+    s.push_str(&format!("**Signature:** `{}`\n\n", r.signature));
+    s.push_str(&format!(
+        "## What differs\n\n{} ({})\n\n",
+        r.discrepancy.detail,
+        r.sig.kind.as_str()
+    ));
+    s.push_str(&format!("Observed: {}\n\n", r.observed.summary()));
+    s.push_str("## The rule\n\n");
+    match r.sig.rule {
+        Some(rule) => {
+            let row = catalogue::row(rule);
+            s.push_str(&format!("`{}` [§{}]: {}\n\n", rule, row.section, row.rule));
+        }
+        None => s.push_str("No single rule: see the expected outcome in `report.json`.\n\n"),
+    }
+    if !r.discrepancy.forms.is_empty() {
+        s.push_str(&format!(
+            "Instruction forms involved: `{}`\n\n",
+            r.discrepancy.forms.join("`, `")
+        ));
+    }
+    s.push_str(&format!("Oracle edition: {}\n\n## Targets\n\n", r.edition));
+    for (n, v) in &r.targets {
+        s.push_str(&format!("- `{n}`: {v}\n"));
+    }
+    s.push_str(&format!(
+        "\n## Files\n\n- `case.bin`, `case.ptx`: the minimized case ({} statements)\n- `original.bin`, `original.ptx`: the case as found ({} statements)\n- `report.json`: expected and observed in full\n\n## Rerun\n\n```\n{}\n```\n",
+        r.sizes.1, r.sizes.0, r.command
+    ));
+    s
+}

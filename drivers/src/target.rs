@@ -28,7 +28,7 @@
 //! pub fn candidates() -> Vec<TargetInfo>;
 //! ```
 //!
-//! and [`resolve`] and [`available_targets`] call them (HABITS.md 6: optional back ends return
+//! and [`resolve`] and [`available_targets`] call them (the `ptxas` and `cuda` modules do) (HABITS.md 6: optional back ends return
 //! `None` or `Unavailable`, never fail to build).
 
 use crate::outcome::Outcome;
@@ -139,7 +139,10 @@ impl std::error::Error for TargetError {}
 /// Builds the target `name`, or says why not.
 pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
     let name = name.trim();
-    let found = crate::sim::build(name).or_else(|| crate::external::build(name));
+    let found = crate::sim::build(name)
+        .or_else(|| crate::external::build(name))
+        .or_else(|| crate::ptxas::build(name))
+        .or_else(|| crate::cuda::build(name));
     match found {
         Some(Ok(t)) => Ok(t),
         Some(Err(reason)) => Err(TargetError::Unavailable {
@@ -158,6 +161,8 @@ pub fn build(name: &str) -> Option<Box<dyn Target>> {
 /// Every target this build knows, with its availability on this machine.
 pub fn available_targets() -> Vec<TargetInfo> {
     let mut v = crate::sim::candidates();
+    v.extend(crate::ptxas::candidates());
+    v.extend(crate::cuda::candidates());
     v.extend(crate::external::candidates());
     v
 }
