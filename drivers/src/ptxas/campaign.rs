@@ -43,7 +43,7 @@ impl Default for CampaignConfig {
             seed: 0x7C6E_0505,
             batch_size: 64,
             round_cases: 128,
-            reduce_tries: 150,
+            reduce_tries: 400,
             reduce_share_pct: 40,
             sass_every: 16,
         }
@@ -159,6 +159,37 @@ pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     differential::report(installs, verdicts, tcgen05_oracle::check(p))
 }
 
+/// Judges many programs with every version, batched (the minimization predicate).
+pub fn judge_programs(installs: &[PtxasInstall], ps: &[Program], batch: usize) -> Vec<CaseReport> {
+    let modules: Vec<String> = ps.iter().map(ptx::emit).collect();
+    let per_version: Vec<Vec<CompileVerdict>> = installs
+        .iter()
+        .map(
+            |i| match compile_batched(i, &modules, batch, &CompileOptions::default()) {
+                Ok((v, _)) => v,
+                Err(e) => vec![
+                    CompileVerdict::Crashed {
+                        signal: None,
+                        message: format!("could not run ptxas: {e}")
+                    };
+                    ps.len()
+                ],
+            },
+        )
+        .collect();
+    ps.iter()
+        .enumerate()
+        .map(|(k, p)| {
+            let verdicts = per_version.iter().map(|v| v[k].clone()).collect();
+            differential::report(installs, verdicts, tcgen05_oracle::check(p))
+        })
+        .collect()
+}
+
+/// Candidates judged together in one minimization step: one ptxas process per version for 16
+/// candidates costs about as much as two single compiles, and most candidates fail.
+pub const REDUCE_CHUNK: usize = 16;
+
 fn sass_signature(install: &PtxasInstall, m: &[SassMismatch]) -> Signature {
     let mut rules: Vec<String> = m
         .iter()
@@ -173,6 +204,7 @@ fn sass_signature(install: &PtxasInstall, m: &[SassMismatch]) -> Signature {
         kind: "sass-mismatch".into(),
         rules,
         accepted_by: install.version.label(),
+        stances: vec![],
     }
 }
 
@@ -202,7 +234,6 @@ pub fn run(
             .collect(),
         ..Default::default()
     };
-    let mut index: BTreeMap<Signature, usize> = BTreeMap::new();
     let sass_install = installs
         .last()
         .filter(|_| cfg.sass_every > 0 && sass::available());
@@ -261,8 +292,13 @@ pub fn run(
                 }
             }
             for (sig, sass_m) in sigs {
-                if let Some(&f) = index.get(&sig) {
-                    rep.findings[f].hits += 1;
+                if let Some(f) = rep
+                    .findings
+                    .iter_mut()
+                    .find(|f| f.signature.compatible(&sig))
+                {
+                    f.hits += 1;
+                    f.signature.merge(&sig, installs);
                     continue;
                 }
                 let t = Instant::now();
@@ -276,9 +312,17 @@ pub fn run(
                                 .is_some_and(|m| !m.is_empty() && sass_signature(si, &m) == want)
                         })
                     } else {
-                        reduce::reduce(&case.program, cfg.reduce_tries, &mut |p| {
-                            judge_program(installs, p).signature.as_ref() == Some(&want)
-                        })
+                        reduce::reduce_batched(
+                            &case.program,
+                            cfg.reduce_tries,
+                            REDUCE_CHUNK,
+                            &mut |ps| {
+                                judge_programs(installs, ps, REDUCE_CHUNK)
+                                    .iter()
+                                    .map(|r| r.signature.as_ref() == Some(&want))
+                                    .collect()
+                            },
+                        )
                     };
                     (m, st.tries)
                 } else {
@@ -293,7 +337,6 @@ pub fn run(
                 } else {
                     vec![]
                 };
-                index.insert(sig.clone(), rep.findings.len());
                 rep.findings.push(Finding {
                     signature: sig,
                     hits: 1,

@@ -150,11 +150,16 @@ pub fn stance(v: &CompileVerdict) -> Stance {
 /// Runs of consecutive versions (in `installs` order) that accept: e.g. `12.8–13.0` and
 /// `13.5`, written `12.8..=13.0, 13.5`. Empty when none accepts.
 pub fn accepting_range(installs: &[PtxasInstall], verdicts: &[CompileVerdict]) -> String {
+    range_of(installs, &verdicts.iter().map(stance).collect::<Vec<_>>())
+}
+
+/// [`accepting_range`] from stances. A version without a verdict ends a run.
+pub fn range_of(installs: &[PtxasInstall], stances: &[Stance]) -> String {
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut open = false;
-    for (i, v) in installs.iter().zip(verdicts) {
+    for (i, s) in installs.iter().zip(stances) {
         let label = i.version.label();
-        if stance(v) == Stance::Accepts {
+        if *s == Stance::Accepts {
             match (open, runs.last_mut()) {
                 (true, Some(last)) => last.1 = label,
                 _ => runs.push((label.clone(), label)),
@@ -192,6 +197,34 @@ pub struct Signature {
     pub rules: Vec<String>,
     /// The versions that accept, as [`accepting_range`] writes them.
     pub accepted_by: String,
+    /// Each version's stance, in install order.
+    pub stances: Vec<Stance>,
+}
+
+impl Signature {
+    /// Whether `other` is the same finding: same kind and rules, and no version where both
+    /// have a verdict and the verdicts differ (a version too old for one case's `.version`
+    /// has no verdict, and does not split a finding).
+    pub fn compatible(&self, other: &Signature) -> bool {
+        self.kind == other.kind
+            && self.rules == other.rules
+            && self.stances.len() == other.stances.len()
+            && self
+                .stances
+                .iter()
+                .zip(&other.stances)
+                .all(|(a, b)| *a == Stance::NoVerdict || *b == Stance::NoVerdict || a == b)
+    }
+
+    /// Fills this signature's versions without a verdict from `other` (a compatible one).
+    pub fn merge(&mut self, other: &Signature, installs: &[PtxasInstall]) {
+        for (a, b) in self.stances.iter_mut().zip(&other.stances) {
+            if *a == Stance::NoVerdict {
+                *a = *b;
+            }
+        }
+        self.accepted_by = range_of(installs, &self.stances);
+    }
 }
 
 impl std::fmt::Display for Signature {
@@ -241,6 +274,7 @@ pub fn report(
 ) -> CaseReport {
     let judgements: Vec<Judgement> = verdicts.iter().map(|v| judge(v, &violations)).collect();
     let accepted_by = accepting_range(installs, &verdicts);
+    let stances: Vec<Stance> = verdicts.iter().map(stance).collect();
     let first = judgements.iter().find(|j| j.is_discrepancy());
     let signature = match first {
         Some(j) => {
@@ -262,6 +296,7 @@ pub fn report(
                 kind: j.kind().into(),
                 rules,
                 accepted_by: accepted_by.clone(),
+                stances,
             })
         }
         None if versions_disagree(&verdicts) => {
@@ -273,6 +308,7 @@ pub fn report(
                 kind: "versions-disagree".into(),
                 rules: rules.into_iter().collect(),
                 accepted_by: accepted_by.clone(),
+                stances,
             })
         }
         None => None,
@@ -345,6 +381,25 @@ mod tests {
             a,
             rejected("Unsupported .version 9.0; current version is '8.7'")
         ]));
+    }
+
+    #[test]
+    fn signatures_that_differ_only_by_missing_verdicts_are_one_finding() {
+        use Stance::*;
+        let i = [inst("12.8"), inst("12.9"), inst("13.0"), inst("13.5")];
+        let sig = |st: [Stance; 4]| Signature {
+            kind: "ill-formed-accepted".into(),
+            rules: vec!["GEN-SYNC-QUAL".into()],
+            accepted_by: range_of(&i, &st),
+            stances: st.to_vec(),
+        };
+        let mut a = sig([NoVerdict, Accepts, Accepts, Rejects]);
+        let b = sig([Accepts, Accepts, Accepts, Rejects]);
+        let c = sig([Accepts, Rejects, Accepts, Rejects]);
+        assert!(a.compatible(&b) && b.compatible(&a));
+        assert!(!b.compatible(&c));
+        a.merge(&b, &i);
+        assert_eq!(a.accepted_by, "12.8..=13.0");
     }
 
     #[test]

@@ -167,22 +167,41 @@ pub fn reduce(
     max_tries: usize,
     keep: &mut dyn FnMut(&Program) -> bool,
 ) -> (Program, ReduceStats) {
+    reduce_batched(p, max_tries, 1, &mut |ps| {
+        ps.iter().map(|q| keep(q)).collect()
+    })
+}
+
+/// The same as [`reduce`] with a predicate that judges `chunk` candidates at once (one ptxas
+/// process per version for the lot): the first candidate of the chunk that keeps the property
+/// is taken. `max_tries` counts candidates judged.
+pub fn reduce_batched(
+    p: &Program,
+    max_tries: usize,
+    chunk: usize,
+    keep: &mut dyn FnMut(&[Program]) -> Vec<bool>,
+) -> (Program, ReduceStats) {
     let mut stats = ReduceStats::default();
     let mut best = p.clone();
     let mut tried: HashSet<Program> = HashSet::new();
     tried.insert(best.clone());
     'outer: loop {
-        for c in candidates(&best) {
-            if stats.tries >= max_tries {
+        let fresh: Vec<Program> = candidates(&best)
+            .into_iter()
+            .filter(|c| !tried.contains(c))
+            .collect();
+        for group in fresh.chunks(chunk.max(1)) {
+            let room = max_tries.saturating_sub(stats.tries);
+            if room == 0 {
                 break 'outer;
             }
-            if !tried.insert(c.clone()) {
-                continue;
-            }
-            stats.tries += 1;
-            if keep(&c) {
+            let group = &group[..group.len().min(room)];
+            tried.extend(group.iter().cloned());
+            stats.tries += group.len();
+            let verdicts = keep(group);
+            if let Some(k) = verdicts.iter().position(|&b| b) {
                 stats.kept += 1;
-                best = c;
+                best = group[k].clone();
                 continue 'outer;
             }
         }
@@ -212,6 +231,19 @@ mod tests {
         // A predicate that fails on everything but the input keeps the input.
         let (same, _) = reduce(&p, 1000, &mut |q| q == &p);
         assert_eq!(same, p);
+    }
+
+    #[test]
+    fn batched_reduction_reaches_the_same_result() {
+        let p = samples::single_warp_roundtrip();
+        let has = |q: &Program| {
+            q.ops()
+                .iter()
+                .any(|o| matches!(o, tcgen05_ir::Op::Dealloc { .. }))
+        };
+        let (r, stats) = reduce_batched(&p, 1000, 8, &mut |qs| qs.iter().map(|q| has(q)).collect());
+        assert_eq!(r.size(), 1);
+        assert!(stats.tries >= stats.kept);
     }
 
     #[test]
