@@ -313,8 +313,10 @@ impl<'a> Engine<'_, 'a> {
             }
             Stmt::Tc(Op::Commit { .. }) => {
                 self.commit_count[g] += 1;
-                self.cur[g][self.g + g] = self.commit_count[g];
-                let snap = self.cur[g].clone();
+                // The arrival happens when the tracked operations complete: it knows them,
+                // but the committing thread does not, until it observes the phase.
+                let mut snap = self.cur[g].clone();
+                snap[self.g + g] = self.commit_count[g];
                 self.arrived.insert((g, i), snap);
                 self.push_after(g);
                 self.record(g);

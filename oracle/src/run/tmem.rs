@@ -497,25 +497,56 @@ impl<'a> Ctx<'_, 'a> {
                         .any(|x| x.write && x.inst == inst)
             })
             .collect();
-        let mut before = Vec::new();
-        let mut race = Vec::new();
-        for &wi in &writers {
-            let w = &self.accs[wi];
-            if self.ordered(w, r) {
-                before.push(wi);
-            } else if !self.ordered(r, w) {
-                race.push(wi);
-            }
-        }
-        let nb = before.len();
-        let mut ord = vec![false; nb * nb];
-        for (a, &x) in before.iter().enumerate() {
-            for (b, &y) in before.iter().enumerate() {
+        // Direct order with R, then closed transitively through the other writers (a write
+        // ordered before a write that is ordered before R is before R, and so on).
+        let k = writers.len();
+        let mut ord = vec![false; k * k];
+        for a in 0..k {
+            for b in 0..k {
                 if a != b {
-                    ord[a * nb + b] = self.ordered(&self.accs[x], &self.accs[y]);
+                    ord[a * k + b] = self.ordered(&self.accs[writers[a]], &self.accs[writers[b]]);
                 }
             }
         }
+        for m in 0..k {
+            for a in 0..k {
+                if ord[a * k + m] {
+                    for b in 0..k {
+                        if ord[m * k + b] {
+                            ord[a * k + b] = true;
+                        }
+                    }
+                }
+            }
+        }
+        let mut is_before: Vec<bool> = writers
+            .iter()
+            .map(|&wi| self.ordered(&self.accs[wi], r))
+            .collect();
+        let mut is_after: Vec<bool> = writers
+            .iter()
+            .map(|&wi| self.ordered(r, &self.accs[wi]))
+            .collect();
+        for a in 0..k {
+            for b in 0..k {
+                if ord[a * k + b] && is_before[b] {
+                    is_before[a] = true;
+                }
+                if ord[b * k + a] && is_after[b] {
+                    is_after[a] = true;
+                }
+            }
+        }
+        let before: Vec<usize> = (0..k).filter(|&a| is_before[a]).collect();
+        let race: Vec<usize> = (0..k)
+            .filter(|&a| !is_before[a] && !is_after[a])
+            .map(|a| writers[a])
+            .collect();
+        let nb = before.len();
+        let ord: Vec<bool> = (0..nb * nb)
+            .map(|x| ord[before[x / nb] * k + before[x % nb]])
+            .collect();
+        let before: Vec<usize> = before.iter().map(|&a| writers[a]).collect();
         let covers = |wi: usize, l: u32, c: u32| {
             self.accs[wi]
                 .regions
@@ -527,11 +558,15 @@ impl<'a> Ctx<'_, 'a> {
         for &(l, c) in cells {
             let mut cands = Vec::new();
             let cov: Vec<usize> = (0..nb).filter(|&a| covers(before[a], l, c)).collect();
+            let mut maximal = 0;
             for &a in &cov {
                 if !cov.iter().any(|&b| b != a && ord[a * nb + b]) {
+                    maximal += 1;
                     cands.push(self.value_at(&self.accs[before[a]], inst, l, c));
                 }
             }
+            // Two unordered writes both before R: they race with each other (MCM-ASYNC-UNORDERED).
+            any_race |= maximal > 1;
             if cov.is_empty() {
                 // Never written in this allocation (OQ-9): unspecified.
                 cands.push(None);
