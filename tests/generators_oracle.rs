@@ -8,7 +8,7 @@ use tcgen05_oracle::{Edition, Options, RunVerdict, check, expect_with};
 const VALID_CASES: u64 = 10_000;
 
 fn configs() -> [(&'static str, Config); 2] {
-    [("default", Config::default()), ("all-targets", Config::all_targets())]
+    [("default", Config::default()), ("sm100a", Config::sm100a())]
 }
 
 #[test]

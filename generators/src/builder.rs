@@ -108,7 +108,12 @@ impl<C: Choices> Builder<'_, C> {
     fn run(mut self) -> Program {
         let cfg = self.cfg;
         // Target and version (reference §1, GEN-TARGET, GEN-PTXVER).
-        let tgt = self.c.pick(&cfg.targets).copied().unwrap_or(Target::Sm100a);
+        // sm_100a half the time when allowed (the main hardware target), else any allowed.
+        let tgt = if cfg.targets.contains(&Target::Sm100a) && self.c.percent(50) {
+            Target::Sm100a
+        } else {
+            self.c.pick(&cfg.targets).copied().unwrap_or(Target::Sm100a)
+        };
         let min = target::min_version(tgt);
         let versions: Vec<PtxVersion> = target::VERSIONS.iter().copied().filter(|v| *v >= min).collect();
         let version = self.c.pick(&versions).copied().unwrap_or(target::MAX_VERSION);

@@ -11,6 +11,7 @@ pub mod builder;
 pub mod cases;
 pub mod choice;
 pub mod config;
+pub mod coverage;
 pub mod litmus;
 pub mod mutate;
 pub mod mmaenc;

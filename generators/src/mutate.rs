@@ -87,6 +87,11 @@ fn ungated(c: &mut Config) {
 
 fn p_none(_: &mut Config) {}
 
+/// `cta_group::1` (a `::2` dealloc adds DEALLOC-PAIR-SYNC to any unfinished access).
+fn p_cta1(c: &mut Config) {
+    c.cta_groups = vec![CtaGroup::One];
+}
+
 fn p_ungated(c: &mut Config) {
     ungated(c);
     // No MMA either: scale-input-d is also target-gated (§1).
@@ -140,6 +145,7 @@ fn p_cp(c: &mut Config) {
 fn p_shift(c: &mut Config) {
     p_mma(c);
     c.shift = true;
+    c.ld_red = false;
     c.mma_kinds.retain(|k| *k != MmaKind::I8);
 }
 
@@ -983,7 +989,7 @@ pub const MUTATORS: &[Mutator] = &[
     Mutator { name: "alloc-after-relinquish-loop", rule: RuleId::AllocAfterRelinquish, edition: EditionHint::Any, patch: p_none, apply: m_alloc_after_relinquish },
     Mutator { name: "leak-on-one-path", rule: RuleId::AllocFreeBeforeExit, edition: EditionHint::Any, patch: p_cluster_cta1, apply: m_leak_one_path },
     Mutator { name: "alloc-size-grows", rule: RuleId::AllocNonincreasing, edition: EditionHint::Any, patch: p_two_allocs, apply: m_nonincreasing },
-    Mutator { name: "no-wait-ld-before-dealloc", rule: RuleId::McmLdWar, edition: EditionHint::Any, patch: p_none, apply: m_ld_war },
+    Mutator { name: "no-wait-ld-before-dealloc", rule: RuleId::McmLdWar, edition: EditionHint::Any, patch: p_cta1, apply: m_ld_war },
     Mutator { name: "ld-before-wait-st", rule: RuleId::McmStBeforeUse, edition: EditionHint::Any, patch: p_ldst, apply: m_st_before_use },
     Mutator { name: "no-fence-after-sync", rule: RuleId::McmXthread, edition: EditionHint::Any, patch: p_mma, apply: m_xthread },
     Mutator { name: "publish-without-wait-st", rule: RuleId::McmXthreadNonpipe, edition: EditionHint::Any, patch: p_mma, apply: m_xthread_nonpipe },
