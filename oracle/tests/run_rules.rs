@@ -1,0 +1,568 @@
+//! The run-time rows of the catalogue (reference §6: dynamic-UB, dynamic, blocking, defined):
+//! for each, a program that breaks it gets the verdict the spec gives, and a nearby program
+//! that keeps it does not.
+
+use tcgen05_ir::samples::{self, alloc, dealloc, fence, ld, relinquish, st, wait};
+use tcgen05_ir::*;
+use tcgen05_oracle::probes::{self, commit, mma};
+use tcgen05_oracle::*;
+
+const CG: CtaGroup = CtaGroup::One;
+
+fn one_warp(body: Vec<Stmt>) -> Program {
+    let mut code = vec![alloc(CG, 0, 128), Stmt::MbarInit { bar: 0, count: 1 }];
+    code.extend(body);
+    code.push(dealloc(CG, 0, 128));
+    code.push(relinquish(CG));
+    Program {
+        launch: samples::launch(1),
+        smem: Smem {
+            slots: 2,
+            mbarriers: 1,
+            regions: vec![32768, 32768],
+        },
+        warps: vec![code],
+        funcs: vec![],
+    }
+}
+
+fn verdict(p: &Program) -> RunVerdict {
+    let e = expect(p);
+    assert!(e.violations.is_empty(), "{:?}", e.violations);
+    e.run.verdict
+}
+
+fn undefined(p: &Program, rule: RuleId) {
+    match verdict(p) {
+        RunVerdict::Undefined(r) => assert!(r.contains(&rule), "{r:?} lacks {rule}"),
+        v => panic!("{rule}: expected Undefined, got {v:?}"),
+    }
+}
+
+fn completes(p: &Program) {
+    let e = expect(p);
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+}
+
+fn roundtrip() -> Vec<Stmt> {
+    vec![
+        st(0, 0, 0, Num::X2, 1),
+        wait(WaitOp::St),
+        ld(0, 0, 0, Num::X2),
+        wait(WaitOp::Ld),
+    ]
+}
+
+fn lane_if(cond: Cond, then: Vec<Stmt>) -> Stmt {
+    Stmt::If {
+        cond,
+        then,
+        els: vec![],
+    }
+}
+
+#[test]
+fn gen_aligned_convergent() {
+    completes(&one_warp(roundtrip()));
+    let mut b = roundtrip();
+    b[2] = lane_if(Cond::LaneLt(16), vec![ld(0, 0, 0, Num::X2)]);
+    undefined(&one_warp(b), RuleId::GenAlignedConvergent);
+    // A warp-uniform condition keeps it.
+    let mut b = roundtrip();
+    b[2] = lane_if(Cond::WarpRank(0), vec![ld(0, 0, 0, Num::X2)]);
+    completes(&one_warp(b));
+}
+
+#[test]
+fn wait_aligned_convergent() {
+    let mut b = roundtrip();
+    b[3] = lane_if(Cond::LaneLt(16), vec![wait(WaitOp::Ld)]);
+    undefined(&one_warp(b), RuleId::WaitAlignedConvergent);
+}
+
+#[test]
+fn gen_no_exited_thread() {
+    let mut b = vec![lane_if(Cond::LaneEq(31), vec![Stmt::Exit])];
+    b.extend(roundtrip());
+    undefined(&one_warp(b), RuleId::GenNoExitedThread);
+}
+
+#[test]
+fn alloc_ncols_dynamic() {
+    let with = |form: NColsForm, value: u32| {
+        let mut p = one_warp(roundtrip());
+        if let Stmt::Tc(Op::Alloc { ncols, .. }) = &mut p.warps[0][0] {
+            *ncols = NCols { value, form };
+        }
+        p
+    };
+    completes(&with(NColsForm::Reg, 128));
+    undefined(
+        &with(NColsForm::RegDivergent, 128),
+        RuleId::AllocNcolsUniform,
+    );
+    undefined(&with(NColsForm::Reg, 96), RuleId::AllocNcolsPow2);
+    // 1024 is a power of two outside [32, 512]: the dealloc of 128 then mismatches too.
+    undefined(&with(NColsForm::Reg, 1024), RuleId::AllocNcolsRange);
+}
+
+#[test]
+fn alloc_nonincreasing_and_relinquish() {
+    let two = |first: u32, second: u32| Program {
+        warps: vec![vec![
+            alloc(CG, 0, first),
+            dealloc(CG, 0, first),
+            alloc(CG, 1, second),
+            dealloc(CG, 1, second),
+            relinquish(CG),
+        ]],
+        ..one_warp(vec![])
+    };
+    completes(&two(64, 32));
+    completes(&two(64, 64));
+    undefined(&two(32, 64), RuleId::AllocNonincreasing);
+    let after = Program {
+        warps: vec![vec![
+            alloc(CG, 0, 32),
+            dealloc(CG, 0, 32),
+            relinquish(CG),
+            alloc(CG, 1, 32),
+            dealloc(CG, 1, 32),
+        ]],
+        ..one_warp(vec![])
+    };
+    undefined(&after, RuleId::AllocAfterRelinquish);
+}
+
+#[test]
+fn alloc_dst_shared() {
+    let with = |global: bool| {
+        let mut p = one_warp(roundtrip());
+        if let Stmt::Tc(Op::Alloc {
+            form, dst_global, ..
+        }) = &mut p.warps[0][0]
+        {
+            form.space = None;
+            *dst_global = global;
+        }
+        p
+    };
+    completes(&with(false));
+    undefined(&with(true), RuleId::AllocDstShared);
+}
+
+#[test]
+fn dealloc_taddr_prev() {
+    let with = |f: &dyn Fn(&mut TmemRef, &mut NCols)| {
+        let mut p = one_warp(roundtrip());
+        let n = p.warps[0].len() - 2;
+        if let Stmt::Tc(Op::Dealloc { taddr, ncols, .. }) = &mut p.warps[0][n] {
+            f(taddr, ncols);
+        }
+        p
+    };
+    undefined(&with(&|_, n| n.value = 64), RuleId::DeallocTaddrPrev);
+    undefined(&with(&|t, _| t.base = TBase::Abs), RuleId::DeallocTaddrPrev);
+    undefined(&with(&|t, _| t.col = 32), RuleId::DeallocTaddrPrev);
+    // A second dealloc of the same allocation.
+    let mut p = one_warp(roundtrip());
+    let at = p.warps[0].len() - 2;
+    p.warps[0].insert(at, dealloc(CG, 0, 128));
+    undefined(&p, RuleId::DeallocTaddrPrev);
+}
+
+#[test]
+fn alloc_free_before_exit_is_a_leak_not_a_verdict() {
+    let e = expect(&one_warp(roundtrip()));
+    assert_eq!(e.leak.status, LeakStatus::NoLeak);
+    let mut p = one_warp(roundtrip());
+    let n = p.warps[0].len() - 2;
+    p.warps[0].remove(n);
+    let e = expect(&p);
+    assert_eq!(e.leak.status, LeakStatus::MayLeak);
+    assert!(e.leak.rules.contains(&RuleId::AllocFreeBeforeExit));
+    assert_eq!(e.run.verdict, RunVerdict::Completes);
+}
+
+#[test]
+fn alloc_blocks_must_deadlock_and_may_block() {
+    // One warp holds 512 columns and asks for 512 more: nobody can free them first.
+    let p = Program {
+        warps: vec![vec![
+            alloc(CG, 0, 512),
+            alloc(CG, 1, 512),
+            dealloc(CG, 1, 512),
+            dealloc(CG, 0, 512),
+            relinquish(CG),
+        ]],
+        ..one_warp(vec![])
+    };
+    assert!(
+        matches!(verdict(&p), RunVerdict::MustDeadlock { .. }),
+        "{:?}",
+        verdict(&p)
+    );
+    // Freed in between: completes.
+    let p = Program {
+        warps: vec![vec![
+            alloc(CG, 0, 512),
+            dealloc(CG, 0, 512),
+            alloc(CG, 1, 512),
+            dealloc(CG, 1, 512),
+            relinquish(CG),
+        ]],
+        ..one_warp(vec![])
+    };
+    completes(&p);
+    // Two warps each take 512 columns and free them after a CTA barrier: whichever allocates
+    // second waits for a free that comes after the barrier it cannot reach.
+    let w = |slot| vec![alloc(CG, slot, 512), Stmt::BarCta, dealloc(CG, slot, 512)];
+    let p = Program {
+        launch: samples::launch(2),
+        warps: vec![w(0), w(1)],
+        ..one_warp(vec![])
+    };
+    assert!(
+        matches!(
+            verdict(&p),
+            RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. }
+        ),
+        "{:?}",
+        verdict(&p)
+    );
+    // Without the barrier the second waits for the first's free, then completes (ALLOC-BLOCKS).
+    let w = |slot| vec![alloc(CG, slot, 512), dealloc(CG, slot, 512)];
+    let p = Program {
+        launch: samples::launch(2),
+        warps: vec![w(0), w(1)],
+        ..one_warp(vec![])
+    };
+    completes(&p);
+}
+
+#[test]
+fn co_residency_option_makes_other_ctas_share() {
+    // Every CTA keeps its 512 columns to the end (a leak, reported apart): per CTA that is
+    // fine; if the two CTAs share an SM (OQ-7), the second may never get its columns.
+    let w = vec![alloc(CG, 0, 512)];
+    let p = Program {
+        launch: Launch {
+            clusters: 2,
+            ..samples::launch(1)
+        },
+        warps: vec![w],
+        ..one_warp(vec![])
+    };
+    assert_eq!(expect(&p).run.verdict, RunVerdict::Completes);
+    let shared = Options {
+        co_residency: CoResidency::SharedSm,
+        ..Options::default()
+    };
+    let e = expect_with(&p, &shared);
+    assert!(
+        matches!(e.run.verdict, RunVerdict::MayBlock { .. }),
+        "{:?}",
+        e.run.verdict
+    );
+}
+
+#[test]
+fn ldst_taddr_uniform_and_lane_quarter() {
+    let mut b = roundtrip();
+    if let Stmt::Tc(Op::Ld { taddr, .. }) = &mut b[2] {
+        taddr.divergent = true;
+    }
+    undefined(&one_warp(b), RuleId::LdstTaddrUniform);
+    // Warp 1 reaches lanes 32-63 only.
+    let two = |lane: u16| {
+        let mut p = one_warp(vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::BarCta,
+            Stmt::BarCta,
+        ]);
+        p.launch = samples::launch(2);
+        p.warps.push(vec![
+            Stmt::BarCta,
+            fence(FenceKind::AfterThreadSync),
+            st(0, lane, 0, Num::X1, 3),
+            wait(WaitOp::St),
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::BarCta,
+        ]);
+        p
+    };
+    completes(&two(32));
+    undefined(&two(0), RuleId::LdstLaneQuarter);
+}
+
+#[test]
+fn alloc_store_weak_needs_synchronization() {
+    // Warp 1 reads the slot with and without a barrier after the alloc.
+    let two = |sync: bool| {
+        let mut p = one_warp(if sync {
+            vec![Stmt::BarCta, Stmt::BarCta]
+        } else {
+            vec![]
+        });
+        p.launch = samples::launch(2);
+        p.warps.push(if sync {
+            vec![Stmt::BarCta, Stmt::ObserveAddr { slot: 0 }, Stmt::BarCta]
+        } else {
+            vec![Stmt::ObserveAddr { slot: 0 }]
+        });
+        p
+    };
+    let e = expect(&two(true));
+    let w1 = e.obs.iter().find(|o| o.key.warp == 1).unwrap();
+    assert!(matches!(
+        w1.expect,
+        ObsExpect::Check(AddrCheck {
+            ncols: 128,
+            lane_zero: true,
+            capacity: 512,
+            ..
+        })
+    ));
+    let e = expect(&two(false));
+    let w1 = e.obs.iter().find(|o| o.key.warp == 1).unwrap();
+    assert_eq!(
+        w1.expect,
+        ObsExpect::Unspecified(vec![RuleId::AllocStoreWeak])
+    );
+}
+
+#[test]
+fn shift_lane_align_and_commit_window() {
+    let sh = |lane: u16| {
+        let op = Op::Shift {
+            form: form::ShiftForm {
+                cta_group: CG,
+                down_first: false,
+            },
+            taddr: TmemRef::slot(0, lane, 0),
+        };
+        one_warp(vec![
+            lane_if(Cond::ElectOne, vec![Stmt::Tc(op), commit()]),
+            Stmt::MbarWait {
+                bar: 0,
+                parity: false,
+                scope: Scope::Cta,
+                max_tries: 100,
+            },
+        ])
+    };
+    completes(&sh(32));
+    undefined(&sh(16), RuleId::ShiftLaneAlign);
+    let mut p = sh(0);
+    if let Stmt::If { then, .. } = &mut p.warps[0][2]
+        && let Stmt::Tc(Op::Commit { addr, .. }) = &mut then[1]
+    {
+        *addr = MbarAddr::GlobalUb;
+    }
+    undefined(&p, RuleId::CommitMbarWindow);
+}
+
+fn mma_prog(f: &dyn Fn(&mut Mma)) -> Program {
+    let mut m = mma(MmaKind::F16, false);
+    f(&mut m);
+    one_warp(vec![
+        lane_if(
+            Cond::ElectOne,
+            vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()],
+        ),
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 100,
+        },
+    ])
+}
+
+#[test]
+fn idesc_and_descriptor_rows() {
+    completes(&mma_prog(&|_| {}));
+    undefined(&mma_prog(&|m| m.idesc |= 1 << 23), RuleId::IdescReserved);
+    undefined(&mma_prog(&|m| m.idesc |= 1 << 3), RuleId::IdescSat);
+    undefined(
+        &mma_prog(&|m| m.idesc = (m.idesc & !(0x1F << 24)) | (3 << 24)),
+        RuleId::MmaShapeValid,
+    );
+    undefined(&mma_prog(&|m| m.idesc |= 2 << 7), RuleId::IdescEnc);
+    undefined(
+        &mma_prog(&|m| {
+            m.form.kind = MmaKind::I8;
+            m.idesc = probes::idesc(MmaKind::I8, 128, 64) | 1 << 13;
+        }),
+        RuleId::MmaTransposeKind,
+    );
+    undefined(
+        &mma_prog(&|m| {
+            m.form.kind = MmaKind::I8;
+            m.idesc = probes::idesc(MmaKind::I8, 128, 64) | 1;
+        }),
+        RuleId::MmaSpSelector,
+    );
+    undefined(&mma_prog(&|m| m.b.offset = 8), RuleId::SdescAlign16);
+    undefined(&mma_prog(&|m| m.b.fixed = 0), RuleId::SdescFixed);
+    undefined(&mma_prog(&|m| m.b.swizzle = 3), RuleId::SdescSwizzle);
+    undefined(
+        &mma_prog(&|m| m.b.reserved = 1 << 14),
+        RuleId::SdescReserved,
+    );
+    undefined(
+        &mma_prog(&|m| {
+            m.b.swizzle = 2;
+            m.b.base_offset = 1;
+        }),
+        RuleId::SdescBaseoff,
+    );
+    undefined(&mma_prog(&|m| m.b.lbo_abs = true), RuleId::SdescLboAbs);
+    undefined(
+        &mma_prog(&|m| {
+            m.form.ashift = true;
+            m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+            m.idesc = probes::idesc(MmaKind::F16, 64, 64);
+        }),
+        RuleId::MmaAshiftM,
+    );
+}
+
+/// A cluster of two CTAs; `even` runs in the even CTA, `odd` in the odd one.
+fn pair(even: Vec<Stmt>, odd: Vec<Stmt>) -> Program {
+    Program {
+        launch: Launch {
+            cluster_size: 2,
+            declare_cluster: true,
+            ..samples::launch(1)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![],
+        },
+        warps: vec![vec![Stmt::If {
+            cond: Cond::CtaOdd,
+            then: odd,
+            els: even,
+        }]],
+        funcs: vec![],
+    }
+}
+
+#[test]
+fn pair_without_partner_differs_between_editions() {
+    let cg = CtaGroup::Two;
+    let p = pair(
+        vec![alloc(cg, 0, 32), dealloc(cg, 0, 32), relinquish(cg)],
+        vec![],
+    );
+    match expect_with(&p, &Options::edition(Edition::Seeds))
+        .run
+        .verdict
+    {
+        RunVerdict::Undefined(r) => assert!(r.contains(&RuleId::GenPeerActive)),
+        v => panic!("{v:?}"),
+    }
+    let v = expect_with(&p, &Options::edition(Edition::Ptx93))
+        .run
+        .verdict;
+    assert!(matches!(v, RunVerdict::MustDeadlock { .. }), "{v:?}");
+    // Both CTAs take part: completes in both editions.
+    let both = vec![alloc(cg, 0, 32), dealloc(cg, 0, 32), relinquish(cg)];
+    let p = pair(both.clone(), both);
+    for ed in Edition::ALL {
+        assert_eq!(
+            expect_with(&p, &Options::edition(*ed)).run.verdict,
+            RunVerdict::Completes,
+            "{ed}"
+        );
+    }
+}
+
+#[test]
+fn dealloc_barrier_order_may_hang_in_ptx93() {
+    // Reference §2.5: warp A does cluster barrier then dealloc, its peer dealloc then barrier.
+    let cg = CtaGroup::Two;
+    let bar = || vec![Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
+    let mut even = vec![alloc(cg, 0, 32)];
+    even.extend(bar());
+    even.push(dealloc(cg, 0, 32));
+    let mut odd = vec![alloc(cg, 0, 32), dealloc(cg, 0, 32)];
+    odd.extend(bar());
+    let p = pair(even.clone(), odd);
+    let v = expect_with(&p, &Options::edition(Edition::Ptx93))
+        .run
+        .verdict;
+    assert!(matches!(v, RunVerdict::MayBlock { .. }), "{v:?}");
+    assert_eq!(
+        expect_with(&p, &Options::edition(Edition::Seeds))
+            .run
+            .verdict,
+        RunVerdict::Completes
+    );
+    // Same side of the barrier in both CTAs: no hang in either edition.
+    let p = pair(even.clone(), even);
+    assert_eq!(
+        expect_with(&p, &Options::edition(Edition::Ptx93))
+            .run
+            .verdict,
+        RunVerdict::Completes
+    );
+}
+
+#[test]
+fn gen_peer_exists_at_run_time() {
+    let cg = CtaGroup::Two;
+    let mut p = pair(vec![alloc(cg, 0, 32), dealloc(cg, 0, 32)], vec![]);
+    p.launch.cluster_size = 1;
+    p.launch.declare_cluster = false;
+    undefined(&p, RuleId::GenPeerExists);
+}
+
+#[test]
+fn mcm_proxy_fence_is_needed_for_exact_mma_values() {
+    // The operands are written through the generic proxy; without fence.proxy.async the MMA's
+    // async-proxy reads are unordered with them (MCM-PROXY): the result is not exact.
+    let prog = |proxy: bool| {
+        let mut b = vec![
+            Stmt::Fill {
+                region: 0,
+                seed: 1,
+                elem: FillElem::F16Small,
+            },
+            Stmt::Fill {
+                region: 1,
+                seed: 2,
+                elem: FillElem::F16Small,
+            },
+        ];
+        if proxy {
+            b.push(Stmt::FenceProxyAsync);
+        }
+        let mut m = mma(MmaKind::F16, false);
+        m.idesc = probes::idesc(MmaKind::F16, 128, 64);
+        b.push(lane_if(
+            Cond::ElectOne,
+            vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()],
+        ));
+        b.push(Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 100,
+        });
+        b.push(fence(FenceKind::AfterThreadSync));
+        b.push(ld(0, 0, 0, Num::X1));
+        b.push(wait(WaitOp::Ld));
+        one_warp(b)
+    };
+    let is_exact = |p: &Program| {
+        let e = expect(p);
+        e.obs
+            .iter()
+            .any(|o| o.rules.contains(&RuleId::LdAsync) && matches!(o.expect, ObsExpect::Exact(_)))
+    };
+    assert!(is_exact(&prog(true)));
+    assert!(!is_exact(&prog(false)));
+}
