@@ -10,7 +10,9 @@ fn ptxas() -> Option<std::path::PathBuf> {
     if let Ok(p) = std::env::var("TCGEN05_PTXAS") {
         return Some(p.into());
     }
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.to_path_buf();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .to_path_buf();
     for v in ["13.0", "12.9", "12.8", "13.5"] {
         let p = root.join(".tools/cuda").join(v).join("bin/ptxas");
         if p.is_file() {
@@ -37,17 +39,35 @@ fn assemble(ptx: &str) -> Result<(), String> {
     if out.status.success() {
         Ok(())
     } else {
-        Err(format!("{}\n{}", String::from_utf8_lossy(&out.stderr), numbered(ptx)))
+        Err(format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            numbered(ptx)
+        ))
     }
 }
 
 fn numbered(s: &str) -> String {
-    s.lines().enumerate().map(|(i, l)| format!("{:4} {l}\n", i + 1)).collect()
+    s.lines()
+        .enumerate()
+        .map(|(i, l)| format!("{:4} {l}\n", i + 1))
+        .collect()
 }
 
 fn ld(shape: LdStShape, num: Num, pack: bool, col: u16) -> Stmt {
     Stmt::Tc(Op::Ld {
-        form: LdForm { red: false, sync: true, aligned: true, shape, num, pack: pack.then_some(Pack::Pack16b), red_op: None, abs: false, nan: false, ty: Ty::B32 },
+        form: LdForm {
+            red: false,
+            sync: true,
+            aligned: true,
+            shape,
+            num,
+            pack: pack.then_some(Pack::Pack16b),
+            red_op: None,
+            abs: false,
+            nan: false,
+            ty: Ty::B32,
+        },
         taddr: TmemRef::slot(0, 0, col),
         split: (shape == LdStShape::S16x32bx2).then_some(8),
         nregs: vec_len(shape, num).unwrap(),
@@ -56,7 +76,14 @@ fn ld(shape: LdStShape, num: Num, pack: bool, col: u16) -> Stmt {
 
 fn st(shape: LdStShape, num: Num, unpack: bool, col: u16) -> Stmt {
     Stmt::Tc(Op::St {
-        form: StForm { sync: true, aligned: true, shape, num, pack: unpack.then_some(Pack::Unpack16b), ty: Ty::B32 },
+        form: StForm {
+            sync: true,
+            aligned: true,
+            shape,
+            num,
+            pack: unpack.then_some(Pack::Unpack16b),
+            ty: Ty::B32,
+        },
         taddr: TmemRef::slot(0, 0, col),
         split: (shape == LdStShape::S16x32bx2).then_some(8),
         nregs: vec_len(shape, num).unwrap(),
@@ -78,7 +105,18 @@ fn every_emulated_form_assembles_for_sm90() {
     body.push(st(LdStShape::S32x32b, Num::X4, true, 8));
     body.push(ld(LdStShape::S32x32b, Num::X4, true, 8));
     body.push(Stmt::Tc(Op::Ld {
-        form: LdForm { red: true, sync: true, aligned: true, shape: LdStShape::S32x32b, num: Num::X4, pack: None, red_op: Some(RedOp::Max), abs: true, nan: true, ty: Ty::F32 },
+        form: LdForm {
+            red: true,
+            sync: true,
+            aligned: true,
+            shape: LdStShape::S32x32b,
+            num: Num::X4,
+            pack: None,
+            red_op: Some(RedOp::Max),
+            abs: true,
+            nan: true,
+            ty: Ty::F32,
+        },
         taddr: TmemRef::slot(0, 0, 0),
         split: None,
         nregs: 4,
@@ -89,9 +127,21 @@ fn every_emulated_form_assembles_for_sm90() {
     body.push(Stmt::If {
         cond: Cond::ElectOne,
         then: vec![
-            Stmt::Tc(Op::Shift { form: ShiftForm { cta_group: cg, down_first: false }, taddr: TmemRef::slot(0, 0, 0) }),
+            Stmt::Tc(Op::Shift {
+                form: ShiftForm {
+                    cta_group: cg,
+                    down_first: false,
+                },
+                taddr: TmemRef::slot(0, 0, 0),
+            }),
             Stmt::Tc(Op::Commit {
-                form: CommitForm { cta_group: cg, arrive_one: true, shared_cluster: false, multicast: false, ty: Ty::B64 },
+                form: CommitForm {
+                    cta_group: cg,
+                    arrive_one: true,
+                    shared_cluster: false,
+                    multicast: false,
+                    ty: Ty::B64,
+                },
                 mbar: 0,
                 addr: MbarAddr::Shared,
                 cta_mask: None,
@@ -99,16 +149,41 @@ fn every_emulated_form_assembles_for_sm90() {
         ],
         els: vec![],
     });
-    body.push(Stmt::MbarWait { bar: 0, parity: false, scope: Scope::Cta, max_tries: 1000 });
+    body.push(Stmt::MbarWait {
+        bar: 0,
+        parity: false,
+        scope: Scope::Cta,
+        max_tries: 1000,
+    });
     body.push(Stmt::Checkpoint(7));
-    body.push(Stmt::Loop { count: 2, body: vec![Stmt::Spin(3), Stmt::Call(0)] });
+    body.push(Stmt::Loop {
+        count: 2,
+        body: vec![Stmt::Spin(3), Stmt::Call(0)],
+    });
     body.push(samples::dealloc(cg, 0, 64));
     body.push(samples::relinquish(cg));
     let p = Program {
         launch: samples::launch(1),
-        smem: Smem { slots: 1, mbarriers: 1, regions: vec![1024] },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![1024],
+        },
         warps: vec![body],
-        funcs: vec![Func { body: vec![Stmt::Fill { region: 0, seed: 1, elem: FillElem::F16Small }, Stmt::If { cond: Cond::LaneEq(3), then: vec![Stmt::Exit], els: vec![] }] }],
+        funcs: vec![Func {
+            body: vec![
+                Stmt::Fill {
+                    region: 0,
+                    seed: 1,
+                    elem: FillElem::F16Small,
+                },
+                Stmt::If {
+                    cond: Cond::LaneEq(3),
+                    then: vec![Stmt::Exit],
+                    els: vec![],
+                },
+            ],
+        }],
     };
     let low = emu::lower(&p, &EmuConfig::default()).unwrap();
     assemble(&low.ptx).unwrap();
@@ -120,20 +195,44 @@ fn every_emulated_form_assembles_for_sm90() {
     launch.declare_cluster = true;
     let body = vec![
         samples::alloc(cg, 0, 32),
-        Stmt::Tc(Op::Shift { form: ShiftForm { cta_group: cg, down_first: false }, taddr: TmemRef::slot(0, 0, 0) }),
+        Stmt::Tc(Op::Shift {
+            form: ShiftForm {
+                cta_group: cg,
+                down_first: false,
+            },
+            taddr: TmemRef::slot(0, 0, 0),
+        }),
         Stmt::Tc(Op::Commit {
-            form: CommitForm { cta_group: cg, arrive_one: true, shared_cluster: true, multicast: true, ty: Ty::B64 },
+            form: CommitForm {
+                cta_group: cg,
+                arrive_one: true,
+                shared_cluster: true,
+                multicast: true,
+                ty: Ty::B64,
+            },
             mbar: 0,
             addr: MbarAddr::Shared,
             cta_mask: Some(0b11),
         }),
-        Stmt::MbarArrive { bar: 0, cta: Some(1) },
+        Stmt::MbarArrive {
+            bar: 0,
+            cta: Some(1),
+        },
         Stmt::ClusterArrive { relaxed: false },
         Stmt::ClusterWait,
         samples::dealloc(cg, 0, 32),
         samples::relinquish(cg),
     ];
-    let p = Program { launch, smem: Smem { slots: 1, mbarriers: 1, regions: vec![] }, warps: vec![body], funcs: vec![] };
+    let p = Program {
+        launch,
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![],
+        },
+        warps: vec![body],
+        funcs: vec![],
+    };
     let low = emu::lower(&p, &EmuConfig::default()).unwrap();
     assemble(&low.ptx).unwrap();
 }
@@ -144,4 +243,38 @@ fn the_assembler_check_can_fail() {
     let p = samples::single_warp_roundtrip();
     let low = emu::lower(&p, &EmuConfig::default()).unwrap();
     assert!(assemble(&low.ptx.replace("bar.warp.sync", "bar.warp.snyc")).is_err());
+}
+
+/// The generator's configuration for `cuda-emu` campaigns: everything the emulation models
+/// (mma and cp are not emulated, so they are left out to keep the cases runnable).
+fn emu_config() -> tcgen05_generators::Config {
+    tcgen05_generators::Config {
+        mma: false,
+        cp: false,
+        ..tcgen05_generators::Config::default()
+    }
+}
+
+#[test]
+fn generated_programs_lower_and_assemble() {
+    // Every valid program the builder makes without mma/cp must lower, and the lowering must
+    // assemble; with the default config, the ones that do not lower must say why (mma, cp).
+    let mut lowered = 0;
+    let mut reasons = std::collections::BTreeMap::<String, u32>::new();
+    for seed in 0..60u64 {
+        let p = tcgen05_generators::valid_program(&emu_config(), seed);
+        let low =
+            emu::lower(&p, &EmuConfig::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assemble(&low.ptx).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        lowered += 1;
+        let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
+        match emu::lower(&p, &EmuConfig::default()) {
+            Ok(low) => assemble(&low.ptx).unwrap_or_else(|e| panic!("default seed {seed}: {e}")),
+            Err(e) => *reasons.entry(e.0).or_default() += 1,
+        }
+    }
+    assert_eq!(lowered, 60);
+    for r in reasons.keys() {
+        assert!(r.contains("mma") || r.contains("cp"), "{r}");
+    }
 }

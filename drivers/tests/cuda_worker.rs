@@ -11,8 +11,12 @@ use tcgen05_drivers::outcome::Outcome;
 use tcgen05_drivers::target::Target;
 use tcgen05_ir::{Program, Stmt, samples};
 
+/// The worker binary cargo built for these tests, or `TCGEN05_CUDA_WORKER` (binaries moved to
+/// another machine by `scripts/gpu-tests --pack`).
 fn worker() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_tcgen05-cuda-worker"))
+    std::env::var("TCGEN05_CUDA_WORKER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_BIN_EXE_tcgen05-cuda-worker")))
 }
 
 fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
@@ -22,8 +26,14 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         ptxas: None,
         guardrail: false,
         worker: Some(worker()),
-        worker_env: fake_cc.map(|cc| vec![("TCGEN05_CUDA_FAKE".to_string(), format!("cc={cc}"))]).unwrap_or_default(),
-        limits: Limits { hello: Duration::from_secs(20), compile: Duration::from_secs(20), grace: Duration::from_millis(500) },
+        worker_env: fake_cc
+            .map(|cc| vec![("TCGEN05_CUDA_FAKE".to_string(), format!("cc={cc}"))])
+            .unwrap_or_default(),
+        limits: Limits {
+            hello: Duration::from_secs(20),
+            compile: Duration::from_secs(20),
+            grace: Duration::from_millis(500),
+        },
     }
 }
 
@@ -34,7 +44,11 @@ fn with_checkpoint(id: u16) -> Program {
 }
 
 fn case(p: Program) -> tcgen05_ir::Case {
-    tcgen05_ir::Case { program: p, intent: tcgen05_ir::Intent::Unknown, provenance: Default::default() }
+    tcgen05_ir::Case {
+        program: p,
+        intent: tcgen05_ir::Intent::Unknown,
+        provenance: Default::default(),
+    }
 }
 
 #[test]
@@ -51,13 +65,18 @@ fn names_are_parsed() {
 #[test]
 fn without_a_driver_the_target_is_unavailable_with_a_reason() {
     // On a machine with no NVIDIA driver (CI), both names say so and nothing panics.
-    let has_driver = ["/dev/nvidiactl", "/dev/nvidia0"].iter().any(|p| std::path::Path::new(p).exists());
+    let has_driver = ["/dev/nvidiactl", "/dev/nvidia0"]
+        .iter()
+        .any(|p| std::path::Path::new(p).exists());
     for flavour in [Flavour::Hardware, Flavour::Emu] {
         match CudaTarget::new("cuda", flavour, config(None, 1000)) {
             Ok(t) => assert!(has_driver, "available without a driver: {}", t.version()),
             Err(e) => {
                 if !has_driver {
-                    assert!(e.0.contains("no CUDA driver") || e.0.contains("no usable CUDA device"), "{e}");
+                    assert!(
+                        e.0.contains("no CUDA driver") || e.0.contains("no usable CUDA device"),
+                        "{e}"
+                    );
                 }
             }
         }
@@ -67,7 +86,10 @@ fn without_a_driver_the_target_is_unavailable_with_a_reason() {
 #[test]
 fn hopper_is_not_a_tcgen05_device_but_runs_the_emulation() {
     let e = CudaTarget::new("cuda", Flavour::Hardware, config(Some("9.0"), 1000)).unwrap_err();
-    assert!(e.0.contains("found compute capability 9.0") && e.0.contains("tcgen05 needs 10.x or 11.x"), "{e}");
+    assert!(
+        e.0.contains("found compute capability 9.0") && e.0.contains("tcgen05 needs 10.x or 11.x"),
+        "{e}"
+    );
     let t = CudaTarget::new("cuda-emu", Flavour::Emu, config(Some("9.0"), 1000)).unwrap();
     assert!(t.version().contains("cc 9.0"), "{}", t.version());
     // A Blackwell part is accepted by `cuda`.
@@ -115,7 +137,10 @@ fn an_unresponsive_worker_is_killed_by_the_parent_watchdog() {
     let took = start.elapsed();
     assert!(matches!(o, Outcome::Hung { .. }), "{o:?}");
     // Timeout 300 ms + grace 500 ms, with slack for a loaded machine.
-    assert!(took >= Duration::from_millis(800) && took < Duration::from_secs(10), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(800) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
     let o = t.run(&case(samples::single_warp_roundtrip()));
     assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
 }
@@ -153,5 +178,8 @@ fn programs_the_emulation_does_not_model_are_not_run() {
     let mut p = samples::single_warp_roundtrip();
     p.smem.regions = vec![300_000];
     let o = t.run(&case(p));
-    assert!(matches!(&o, Outcome::NotRun(r) if r.contains("cuda-emu")), "{o:?}");
+    assert!(
+        matches!(&o, Outcome::NotRun(r) if r.contains("cuda-emu")),
+        "{o:?}"
+    );
 }

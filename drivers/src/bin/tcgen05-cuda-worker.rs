@@ -16,7 +16,9 @@ fn main() {
                 }
             },
             "--help" | "-h" => {
-                eprintln!("usage: tcgen05-cuda-worker [--device N]  (speaks the framed protocol on stdin/stdout)");
+                eprintln!(
+                    "usage: tcgen05-cuda-worker [--device N]  (speaks the framed protocol on stdin/stdout)"
+                );
                 return;
             }
             other => {

@@ -76,7 +76,9 @@ pub fn emu_supported(cc: Cc) -> Result<(), String> {
     if cc.major >= 9 {
         Ok(())
     } else {
-        Err(format!("found compute capability {cc}; cuda-emu needs 9.0 or newer (thread-block clusters)"))
+        Err(format!(
+            "found compute capability {cc}; cuda-emu needs 9.0 or newer (thread-block clusters)"
+        ))
     }
 }
 
@@ -96,9 +98,19 @@ pub struct Retarget {
 }
 
 /// Decides the retargeting of a program written for `program_target` / `program_version`.
-pub fn retarget(program_target: PtxTarget, program_version: (u8, u8), dev: DeviceTargets) -> Retarget {
-    let family = matches!(program_target, PtxTarget::Sm100f | PtxTarget::Sm103f | PtxTarget::Sm110f);
-    let arch = matches!(program_target, PtxTarget::Sm100a | PtxTarget::Sm103a | PtxTarget::Sm110a);
+pub fn retarget(
+    program_target: PtxTarget,
+    program_version: (u8, u8),
+    dev: DeviceTargets,
+) -> Retarget {
+    let family = matches!(
+        program_target,
+        PtxTarget::Sm100f | PtxTarget::Sm103f | PtxTarget::Sm110f
+    );
+    let arch = matches!(
+        program_target,
+        PtxTarget::Sm100a | PtxTarget::Sm103a | PtxTarget::Sm110a
+    );
     let new = if family {
         dev.family
     } else if arch {
@@ -225,7 +237,9 @@ pub fn is_sticky(code: u32) -> bool {
             | code::TENSOR_MEMORY_LEAK
             | code::ECC_UNCORRECTABLE
             | code::CONTEXT_IS_DESTROYED
-    ) || (700..800).contains(&code) && code != code::LAUNCH_OUT_OF_RESOURCES && code != code::COOPERATIVE_LAUNCH_TOO_LARGE
+    ) || (700..800).contains(&code)
+        && code != code::LAUNCH_OUT_OF_RESOURCES
+        && code != code::COOPERATIVE_LAUNCH_TOO_LARGE
 }
 
 /// The driver's name of a code, for the codes this module names (the worker asks the driver
@@ -264,11 +278,23 @@ mod tests {
     #[test]
     fn blackwell_datacenter_parts_get_their_own_targets() {
         // Reference §1: sm_100a (10.0), sm_103a (10.3), sm_110a (11.0, formerly sm_101a).
-        let t = tcgen05_targets(Cc { major: 10, minor: 0 }).unwrap();
+        let t = tcgen05_targets(Cc {
+            major: 10,
+            minor: 0,
+        })
+        .unwrap();
         assert_eq!((t.arch, t.family), (PtxTarget::Sm100a, PtxTarget::Sm100f));
-        let t = tcgen05_targets(Cc { major: 10, minor: 3 }).unwrap();
+        let t = tcgen05_targets(Cc {
+            major: 10,
+            minor: 3,
+        })
+        .unwrap();
         assert_eq!((t.arch, t.family), (PtxTarget::Sm103a, PtxTarget::Sm103f));
-        let t = tcgen05_targets(Cc { major: 11, minor: 0 }).unwrap();
+        let t = tcgen05_targets(Cc {
+            major: 11,
+            minor: 0,
+        })
+        .unwrap();
         assert_eq!(t.arch, PtxTarget::Sm110a);
     }
 
@@ -277,7 +303,11 @@ mod tests {
         let e = tcgen05_targets(Cc { major: 9, minor: 0 }).unwrap_err();
         assert!(e.contains("found compute capability 9.0"), "{e}");
         assert!(e.contains("10.x or 11.x"), "{e}");
-        let e = tcgen05_targets(Cc { major: 12, minor: 0 }).unwrap_err();
+        let e = tcgen05_targets(Cc {
+            major: 12,
+            minor: 0,
+        })
+        .unwrap_err();
         assert!(e.contains("12.0"), "{e}");
         assert!(emu_supported(Cc { major: 9, minor: 0 }).is_ok());
         assert!(emu_supported(Cc { major: 8, minor: 6 }).is_err());
@@ -285,21 +315,43 @@ mod tests {
 
     #[test]
     fn retargeting_raises_the_version_to_the_first_that_knows_the_name() {
-        let dev = tcgen05_targets(Cc { major: 11, minor: 0 }).unwrap();
+        let dev = tcgen05_targets(Cc {
+            major: 11,
+            minor: 0,
+        })
+        .unwrap();
         // sm_110a needs PTX 9.0 (GEN-PTXVER).
         let r = retarget(PtxTarget::Sm100a, (8, 6), dev);
-        assert_eq!((r.target.as_str(), r.version.as_str(), r.changed), ("sm_110a", "9.0", true));
+        assert_eq!(
+            (r.target.as_str(), r.version.as_str(), r.changed),
+            ("sm_110a", "9.0", true)
+        );
         let r = retarget(PtxTarget::Sm100f, (8, 8), dev);
         assert_eq!(r.target, "sm_110f");
         // A program already for the device is unchanged.
-        let dev = tcgen05_targets(Cc { major: 10, minor: 0 }).unwrap();
+        let dev = tcgen05_targets(Cc {
+            major: 10,
+            minor: 0,
+        })
+        .unwrap();
         let r = retarget(PtxTarget::Sm100a, (8, 6), dev);
         assert!(!r.changed);
         // A GEN-TARGET near-miss keeps its wrong target.
         let r = retarget(PtxTarget::Sm90a, (8, 6), dev);
         assert_eq!(r.target, "sm_90a");
         let ptx = ".version 8.6\n.target sm_100a\n.address_size 64\n";
-        let out = apply_retarget(ptx, &retarget(PtxTarget::Sm100a, (8, 6), tcgen05_targets(Cc { major: 10, minor: 3 }).unwrap()));
+        let out = apply_retarget(
+            ptx,
+            &retarget(
+                PtxTarget::Sm100a,
+                (8, 6),
+                tcgen05_targets(Cc {
+                    major: 10,
+                    minor: 3,
+                })
+                .unwrap(),
+            ),
+        );
         assert_eq!(out, ".version 8.8\n.target sm_103a\n.address_size 64\n");
     }
 

@@ -35,12 +35,12 @@
 //! the rule it breaks), a hang (bounded spin exhausted), a leak (ALLOC-FREE-BEFORE-EXIT) or
 //! "not run" (emulation capacity).
 
+use std::fmt::Write as _;
 use tcgen05_ir::observe::{self, Layout, Site};
 use tcgen05_ir::{
     CtaGroup, LdStShape, MbarAddr, NColsForm, Op, Pack, Program, RedOp, Stmt, TBase, TmemRef, Ty,
     WaitOp, values,
 };
-use std::fmt::Write as _;
 
 /// Rounds of a bounded spin (each a `nanosleep` of [`SPIN_NS`] ns): about 0.5 s, below the
 /// default watchdog (2 s), so a blocked alloc is reported with its reason rather than only by
@@ -150,7 +150,9 @@ pub struct EmuConfig {
 
 impl Default for EmuConfig {
     fn default() -> Self {
-        EmuConfig { max_dyn_smem: SM90_MAX_DYN_SMEM }
+        EmuConfig {
+            max_dyn_smem: SM90_MAX_DYN_SMEM,
+        }
     }
 }
 
@@ -215,11 +217,19 @@ fn static_smem(p: &Program) -> u64 {
 fn check_supported(p: &Program) -> Result<(), Unsupported> {
     let mut err = None;
     let l = &p.launch;
-    if l.warps_per_cta == 0 || l.warps_per_cta > 16 || p.warps.len() != usize::from(l.warps_per_cta) {
-        err = Some(format!("launch of {} warps with {} warp bodies", l.warps_per_cta, p.warps.len()));
+    if l.warps_per_cta == 0 || l.warps_per_cta > 16 || p.warps.len() != usize::from(l.warps_per_cta)
+    {
+        err = Some(format!(
+            "launch of {} warps with {} warp bodies",
+            l.warps_per_cta,
+            p.warps.len()
+        ));
     }
     if !(1..=8).contains(&l.cluster_size) || l.clusters == 0 {
-        err = Some(format!("cluster size {} x {} clusters", l.cluster_size, l.clusters));
+        err = Some(format!(
+            "cluster size {} x {} clusters",
+            l.cluster_size, l.clusters
+        ));
     }
     p.walk(&mut |s| {
         if err.is_some() {
@@ -235,7 +245,10 @@ fn check_supported(p: &Program) -> Result<(), Unsupported> {
                     && form.pack != Some(Pack::Unpack16b)
                     && (!form.red || (form.pack.is_none() && form.red_op.is_some()));
                 if !ok {
-                    err = Some(format!("ill-formed `{}` with {nregs} registers (a static violation; not emulated)", form_opcode(s)));
+                    err = Some(format!(
+                        "ill-formed `{}` with {nregs} registers (a static violation; not emulated)",
+                        form_opcode(s)
+                    ));
                 }
             }
             Stmt::Tc(Op::St { form, nregs, .. }) => {
@@ -244,14 +257,24 @@ fn check_supported(p: &Program) -> Result<(), Unsupported> {
                     && form.aligned
                     && form.pack != Some(Pack::Pack16b);
                 if !ok {
-                    err = Some(format!("ill-formed `{}` with {nregs} registers (a static violation; not emulated)", form_opcode(s)));
+                    err = Some(format!(
+                        "ill-formed `{}` with {nregs} registers (a static violation; not emulated)",
+                        form_opcode(s)
+                    ));
                 }
             }
-            Stmt::Call(f) if usize::from(*f) >= p.funcs.len() => err = Some(format!("call of missing function f{f}")),
-            Stmt::Tc(Op::Alloc { slot, .. }) | Stmt::ObserveAddr { slot } if *slot >= p.smem.slots => {
+            Stmt::Call(f) if usize::from(*f) >= p.funcs.len() => {
+                err = Some(format!("call of missing function f{f}"))
+            }
+            Stmt::Tc(Op::Alloc { slot, .. }) | Stmt::ObserveAddr { slot }
+                if *slot >= p.smem.slots =>
+            {
                 err = Some(format!("slot {slot} of {}", p.smem.slots));
             }
-            Stmt::Tc(Op::Commit { mbar, .. }) | Stmt::MbarInit { bar: mbar, .. } | Stmt::MbarArrive { bar: mbar, .. } | Stmt::MbarWait { bar: mbar, .. }
+            Stmt::Tc(Op::Commit { mbar, .. })
+            | Stmt::MbarInit { bar: mbar, .. }
+            | Stmt::MbarArrive { bar: mbar, .. }
+            | Stmt::MbarWait { bar: mbar, .. }
                 if *mbar >= p.smem.mbarriers =>
             {
                 err = Some(format!("mbarrier {mbar} of {}", p.smem.mbarriers));
@@ -263,10 +286,11 @@ fn check_supported(p: &Program) -> Result<(), Unsupported> {
         }
         if let Stmt::Tc(op) = s {
             for t in taddrs(op) {
-                if let TBase::Slot(n) = t.base {
-                    if n >= p.smem.slots && err.is_none() {
-                        err = Some(format!("address from slot {n} of {}", p.smem.slots));
-                    }
+                if let TBase::Slot(n) = t.base
+                    && n >= p.smem.slots
+                    && err.is_none()
+                {
+                    err = Some(format!("address from slot {n} of {}", p.smem.slots));
                 }
             }
         }
@@ -288,7 +312,11 @@ fn form_opcode(s: &Stmt) -> String {
 
 fn taddrs(op: &Op) -> Vec<TmemRef> {
     match op {
-        Op::Dealloc { taddr, .. } | Op::Ld { taddr, .. } | Op::St { taddr, .. } | Op::Shift { taddr, .. } | Op::Cp { taddr, .. } => vec![*taddr],
+        Op::Dealloc { taddr, .. }
+        | Op::Ld { taddr, .. }
+        | Op::St { taddr, .. }
+        | Op::Shift { taddr, .. }
+        | Op::Cp { taddr, .. } => vec![*taddr],
         _ => vec![],
     }
 }
@@ -308,11 +336,15 @@ fn calls_recursive(p: &Program) -> bool {
         }
     }
     let n = p.funcs.len();
-    let edges: Vec<Vec<usize>> = p.funcs.iter().map(|f| {
-        let mut v = Vec::new();
-        callees(&f.body, &mut v);
-        v
-    }).collect();
+    let edges: Vec<Vec<usize>> = p
+        .funcs
+        .iter()
+        .map(|f| {
+            let mut v = Vec::new();
+            callees(&f.body, &mut v);
+            v
+        })
+        .collect();
     // Depth-first search for a cycle.
     fn visit(i: usize, edges: &[Vec<usize>], state: &mut [u8]) -> bool {
         state[i] = 1;
@@ -331,12 +363,14 @@ fn calls_recursive(p: &Program) -> bool {
 fn uses_pairs(p: &Program) -> bool {
     let mut any = false;
     p.walk(&mut |s| {
-        if let Stmt::Tc(op) = s {
-            if matches!(op, Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Shift { .. })
-                && op.form().cta_group() == Some(CtaGroup::Two)
-            {
-                any = true;
-            }
+        if let Stmt::Tc(op) = s
+            && matches!(
+                op,
+                Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Shift { .. }
+            )
+            && op.form().cta_group() == Some(CtaGroup::Two)
+        {
+            any = true;
         }
     });
     any
@@ -359,7 +393,11 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
     let mut out = String::with_capacity(16 * 1024);
     let pairs = uses_pairs(p) && p.launch.cluster_size >= 2;
     print_module(p, &layout, cols, pairs, &mut out);
-    Ok(Lowered { ptx: out, dyn_smem: cols * 512, tmem_cols: cols })
+    Ok(Lowered {
+        ptx: out,
+        dyn_smem: cols * 512,
+        tmem_cols: cols,
+    })
 }
 
 fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut String) {
@@ -378,7 +416,11 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
         let _ = writeln!(out, ".shared .align 16 .b64 tc_mbar[{}];", p.smem.mbarriers);
     }
     for (i, bytes) in p.smem.regions.iter().enumerate() {
-        let _ = writeln!(out, ".shared .align 1024 .b8 tc_data{i}[{}];", bytes.max(&16));
+        let _ = writeln!(
+            out,
+            ".shared .align 1024 .b8 tc_data{i}[{}];",
+            bytes.max(&16)
+        );
     }
     let _ = writeln!(out, ".shared .align 16 .b32 emu_state[{}];", st::WORDS);
     out.push_str(".extern .shared .align 16 .b32 emu_tmem[];\n");
@@ -399,12 +441,21 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
         b.line("ld.param.u64 %emust, [emust];");
         let r = b.r();
         let p0 = b.pr();
-        b.line(&format!("atom.shared.add.u32 %r{r}, [emu_state+{}], 1;", 4 * st::FIN));
-        b.line(&format!("setp.ne.u32 %p{p0}, %r{r}, {};", 32 * u32::from(l.warps_per_cta) - 1));
+        b.line(&format!(
+            "atom.shared.add.u32 %r{r}, [emu_state+{}], 1;",
+            4 * st::FIN
+        ));
+        b.line(&format!(
+            "setp.ne.u32 %p{p0}, %r{r}, {};",
+            32 * u32::from(l.warps_per_cta) - 1
+        ));
         b.line(&format!("@%p{p0} bra $FIN_RET;"));
         let m = b.r();
         let p1 = b.pr();
-        b.line(&format!("ld.volatile.shared.u32 %r{m}, [emu_state+{}];", 4 * st::MASK));
+        b.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
         b.line(&format!("setp.ne.u32 %p{p1}, %r{m}, 0;"));
         b.trap_if(p1, Code::Leak, &format!("%r{m}"));
         if ctx.pairs {
@@ -412,12 +463,20 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
             let peer = b.r();
             b.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
             b.line(&format!("mov.u32 %r{pe}, emu_state;"));
-            b.line(&format!("mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"));
-            b.line(&format!("st.release.cluster.shared::cluster.u32 [%r{pe}+{}], 1;", 4 * st::PEER_DONE));
+            b.line(&format!(
+                "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
+            ));
+            b.line(&format!(
+                "st.release.cluster.shared::cluster.u32 [%r{pe}+{}], 1;",
+                4 * st::PEER_DONE
+            ));
             let f = b.r();
             let pf = b.pr();
             b.spin_until(
-                &format!("ld.acquire.cluster.shared::cta.u32 %r{f}, [emu_state+{}];", 4 * st::PEER_DONE),
+                &format!(
+                    "ld.acquire.cluster.shared::cta.u32 %r{f}, [emu_state+{}];",
+                    4 * st::PEER_DONE
+                ),
                 &format!("setp.ne.u32 %p{pf}, %r{f}, 0;"),
                 pf,
                 Code::HangPeerExit,
@@ -489,12 +548,21 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
     b.line("bra.uni $END;");
     for (w, code) in p.warps.iter().enumerate() {
         b.label(&format!("$W{w}"));
-        b.line(&format!("add.u64 %obsw, %obscta, {};", u64::from(layout.warp_base[w]) * 4));
+        b.line(&format!(
+            "add.u64 %obsw, %obscta, {};",
+            u64::from(layout.warp_base[w]) * 4
+        ));
         b.line("mul.wide.u32 %rd0, %lane, 4;");
         b.line("add.u64 %obsl, %obsw, %rd0;");
-        b.line(&format!("st.volatile.global.u32 [%obsl], {};", observe::CHECKPOINT_START));
+        b.line(&format!(
+            "st.volatile.global.u32 [%obsl], {};",
+            observe::CHECKPOINT_START
+        ));
         b.block(code, &layout.warp_sites[w], &mut 0);
-        b.line(&format!("st.volatile.global.u32 [%obsl], {};", observe::CHECKPOINT_DONE));
+        b.line(&format!(
+            "st.volatile.global.u32 [%obsl], {};",
+            observe::CHECKPOINT_DONE
+        ));
         b.line("bra.uni $END;");
     }
     b.label("$END");
@@ -529,7 +597,16 @@ struct Pending {
 
 impl<'a> Body<'a> {
     fn new(c: &'a Ctx<'a>) -> Self {
-        Body { c, code: String::with_capacity(4096), r: 1, rd: 1, pr: 1, h: 1, labels: 0, traps: false }
+        Body {
+            c,
+            code: String::with_capacity(4096),
+            r: 1,
+            rd: 1,
+            pr: 1,
+            h: 1,
+            labels: 0,
+            traps: false,
+        }
     }
 
     fn line(&mut self, s: &str) {
@@ -575,7 +652,10 @@ impl<'a> Body<'a> {
             self.label("$TRAP");
             self.line("atom.global.cas.b32 %tprev, [%emust], 0, %tcode;");
             self.line("setp.eq.u32 %tfirst, %tprev, 0;");
-            self.line(&format!("mad.lo.u32 %tprev, %clid, {}, %ctarank;", self.c.p.launch.cluster_size));
+            self.line(&format!(
+                "mad.lo.u32 %tprev, %clid, {}, %ctarank;",
+                self.c.p.launch.cluster_size
+            ));
             self.line("@%tfirst st.volatile.global.u32 [%emust+4], %tprev;");
             self.line("@%tfirst st.volatile.global.u32 [%emust+8], %warp;");
             self.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
@@ -692,7 +772,10 @@ impl<'a> Body<'a> {
                 }
                 Stmt::Call(f) => self.line(&format!("call f{f}, (%obsw, %emust);")),
                 Stmt::Exit => {
-                    self.line(&format!("st.volatile.global.u32 [%obsl], {};", observe::CHECKPOINT_EXIT));
+                    self.line(&format!(
+                        "st.volatile.global.u32 [%obsl], {};",
+                        observe::CHECKPOINT_EXIT
+                    ));
                     self.line("call emu_finish, (%emust);");
                     self.line("exit;");
                 }
@@ -704,7 +787,10 @@ impl<'a> Body<'a> {
                 }),
                 Stmt::ClusterWait => self.line("barrier.cluster.wait.acquire;"),
                 Stmt::MbarInit { bar, count } => {
-                    self.line(&format!("mbarrier.init.shared::cta.b64 [tc_mbar+{}], {count};", 8 * u32::from(*bar)));
+                    self.line(&format!(
+                        "mbarrier.init.shared::cta.b64 [tc_mbar+{}], {count};",
+                        8 * u32::from(*bar)
+                    ));
                 }
                 Stmt::FenceMbarInit => self.line("fence.mbarrier_init.release.cluster;"),
                 Stmt::MbarArrive { bar, cta: None } => {
@@ -714,15 +800,25 @@ impl<'a> Body<'a> {
                         8 * u32::from(*bar)
                     ));
                 }
-                Stmt::MbarArrive { bar, cta: Some(rank) } => {
+                Stmt::MbarArrive {
+                    bar,
+                    cta: Some(rank),
+                } => {
                     let a = self.r();
                     self.line(&format!("mov.u32 %r{a}, tc_mbar;"));
                     self.line(&format!("add.u32 %r{a}, %r{a}, {};", 8 * u32::from(*bar)));
                     let m = self.r();
                     self.line(&format!("mapa.shared::cluster.u32 %r{m}, %r{a}, {rank};"));
-                    self.line(&format!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"));
+                    self.line(&format!(
+                        "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"
+                    ));
                 }
-                Stmt::MbarWait { bar, parity, scope, max_tries } => {
+                Stmt::MbarWait {
+                    bar,
+                    parity,
+                    scope,
+                    max_tries,
+                } => {
                     let n = self.next_label();
                     let (c, v) = (self.r(), self.r());
                     let (p, q) = (self.pr(), self.pr());
@@ -751,12 +847,17 @@ impl<'a> Body<'a> {
                 Stmt::Fill { region, seed, elem } => self.fill(*region, *seed, *elem),
                 Stmt::ObserveAddr { slot } => {
                     let v = self.r();
-                    self.line(&format!("ld.shared.b32 %r{v}, [tc_slot+{}];", 4 * u32::from(*slot)));
+                    self.line(&format!(
+                        "ld.shared.b32 %r{v}, [tc_slot+{}];",
+                        4 * u32::from(*slot)
+                    ));
                     if let Some(site) = site {
                         self.record(site, &[v]);
                     }
                 }
-                Stmt::Checkpoint(id) => self.line(&format!("st.volatile.global.u32 [%obsl], {id};")),
+                Stmt::Checkpoint(id) => {
+                    self.line(&format!("st.volatile.global.u32 [%obsl], {id};"))
+                }
                 Stmt::Spin(iters) => {
                     let n = self.next_label();
                     let c = self.r();
@@ -783,7 +884,10 @@ impl<'a> Body<'a> {
         self.line(&format!("mul.wide.u32 %rd{a}, %lane, {};", site.words * 4));
         self.line(&format!("add.u64 %rd{a}, %rd{a}, %obsw;"));
         for (i, r) in regs.iter().enumerate() {
-            self.line(&format!("st.global.u32 [%rd{a}+{}], %r{r};", (site.offset + 32 + i as u32) * 4));
+            self.line(&format!(
+                "st.global.u32 [%rd{a}+{}], %r{r};",
+                (site.offset + 32 + i as u32) * 4
+            ));
         }
     }
 
@@ -804,7 +908,16 @@ impl<'a> Body<'a> {
 
     fn fill(&mut self, region: u8, seed: u32, elem: tcgen05_ir::FillElem) {
         use tcgen05_ir::FillElem;
-        let words = self.c.p.smem.regions.get(region as usize).copied().unwrap_or(16).max(16) / 4;
+        let words = self
+            .c
+            .p
+            .smem
+            .regions
+            .get(region as usize)
+            .copied()
+            .unwrap_or(16)
+            .max(16)
+            / 4;
         let n = self.next_label();
         let (i, h, v, a) = (self.r(), self.r(), self.r(), self.r());
         let p = self.pr();
@@ -859,7 +972,10 @@ impl<'a> Body<'a> {
         let r = self.r();
         match t.base {
             TBase::Slot(s) => {
-                self.line(&format!("ld.shared.u32 %r{r}, [tc_slot+{}];", 4 * u32::from(s)));
+                self.line(&format!(
+                    "ld.shared.u32 %r{r}, [tc_slot+{}];",
+                    4 * u32::from(s)
+                ));
                 self.line(&format!("add.u32 %r{r}, %r{r}, {};", t.offset()));
             }
             TBase::Abs => self.line(&format!("mov.u32 %r{r}, {};", t.offset())),
@@ -935,7 +1051,10 @@ impl<'a> Body<'a> {
         self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u1};"));
         self.line(&format!("sub.u32 %r{bits}, %r{bits}, 1;"));
         self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u0};"));
-        self.line(&format!("ld.volatile.shared.u32 %r{m}, [emu_state+{}];", 4 * st::MASK));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
         self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
         let z = self.pr();
         self.line(&format!("setp.ne.u32 %p{z}, %r{m}, %r{bits};"));
@@ -948,7 +1067,12 @@ impl<'a> Body<'a> {
 
     fn op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
         match op {
-            Op::Alloc { form, slot, dst_global, ncols } => {
+            Op::Alloc {
+                form,
+                slot,
+                dst_global,
+                ncols,
+            } => {
                 self.converged();
                 let n = self.ncols(ncols);
                 self.uniform(n, Code::NcolsDivergent);
@@ -966,7 +1090,10 @@ impl<'a> Body<'a> {
                     self.line(&format!("@%p{p} bra $A{l}_skip;"));
                     self.alloc_checks(n);
                     let (addr, _) = self.claim_local(n);
-                    self.line(&format!("st.shared.u32 [tc_slot+{}], %r{addr};", 4 * u32::from(*slot)));
+                    self.line(&format!(
+                        "st.shared.u32 [tc_slot+{}], %r{addr};",
+                        4 * u32::from(*slot)
+                    ));
                     self.label(&format!("$A{l}_skip"));
                 }
                 self.line("bar.warp.sync -1;");
@@ -997,7 +1124,10 @@ impl<'a> Body<'a> {
                     self.line(&format!("mov.u32 %r{z}, 0;"));
                     self.pair_op(PairOp::Relinquish, z, None, None);
                 } else {
-                    self.line(&format!("st.volatile.shared.u32 [emu_state+{}], 1;", 4 * st::RELQ));
+                    self.line(&format!(
+                        "st.volatile.shared.u32 [emu_state+{}], 1;",
+                        4 * st::RELQ
+                    ));
                 }
                 self.line("bar.warp.sync -1;");
             }
@@ -1011,8 +1141,21 @@ impl<'a> Body<'a> {
                 }
             }
             Op::Fence { .. } => self.line("fence.acq_rel.cluster;"),
-            Op::Ld { form, taddr, split, nregs } => {
-                let regs = self.ldst(form.shape, form.num.count(), form.pack.is_some(), taddr, *split, *nregs, None);
+            Op::Ld {
+                form,
+                taddr,
+                split,
+                nregs,
+            } => {
+                let regs = self.ldst(
+                    form.shape,
+                    form.num.count(),
+                    form.pack.is_some(),
+                    taddr,
+                    *split,
+                    *nregs,
+                    None,
+                );
                 let mut all = regs;
                 if form.red {
                     let rv = self.r();
@@ -1023,7 +1166,11 @@ impl<'a> Body<'a> {
                         Ty::S32 => "s32",
                         _ => "u32",
                     };
-                    let opn = if form.red_op == Some(RedOp::Max) { "max" } else { "min" };
+                    let opn = if form.red_op == Some(RedOp::Max) {
+                        "max"
+                    } else {
+                        "min"
+                    };
                     let nan = if form.nan && ty == "f32" { ".NaN" } else { "" };
                     let tmp = self.r();
                     for (i, r) in all.clone().iter().enumerate() {
@@ -1045,10 +1192,29 @@ impl<'a> Body<'a> {
                     pending.push(Pending { regs: all, site });
                 }
             }
-            Op::St { form, taddr, split, nregs, seed } => {
-                self.ldst(form.shape, form.num.count(), form.pack.is_some(), taddr, *split, *nregs, Some(*seed));
+            Op::St {
+                form,
+                taddr,
+                split,
+                nregs,
+                seed,
+            } => {
+                self.ldst(
+                    form.shape,
+                    form.num.count(),
+                    form.pack.is_some(),
+                    taddr,
+                    *split,
+                    *nregs,
+                    Some(*seed),
+                );
             }
-            Op::Commit { form, mbar, addr, cta_mask } => {
+            Op::Commit {
+                form,
+                mbar,
+                addr,
+                cta_mask,
+            } => {
                 if *addr == MbarAddr::GlobalUb {
                     self.trap(Code::CommitWindow, "0");
                     return;
@@ -1057,12 +1223,16 @@ impl<'a> Body<'a> {
                 self.line(&format!("mov.u32 %r{a}, tc_mbar;"));
                 self.line(&format!("add.u32 %r{a}, %r{a}, {};", 8 * u32::from(*mbar)));
                 let ranks: Vec<u32> = match cta_mask {
-                    Some(mask) if form.multicast => (0..16).filter(|i| mask >> i & 1 == 1).collect(),
+                    Some(mask) if form.multicast => {
+                        (0..16).filter(|i| mask >> i & 1 == 1).collect()
+                    }
                     _ => vec![],
                 };
                 if ranks.is_empty() {
                     let s = self.rd();
-                    self.line(&format!("mbarrier.arrive.release.cluster.shared::cta.b64 %rd{s}, [%r{a}];"));
+                    self.line(&format!(
+                        "mbarrier.arrive.release.cluster.shared::cta.b64 %rd{s}, [%r{a}];"
+                    ));
                 } else {
                     for rank in ranks {
                         if rank >= u32::from(self.c.p.launch.cluster_size) {
@@ -1071,7 +1241,9 @@ impl<'a> Body<'a> {
                         }
                         let m = self.r();
                         self.line(&format!("mapa.shared::cluster.u32 %r{m}, %r{a}, {rank};"));
-                        self.line(&format!("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"));
+                        self.line(&format!(
+                            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"
+                        ));
                     }
                 }
             }
@@ -1085,31 +1257,55 @@ impl<'a> Body<'a> {
     fn alloc_checks(&mut self, n: u32) {
         let (f, last) = (self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("ld.volatile.shared.u32 %r{f}, [emu_state+{}];", 4 * st::RELQ));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{f}, [emu_state+{}];",
+            4 * st::RELQ
+        ));
         self.line(&format!("setp.ne.u32 %p{p}, %r{f}, 0;"));
         self.trap_if(p, Code::AllocAfterRelinquish, &format!("%r{n}"));
-        self.line(&format!("ld.volatile.shared.u32 %r{last}, [emu_state+{}];", 4 * st::LAST));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{last}, [emu_state+{}];",
+            4 * st::LAST
+        ));
         self.line(&format!("setp.ne.u32 %p{p}, %r{last}, 0;"));
         self.line(&format!("setp.gt.u32 %p{q}, %r{n}, %r{last};"));
         self.line(&format!("and.pred %p{p}, %p{p}, %p{q};"));
         self.trap_if(p, Code::AllocIncreasing, &format!("%r{n}"));
-        self.line(&format!("st.volatile.shared.u32 [emu_state+{}], %r{n};", 4 * st::LAST));
+        self.line(&format!(
+            "st.volatile.shared.u32 [emu_state+{}], %r{n};",
+            4 * st::LAST
+        ));
     }
 
     /// First-fit claim of `n` columns in this CTA's mask (or, with `peer`, in both masks of
     /// the pair); spins (bounded) while nothing fits. Returns (address register, bits register).
     fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32) {
         let l = self.next_label();
-        let (old, pos, units, bits, got, c, addr, pm, both) =
-            (self.r(), self.r(), self.r(), self.r(), self.r(), self.r(), self.r(), self.r(), self.r());
+        let (old, pos, units, bits, got, c, addr, pm, both) = (
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+        );
         let (p, q) = (self.pr(), self.pr());
         self.line(&format!("shr.u32 %r{units}, %r{n}, 5;"));
         self.line(&format!("mov.u32 %r{c}, 0;"));
         self.label(&format!("$C{l}_top"));
-        self.line(&format!("ld.volatile.shared.u32 %r{old}, [emu_state+{}];", 4 * st::MASK));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{old}, [emu_state+{}];",
+            4 * st::MASK
+        ));
         match peer {
             Some(pe) => {
-                self.line(&format!("ld.relaxed.cluster.shared::cluster.u32 %r{pm}, [%r{pe}+{}];", 4 * st::MASK));
+                self.line(&format!(
+                    "ld.relaxed.cluster.shared::cluster.u32 %r{pm}, [%r{pe}+{}];",
+                    4 * st::MASK
+                ));
                 self.line(&format!("or.b32 %r{both}, %r{old}, %r{pm};"));
             }
             None => self.line(&format!("mov.b32 %r{both}, %r{old};")),
@@ -1135,7 +1331,10 @@ impl<'a> Body<'a> {
         self.label(&format!("$C{l}_try"));
         let new = self.r();
         self.line(&format!("or.b32 %r{new}, %r{old}, %r{bits};"));
-        self.line(&format!("atom.shared.cas.b32 %r{got}, [emu_state+{}], %r{old}, %r{new};", 4 * st::MASK));
+        self.line(&format!(
+            "atom.shared.cas.b32 %r{got}, [emu_state+{}], %r{old}, %r{new};",
+            4 * st::MASK
+        ));
         self.line(&format!("setp.ne.u32 %p{p}, %r{got}, %r{old};"));
         self.line(&format!("@%p{p} bra $C{l}_top;"));
         if let Some(pe) = peer {
@@ -1146,7 +1345,10 @@ impl<'a> Body<'a> {
             // The peer's mask changed under us: give our claim back and start over.
             let inv = self.r();
             self.line(&format!("not.b32 %r{inv}, %r{bits};"));
-            self.line(&format!("@%p{p} atom.shared.and.b32 %r{got}, [emu_state+{}], %r{inv};", 4 * st::MASK));
+            self.line(&format!(
+                "@%p{p} atom.shared.and.b32 %r{got}, [emu_state+{}], %r{inv};",
+                4 * st::MASK
+            ));
             self.line(&format!("@%p{p} bra $C{l}_top;"));
         }
         self.line(&format!("shl.b32 %r{addr}, %r{pos}, 5;"));
@@ -1174,12 +1376,18 @@ impl<'a> Body<'a> {
         self.line(&format!("shr.u32 %r{pos}, %r{col}, 5;"));
         let bits = self.unit_bits(n, pos);
         let (m, inv) = (self.r(), self.r());
-        self.line(&format!("ld.volatile.shared.u32 %r{m}, [emu_state+{}];", 4 * st::MASK));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
         self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
         self.line(&format!("setp.ne.u32 %p{p}, %r{m}, %r{bits};"));
         self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
         self.line(&format!("not.b32 %r{inv}, %r{bits};"));
-        self.line(&format!("atom.shared.and.b32 %r{m}, [emu_state+{}], %r{inv};", 4 * st::MASK));
+        self.line(&format!(
+            "atom.shared.and.b32 %r{m}, [emu_state+{}], %r{inv};",
+            4 * st::MASK
+        ));
     }
 
     /// A `::2` collective by lane 0 of the warp: meet the peer CTA's k-th collective, then do
@@ -1196,20 +1404,42 @@ impl<'a> Body<'a> {
         if op == PairOp::Alloc {
             self.alloc_checks(n);
         }
-        let (k, s, peer, pe, word, seq, off) = (self.r(), self.r(), self.r(), self.r(), self.r(), self.r(), self.r());
-        self.line(&format!("atom.shared.add.u32 %r{k}, [emu_state+{}], 1;", 4 * st::PAIRS));
+        let (k, s, peer, pe, word, seq, off) = (
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+        );
+        self.line(&format!(
+            "atom.shared.add.u32 %r{k}, [emu_state+{}], 1;",
+            4 * st::PAIRS
+        ));
         self.line(&format!("and.b32 %r{s}, %r{k}, 3;"));
         self.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
         self.line(&format!("mov.u32 %r{pe}, emu_state;"));
-        self.line(&format!("mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
+        ));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
-        self.line(&format!("mad.lo.u32 %r{word}, {}, 65536, %r{n};", op as u32));
+        self.line(&format!(
+            "mad.lo.u32 %r{word}, {}, 65536, %r{n};",
+            op as u32
+        ));
         self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
         let ma = self.r();
         self.line(&format!("add.u32 %r{ma}, %r{pe}, %r{off};"));
-        self.line(&format!("st.relaxed.cluster.shared::cluster.u32 [%r{ma}+{}], %r{word};", 4 * st::MAIL));
+        self.line(&format!(
+            "st.relaxed.cluster.shared::cluster.u32 [%r{ma}+{}], %r{word};",
+            4 * st::MAIL
+        ));
         self.line(&format!("add.u32 %r{seq}, %r{k}, 1;"));
-        self.line(&format!("st.release.cluster.shared::cluster.u32 [%r{ma}+{}], %r{seq};", 4 * st::MAIL + 4));
+        self.line(&format!(
+            "st.release.cluster.shared::cluster.u32 [%r{ma}+{}], %r{seq};",
+            4 * st::MAIL + 4
+        ));
         // Wait for the peer's k-th collective in our own mailbox.
         let own = self.r();
         self.line(&format!("mov.u32 %r{own}, emu_state;"));
@@ -1217,7 +1447,10 @@ impl<'a> Body<'a> {
         let got = self.r();
         let pd = self.pr();
         self.spin_until(
-            &format!("ld.acquire.cluster.shared::cta.u32 %r{got}, [%r{own}+{}];", 4 * st::MAIL + 4),
+            &format!(
+                "ld.acquire.cluster.shared::cta.u32 %r{got}, [%r{own}+{}];",
+                4 * st::MAIL + 4
+            ),
             &format!("setp.eq.u32 %p{pd}, %r{got}, %r{seq};"),
             pd,
             Code::HangPair,
@@ -1225,7 +1458,10 @@ impl<'a> Body<'a> {
         );
         let theirs = self.r();
         let pm = self.pr();
-        self.line(&format!("ld.shared.u32 %r{theirs}, [%r{own}+{}];", 4 * st::MAIL));
+        self.line(&format!(
+            "ld.shared.u32 %r{theirs}, [%r{own}+{}];",
+            4 * st::MAIL
+        ));
         self.line(&format!("setp.ne.u32 %p{pm}, %r{theirs}, %r{word};"));
         self.trap_if(pm, Code::PairMismatch, &format!("%r{theirs}"));
         match op {
@@ -1241,7 +1477,10 @@ impl<'a> Body<'a> {
                 let ra = self.r();
                 self.line(&format!("shl.b32 %r{ra}, %r{s}, 2;"));
                 self.line(&format!("add.u32 %r{ra}, %r{ra}, %r{pe};"));
-                self.line(&format!("st.release.cluster.shared::cluster.u32 [%r{ra}+{}], %r{rv};", 4 * st::RES));
+                self.line(&format!(
+                    "st.release.cluster.shared::cluster.u32 [%r{ra}+{}], %r{rv};",
+                    4 * st::RES
+                ));
                 self.line(&format!("bra $P{l}_store;"));
                 self.label(&format!("$P{l}_odd"));
                 let (oa, v) = (self.r(), self.r());
@@ -1250,7 +1489,10 @@ impl<'a> Body<'a> {
                 self.line(&format!("mov.u32 %r{v}, emu_state;"));
                 self.line(&format!("add.u32 %r{oa}, %r{oa}, %r{v};"));
                 self.spin_until(
-                    &format!("ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];", 4 * st::RES),
+                    &format!(
+                        "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
+                        4 * st::RES
+                    ),
                     &format!("setp.ne.u32 %p{pv}, %r{v}, 0;"),
                     pv,
                     Code::HangPair,
@@ -1260,7 +1502,10 @@ impl<'a> Body<'a> {
                 self.line(&format!("sub.u32 %r{addr}, %r{v}, 1;"));
                 self.label(&format!("$P{l}_store"));
                 let slot = slot.unwrap_or(0);
-                self.line(&format!("st.shared.u32 [tc_slot+{}], %r{addr};", 4 * u32::from(slot)));
+                self.line(&format!(
+                    "st.shared.u32 [tc_slot+{}], %r{addr};",
+                    4 * u32::from(slot)
+                ));
             }
             PairOp::Dealloc => {
                 if let Some(t) = taddr {
@@ -1268,7 +1513,10 @@ impl<'a> Body<'a> {
                 }
             }
             PairOp::Relinquish => {
-                self.line(&format!("st.volatile.shared.u32 [emu_state+{}], 1;", 4 * st::RELQ));
+                self.line(&format!(
+                    "st.volatile.shared.u32 [emu_state+{}], 1;",
+                    4 * st::RELQ
+                ));
             }
         }
         self.label(&format!("$P{l}_skip"));
@@ -1330,7 +1578,9 @@ impl<'a> Body<'a> {
         let (lane_part, col_part) = match shape {
             LdStShape::S32x32b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
             LdStShape::S16x64b => ("shr.u32 %rTL, %lane, 1;", "and.b32 %rTC, %lane, 1;"),
-            LdStShape::S16x128b | LdStShape::S16x256b => ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;"),
+            LdStShape::S16x128b | LdStShape::S16x256b => {
+                ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
+            }
             LdStShape::S16x32bx2 => ("and.b32 %rTL, %lane, 15;", "mov.u32 %rTC, 0;"),
         };
         self.line(&lane_part.replace("%rTL", &format!("%r{tl}")));
@@ -1345,7 +1595,10 @@ impl<'a> Body<'a> {
             let s = self.r();
             let p = self.pr();
             self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
-            self.line(&format!("selp.b32 %r{s}, %r{}, %r{}, %p{p};", bases[0], bases[1]));
+            self.line(&format!(
+                "selp.b32 %r{s}, %r{}, %r{}, %p{p};",
+                bases[0], bases[1]
+            ));
             s
         } else {
             bases[0]
@@ -1425,12 +1678,16 @@ impl<'a> Body<'a> {
         self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
         let mut ctas = vec![];
         let own = self.r();
-        self.line(&format!("mapa.shared::cluster.u32 %r{own}, %r{base}, %ctarank;"));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{own}, %r{base}, %ctarank;"
+        ));
         ctas.push(own);
         if cg == CtaGroup::Two {
             let (pr, pa) = (self.r(), self.r());
             self.line(&format!("xor.b32 %r{pr}, %ctarank, 1;"));
-            self.line(&format!("mapa.shared::cluster.u32 %r{pa}, %r{base}, %r{pr};"));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{pa}, %r{base}, %r{pr};"
+            ));
             ctas.push(pa);
         }
         let v = self.r();
@@ -1439,7 +1696,10 @@ impl<'a> Body<'a> {
                 for c in 0..8u32 {
                     let from = 4 * (c * 128 + row);
                     self.line(&format!("ld.shared::cluster.u32 %r{v}, [%r{a}+{from}];"));
-                    self.line(&format!("st.shared::cluster.u32 [%r{a}+{}], %r{v};", from + 4));
+                    self.line(&format!(
+                        "st.shared::cluster.u32 [%r{a}+{}], %r{v};",
+                        from + 4
+                    ));
                 }
             }
         }
@@ -1488,7 +1748,13 @@ mod tests {
         let mut p = samples::single_warp_roundtrip();
         p.warps[0].insert(
             2,
-            Stmt::Tc(Op::Shift { form: tcgen05_ir::form::ShiftForm { cta_group: CtaGroup::One, down_first: false }, taddr: TmemRef::slot(0, 0, 0) }),
+            Stmt::Tc(Op::Shift {
+                form: tcgen05_ir::form::ShiftForm {
+                    cta_group: CtaGroup::One,
+                    down_first: false,
+                },
+                taddr: TmemRef::slot(0, 0, 0),
+            }),
         );
         assert!(lower(&p, &EmuConfig::default()).is_ok());
         let mut big = samples::single_warp_roundtrip();
@@ -1500,8 +1766,15 @@ mod tests {
     #[test]
     fn recursion_is_refused() {
         let mut p = samples::single_warp_roundtrip();
-        p.funcs.push(tcgen05_ir::Func { body: vec![Stmt::Call(0)] });
+        p.funcs.push(tcgen05_ir::Func {
+            body: vec![Stmt::Call(0)],
+        });
         p.warps[0].push(Stmt::Call(0));
-        assert!(lower(&p, &EmuConfig::default()).unwrap_err().0.contains("recursive"));
+        assert!(
+            lower(&p, &EmuConfig::default())
+                .unwrap_err()
+                .0
+                .contains("recursive")
+        );
     }
 }

@@ -6,7 +6,10 @@
 //! unlisted value would be undefined behaviour), and the harness must classify every code it
 //! gets (HABITS.md 7: FFI errors are data). Types of structures (`CUlaunchConfig`,
 //! `CUlaunchAttribute`) come from cudarc's CUDA 12.8 bindings, the first with Blackwell.
-#![expect(unsafe_code, reason = "FFI to the CUDA driver API; each block states its invariant")]
+#![expect(
+    unsafe_code,
+    reason = "FFI to the CUDA driver API; each block states its invariant"
+)]
 
 use super::arch::{self, Cc};
 use super::protocol::DeviceInfo;
@@ -168,12 +171,20 @@ pub struct Geometry {
 
 impl Gpu {
     fn check(&self, r: Res, call: &'static str) -> Result<(), DriverError> {
-        if r == arch::code::SUCCESS { Ok(()) } else { Err(self.error(r, call)) }
+        if r == arch::code::SUCCESS {
+            Ok(())
+        } else {
+            Err(self.error(r, call))
+        }
     }
 
     /// The error value for a code.
     pub fn error(&self, code: u32, call: &'static str) -> DriverError {
-        DriverError { code, name: error_name(&self.d, code), call }
+        DriverError {
+            code,
+            name: error_name(&self.d, code),
+            call,
+        }
     }
 
     /// Initializes the driver and opens device `ordinal`.
@@ -182,7 +193,10 @@ impl Gpu {
         unsafe {
             let r = (d.cuInit)(0);
             if r != 0 {
-                return Err(format!("no usable CUDA device: cuInit failed with {} ({r})", error_name(&d, r)));
+                return Err(format!(
+                    "no usable CUDA device: cuInit failed with {} ({r})",
+                    error_name(&d, r)
+                ));
             }
             let mut version = 0;
             let r = (d.cuDriverGetVersion)(&mut version);
@@ -191,7 +205,11 @@ impl Gpu {
             }
             // cuLaunchKernelEx and the cluster attribute need a CUDA 12.0 driver.
             if version < 12000 {
-                return Err(format!("the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)", version / 1000, version % 1000 / 10));
+                return Err(format!(
+                    "the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)",
+                    version / 1000,
+                    version % 1000 / 10
+                ));
             }
             let mut count = 0;
             let r = (d.cuDeviceGetCount)(&mut count);
@@ -204,12 +222,22 @@ impl Gpu {
             let mut dev: sys::CUdevice = 0;
             let r = (d.cuDeviceGet)(&mut dev, ordinal as c_int);
             if r != 0 {
-                return Err(format!("cuDeviceGet({ordinal}) failed: {}", error_name(&d, r)));
+                return Err(format!(
+                    "cuDeviceGet({ordinal}) failed: {}",
+                    error_name(&d, r)
+                ));
             }
             let attr = |a: sys::CUdevice_attribute| -> Result<u32, String> {
                 let mut v = 0;
                 let r = (d.cuDeviceGetAttribute)(&mut v, a, dev);
-                if r != 0 { Err(format!("cuDeviceGetAttribute({a:?}) failed: {}", error_name(&d, r))) } else { Ok(v as u32) }
+                if r != 0 {
+                    Err(format!(
+                        "cuDeviceGetAttribute({a:?}) failed: {}",
+                        error_name(&d, r)
+                    ))
+                } else {
+                    Ok(v as u32)
+                }
             };
             use sys::CUdevice_attribute as A;
             let cc = Cc {
@@ -220,11 +248,18 @@ impl Gpu {
             let max_smem_optin = attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
             let mut name = [0 as c_char; 256];
             let r = (d.cuDeviceGetName)(name.as_mut_ptr(), name.len() as c_int, dev);
-            let name = if r == 0 { CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned() } else { "?".into() };
+            let name = if r == 0 {
+                CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned()
+            } else {
+                "?".into()
+            };
             let mut ctx: sys::CUcontext = ptr::null_mut();
             let r = (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev);
             if r != 0 {
-                return Err(format!("cuDevicePrimaryCtxRetain failed: {}", error_name(&d, r)));
+                return Err(format!(
+                    "cuDevicePrimaryCtxRetain failed: {}",
+                    error_name(&d, r)
+                ));
             }
             let r = (d.cuCtxSetCurrent)(ctx);
             if r != 0 {
@@ -239,7 +274,14 @@ impl Gpu {
             Ok(Gpu {
                 d,
                 stream,
-                info: DeviceInfo { ordinal, name, cc, driver_version: version as u32, sm_count, max_smem_optin },
+                info: DeviceInfo {
+                    ordinal,
+                    name,
+                    cc,
+                    driver_version: version as u32,
+                    sm_count,
+                    max_smem_optin,
+                },
             })
         }
     }
@@ -249,7 +291,10 @@ impl Gpu {
         let words = words.max(1);
         let mut host: *mut c_void = ptr::null_mut();
         // SAFETY: out-pointer to a local; CU_MEMHOSTALLOC_PORTABLE | DEVICEMAP (1 | 2).
-        self.check(unsafe { (self.d.cuMemHostAlloc)(&mut host, words * 4, 1 | 2) }, "cuMemHostAlloc")?;
+        self.check(
+            unsafe { (self.d.cuMemHostAlloc)(&mut host, words * 4, 1 | 2) },
+            "cuMemHostAlloc",
+        )?;
         let mut dev: sys::CUdeviceptr = 0;
         // SAFETY: `host` was returned by cuMemHostAlloc with DEVICEMAP; flags must be 0.
         let r = unsafe { (self.d.cuMemHostGetDevicePointer)(&mut dev, host, 0) };
@@ -258,10 +303,18 @@ impl Gpu {
             unsafe { (self.d.cuMemFreeHost)(host) };
             return Err(self.error(r, "cuMemHostGetDevicePointer"));
         }
-        Ok(Mapped { host: host.cast(), dev, words })
+        Ok(Mapped {
+            host: host.cast(),
+            dev,
+            words,
+        })
     }
 
     /// Frees mapped memory.
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "consuming the buffer prevents a second free"
+    )]
     pub fn free_mapped(&self, m: Mapped) {
         // SAFETY: `m.host` came from cuMemHostAlloc; `m` is consumed, so it is freed once.
         unsafe { (self.d.cuMemFreeHost)(m.host.cast()) };
@@ -285,19 +338,29 @@ impl Gpu {
             O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
         ];
         // Option values are passed as pointer-sized slots; sizes are stored in the slot itself.
-        let mut vals: [*mut c_void; 4] =
-            [err_log.as_mut_ptr().cast(), LOG as *mut c_void, info_log.as_mut_ptr().cast(), LOG as *mut c_void];
+        let mut vals: [*mut c_void; 4] = [
+            err_log.as_mut_ptr().cast(),
+            LOG as *mut c_void,
+            info_log.as_mut_ptr().cast(),
+            LOG as *mut c_void,
+        ];
         let mut module: sys::CUmodule = ptr::null_mut();
         // SAFETY: `data` is NUL-terminated PTX or a cubin image that outlives the call; the
         // option arrays have 4 entries each; the log buffers are LOG bytes and outlive the call.
         let r = unsafe {
-            (self.d.cuModuleLoadDataEx)(&mut module, data.as_ptr().cast(), 4, opts.as_mut_ptr(), vals.as_mut_ptr())
+            (self.d.cuModuleLoadDataEx)(
+                &mut module,
+                data.as_ptr().cast(),
+                4,
+                opts.as_mut_ptr(),
+                vals.as_mut_ptr(),
+            )
         };
         if r != 0 {
             let mut log = c_log(&err_log);
             let info = c_log(&info_log);
             if !info.is_empty() {
-                log.push_str("\n");
+                log.push('\n');
                 log.push_str(&info);
             }
             return Err((r, format!("{}: {}", error_name(&self.d, r), log)));
@@ -309,12 +372,22 @@ impl Gpu {
         if r != 0 {
             // SAFETY: the module is unloaded once.
             unsafe { (self.d.cuModuleUnload)(module) };
-            return Err((r, format!("{}: no entry `{kernel}` in the module", error_name(&self.d, r))));
+            return Err((
+                r,
+                format!(
+                    "{}: no entry `{kernel}` in the module",
+                    error_name(&self.d, r)
+                ),
+            ));
         }
         Ok(Kernel { module, func })
     }
 
     /// Unloads a module (errors ignored: after a sticky fault this fails and the process exits).
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "consuming the module prevents a use after unload"
+    )]
     pub fn unload(&self, k: Kernel) {
         // SAFETY: `k.module` came from cuModuleLoadDataEx and `k` is consumed.
         unsafe { (self.d.cuModuleUnload)(k.module) };
@@ -326,13 +399,23 @@ impl Gpu {
         use sys::CUfunction_attribute as F;
         if g.dyn_smem > 48 * 1024 {
             // SAFETY: `k.func` is a live function handle.
-            let r = unsafe { (self.d.cuFuncSetAttribute)(k.func, F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, g.dyn_smem as c_int) };
+            let r = unsafe {
+                (self.d.cuFuncSetAttribute)(
+                    k.func,
+                    F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    g.dyn_smem as c_int,
+                )
+            };
             self.check(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)")?;
         }
         // SAFETY: an all-zero CUlaunchAttribute is a valid value (id 0 = ignore, zero padding).
         let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
         attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: g.cluster_x.max(1), y: 1, z: 1 };
+        attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: g.cluster_x.max(1),
+            y: 1,
+            z: 1,
+        };
         let cfg = sys::CUlaunchConfig {
             gridDimX: g.grid_x,
             gridDimY: 1,
@@ -350,7 +433,8 @@ impl Gpu {
         // SAFETY: `cfg` and `attr` outlive the call; `ptrs` holds one pointer per kernel
         // parameter (each a .u64 the kernel declares), pointing into `vals`, which outlives the
         // call (the driver copies parameters at launch).
-        let r = unsafe { (self.d.cuLaunchKernelEx)(&cfg, k.func, ptrs.as_mut_ptr(), ptr::null_mut()) };
+        let r =
+            unsafe { (self.d.cuLaunchKernelEx)(&cfg, k.func, ptrs.as_mut_ptr(), ptr::null_mut()) };
         self.check(r, "cuLaunchKernelEx")
     }
 
@@ -384,5 +468,7 @@ fn error_name(d: &Driver, code: u32) -> String {
         // SAFETY: the driver's error names are static NUL-terminated strings.
         return unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
     }
-    arch::code_name(code).map(str::to_string).unwrap_or_else(|| format!("CUDA error {code}"))
+    arch::code_name(code)
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("CUDA error {code}"))
 }

@@ -74,7 +74,9 @@ impl Config {
     /// Settings from the environment (module documentation) for device `device`.
     pub fn from_env(device: u32) -> Config {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let timeout = var("TCGEN05_CUDA_TIMEOUT_MS").and_then(|v| v.trim().parse().ok()).unwrap_or(2000u64);
+        let timeout = var("TCGEN05_CUDA_TIMEOUT_MS")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(2000u64);
         let guardrail = var("TCGEN05_CUDA_GUARDRAIL").is_some_and(|v| v != "0");
         let want_ptxas = var("TCGEN05_CUDA_COMPILER").is_some_and(|v| v == "ptxas") || guardrail;
         let ptxas = if want_ptxas { find_ptxas() } else { None };
@@ -117,9 +119,14 @@ pub fn find_ptxas() -> Option<PathBuf> {
 /// binary or one folder up (test binaries live in `target/<profile>/deps`).
 pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
     if let Some(p) = configured {
-        return if p.is_file() { Ok(p.clone()) } else { Err(format!("TCGEN05_CUDA_WORKER={} is not a file", p.display())) };
+        return if p.is_file() {
+            Ok(p.clone())
+        } else {
+            Err(format!("TCGEN05_CUDA_WORKER={} is not a file", p.display()))
+        };
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
     let name = format!("{WORKER_BIN}{}", std::env::consts::EXE_SUFFIX);
     let mut tried = Vec::new();
     for dir in exe.ancestors().skip(1).take(2) {
@@ -157,7 +164,10 @@ pub fn parse_name(name: &str) -> Option<(Flavour, u32)> {
 /// device cannot be used here (no driver, no device, wrong compute capability, no worker).
 pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
     let (flavour, device) = parse_name(name)?;
-    Some(CudaTarget::new(name, flavour, Config::from_env(device)).map(|t| Box::new(t) as Box<dyn Target>))
+    Some(
+        CudaTarget::new(name, flavour, Config::from_env(device))
+            .map(|t| Box::new(t) as Box<dyn Target>),
+    )
 }
 
 /// Every name this module knows, with its availability here (starts a worker per name to ask
@@ -165,14 +175,28 @@ pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
 pub fn candidates() -> Vec<TargetInfo> {
     let mut v = Vec::new();
     for (name, flavour, desc) in [
-        ("cuda", Flavour::Hardware, "tcgen05 on the CUDA device 0 (Blackwell, sm_100a/sm_103a/sm_110a), in a worker process"),
-        ("cuda-emu", Flavour::Emu, "tcgen05 emulated in shared memory on a Hopper (or newer) CUDA device 0"),
+        (
+            "cuda",
+            Flavour::Hardware,
+            "tcgen05 on the CUDA device 0 (Blackwell, sm_100a/sm_103a/sm_110a), in a worker process",
+        ),
+        (
+            "cuda-emu",
+            Flavour::Emu,
+            "tcgen05 emulated in shared memory on a Hopper (or newer) CUDA device 0",
+        ),
     ] {
         let (availability, version) = match CudaTarget::new(name, flavour, Config::from_env(0)) {
             Ok(t) => (Availability::Available, Some(t.version())),
             Err(e) => (Availability::Unavailable(e.0), None),
         };
-        v.push(TargetInfo { name: name.to_string(), kind: TargetKind::Running, version, availability, description: desc.to_string() });
+        v.push(TargetInfo {
+            name: name.to_string(),
+            kind: TargetKind::Running,
+            version,
+            availability,
+            description: desc.to_string(),
+        });
     }
     v
 }
@@ -203,23 +227,40 @@ impl CudaTarget {
     /// Starts a worker on the configured device and checks that it suits `flavour`.
     pub fn new(name: &str, flavour: Flavour, cfg: Config) -> Result<CudaTarget, Unavailable> {
         if !support_compiled_in() {
-            return Err(Unavailable("this build has no CUDA support (the `cuda` feature of tcgen05-drivers is off)".into()));
+            return Err(Unavailable(
+                "this build has no CUDA support (the `cuda` feature of tcgen05-drivers is off)"
+                    .into(),
+            ));
         }
         if flavour == Flavour::Hardware && cfg.guardrail && cfg.ptxas.is_none() {
             return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
         }
         let exe = find_worker(cfg.worker.as_ref()).map_err(Unavailable)?;
-        let spec = WorkerSpec { exe, args: vec!["--device".into(), cfg.device.to_string()], env: cfg.worker_env.clone() };
+        let spec = WorkerSpec {
+            exe,
+            args: vec!["--device".into(), cfg.device.to_string()],
+            env: cfg.worker_env.clone(),
+        };
         let sup = Supervisor::start(spec, cfg.limits).map_err(Unavailable)?;
         let dev = sup.device.clone();
         let device_targets = match flavour {
-            Flavour::Hardware => Some(arch::tcgen05_targets(dev.cc).map_err(|e| Unavailable(format!("{} (device {}: {})", e, dev.ordinal, dev.name)))?),
+            Flavour::Hardware => Some(arch::tcgen05_targets(dev.cc).map_err(|e| {
+                Unavailable(format!("{} (device {}: {})", e, dev.ordinal, dev.name))
+            })?),
             Flavour::Emu => {
                 arch::emu_supported(dev.cc).map_err(Unavailable)?;
                 None
             }
         };
-        Ok(CudaTarget { name: name.to_string(), flavour, cfg, sup, dev, device_targets, last: CaseTiming::default() })
+        Ok(CudaTarget {
+            name: name.to_string(),
+            flavour,
+            cfg,
+            sup,
+            dev,
+            device_targets,
+            last: CaseTiming::default(),
+        })
     }
 
     /// The device in use.
@@ -238,23 +279,35 @@ impl CudaTarget {
         let layout = Layout::of(p);
         let (ptx, dyn_smem, status_words, compile) = match self.flavour {
             Flavour::Emu => {
-                let cfg = emu::EmuConfig { max_dyn_smem: self.dev.max_smem_optin };
+                let cfg = emu::EmuConfig {
+                    max_dyn_smem: self.dev.max_smem_optin,
+                };
                 let low = emu::lower(p, &cfg).map_err(|e| Outcome::NotRun(e.to_string()))?;
                 let compile = match &self.cfg.ptxas {
-                    Some(path) => Compile::Ptxas { path: path.display().to_string(), arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor), options: vec![] },
+                    Some(path) => Compile::Ptxas {
+                        path: path.display().to_string(),
+                        arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor),
+                        options: vec![],
+                    },
                     None => Compile::Jit,
                 };
                 (low.ptx, low.dyn_smem, emu::STATUS_WORDS, compile)
             }
             Flavour::Hardware => {
-                let dt = self.device_targets.expect("hardware targets have device targets");
+                let dt = self
+                    .device_targets
+                    .expect("hardware targets have device targets");
                 let r = arch::retarget(l.target, (l.ptx_version.major, l.ptx_version.minor), dt);
                 let ptx = arch::apply_retarget(&tcgen05_ir::ptx::emit(p), &r);
                 let compile = match &self.cfg.ptxas {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
-                        arch: r.target.clone(),
-                        options: if self.cfg.guardrail { vec!["-g-tmem-access-check".into()] } else { vec![] },
+                        arch: r.target,
+                        options: if self.cfg.guardrail {
+                            vec!["-g-tmem-access-check".into()]
+                        } else {
+                            vec![]
+                        },
                     },
                     None => Compile::Jit,
                 };
@@ -288,7 +341,8 @@ impl CudaTarget {
         let layout = Layout::of(p);
         match ended {
             Ended::Reported { result, compile_us } => {
-                self.last.launched = compile_us > 0 || !matches!(result, RunResult::CompileError { .. });
+                self.last.launched =
+                    compile_us > 0 || !matches!(result, RunResult::CompileError { .. });
                 self.outcome(result, &layout)
             }
             Ended::CompileTimeout { limit_ms } => Outcome::TimedOut { limit_ms },
@@ -298,13 +352,18 @@ impl CudaTarget {
                     warp: 0,
                     lane: 0,
                     checkpoint: 0,
-                    blocked_on: Some(format!("the worker stopped answering for {waited_ms} ms after the launch; killed")),
+                    blocked_on: Some(format!(
+                        "the worker stopped answering for {waited_ms} ms after the launch; killed"
+                    )),
                 }],
                 words: vec![],
             },
-            Ended::WorkerDied { detail, launched } => {
-                Outcome::Crashed { detail: format!("CUDA worker died {} the launch: {detail}", if launched { "after" } else { "before" }) }
-            }
+            Ended::WorkerDied { detail, launched } => Outcome::Crashed {
+                detail: format!(
+                    "CUDA worker died {} the launch: {detail}",
+                    if launched { "after" } else { "before" }
+                ),
+            },
             Ended::NoWorker(e) => Outcome::Crashed { detail: e },
         }
     }
@@ -312,22 +371,39 @@ impl CudaTarget {
     fn outcome(&mut self, result: RunResult, layout: &Layout) -> Outcome {
         match result {
             RunResult::CompileError { code, log } => Outcome::Rejected(diagnostics(code, &log)),
-            RunResult::LaunchError { code, name } => Outcome::Faulted { code, detail: format!("launch refused: {name}") },
+            RunResult::LaunchError { code, name } => Outcome::Faulted {
+                code,
+                detail: format!("launch refused: {name}"),
+            },
             RunResult::Completed { words, timing, .. } => {
                 self.last.timing = timing;
                 Outcome::Completed { words }
             }
-            RunResult::Hung { words, status, timing } => {
+            RunResult::Hung {
+                words,
+                status,
+                timing,
+            } => {
                 self.last.timing = timing;
                 let note = emu_note(&status);
-                Outcome::Hung { blocked: hang_sites(layout, &words, note.as_deref()), words }
+                Outcome::Hung {
+                    blocked: hang_sites(layout, &words, note.as_deref()),
+                    words,
+                }
             }
-            RunResult::Fault { code, name, words, status, timing, .. } => {
+            RunResult::Fault {
+                code,
+                name,
+                words,
+                status,
+                timing,
+                ..
+            } => {
                 self.last.timing = timing;
-                if self.flavour == Flavour::Emu {
-                    if let Some(o) = emu_outcome(&status, layout, &words) {
-                        return o;
-                    }
+                if self.flavour == Flavour::Emu
+                    && let Some(o) = emu_outcome(&status, layout, &words)
+                {
+                    return o;
                 }
                 match arch::classify(code) {
                     arch::FaultClass::TmemLeak => Outcome::Leaked { columns: 0, words },
@@ -339,12 +415,20 @@ impl CudaTarget {
                         };
                         Outcome::Trapped { kind, words }
                     }
-                    arch::FaultClass::IllegalInstruction => Outcome::Trapped { kind: TrapKind::IllegalInstruction, words },
-                    arch::FaultClass::IllegalAddress => Outcome::Trapped { kind: TrapKind::IllegalAddress, words },
+                    arch::FaultClass::IllegalInstruction => Outcome::Trapped {
+                        kind: TrapKind::IllegalInstruction,
+                        words,
+                    },
+                    arch::FaultClass::IllegalAddress => Outcome::Trapped {
+                        kind: TrapKind::IllegalAddress,
+                        words,
+                    },
                     arch::FaultClass::Other => Outcome::Faulted { code, detail: name },
                 }
             }
-            RunResult::WorkerError(e) => Outcome::Crashed { detail: format!("CUDA worker: {e}") },
+            RunResult::WorkerError(e) => Outcome::Crashed {
+                detail: format!("CUDA worker: {e}"),
+            },
         }
     }
 }
@@ -353,7 +437,13 @@ impl CudaTarget {
 pub fn hang_sites(layout: &Layout, words: &[u32], note: Option<&str>) -> Vec<HangSite> {
     let mut v = Vec::new();
     if words.len() < layout.total_words() {
-        return vec![HangSite { cta: 0, warp: 0, lane: 0, checkpoint: 0, blocked_on: note.map(str::to_string) }];
+        return vec![HangSite {
+            cta: 0,
+            warp: 0,
+            lane: 0,
+            checkpoint: 0,
+            blocked_on: note.map(str::to_string),
+        }];
     }
     let view = observe::View { layout, words };
     for cta in 0..layout.ctas {
@@ -361,7 +451,13 @@ pub fn hang_sites(layout: &Layout, words: &[u32], note: Option<&str>) -> Vec<Han
             for lane in 0..32 {
                 let c = view.checkpoint(cta, w, lane);
                 if c != observe::CHECKPOINT_DONE && c != observe::CHECKPOINT_EXIT {
-                    v.push(HangSite { cta, warp: w as u32, lane, checkpoint: c, blocked_on: note.map(str::to_string) });
+                    v.push(HangSite {
+                        cta,
+                        warp: w as u32,
+                        lane,
+                        checkpoint: c,
+                        blocked_on: note.map(str::to_string),
+                    });
                 }
             }
         }
@@ -388,10 +484,21 @@ fn emu_outcome(status: &[u32], layout: &Layout, words: &[u32]) -> Option<Outcome
     let note = emu_note(status).unwrap_or_default();
     let words = words.to_vec();
     Some(match code.class() {
-        emu::CodeClass::Trap => Outcome::Trapped { kind: TrapKind::Guardrail(format!("cuda-emu {note}")), words },
-        emu::CodeClass::Hang => Outcome::Hung { blocked: hang_sites(layout, &words, Some(&note)), words },
-        emu::CodeClass::Leak => Outcome::Leaked { columns: 32 * status.get(4).copied().unwrap_or(0).count_ones(), words },
-        emu::CodeClass::NotRun => Outcome::NotRun(format!("cuda-emu: the program uses TMEM beyond the emulated columns ({note})")),
+        emu::CodeClass::Trap => Outcome::Trapped {
+            kind: TrapKind::Guardrail(format!("cuda-emu {note}")),
+            words,
+        },
+        emu::CodeClass::Hang => Outcome::Hung {
+            blocked: hang_sites(layout, &words, Some(&note)),
+            words,
+        },
+        emu::CodeClass::Leak => Outcome::Leaked {
+            columns: 32 * status.get(4).copied().unwrap_or(0).count_ones(),
+            words,
+        },
+        emu::CodeClass::NotRun => Outcome::NotRun(format!(
+            "cuda-emu: the program uses TMEM beyond the emulated columns ({note})"
+        )),
     })
 }
 
@@ -407,12 +514,26 @@ pub fn diagnostics(code: u32, log: &str) -> Vec<Diagnostic> {
         } else {
             continue;
         };
-        let line = lower.split("line ").nth(1).and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next()).and_then(|n| n.parse().ok());
-        v.push(Diagnostic { severity, line, opcode: None, message: l.trim().to_string() });
+        let line = lower
+            .split("line ")
+            .nth(1)
+            .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse().ok());
+        v.push(Diagnostic {
+            severity,
+            line,
+            opcode: None,
+            message: l.trim().to_string(),
+        });
     }
     if !v.iter().any(|d| d.severity == Severity::Error) {
         let name = arch::code_name(code).unwrap_or("compile error");
-        v.push(Diagnostic { severity: Severity::Error, line: None, opcode: None, message: format!("{name}: {}", log.trim()) });
+        v.push(Diagnostic {
+            severity: Severity::Error,
+            line: None,
+            opcode: None,
+            message: format!("{name}: {}", log.trim()),
+        });
     }
     v
 }
@@ -430,7 +551,13 @@ impl Target for CudaTarget {
             (_, Some(_), false) => "ptxas".to_string(),
             _ => "jit".to_string(),
         };
-        format!("{} (cc {}), driver {}.{}, {mode}", d.name, d.cc, d.driver_version / 1000, d.driver_version % 1000 / 10)
+        format!(
+            "{} (cc {}), driver {}.{}, {mode}",
+            d.name,
+            d.cc,
+            d.driver_version / 1000,
+            d.driver_version % 1000 / 10
+        )
     }
 
     fn kind(&self) -> TargetKind {

@@ -205,17 +205,27 @@ pub fn read_frame<T: for<'de> Deserialize<'de>>(r: &mut impl Read) -> io::Result
     while got < 4 {
         match r.read(&mut len[got..])? {
             0 if got == 0 => return Ok(None),
-            0 => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "truncated frame header")),
+            0 => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "truncated frame header",
+                ));
+            }
             n => got += n,
         }
     }
     let len = u32::from_le_bytes(len);
     if len > MAX_FRAME {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("frame of {len} bytes exceeds the limit")));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("frame of {len} bytes exceeds the limit"),
+        ));
     }
     let mut body = vec![0u8; len as usize];
     r.read_exact(&mut body)?;
-    serde_json::from_slice(&body).map(Some).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    serde_json::from_slice(&body)
+        .map(Some)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]
@@ -227,7 +237,11 @@ mod tests {
             id: 7,
             ptx: ".version 8.0\n".into(),
             kernel: "tc_kernel".into(),
-            compile: Compile::Ptxas { path: "/x/ptxas".into(), arch: "sm_100a".into(), options: vec!["-g-tmem-access-check".into()] },
+            compile: Compile::Ptxas {
+                path: "/x/ptxas".into(),
+                arch: "sm_100a".into(),
+                options: vec!["-g-tmem-access-check".into()],
+            },
             grid_x: 4,
             block_x: 64,
             cluster_x: 2,
@@ -245,12 +259,22 @@ mod tests {
         write_frame(&mut buf, &Request::Shutdown).unwrap();
         let done = Reply::Done {
             id: 7,
-            result: RunResult::Fault { code: 721, name: "x".into(), sticky: true, words: vec![1, 2], status: vec![], timing: Timing::default() },
+            result: RunResult::Fault {
+                code: 721,
+                name: "x".into(),
+                sticky: true,
+                words: vec![1, 2],
+                status: vec![],
+                timing: Timing::default(),
+            },
         };
         write_frame(&mut buf, &done).unwrap();
         let mut r = &buf[..];
         assert_eq!(read_frame::<Request>(&mut r).unwrap(), Some(req()));
-        assert_eq!(read_frame::<Request>(&mut r).unwrap(), Some(Request::Shutdown));
+        assert_eq!(
+            read_frame::<Request>(&mut r).unwrap(),
+            Some(Request::Shutdown)
+        );
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), Some(done));
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), None);
     }

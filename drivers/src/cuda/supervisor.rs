@@ -40,7 +40,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { hello: Duration::from_secs(60), compile: Duration::from_secs(120), grace: Duration::from_secs(10) }
+        Limits {
+            hello: Duration::from_secs(60),
+            compile: Duration::from_secs(120),
+            grace: Duration::from_secs(10),
+        }
     }
 }
 
@@ -106,17 +110,29 @@ pub struct Supervisor {
 
 impl std::fmt::Debug for Supervisor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Supervisor").field("spec", &self.spec).field("device", &self.device).field("stats", &self.stats).finish()
+        f.debug_struct("Supervisor")
+            .field("spec", &self.spec)
+            .field("device", &self.device)
+            .field("stats", &self.stats)
+            .finish()
     }
 }
 
-fn spawn(spec: &WorkerSpec, limits: &Limits) -> Result<(Worker, Result<DeviceInfo, String>), String> {
+fn spawn(
+    spec: &WorkerSpec,
+    limits: &Limits,
+) -> Result<(Worker, Result<DeviceInfo, String>), String> {
     let mut cmd = Command::new(&spec.exe);
-    cmd.args(&spec.args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(&spec.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start the CUDA worker {}: {e}", spec.exe.display()))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start the CUDA worker {}: {e}", spec.exe.display()))?;
     let stdin = BufWriter::new(child.stdin.take().ok_or("worker has no stdin")?);
     let stdout = child.stdout.take().ok_or("worker has no stdout")?;
     let stderr = child.stderr.take().ok_or("worker has no stderr")?;
@@ -154,12 +170,19 @@ fn spawn(spec: &WorkerSpec, limits: &Limits) -> Result<(Worker, Result<DeviceInf
             }
         }
     });
-    let mut w = Worker { child, stdin, rx, stderr_tail: tail };
+    let mut w = Worker {
+        child,
+        stdin,
+        rx,
+        stderr_tail: tail,
+    };
     match w.rx.recv_timeout(limits.hello) {
         Ok(Ok(Reply::Hello { device, .. })) => Ok((w, device)),
         Ok(Ok(other)) => {
             kill(&mut w);
-            Err(format!("the worker's first message was not a hello: {other:?}"))
+            Err(format!(
+                "the worker's first message was not a hello: {other:?}"
+            ))
         }
         Ok(Err(e)) => {
             let d = death(&mut w);
@@ -167,7 +190,10 @@ fn spawn(spec: &WorkerSpec, limits: &Limits) -> Result<(Worker, Result<DeviceInf
         }
         Err(_) => {
             kill(&mut w);
-            Err(format!("the CUDA worker did not say hello within {:?}", limits.hello))
+            Err(format!(
+                "the CUDA worker did not say hello within {:?}",
+                limits.hello
+            ))
         }
     }
 }
@@ -192,8 +218,16 @@ fn death(w: &mut Worker) -> String {
     };
     // Give the stderr thread a moment to drain.
     std::thread::sleep(Duration::from_millis(20));
-    let tail = w.stderr_tail.lock().map(|q| q.iter().cloned().collect::<Vec<_>>().join("\n")).unwrap_or_default();
-    if tail.is_empty() { format!("worker exit: {status}") } else { format!("worker exit: {status}; stderr:\n{tail}") }
+    let tail = w
+        .stderr_tail
+        .lock()
+        .map(|q| q.iter().cloned().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default();
+    if tail.is_empty() {
+        format!("worker exit: {status}")
+    } else {
+        format!("worker exit: {status}; stderr:\n{tail}")
+    }
 }
 
 impl Supervisor {
@@ -201,7 +235,16 @@ impl Supervisor {
     pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, String> {
         let (mut w, device) = spawn(&spec, &limits)?;
         match device {
-            Ok(device) => Ok(Supervisor { spec, limits, worker: Some(w), device, stats: Stats { spawned: 1, ..Stats::default() } }),
+            Ok(device) => Ok(Supervisor {
+                spec,
+                limits,
+                worker: Some(w),
+                device,
+                stats: Stats {
+                    spawned: 1,
+                    ..Stats::default()
+                },
+            }),
             Err(reason) => {
                 let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
                 kill(&mut w);
@@ -241,11 +284,16 @@ impl Supervisor {
         self.stats.cases += 1;
         let timeout = Duration::from_millis(req.timeout_ms);
         let w = self.worker.as_mut().expect("ensured");
-        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Run(req.clone())).and_then(|()| w.stdin.flush()) {
+        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Run(req.clone()))
+            .and_then(|()| w.stdin.flush())
+        {
             let d = death(w);
             self.worker = None;
             self.stats.killed += 1;
-            return Ended::WorkerDied { detail: format!("sending the case failed: {e}; {d}"), launched: false };
+            return Ended::WorkerDied {
+                detail: format!("sending the case failed: {e}; {d}"),
+                launched: false,
+            };
         }
         let mut compile_us = 0;
         let mut launched = false;
@@ -261,7 +309,10 @@ impl Supervisor {
                     deadline = Instant::now() + timeout + self.limits.grace;
                 }
                 Ok(Ok(Reply::Done { id, result })) if id == req.id => {
-                    let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. });
+                    let fatal = matches!(
+                        result,
+                        RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. }
+                    );
                     if fatal {
                         // It exits on its own; make sure, and respawn on the next case.
                         self.drop_worker();
@@ -273,27 +324,40 @@ impl Supervisor {
                     // attribute it to this case.
                     let d = death(w);
                     self.drop_worker();
-                    return Ended::WorkerDied { detail: format!("unexpected message {other:?}; {d}"), launched };
+                    return Ended::WorkerDied {
+                        detail: format!("unexpected message {other:?}; {d}"),
+                        launched,
+                    };
                 }
                 Ok(Err(e)) => {
                     let d = death(w);
                     self.worker = None;
                     self.stats.killed += 1;
-                    return Ended::WorkerDied { detail: format!("{e}; {d}"), launched };
+                    return Ended::WorkerDied {
+                        detail: format!("{e}; {d}"),
+                        launched,
+                    };
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     self.drop_worker();
                     return if launched {
-                        Ended::Unresponsive { waited_ms: start.elapsed().as_millis() as u64 }
+                        Ended::Unresponsive {
+                            waited_ms: start.elapsed().as_millis() as u64,
+                        }
                     } else {
-                        Ended::CompileTimeout { limit_ms: self.limits.compile.as_millis() as u64 }
+                        Ended::CompileTimeout {
+                            limit_ms: self.limits.compile.as_millis() as u64,
+                        }
                     };
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let d = death(w);
                     self.worker = None;
                     self.stats.killed += 1;
-                    return Ended::WorkerDied { detail: d, launched };
+                    return Ended::WorkerDied {
+                        detail: d,
+                        launched,
+                    };
                 }
             }
         }

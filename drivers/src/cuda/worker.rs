@@ -54,7 +54,13 @@ pub const FAKE_VAR: &str = "TCGEN05_CUDA_FAKE";
 #[cfg(not(feature = "cuda"))]
 fn serve_device(_ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
     let reason = "this build has no CUDA support (built without the `cuda` feature)".to_string();
-    protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Err(reason.clone()) })?;
+    protocol::write_frame(
+        w,
+        &Reply::Hello {
+            pid: std::process::id(),
+            device: Err(reason.clone()),
+        },
+    )?;
     refuse_all(r, w, &reason)
 }
 
@@ -79,18 +85,33 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
     let gpu = match gpu {
         Ok(g) => g,
         Err(reason) => {
-            protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Err(reason.clone()) })?;
+            protocol::write_frame(
+                w,
+                &Reply::Hello {
+                    pid: std::process::id(),
+                    device: Err(reason.clone()),
+                },
+            )?;
             return refuse_all(r, w, &reason);
         }
     };
-    protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Ok(gpu.info.clone()) })?;
+    protocol::write_frame(
+        w,
+        &Reply::Hello {
+            pid: std::process::id(),
+            device: Ok(gpu.info.clone()),
+        },
+    )?;
     let mut bufs = cuda::Buffers::default();
     while let Some(req) = protocol::read_frame::<Request>(r)? {
         match req {
             Request::Run(run) => {
                 let id = run.id;
                 let result = cuda::run_case(&gpu, &mut bufs, &run, w)?;
-                let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. });
+                let fatal = matches!(
+                    result,
+                    RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. }
+                );
                 protocol::write_frame(w, &Reply::Done { id, result })?;
                 if fatal {
                     // The context is poisoned (sticky fault) or still runs a hung kernel:
@@ -126,7 +147,9 @@ mod cuda {
         if let Some(old) = slot.take() {
             gpu.free_mapped(old);
         }
-        let m = gpu.alloc_mapped(words.next_power_of_two().max(1024)).map_err(|e| e.to_string())?;
+        let m = gpu
+            .alloc_mapped(words.next_power_of_two().max(1024))
+            .map_err(|e| e.to_string())?;
         *slot = Some(m);
         Ok(())
     }
@@ -134,12 +157,17 @@ mod cuda {
     fn compile_image(run: &RunRequest) -> Result<Vec<u8>, String> {
         match &run.compile {
             Compile::Jit => Ok(run.ptx.as_bytes().to_vec()),
-            Compile::Ptxas { path, arch, options } => {
+            Compile::Ptxas {
+                path,
+                arch,
+                options,
+            } => {
                 let dir = std::env::temp_dir();
                 let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
                 let ptx = stem.with_extension("ptx");
                 let cubin = stem.with_extension("cubin");
-                std::fs::write(&ptx, &run.ptx).map_err(|e| format!("writing {}: {e}", ptx.display()))?;
+                std::fs::write(&ptx, &run.ptx)
+                    .map_err(|e| format!("writing {}: {e}", ptx.display()))?;
                 let out = std::process::Command::new(path)
                     .arg(format!("-arch={arch}"))
                     .args(options)
@@ -151,9 +179,15 @@ mod cuda {
                 let out = out.map_err(|e| format!("running {path}: {e}"))?;
                 if !out.status.success() {
                     let _ = std::fs::remove_file(&cubin);
-                    return Err(format!("{path} -arch={arch} {}: {}\n{}", options.join(" "), out.status, String::from_utf8_lossy(&out.stderr).trim()));
+                    return Err(format!(
+                        "{path} -arch={arch} {}: {}\n{}",
+                        options.join(" "),
+                        out.status,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ));
                 }
-                let image = std::fs::read(&cubin).map_err(|e| format!("reading {}: {e}", cubin.display()));
+                let image =
+                    std::fs::read(&cubin).map_err(|e| format!("reading {}: {e}", cubin.display()));
                 let _ = std::fs::remove_file(&cubin);
                 image
             }
@@ -161,7 +195,12 @@ mod cuda {
     }
 
     /// Runs one case: compile, launch, poll, read back.
-    pub fn run_case(gpu: &Gpu, bufs: &mut Buffers, run: &RunRequest, w: &mut impl io::Write) -> io::Result<RunResult> {
+    pub fn run_case(
+        gpu: &Gpu,
+        bufs: &mut Buffers,
+        run: &RunRequest,
+        w: &mut impl io::Write,
+    ) -> io::Result<RunResult> {
         let t0 = Instant::now();
         let image = match compile_image(run) {
             Ok(i) => i,
@@ -173,7 +212,14 @@ mod cuda {
                 // A load error that poisons the context (rare) must not leak into the next case.
                 if arch::is_sticky(code) {
                     let name = gpu.error(code, "cuModuleLoadDataEx").name;
-                    return Ok(RunResult::Fault { code, name, sticky: true, words: vec![], status: vec![], timing: Timing::default() });
+                    return Ok(RunResult::Fault {
+                        code,
+                        name,
+                        sticky: true,
+                        words: vec![],
+                        status: vec![],
+                        timing: Timing::default(),
+                    });
                 }
                 return Ok(RunResult::CompileError { code, log });
             }
@@ -182,7 +228,11 @@ mod cuda {
         let obs_words = run.obs_words as usize;
         let status_words = run.status_words as usize;
         if let Err(e) = ensure(gpu, &mut bufs.obs, obs_words).and_then(|()| {
-            if status_words > 0 { ensure(gpu, &mut bufs.status, status_words) } else { Ok(()) }
+            if status_words > 0 {
+                ensure(gpu, &mut bufs.status, status_words)
+            } else {
+                Ok(())
+            }
         }) {
             gpu.unload(kernel);
             return Ok(RunResult::WorkerError(e));
@@ -195,8 +245,19 @@ mod cuda {
             s.zero(status_words);
             params.push(s.device_ptr());
         }
-        let geometry = Geometry { grid_x: run.grid_x, block_x: run.block_x, cluster_x: run.cluster_x, dyn_smem: run.dyn_smem };
-        protocol::write_frame(w, &Reply::Launched { id: run.id, compile_us })?;
+        let geometry = Geometry {
+            grid_x: run.grid_x,
+            block_x: run.block_x,
+            cluster_x: run.cluster_x,
+            dyn_smem: run.dyn_smem,
+        };
+        protocol::write_frame(
+            w,
+            &Reply::Launched {
+                id: run.id,
+                compile_us,
+            },
+        )?;
         let t1 = Instant::now();
         let read_status = |status: &Option<Mapped>| -> Vec<u32> {
             match status {
@@ -208,10 +269,24 @@ mod cuda {
             let sticky = arch::is_sticky(e.code);
             if !sticky {
                 gpu.unload(kernel);
-                return Ok(RunResult::LaunchError { code: e.code, name: e.name });
+                return Ok(RunResult::LaunchError {
+                    code: e.code,
+                    name: e.name,
+                });
             }
-            let timing = Timing { compile_us, run_us: t1.elapsed().as_micros() as u64, readback_us: 0 };
-            return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words: obs.read(obs_words), status: read_status(status), timing });
+            let timing = Timing {
+                compile_us,
+                run_us: t1.elapsed().as_micros() as u64,
+                readback_us: 0,
+            };
+            return Ok(RunResult::Fault {
+                code: e.code,
+                name: e.name,
+                sticky,
+                words: obs.read(obs_words),
+                status: read_status(status),
+                timing,
+            });
         }
         let deadline = t1 + Duration::from_millis(run.timeout_ms);
         let mut spins = 0u32;
@@ -223,8 +298,16 @@ mod cuda {
                         let run_us = t1.elapsed().as_micros() as u64;
                         let t2 = Instant::now();
                         let words = obs.read(obs_words);
-                        let timing = Timing { compile_us, run_us, readback_us: t2.elapsed().as_micros() as u64 };
-                        return Ok(RunResult::Hung { words, status: read_status(status), timing });
+                        let timing = Timing {
+                            compile_us,
+                            run_us,
+                            readback_us: t2.elapsed().as_micros() as u64,
+                        };
+                        return Ok(RunResult::Hung {
+                            words,
+                            status: read_status(status),
+                            timing,
+                        });
                     }
                     // Spin briefly (small kernels finish in microseconds), then sleep.
                     spins += 1;
@@ -238,9 +321,20 @@ mod cuda {
                     let run_us = t1.elapsed().as_micros() as u64;
                     let t2 = Instant::now();
                     let words = obs.read(obs_words);
-                    let timing = Timing { compile_us, run_us, readback_us: t2.elapsed().as_micros() as u64 };
+                    let timing = Timing {
+                        compile_us,
+                        run_us,
+                        readback_us: t2.elapsed().as_micros() as u64,
+                    };
                     let sticky = arch::is_sticky(e.code);
-                    return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words, status: read_status(status), timing });
+                    return Ok(RunResult::Fault {
+                        code: e.code,
+                        name: e.name,
+                        sticky,
+                        words,
+                        status: read_status(status),
+                        timing,
+                    });
                 }
             }
         }
@@ -250,15 +344,34 @@ mod cuda {
         if let Err(e) = gpu.synchronize() {
             let words = obs.read(obs_words);
             let sticky = arch::is_sticky(e.code);
-            let timing = Timing { compile_us, run_us, readback_us: 0 };
-            return Ok(RunResult::Fault { code: e.code, name: e.name, sticky, words, status: read_status(status), timing });
+            let timing = Timing {
+                compile_us,
+                run_us,
+                readback_us: 0,
+            };
+            return Ok(RunResult::Fault {
+                code: e.code,
+                name: e.name,
+                sticky,
+                words,
+                status: read_status(status),
+                timing,
+            });
         }
         let t2 = Instant::now();
         let words = obs.read(obs_words);
         let status_v = read_status(status);
         let readback_us = t2.elapsed().as_micros() as u64;
         gpu.unload(kernel);
-        Ok(RunResult::Completed { words, status: status_v, timing: Timing { compile_us, run_us, readback_us } })
+        Ok(RunResult::Completed {
+            words,
+            status: status_v,
+            timing: Timing {
+                compile_us,
+                run_us,
+                readback_us,
+            },
+        })
     }
 }
 
@@ -291,14 +404,37 @@ pub mod fake {
     }
 
     /// Serves a fake device described by `spec` (`cc=9.0`).
-    pub fn serve(spec: &str, ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
+    pub fn serve(
+        spec: &str,
+        ordinal: u32,
+        r: &mut impl io::Read,
+        w: &mut impl io::Write,
+    ) -> io::Result<()> {
         let cc = spec
             .strip_prefix("cc=")
             .and_then(|v| v.split_once('.'))
-            .and_then(|(a, b)| Some(Cc { major: a.parse().ok()?, minor: b.parse().ok()? }))
+            .and_then(|(a, b)| {
+                Some(Cc {
+                    major: a.parse().ok()?,
+                    minor: b.parse().ok()?,
+                })
+            })
             .unwrap_or(Cc { major: 9, minor: 0 });
-        let info = DeviceInfo { ordinal, name: format!("fake device (cc {cc})"), cc, driver_version: 13000, sm_count: 132, max_smem_optin: emu::SM90_MAX_DYN_SMEM };
-        protocol::write_frame(w, &Reply::Hello { pid: std::process::id(), device: Ok(info) })?;
+        let info = DeviceInfo {
+            ordinal,
+            name: format!("fake device (cc {cc})"),
+            cc,
+            driver_version: 13000,
+            sm_count: 132,
+            max_smem_optin: emu::SM90_MAX_DYN_SMEM,
+        };
+        protocol::write_frame(
+            w,
+            &Reply::Hello {
+                pid: std::process::id(),
+                device: Ok(info),
+            },
+        )?;
         while let Some(req) = protocol::read_frame::<Request>(r)? {
             let run = match req {
                 Request::Run(run) => run,
@@ -306,14 +442,28 @@ pub mod fake {
             };
             let id = run.id;
             if has(&run.ptx, COMPILE_ERROR) {
-                let log = "ptxas application ptx input, line 12; error   : fake compile error".to_string();
-                protocol::write_frame(w, &Reply::Done { id, result: RunResult::CompileError { code: arch::code::INVALID_PTX, log } })?;
+                let log = "ptxas application ptx input, line 12; error   : fake compile error"
+                    .to_string();
+                protocol::write_frame(
+                    w,
+                    &Reply::Done {
+                        id,
+                        result: RunResult::CompileError {
+                            code: arch::code::INVALID_PTX,
+                            log,
+                        },
+                    },
+                )?;
                 continue;
             }
             protocol::write_frame(w, &Reply::Launched { id, compile_us: 1 })?;
             let words = vec![0u32; run.obs_words as usize];
             let status = vec![0u32; run.status_words as usize];
-            let timing = Timing { compile_us: 1, run_us: 1, readback_us: 1 };
+            let timing = Timing {
+                compile_us: 1,
+                run_us: 1,
+                readback_us: 1,
+            };
             let fault = |code: u32, status: Vec<u32>| RunResult::Fault {
                 code,
                 name: arch::code_name(code).unwrap_or("?").to_string(),
@@ -328,14 +478,22 @@ pub mod fake {
                 fault(arch::code::TENSOR_MEMORY_LEAK, status)
             } else if has(&run.ptx, HANG) {
                 std::thread::sleep(Duration::from_millis(run.timeout_ms));
-                RunResult::Hung { words: words.clone(), status, timing }
+                RunResult::Hung {
+                    words: words.clone(),
+                    status,
+                    timing,
+                }
             } else if has(&run.ptx, STALL) {
                 std::thread::sleep(Duration::from_secs(3600));
                 continue;
             } else if has(&run.ptx, CRASH) {
                 std::process::exit(3);
             } else {
-                RunResult::Completed { words, status, timing }
+                RunResult::Completed {
+                    words,
+                    status,
+                    timing,
+                }
             };
             let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { .. });
             protocol::write_frame(w, &Reply::Done { id, result })?;
