@@ -5,6 +5,8 @@
 //! of the harness.
 
 mod cmd;
+mod engine;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -10,6 +10,7 @@ pub mod external;
 pub mod minimize;
 pub mod outcome;
 pub mod ptxas;
+pub mod report;
 pub mod sim;
 pub mod store;
 pub mod target;

@@ -1,0 +1,126 @@
+//! `report.md`: the campaign for people.
+
+use super::Summary;
+use std::fmt::Write as _;
+use tcgen05_oracle::catalogue;
+
+fn pct(n: u64, d: u64) -> String {
+    if d == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", 100.0 * n as f64 / d as f64)
+    }
+}
+
+/// The markdown report of a summary.
+pub fn markdown(s: &Summary) -> String {
+    let mut m = String::from("# tcgen05-fuzz campaign report\n\n");
+    let _ = writeln!(m, "| | |\n| --- | --- |");
+    let _ = writeln!(m, "| tool | {} |", s.tool);
+    let _ = writeln!(m, "| seed | {} |", s.seed);
+    if !s.shards.is_empty() {
+        let _ = writeln!(m, "| shards | {} |", s.shards.join(", "));
+    }
+    let _ = writeln!(m, "| oracle edition | {} |", s.edition);
+    let _ = writeln!(m, "| cases | {} |", s.cases);
+    let _ = writeln!(
+        m,
+        "| elapsed | {:.1} s ({:.0} cases/s) |",
+        s.elapsed_s,
+        s.rate()
+    );
+    let _ = writeln!(
+        m,
+        "| status | {} |",
+        if s.complete {
+            "complete"
+        } else {
+            "incomplete (interrupted or still running; rerun with the same `--out` to continue)"
+        }
+    );
+    let _ = writeln!(m, "| findings | {} |", s.findings.len());
+    m.push_str("\n## Targets\n\n| target | version | cases | agree | skip | discrepancies |\n| --- | --- | ---: | ---: | ---: | ---: |\n");
+    for t in &s.targets {
+        let _ = writeln!(
+            m,
+            "| `{}` | {} | {} | {} ({}) | {} ({}) | {} |",
+            t.target,
+            t.version,
+            t.cases,
+            t.agree,
+            pct(t.agree, t.cases),
+            t.skipped(),
+            pct(t.skipped(), t.cases),
+            t.discrepant()
+        );
+    }
+    for t in &s.targets {
+        if t.skip.is_empty() && t.discrepancies.is_empty() {
+            continue;
+        }
+        let _ = writeln!(m, "\n### `{}`\n", t.target);
+        if !t.skip.is_empty() {
+            m.push_str("Skips by reason:\n\n");
+            let mut v: Vec<_> = t.skip.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (k, n) in v {
+                let _ = writeln!(m, "- {k}: {n}");
+            }
+        }
+        if !t.discrepancies.is_empty() {
+            m.push_str("\nDiscrepancies by kind:\n\n");
+            for (k, n) in &t.discrepancies {
+                let _ = writeln!(m, "- {k}: {n}");
+            }
+        }
+    }
+    m.push_str("\n## Findings\n\n");
+    if s.findings.is_empty() {
+        m.push_str("None.\n");
+    } else {
+        m.push_str("One per discrepancy signature, minimized. Each folder holds the case (binary and PTX), the original, `report.json` and a README.\n\n| id | kind | rule | section | target | size | what differs |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        for f in &s.findings {
+            let detail: String = f
+                .detail
+                .chars()
+                .take(160)
+                .collect::<String>()
+                .replace('|', "\\|")
+                .replace('\n', " ");
+            let _ = writeln!(
+                m,
+                "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {} | {} |",
+                f.id,
+                f.folder,
+                f.kind,
+                f.rule
+                    .as_deref()
+                    .map_or("-".to_string(), |r| format!("`{r}`")),
+                f.section
+                    .as_deref()
+                    .map_or("-".to_string(), |x| format!("§{x}")),
+                f.target,
+                f.sizes.0,
+                f.sizes.1,
+                detail
+            );
+        }
+        m.push_str("\nRerun one: `tcgen05-fuzz reproduce <folder>`; make it a regression test: `tcgen05-fuzz corpus promote <folder>`.\n");
+    }
+    m.push_str("\n## Rule coverage\n\n");
+    let un = s.coverage.unexercised();
+    let _ = writeln!(
+        m,
+        "{} of {} rules exercised. The full matrix: [coverage.md](coverage.md), as a heat map: [coverage.svg](coverage.svg).\n",
+        tcgen05_ir::RuleId::ALL.len() - un.len(),
+        tcgen05_ir::RuleId::ALL.len()
+    );
+    if !un.is_empty() {
+        m.push_str("<details><summary>Rules no case exercised</summary>\n\n");
+        for r in un {
+            let _ = writeln!(m, "- `{}` [§{}]", r.as_str(), catalogue::section(r));
+        }
+        m.push_str("\n</details>\n");
+    }
+    m
+}

@@ -1,0 +1,608 @@
+//! The campaign engine behind `tcgen05-fuzz campaign`: parallel workers over a sharded seed
+//! space, a findings store, periodic checkpoints that make a campaign resumable, and the
+//! reports of `tcgen05_drivers::report`.
+//!
+//! It is built on the drivers' public pieces (`Target`, `diff::compare_with`,
+//! `minimize::minimize`, `store::Store`) rather than on `tcgen05_drivers::campaign::run`,
+//! because that loop is single-threaded and keeps no state across runs.
+//!
+//! # The seed space, shards and resumption
+//!
+//! Case `i` is `Stream::case(i)` of the campaign seed: a pure function of `(seed, i)`. Shard
+//! `k/n` runs the indices `i` with `i % n == k`, in order; `--cases N` bounds the *seed space*
+//! to `0..N`, so the shards of `--cases N` together run exactly the cases of one unsharded
+//! `--cases N`. Within a shard, case `i` has position `p = i / n`.
+//!
+//! The output folder holds `campaign.json` (what the campaign is: seed, targets, edition,
+//! shard, case mix; a restart must match it) and `state.json` (what it has done: the positions
+//! completed, the verdict counts, the coverage matrix, the time spent), rewritten atomically
+//! every checkpoint interval and at the end. Findings go to `findings/` as soon as they are
+//! minimized (the store writes atomically). A kill loses at most the cases completed since the
+//! last checkpoint, and those are simply run again on restart: their findings are already
+//! stored (the store deduplicates), and their counts were never recorded.
+
+use crate::progress::{self, Progress};
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::minimize;
+use tcgen05_drivers::report::{
+    self, Coverage, RuleSet, Summary, TargetCounts, coverage::rules_exercised,
+};
+use tcgen05_drivers::store::{self, Store};
+use tcgen05_drivers::target::{self, Target};
+use tcgen05_generators::Config as GenConfig;
+use tcgen05_generators::cases::{Mode, Stream};
+use tcgen05_ir::Case;
+use tcgen05_ir::observe::Layout;
+use tcgen05_oracle::{Edition, Options};
+
+/// A part of the seed space: indices `i` with `i % count == index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This shard, `0..count`.
+    pub index: u64,
+    /// Number of shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// The whole seed space.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// The case index at position `p` of this shard.
+    pub fn case_index(self, p: u64) -> u64 {
+        p * self.count + self.index
+    }
+
+    /// Positions of this shard inside a seed space of `n` cases.
+    pub fn positions_below(self, n: u64) -> u64 {
+        if n <= self.index {
+            0
+        } else {
+            (n - self.index).div_ceil(self.count)
+        }
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, b) = s
+            .split_once('/')
+            .ok_or_else(|| format!("`{s}` is not a shard: write i/n, e.g. 0/4"))?;
+        let index: u64 = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{a}` in `{s}` is not a number"))?;
+        let count: u64 = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{b}` in `{s}` is not a number"))?;
+        if count == 0 || index >= count {
+            return Err(format!("shard `{s}`: need 0 <= i < n"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+/// The case mix of a campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum CaseMix {
+    /// Valid programs only.
+    Valid,
+    /// Near misses only (every mutator in turn).
+    NearMiss,
+    /// Mostly valid programs, with near misses and litmus members (the generators' mix).
+    Mixed,
+}
+
+impl CaseMix {
+    fn mode(self) -> Mode {
+        match self {
+            CaseMix::Valid => Mode::Valid,
+            CaseMix::NearMiss => Mode::NearMiss(None),
+            CaseMix::Mixed => Mode::Mixed,
+        }
+    }
+}
+
+/// What a campaign is: a restart with the same output folder must describe the same campaign.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// Campaign seed.
+    pub seed: u64,
+    /// Target names.
+    pub targets: Vec<String>,
+    /// Oracle edition.
+    pub edition: Edition,
+    /// The shard.
+    pub shard: Shard,
+    /// The case mix.
+    pub mix: CaseMix,
+    /// The generator (crate and version): another generator makes other cases of the same seed.
+    pub generator: String,
+}
+
+/// Everything a campaign run needs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// What the campaign is.
+    pub identity: Identity,
+    /// Seed-space bound (`--cases`).
+    pub max_cases: Option<u64>,
+    /// Time bound (`--time`), counting the time of earlier runs of the same campaign.
+    pub max_time: Option<Duration>,
+    /// Worker threads.
+    pub jobs: usize,
+    /// Minimize new findings.
+    pub minimize: bool,
+    /// Time budget of one minimization.
+    pub minimize_budget: Duration,
+    /// Output folder.
+    pub out: PathBuf,
+    /// How often `state.json` is rewritten.
+    pub checkpoint_every: Duration,
+    /// How often the reports are rewritten during the run (always at the end).
+    pub reports_every: Duration,
+    /// How progress is shown.
+    pub progress: progress::Mode,
+}
+
+/// Positions of a shard that are done: every position below `below`, and `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {
+    /// Every position below this is done.
+    pub below: u64,
+    /// Done positions at or above `below` (cases finished out of order by parallel workers).
+    pub extra: BTreeSet<u64>,
+}
+
+impl Done {
+    /// Marks a position done.
+    pub fn insert(&mut self, p: u64) {
+        if p < self.below {
+            return;
+        }
+        self.extra.insert(p);
+        while self.extra.remove(&self.below) {
+            self.below += 1;
+        }
+    }
+
+    /// Whether a position is done.
+    pub fn contains(&self, p: u64) -> bool {
+        p < self.below || self.extra.contains(&p)
+    }
+
+    /// Number of positions done.
+    pub fn count(&self) -> u64 {
+        self.below + self.extra.len() as u64
+    }
+}
+
+/// The checkpoint (`state.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// The campaign.
+    pub identity: Identity,
+    /// Time spent by every run so far, in milliseconds.
+    pub elapsed_ms: u64,
+    /// Positions done.
+    pub done: Done,
+    /// Whether the campaign reached its limit.
+    pub complete: bool,
+    /// Verdict counts per target.
+    pub targets: Vec<TargetCounts>,
+    /// The coverage matrix.
+    pub coverage: Coverage,
+}
+
+/// The case stream of a campaign.
+pub fn stream(id: &Identity) -> Stream {
+    Stream::new(GenConfig::default(), id.seed, id.mix.mode())
+}
+
+/// Oracle options of an edition.
+pub fn options(id: &Identity) -> Options {
+    Options::edition(id.edition)
+}
+
+/// Builds the targets of worker `w`. A target named plainly `cuda` becomes `cuda:<w>` when
+/// there are several workers, so that each GPU gets one worker.
+pub fn build_targets(
+    names: &[String],
+    w: usize,
+    jobs: usize,
+) -> Result<Vec<Box<dyn Target>>, target::TargetError> {
+    names
+        .iter()
+        .map(|n| {
+            if n == "cuda" && jobs > 1 {
+                target::resolve(&format!("cuda:{w}"))
+            } else {
+                target::resolve(n)
+            }
+        })
+        .collect()
+}
+
+/// Runs one case on every target: the verdicts, in target order, and the rules it exercised.
+pub fn judge(
+    case: &Case,
+    targets: &mut [Box<dyn Target>],
+    opts: &Options,
+) -> (Vec<Verdict>, RuleSet) {
+    let expected = tcgen05_oracle::expect_with(&case.program, opts);
+    let layout = Layout::of(&case.program);
+    let rules = rules_exercised(case, &expected);
+    let verdicts = targets
+        .iter_mut()
+        .map(|t| {
+            let outcome = t.run(case);
+            diff::compare_with(&case.program, &layout, &expected, &outcome)
+        })
+        .collect();
+    (verdicts, rules)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reads `campaign.json` and `state.json` of an output folder, if there are any.
+pub fn load(out: &Path) -> anyhow::Result<Option<State>> {
+    let p = out.join("state.json");
+    if !p.exists() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
+    let s: State = serde_json::from_str(&text).map_err(|e| {
+        crate::cmd::bad_input(format!("{} is not a campaign checkpoint: {e}", p.display()))
+    })?;
+    Ok(Some(s))
+}
+
+struct Shared<'a> {
+    cfg: &'a Config,
+    stream: Stream,
+    opts: Options,
+    store: Store,
+    next: AtomicU64,
+    stop: AtomicBool,
+    limit_positions: Option<u64>,
+    resumed_extra: BTreeSet<u64>,
+    state: Mutex<State>,
+    claimed: Mutex<HashSet<String>>,
+    new_findings: Mutex<Vec<String>>,
+    started: Instant,
+    elapsed_before: Duration,
+    workers_left: AtomicU64,
+    errors: Mutex<Vec<String>>,
+}
+
+impl Shared<'_> {
+    fn elapsed(&self) -> Duration {
+        self.elapsed_before + self.started.elapsed()
+    }
+
+    fn time_up(&self) -> bool {
+        self.cfg.max_time.is_some_and(|t| self.elapsed() >= t)
+    }
+
+    fn checkpoint(&self) -> anyhow::Result<()> {
+        let text = {
+            let mut s = lock(&self.state);
+            s.elapsed_ms = self.elapsed().as_millis() as u64;
+            serde_json::to_string(&*s)?
+        };
+        report::write_atomic(&self.cfg.out.join("state.json"), text.as_bytes())
+            .with_context(|| format!("writing the checkpoint in {}", self.cfg.out.display()))
+    }
+
+    fn summary(&self) -> Summary {
+        let s = lock(&self.state).clone();
+        summary_of(&s, &self.cfg.out)
+    }
+}
+
+/// The summary of a checkpoint, with the findings stored under `out/findings`.
+pub fn summary_of(s: &State, out: &Path) -> Summary {
+    let (findings, _) = report::findings_in(&out.join("findings"), "findings");
+    Summary {
+        tool: format!("tcgen05-fuzz {}", env!("CARGO_PKG_VERSION")),
+        seed: s.identity.seed,
+        shards: if s.identity.shard.count > 1 {
+            vec![s.identity.shard.to_string()]
+        } else {
+            vec![]
+        },
+        edition: s.identity.edition.to_string(),
+        cases: s.done.count(),
+        elapsed_s: s.elapsed_ms as f64 / 1000.0,
+        complete: s.complete,
+        targets: s.targets.clone(),
+        findings,
+        coverage: s.coverage.clone(),
+    }
+}
+
+fn worker(sh: &Shared<'_>, w: usize) {
+    let mut targets = match build_targets(&sh.cfg.identity.targets, w, sh.cfg.jobs) {
+        Ok(t) => t,
+        Err(e) => {
+            lock(&sh.errors).push(e.to_string());
+            sh.stop.store(true, Ordering::SeqCst);
+            return;
+        }
+    };
+    let shard = sh.cfg.identity.shard;
+    loop {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if sh.time_up() {
+            sh.stop.store(true, Ordering::SeqCst);
+            break;
+        }
+        let p = sh.next.fetch_add(1, Ordering::Relaxed);
+        if sh.limit_positions.is_some_and(|n| p >= n) {
+            break;
+        }
+        if sh.resumed_extra.contains(&p) {
+            continue;
+        }
+        let case = sh.stream.case(shard.case_index(p)).case;
+        let (verdicts, rules) = judge(&case, &mut targets, &sh.opts);
+        for (k, v) in verdicts.iter().enumerate() {
+            if let Verdict::Discrepancy(d) = v {
+                let t = &mut targets[k];
+                let sig = Signature::of(d, &t.name());
+                let id = sig.id();
+                if sh.store.contains(&sig) || !lock(&sh.claimed).insert(id.clone()) {
+                    continue;
+                }
+                if let Err(e) = record_finding(sh, &case, t.as_mut(), &sig) {
+                    lock(&sh.errors).push(format!("storing finding {id}: {e}"));
+                }
+                lock(&sh.new_findings).push(sig.to_string());
+            }
+        }
+        let mut s = lock(&sh.state);
+        for (k, v) in verdicts.iter().enumerate() {
+            s.targets[k].record(v);
+            s.coverage.record(&rules, k, v);
+        }
+        s.done.insert(p);
+    }
+    sh.workers_left.fetch_sub(1, Ordering::SeqCst);
+}
+
+fn record_finding(
+    sh: &Shared<'_>,
+    case: &Case,
+    t: &mut dyn Target,
+    sig: &Signature,
+) -> anyhow::Result<()> {
+    let min_case = if sh.cfg.minimize {
+        match minimize::minimize(case, t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
+            Ok(m) if &m.signature == sig => m.case,
+            _ => case.clone(),
+        }
+    } else {
+        case.clone()
+    };
+    let exp = tcgen05_oracle::expect_with(&min_case.program, &sh.opts);
+    let obs = t.run(&min_case);
+    let d = match diff::compare(&min_case.program, &exp, &obs) {
+        Verdict::Discrepancy(d) => d,
+        // The minimized case lost its discrepancy on this run (a flaky target): store the
+        // original instead.
+        _ => {
+            let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
+            let obs0 = t.run(case);
+            return match diff::compare(&case.program, &exp0, &obs0) {
+                Verdict::Discrepancy(d0) => {
+                    let rep = store::make_report(
+                        sig,
+                        &d0,
+                        vec![(t.name(), t.version())],
+                        &exp0,
+                        &obs0,
+                        (case.program.size(), case.program.size()),
+                    );
+                    sh.store
+                        .add(case, case, &rep)
+                        .map(|_| ())
+                        .map_err(Into::into)
+                }
+                _ => Ok(()),
+            };
+        }
+    };
+    let rep = store::make_report(
+        sig,
+        &d,
+        vec![(t.name(), t.version())],
+        &exp,
+        &obs,
+        (case.program.size(), min_case.program.size()),
+    );
+    sh.store.add(&min_case, case, &rep)?;
+    Ok(())
+}
+
+/// What [`run`] did.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The final summary (also written as the reports).
+    pub summary: Summary,
+    /// Findings new in this run (signatures as text).
+    pub new_findings: Vec<String>,
+    /// Cases run by this run (not counting earlier runs).
+    pub cases_this_run: u64,
+    /// Wall time of this run.
+    pub wall: Duration,
+}
+
+/// Runs (or continues) a campaign.
+pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
+    std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
+    // The targets must build here before anything is written (a clear error, exit code 2).
+    let probe = build_targets(&cfg.identity.targets, 0, cfg.jobs)
+        .map_err(|e| crate::cmd::bad_input(e.to_string()))?;
+    let id_path = cfg.out.join("campaign.json");
+    if id_path.exists() {
+        let text = std::fs::read_to_string(&id_path)?;
+        let old: Identity = serde_json::from_str(&text)
+            .map_err(|e| crate::cmd::bad_input(format!("{}: {e}", id_path.display())))?;
+        if old != cfg.identity {
+            return Err(crate::cmd::bad_input(format!(
+                "{} holds another campaign ({}); continue it with the same --seed, --targets, --edition, --shard and --mix, or use another --out",
+                cfg.out.display(),
+                serde_json::to_string(&old)?
+            )));
+        }
+    } else {
+        report::write_atomic(
+            &id_path,
+            serde_json::to_string_pretty(&cfg.identity)?.as_bytes(),
+        )?;
+    }
+    let state = match load(&cfg.out)? {
+        Some(s) if s.identity == cfg.identity => s,
+        Some(_) => {
+            return Err(crate::cmd::bad_input(format!(
+                "{}/state.json belongs to another campaign",
+                cfg.out.display()
+            )));
+        }
+        None => State {
+            identity: cfg.identity.clone(),
+            elapsed_ms: 0,
+            done: Done::default(),
+            complete: false,
+            targets: probe
+                .iter()
+                .map(|t| TargetCounts::new(&t.name(), &t.version()))
+                .collect(),
+            coverage: Coverage::new(&probe.iter().map(|t| t.name()).collect::<Vec<_>>()),
+        },
+    };
+    drop(probe);
+    let store = Store::open(cfg.out.join("findings"))
+        .with_context(|| format!("opening {}/findings", cfg.out.display()))?;
+    let claimed: HashSet<String> = store.list().unwrap_or_default().into_iter().collect();
+    let done_before = state.done.count();
+    let sh = Shared {
+        cfg,
+        stream: stream(&cfg.identity),
+        opts: options(&cfg.identity),
+        store,
+        next: AtomicU64::new(state.done.below),
+        stop: AtomicBool::new(false),
+        limit_positions: cfg.max_cases.map(|n| cfg.identity.shard.positions_below(n)),
+        resumed_extra: state.done.extra.clone(),
+        elapsed_before: Duration::from_millis(state.elapsed_ms),
+        state: Mutex::new(State {
+            complete: false,
+            ..state
+        }),
+        claimed: Mutex::new(claimed),
+        new_findings: Mutex::new(Vec::new()),
+        started: Instant::now(),
+        workers_left: AtomicU64::new(cfg.jobs as u64),
+        errors: Mutex::new(Vec::new()),
+    };
+    let mut prog = Progress::new(cfg.progress, header(cfg));
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        for w in 0..cfg.jobs {
+            let sh = &sh;
+            std::thread::Builder::new()
+                .name(format!("campaign-worker-{w}"))
+                .spawn_scoped(scope, move || worker(sh, w))
+                .context("starting a worker thread")?;
+        }
+        let mut last_ckpt = Instant::now();
+        let mut last_reports = Instant::now();
+        while sh.workers_left.load(Ordering::SeqCst) > 0 {
+            std::thread::sleep(prog.tick());
+            let snap = snapshot(&sh, done_before);
+            prog.update(&snap);
+            if last_ckpt.elapsed() >= cfg.checkpoint_every {
+                sh.checkpoint()?;
+                last_ckpt = Instant::now();
+            }
+            if last_reports.elapsed() >= cfg.reports_every {
+                report::write_all(&cfg.out, &sh.summary())?;
+                last_reports = Instant::now();
+            }
+        }
+        Ok(())
+    })?;
+    let errors = std::mem::take(&mut *lock(&sh.errors));
+    if let Some(e) = errors.first() {
+        sh.checkpoint()?;
+        anyhow::bail!("{e}");
+    }
+    {
+        let mut s = lock(&sh.state);
+        let all_done = sh.limit_positions.is_some_and(|n| s.done.count() >= n);
+        s.complete = all_done || sh.time_up();
+    }
+    sh.checkpoint()?;
+    let summary = sh.summary();
+    report::write_all(&cfg.out, &summary)?;
+    let snap = snapshot(&sh, done_before);
+    prog.finish(&snap);
+    let new_findings = std::mem::take(&mut *lock(&sh.new_findings));
+    Ok(Outcome {
+        cases_this_run: summary.cases - done_before,
+        summary,
+        new_findings,
+        wall: sh.started.elapsed(),
+    })
+}
+
+fn header(cfg: &Config) -> String {
+    let id = &cfg.identity;
+    format!(
+        "tcgen05-fuzz campaign: targets {}, seed {}, edition {}, shard {}, {} job(s), out {}",
+        id.targets.join(","),
+        id.seed,
+        id.edition,
+        id.shard,
+        cfg.jobs,
+        cfg.out.display()
+    )
+}
+
+fn snapshot(sh: &Shared<'_>, done_before: u64) -> progress::Snapshot {
+    let (cases, targets) = {
+        let s = lock(&sh.state);
+        (s.done.count(), s.targets.clone())
+    };
+    let findings = sh.store.list().map(|l| l.len()).unwrap_or(0);
+    progress::Snapshot {
+        elapsed: sh.elapsed(),
+        this_run: sh.started.elapsed(),
+        cases,
+        cases_this_run: cases - done_before,
+        case_limit: sh.limit_positions,
+        time_limit: sh.cfg.max_time,
+        targets,
+        findings,
+        last_finding: lock(&sh.new_findings).last().cloned(),
+    }
+}

@@ -1,0 +1,262 @@
+//! Campaign progress on stderr: a live display redrawn in place on a terminal (cases/s,
+//! per-target agree / skip / discrepancy counts, findings, elapsed and remaining time), plain
+//! periodic lines otherwise (logs, CI).
+
+use std::io::{IsTerminal as _, Write as _};
+use std::time::{Duration, Instant};
+use tcgen05_drivers::report::TargetCounts;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Redrawn in place (a terminal).
+    Live,
+    /// One line every this often.
+    Plain(Duration),
+    /// Nothing but the final summary.
+    Quiet,
+}
+
+impl Mode {
+    /// Live on a terminal, else a line every `every`.
+    pub fn auto(every: Duration) -> Mode {
+        if std::io::stderr().is_terminal() {
+            Mode::Live
+        } else {
+            Mode::Plain(every)
+        }
+    }
+}
+
+/// What the display shows.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Time spent, this run and earlier runs of the campaign.
+    pub elapsed: Duration,
+    /// Time spent by this run.
+    pub this_run: Duration,
+    /// Cases done, all runs.
+    pub cases: u64,
+    /// Cases done by this run.
+    pub cases_this_run: u64,
+    /// The shard's case limit.
+    pub case_limit: Option<u64>,
+    /// The time limit.
+    pub time_limit: Option<Duration>,
+    /// Counts per target.
+    pub targets: Vec<TargetCounts>,
+    /// Findings stored.
+    pub findings: usize,
+    /// The newest finding of this run.
+    pub last_finding: Option<String>,
+}
+
+impl Snapshot {
+    /// Cases per second of this run.
+    pub fn rate(&self) -> f64 {
+        let s = self.this_run.as_secs_f64();
+        if s > 0.0 {
+            self.cases_this_run as f64 / s
+        } else {
+            0.0
+        }
+    }
+
+    /// Time left: by the time limit, or estimated from the rate and the case limit (the
+    /// earlier of the two).
+    pub fn remaining(&self) -> Option<Duration> {
+        let by_time = self.time_limit.map(|t| t.saturating_sub(self.elapsed));
+        let by_cases = self.case_limit.and_then(|n| {
+            let r = self.rate();
+            (r > 0.0).then(|| Duration::from_secs_f64(n.saturating_sub(self.cases) as f64 / r))
+        });
+        match (by_time, by_cases) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// `h:mm:ss` or `m:ss`.
+pub fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// The live display, as lines.
+pub fn live_lines(header: &str, s: &Snapshot) -> Vec<String> {
+    let mut v = vec![header.to_string()];
+    let limit = s.case_limit.map(|n| format!(" / {n}")).unwrap_or_default();
+    v.push(format!(
+        "  elapsed {}   remaining {}   cases {}{limit}   {:.0} cases/s   findings {}",
+        clock(s.elapsed),
+        s.remaining().map_or("?".to_string(), clock),
+        s.cases,
+        s.rate(),
+        s.findings
+    ));
+    v.push(format!(
+        "  {:<28} {:>10} {:>10} {:>10} {:>13}",
+        "target", "cases", "agree", "skip", "discrepancies"
+    ));
+    for t in &s.targets {
+        v.push(format!(
+            "  {:<28} {:>10} {:>10} {:>10} {:>13}",
+            t.target,
+            t.cases,
+            t.agree,
+            t.skipped(),
+            t.discrepant()
+        ));
+    }
+    if let Some(f) = &s.last_finding {
+        v.push(format!("  newest finding: {f}"));
+    }
+    v
+}
+
+/// One plain progress line.
+pub fn plain_line(s: &Snapshot) -> String {
+    let per: Vec<String> = s
+        .targets
+        .iter()
+        .map(|t| {
+            format!(
+                "{}: {} agree, {} skip, {} disc",
+                t.target,
+                t.agree,
+                t.skipped(),
+                t.discrepant()
+            )
+        })
+        .collect();
+    format!(
+        "[{}] cases {} ({:.0}/s) | {} | findings {} | remaining {}",
+        clock(s.elapsed),
+        s.cases,
+        s.rate(),
+        per.join("; "),
+        s.findings,
+        s.remaining().map_or("?".to_string(), clock)
+    )
+}
+
+/// The progress display of one campaign run.
+#[derive(Debug)]
+pub struct Progress {
+    mode: Mode,
+    header: String,
+    drawn: usize,
+    last_line: Instant,
+}
+
+impl Progress {
+    /// A display with this header line.
+    pub fn new(mode: Mode, header: String) -> Self {
+        if let Mode::Plain(_) = mode {
+            eprintln!("{header}");
+        }
+        Progress {
+            mode,
+            header,
+            drawn: 0,
+            last_line: Instant::now(),
+        }
+    }
+
+    /// How long to sleep between updates.
+    pub fn tick(&self) -> Duration {
+        // A quarter second redraws smoothly; plain and quiet modes still need the tick for
+        // checkpoints, which are cheap.
+        Duration::from_millis(250)
+    }
+
+    /// Shows a snapshot (live: redraw; plain: a line when one is due).
+    pub fn update(&mut self, s: &Snapshot) {
+        match self.mode {
+            Mode::Live => self.redraw(s),
+            Mode::Plain(every) => {
+                if self.last_line.elapsed() >= every {
+                    eprintln!("{}", plain_line(s));
+                    self.last_line = Instant::now();
+                }
+            }
+            Mode::Quiet => {}
+        }
+    }
+
+    fn redraw(&mut self, s: &Snapshot) {
+        let lines = live_lines(&self.header, s);
+        let mut out = String::new();
+        if self.drawn > 0 {
+            // Up to the first line drawn, and clear to the end of the screen.
+            out.push_str(&format!("\x1b[{}A\r\x1b[J", self.drawn));
+        }
+        for l in &lines {
+            out.push_str(l);
+            out.push('\n');
+        }
+        self.drawn = lines.len();
+        let mut e = std::io::stderr().lock();
+        let _ = e.write_all(out.as_bytes());
+        let _ = e.flush();
+    }
+
+    /// The last update.
+    pub fn finish(&mut self, s: &Snapshot) {
+        match self.mode {
+            Mode::Live => self.redraw(s),
+            Mode::Plain(_) => eprintln!("{}", plain_line(s)),
+            Mode::Quiet => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap() -> Snapshot {
+        Snapshot {
+            elapsed: Duration::from_secs(30),
+            this_run: Duration::from_secs(10),
+            cases: 300,
+            cases_this_run: 100,
+            case_limit: Some(500),
+            time_limit: Some(Duration::from_secs(60)),
+            targets: vec![TargetCounts::new("sim", "1")],
+            findings: 2,
+            last_finding: None,
+        }
+    }
+
+    #[test]
+    fn remaining_is_the_earlier_of_time_and_cases() {
+        // 200 cases left at 10 cases/s: 20 s; 30 s left by the clock.
+        let s = snap();
+        assert_eq!(s.rate(), 10.0);
+        assert_eq!(s.remaining(), Some(Duration::from_secs(20)));
+        let t = Snapshot {
+            case_limit: None,
+            ..snap()
+        };
+        assert_eq!(t.remaining(), Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn clocks_read_like_clocks() {
+        assert_eq!(clock(Duration::from_secs(65)), "1:05");
+        assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+
+    #[test]
+    fn the_plain_line_names_every_target() {
+        let l = plain_line(&snap());
+        assert!(l.contains("sim: 0 agree"), "{l}");
+        assert!(l.contains("findings 2"), "{l}");
+    }
+}
