@@ -12,13 +12,17 @@ pub mod cases;
 pub mod choice;
 pub mod config;
 pub mod coverage;
+pub mod fixup;
 pub mod litmus;
 pub mod mutate;
 pub mod mmaenc;
 pub mod stmts;
+pub mod strategy;
 pub mod target;
 pub mod walk;
 
+/// Re-exported so that users of the byte-driven API need no direct dependency.
+pub use arbitrary;
 pub use choice::{BytesChoices, Choices, SeedChoices, case_seed};
 pub use config::Config;
 

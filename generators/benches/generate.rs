@@ -1,0 +1,39 @@
+//! Generation throughput on one core (issue 4: >= 100,000 programs/s with the default config).
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use tcgen05_generators::cases::{Mode, Stream};
+use tcgen05_generators::{Config, SeedChoices, builder};
+
+fn bench(c: &mut Criterion) {
+    let cfg = Config::default();
+    let mut g = c.benchmark_group("generate");
+    g.throughput(Throughput::Elements(1));
+    let mut seed = 0u64;
+    g.bench_function("valid program (default config)", |b| {
+        b.iter(|| {
+            seed = seed.wrapping_add(1);
+            black_box(builder::build(&cfg, &mut SeedChoices::new(seed)))
+        })
+    });
+    let mixed = Stream::new(Config::default(), 1, Mode::Mixed);
+    let mut i = 0u64;
+    g.bench_function("mixed case (valid, near-miss, litmus)", |b| {
+        b.iter(|| {
+            i += 1;
+            black_box(mixed.case(i))
+        })
+    });
+    let nm = Stream::new(Config::default(), 2, Mode::NearMiss(None));
+    let mut j = 0u64;
+    g.bench_function("near-miss case (every mutator in turn)", |b| {
+        b.iter(|| {
+            j += 1;
+            black_box(nm.case(j))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
