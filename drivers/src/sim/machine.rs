@@ -138,6 +138,14 @@ enum AKind {
         col0: u32,
         both: bool,
     },
+    Cp {
+        desc: SmemDesc,
+        col0: u32,
+        rows: u32,
+        row_bytes: u32,
+        lanes: Vec<Vec<u32>>,
+        both: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -1158,8 +1166,60 @@ impl<'p> Machine<'p> {
                 }
                 self.advance(w)
             }
-            Op::Cp { .. } => {
-                self.abort = Some(Outcome::NotRun("tcgen05.cp is not simulated yet".into()));
+            Op::Cp { form, taddr, src } => {
+                if src.swizzle != 0 || usize::from(src.region) >= self.p.smem.regions.len() {
+                    self.abort = Some(Outcome::NotRun(
+                        "the simulator does not implement swizzled or out-of-range cp descriptors"
+                            .into(),
+                    ));
+                    return self.advance(w);
+                }
+                let (rows, row_bytes) = match form.shape {
+                    CpShape::S128x256b => (128, 32),
+                    CpShape::S4x256b => (4, 32),
+                    CpShape::S128x128b => (128, 16),
+                    CpShape::S64x128b => (64, 16),
+                    CpShape::S32x128b => (32, 16),
+                };
+                for lane in lanes(mask) {
+                    let a = self.taddr(w, taddr);
+                    let l0 = a >> 16;
+                    let dest: Vec<Vec<u32>> = (0..rows)
+                        .map(|r| match form.multicast {
+                            Some(CpMulticast::Warpx4) => (0..4).map(|q| 32 * q + r % 32).collect(),
+                            Some(CpMulticast::Warpx2_02_13) => {
+                                let q = r / 32 % 2;
+                                vec![32 * q + r % 32, 32 * (q + 2) + r % 32]
+                            }
+                            Some(CpMulticast::Warpx2_01_23) => {
+                                let q = 2 * (r / 32 % 2);
+                                vec![32 * q + r % 32, 32 * (q + 1) + r % 32]
+                            }
+                            None => vec![l0 + r],
+                        })
+                        .collect();
+                    let mut preds = if form.shape == CpShape::S4x256b {
+                        self.pipeline_preds(
+                            w,
+                            lane,
+                            |k| matches!(k, AKind::Shift { .. }),
+                            form.cta_group,
+                        )
+                    } else {
+                        Vec::new()
+                    };
+                    preds.extend(self.warps[w].after_preds.iter().copied());
+                    let kind = AKind::Cp {
+                        desc: *src,
+                        col0: a & 0xFFFF,
+                        rows,
+                        row_bytes,
+                        lanes: dest,
+                        both: form.cta_group == CtaGroup::Two,
+                    };
+                    let id = self.new_op(w, lane, Some(form.cta_group), kind, preds);
+                    self.warps[w].pending_mma.push(id);
+                }
                 self.advance(w)
             }
             Op::Ld { .. } => self.advance(w),
@@ -1450,6 +1510,49 @@ impl<'p> Machine<'p> {
                     self.abort = Some(Outcome::NotRun(e));
                 }
                 let _ = peer;
+            }
+            AKind::Cp {
+                desc,
+                col0,
+                rows,
+                row_bytes,
+                lanes: dest,
+                both,
+            } => {
+                let mut targets = vec![c];
+                if *both {
+                    if let Some(p) = self.peer(c) {
+                        targets.push(p);
+                    }
+                }
+                let lbo = u32::from(desc.lbo_enc) << 4;
+                let sbo = u32::from(desc.sbo_enc) << 4;
+                for t in targets {
+                    for r in 0..*rows {
+                        for cell in 0..row_bytes / 4 {
+                            let b = 4 * cell;
+                            let addr = desc.offset
+                                + (r % 8) * 16
+                                + (r / 8) * sbo
+                                + (b % 16)
+                                + (b / 16) * lbo;
+                            let Some(v) = self.ctas[t].regions[usize::from(desc.region)]
+                                .get((addr / 4) as usize)
+                                .copied()
+                            else {
+                                if self.abort.is_none() {
+                                    self.abort = Some(Outcome::NotRun(format!(
+                                        "cp source byte {addr} is outside its data region"
+                                    )));
+                                }
+                                continue;
+                            };
+                            for &l in &dest[r as usize] {
+                                self.set_cell(t, l, col0 + cell, v);
+                            }
+                        }
+                    }
+                }
             }
             AKind::Shift { lane0, col0, both } => {
                 let mut targets = vec![c];

@@ -1,13 +1,19 @@
 //! MMA numerics of the simulator (reference §3.7), for the forms it implements:
-//! `tcgen05.mma.cta_group::1` dense, not `.ws`, not `.block_scale`, kinds f16 (A/B f16 or
-//! bf16, D f16 or f32), tf32 and i8 (A/B s8/u8, D s32), M = 128, A and B from shared memory
-//! in the canonical K-major layout without swizzle, no transpose.
+//! `tcgen05.mma{.ws}.cta_group::1` dense, not `.block_scale`, kinds f16 (A/B f16 or bf16,
+//! D f16 or f32), tf32, f8f6f4 with e4m3/e5m2 A/B, and i8 (A/B s8/u8, D s32); M = 128 (and
+//! M = 32, 64 for `.ws`); A from shared memory in the canonical K-major layout without
+//! swizzle, or from TMEM; no transpose. Collector qualifiers change nothing (reuse is
+//! opportunistic); a zero-column mask must be 0.
 //!
 //! - Shared-memory layout (canonical K-major, no swizzle; the ISA gives it in figures,
 //!   OQ-29): element (row r, k) of an operand with `T = 16 / element bytes` elements per
 //!   16-byte core-matrix row lives at `start + (r % 8) * 16 + (r / 8) * SBO + (k % T) * bytes
 //!   + (k / T) * LBO`, with LBO and SBO the descriptor's byte offsets. A is M x K, B is N x K.
-//! - D (data-path layout D, M = 128): row m in lane m, column n in column `d + n`. A 16-bit D
+//! - A from TMEM: row m in lane m, its K elements packed little-endian across the columns
+//!   from `a` (4 bytes per cell).
+//! - D (data-path layout D, M = 128): row m in lane m, column n in column `d + n`. For `.ws`
+//!   with M = 32 or 64 the simulator uses the same rule (row m in lane m): a concrete choice,
+//!   the ISA gives those layouts only in figures (OQ-22). A 16-bit D
 //!   sits in the low half of its cell, the high half 0 (MMA-D-UNPACKED).
 //! - Numerics (OQ-19 leaves them open): products summed in f32 in increasing k, then added to
 //!   `D * 2^-scale` when enable-input-d holds; an f16 D is rounded to nearest even; i8 sums
@@ -26,6 +32,8 @@ enum Elem {
     Tf32,
     S8,
     U8,
+    E4m3,
+    E5m2,
 }
 
 impl Elem {
@@ -33,7 +41,7 @@ impl Elem {
         match self {
             Elem::F16 | Elem::Bf16 => 2,
             Elem::Tf32 => 4,
-            Elem::S8 | Elem::U8 => 1,
+            Elem::S8 | Elem::U8 | Elem::E4m3 | Elem::E5m2 => 1,
         }
     }
 }
@@ -51,7 +59,8 @@ pub struct MmaPlan {
     neg_a: bool,
     neg_b: bool,
     saturate: bool,
-    a: SmemDesc,
+    a: Option<SmemDesc>,
+    a_col: u32,
     b: SmemDesc,
     d_col: u32,
     enable_d: bool,
@@ -75,7 +84,16 @@ impl MmaPlan {
         let mut b = vec![0f64; (self.n * self.k) as usize];
         for r in 0..self.m {
             for k in 0..self.k {
-                a[(r * self.k + k) as usize] = load(regions, &self.a, self.a_ty, r, k)?;
+                a[(r * self.k + k) as usize] = match &self.a {
+                    Some(desc) => load(regions, desc, self.a_ty, r, k)?,
+                    None => {
+                        let byte = k * self.a_ty.bytes();
+                        let cell = tmem
+                            .get(r, self.a_col + byte / 4)
+                            .ok_or("MMA A outside TMEM")?;
+                        decode(self.a_ty, cell >> (8 * (byte % 4)), cell)
+                    }
+                };
             }
         }
         for r in 0..self.n {
@@ -149,6 +167,8 @@ fn elem(code: u32, kind: MmaKind) -> Option<Elem> {
         (MmaKind::Tf32, 2) => Some(Elem::Tf32),
         (MmaKind::I8, 0) => Some(Elem::U8),
         (MmaKind::I8, 1) => Some(Elem::S8),
+        (MmaKind::F8f6f4, 0) => Some(Elem::E4m3),
+        (MmaKind::F8f6f4, 1) => Some(Elem::E5m2),
         _ => None,
     }
 }
@@ -164,31 +184,35 @@ pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan
     if f.cta_group != CtaGroup::One {
         return no(".cta_group::2 MMA");
     }
-    if f.ws || f.sp || f.block_scale || f.ashift || m.sp_meta.is_some() || m.zero_col_mask.is_some()
+    if f.sp
+        || f.block_scale
+        || f.ashift
+        || m.sp_meta.is_some()
+        || m.zero_col_mask.is_some_and(|z| z != 0)
     {
-        return no(".ws/.sp/.block_scale/.ashift forms");
+        return no(".sp/.block_scale/.ashift forms or a non-zero zero-column mask");
     }
-    if a_tmem.is_some() {
-        return no("A from tensor memory");
-    }
-    let MmaA::Desc(a) = m.a else {
-        return no("A from tensor memory");
+    let (a, a_col) = match (&m.a, a_tmem) {
+        (MmaA::Desc(d), _) => (Some(*d), 0),
+        (MmaA::Tmem(_), Some(t)) if t >> 16 == 0 => (None, t & 0xFFFF),
+        _ => return no("A in TMEM with a lane field other than 0"),
     };
     let idesc = m.idesc;
     let kind = f.kind;
     let k = match kind {
         MmaKind::F16 => 16,
         MmaKind::Tf32 => 8,
-        MmaKind::I8 => 32,
+        MmaKind::I8 | MmaKind::F8f6f4 => 32,
         _ => return no("this kind"),
     };
-    if idesc & 0b111 != 0 || idesc >> 15 & 3 != 0 || idesc >> 30 != 0 {
+    if idesc & 0b111 != 0 || idesc >> 15 & 3 != 0 || (!f.ws && idesc >> 30 != 0) {
         return no("sparse, transposed or B-reuse instruction descriptors");
     }
     let mm = (idesc >> 24 & 0x1F) << 4;
     let n = (idesc >> 17 & 0x3F) << 3;
-    if mm != 128 || n == 0 || n > 256 {
-        return no("M other than 128 (or N outside 8..256)");
+    let m_ok = mm == 128 || (f.ws && (mm == 32 || mm == 64));
+    if !m_ok || n == 0 || n > 256 {
+        return no("this M (or N outside 8..256)");
     }
     let a_ty = elem(idesc >> 7 & 7, kind)
         .ok_or_else(|| "the simulator does not implement this A type".to_string())?;
@@ -196,11 +220,11 @@ pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan
         .ok_or_else(|| "the simulator does not implement this B type".to_string())?;
     let dt = idesc >> 4 & 3;
     let d_f16 = match (kind, dt) {
-        (MmaKind::F16, 0) => true,
-        (MmaKind::F16 | MmaKind::Tf32, 1) | (MmaKind::I8, 2) => false,
+        (MmaKind::F16 | MmaKind::F8f6f4, 0) => true,
+        (MmaKind::F16 | MmaKind::Tf32 | MmaKind::F8f6f4, 1) | (MmaKind::I8, 2) => false,
         _ => return no("this D type"),
     };
-    for desc in [&a, &m.b] {
+    for desc in a.iter().chain([&m.b]) {
         if desc.swizzle != 0 || desc.lbo_abs || usize::from(desc.region) >= p.smem.regions.len() {
             return no("swizzled, absolute-LBO or out-of-range descriptors");
         }
@@ -220,6 +244,7 @@ pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan
         neg_b: idesc >> 14 & 1 == 1,
         saturate: idesc >> 3 & 1 == 1,
         a,
+        a_col,
         b: m.b,
         d_col: d & 0xFFFF,
         enable_d: m.enable_input_d,
@@ -238,14 +263,46 @@ fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<
     let word = region
         .get((addr / 4) as usize)
         .ok_or_else(|| format!("MMA operand at byte {addr} is outside its data region"))?;
-    let v = word >> (8 * (addr % 4));
-    Ok(match ty {
+    Ok(decode(ty, word >> (8 * (addr % 4)), *word))
+}
+
+/// The value of an element whose bits start at the low end of `v` (`word`: the whole cell,
+/// for 32-bit elements).
+fn decode(ty: Elem, v: u32, word: u32) -> f64 {
+    match ty {
         Elem::F16 => f64::from(f16_to_f32(v as u16)),
         Elem::Bf16 => f64::from(f32::from_bits((v & 0xFFFF) << 16)),
-        Elem::Tf32 => f64::from(f32::from_bits(*word & !0x1FFF)),
+        Elem::Tf32 => f64::from(f32::from_bits(word & !0x1FFF)),
         Elem::S8 => f64::from(v as u8 as i8),
         Elem::U8 => f64::from(v as u8),
-    })
+        Elem::E4m3 => fp8(v as u8, 4, 3, 7),
+        Elem::E5m2 => fp8(v as u8, 5, 2, 15),
+    }
+}
+
+/// An 8-bit float with `e` exponent and `m` mantissa bits (OCP FP8: e4m3 has no infinities,
+/// its all-ones pattern is NaN; e5m2 follows IEEE rules).
+fn fp8(b: u8, e: u32, m: u32, bias: i32) -> f64 {
+    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+    let exp = (u32::from(b) >> m) & ((1 << e) - 1);
+    let man = u32::from(b) & ((1 << m) - 1);
+    let emax = (1 << e) - 1;
+    if e == 4 && exp == emax && man == (1 << m) - 1 {
+        return f64::NAN;
+    }
+    if e == 5 && exp == emax {
+        return if man == 0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    let frac = f64::from(man) / f64::from(1u32 << m);
+    sign * if exp == 0 {
+        frac * (2f64).powi(1 - bias)
+    } else {
+        (1.0 + frac) * (2f64).powi(exp as i32 - bias)
+    }
 }
 
 /// IEEE binary16 to f32.
@@ -312,5 +369,10 @@ mod tests {
         assert_eq!(f16_to_f32(0x3C00), 1.0);
         assert_eq!(f16_to_f32(0xC400), -4.0);
         assert_eq!(f32_to_f16(0.0), 0);
+        // OCP FP8: e4m3 0x38 = 1.0, 0xC0 = -2.0; e5m2 0x3C = 1.0, 0x7C = +inf.
+        assert_eq!(fp8(0x38, 4, 3, 7), 1.0);
+        assert_eq!(fp8(0xC0, 4, 3, 7), -2.0);
+        assert_eq!(fp8(0x3C, 5, 2, 15), 1.0);
+        assert_eq!(fp8(0x7C, 5, 2, 15), f64::INFINITY);
     }
 }
