@@ -2,7 +2,7 @@
 //! encodes back to the same bytes.
 
 use arbitrary::Unstructured;
-use tcgen05_ir::codec::{decode, encode, MAGIC};
+use tcgen05_ir::codec::{MAGIC, decode, encode};
 
 /// One iteration on raw bytes.
 pub fn run_bytes(bytes: &[u8]) {

@@ -8,13 +8,20 @@ pub mod parse_ptx;
 pub mod ptx_roundtrip;
 
 /// Runs `f` on `n` pseudo-random byte strings of up to `len` bytes from `seed` (for smoke tests).
-pub fn test_n_times(n: usize, len: usize, seed: u64, f: impl Fn(&mut arbitrary::Unstructured<'_>) -> arbitrary::Result<()>) {
+pub fn test_n_times(
+    n: usize,
+    len: usize,
+    seed: u64,
+    f: impl Fn(&mut arbitrary::Unstructured<'_>) -> arbitrary::Result<()>,
+) {
     let mut s = seed;
     for _ in 0..n {
         let bytes: Vec<u8> = (0..len)
             .map(|_| {
                 // 64-bit LCG (Knuth's MMIX constants), high byte.
-                s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
                 (s >> 56) as u8
             })
             .collect();

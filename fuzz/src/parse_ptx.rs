@@ -16,7 +16,11 @@ pub fn run_text(text: &str) {
         }
         Err(e) => {
             let lines = text.split('\n').count() as u32;
-            assert!(e.line >= 1 && e.line <= lines.max(1), "error line {} outside 1..={lines}: {e}", e.line);
+            assert!(
+                e.line >= 1 && e.line <= lines.max(1),
+                "error line {} outside 1..={lines}: {e}",
+                e.line
+            );
         }
     }
 }
@@ -25,10 +29,29 @@ pub fn run_text(text: &str) {
 /// that the fuzzer reaches deep into the grammar quickly.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     const FRAGMENTS: &[&str] = &[
-        ".version 8.6\n", ".target sm_100a\n", ".address_size 64\n", ".visible .entry k(.param .u64 p)\n", "{\n", "}\n",
-        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], 32;\n", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];\n",
-        "@!%p1 bra $L1;\n", "$L1:\n", ".reg .b32 %r<5>;\n", "[%rd1+-8]", "{%r1, %r2}", "_|%p", "// c\n", "/* c */", "\"s\"", ";", ",",
-        "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r3, %p1;\n", ".section .debug { .b8 1 }\n", "0f3F800000", "-1",
+        ".version 8.6\n",
+        ".target sm_100a\n",
+        ".address_size 64\n",
+        ".visible .entry k(.param .u64 p)\n",
+        "{\n",
+        "}\n",
+        "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], 32;\n",
+        "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3];\n",
+        "@!%p1 bra $L1;\n",
+        "$L1:\n",
+        ".reg .b32 %r<5>;\n",
+        "[%rd1+-8]",
+        "{%r1, %r2}",
+        "_|%p",
+        "// c\n",
+        "/* c */",
+        "\"s\"",
+        ";",
+        ",",
+        "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r3, %p1;\n",
+        ".section .debug { .b8 1 }\n",
+        "0f3F800000",
+        "-1",
     ];
     let mut text = String::new();
     while !u.is_empty() {

@@ -2,14 +2,23 @@
 //! and prints the same bytes twice.
 
 use arbitrary::Unstructured;
-use tcgen05_ir::arb::{program, Bounds};
+use tcgen05_ir::arb::{Bounds, program};
 use tcgen05_ir::ptx::{emit, lift};
 
 /// One iteration.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    let p = program(u, Bounds { warps: 6, funcs: 3, stmts: 12, depth: 3 })?;
+    let p = program(
+        u,
+        Bounds {
+            warps: 6,
+            funcs: 3,
+            stmts: 12,
+            depth: 3,
+        },
+    )?;
     let text = emit(&p);
-    let back = lift(&text).unwrap_or_else(|e| panic!("the printer's output does not lift: {e}\n{text}"));
+    let back =
+        lift(&text).unwrap_or_else(|e| panic!("the printer's output does not lift: {e}\n{text}"));
     assert_eq!(back, p, "lift(emit(p)) != p\n{text}");
     assert_eq!(emit(&back), text, "printing is not deterministic");
     Ok(())

@@ -1,9 +1,9 @@
 //! Throughput of the PTX parser on real compiler output (bytes/s, one core) and of the printer
 //! on small programs (programs/s).
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use tcgen05_ir::arb::{program, Bounds};
+use tcgen05_ir::arb::{Bounds, program};
 use tcgen05_ir::ptx::{emit_into, lift, parse_module};
 
 fn corpus() -> Vec<(String, String)> {
@@ -14,7 +14,15 @@ fn corpus() -> Vec<(String, String)> {
         .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
         .collect();
     files.sort();
-    files.into_iter().map(|p| (p.display().to_string(), std::fs::read_to_string(&p).expect("utf-8"))).collect()
+    files
+        .into_iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(&p).expect("utf-8"),
+            )
+        })
+        .collect()
 }
 
 fn parse(c: &mut Criterion) {
@@ -29,9 +37,14 @@ fn parse(c: &mut Criterion) {
             }
         })
     });
-    let (name, big) = files.iter().max_by_key(|(_, s)| s.len()).expect("non-empty corpus");
+    let (name, big) = files
+        .iter()
+        .max_by_key(|(_, s)| s.len())
+        .expect("non-empty corpus");
     g.throughput(Throughput::Bytes(big.len() as u64));
-    g.bench_function("largest_file", |b| b.iter(|| black_box(parse_module(black_box(big), name).expect("parses"))));
+    g.bench_function("largest_file", |b| {
+        b.iter(|| black_box(parse_module(black_box(big), name).expect("parses")))
+    });
     g.finish();
 }
 
@@ -42,11 +55,22 @@ fn small_programs() -> Vec<tcgen05_ir::Program> {
         .map(|_| {
             let bytes: Vec<u8> = (0..512)
                 .map(|_| {
-                    s = s.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                    s = s
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1_442_695_040_888_963_407);
                     (s >> 56) as u8
                 })
                 .collect();
-            program(&mut arbitrary::Unstructured::new(&bytes), Bounds { warps: 2, funcs: 1, stmts: 8, depth: 1 }).expect("enough bytes")
+            program(
+                &mut arbitrary::Unstructured::new(&bytes),
+                Bounds {
+                    warps: 2,
+                    funcs: 1,
+                    stmts: 8,
+                    depth: 1,
+                },
+            )
+            .expect("enough bytes")
         })
         .collect()
 }
@@ -66,10 +90,18 @@ fn print(c: &mut Criterion) {
     });
     let sample = tcgen05_ir::samples::single_warp_roundtrip();
     g.throughput(Throughput::Elements(1));
-    g.bench_function("single_warp_sample", |b| b.iter(|| emit_into(black_box(&sample), &mut out)));
+    g.bench_function("single_warp_sample", |b| {
+        b.iter(|| emit_into(black_box(&sample), &mut out))
+    });
     let texts: Vec<String> = progs.iter().map(tcgen05_ir::ptx::emit).collect();
     g.throughput(Throughput::Elements(texts.len() as u64));
-    g.bench_function("lift_small_programs", |b| b.iter(|| for t in &texts { black_box(lift(t).expect("lifts")); }));
+    g.bench_function("lift_small_programs", |b| {
+        b.iter(|| {
+            for t in &texts {
+                black_box(lift(t).expect("lifts"));
+            }
+        })
+    });
     g.finish();
 }
 

@@ -5,8 +5,20 @@ fn main() {
         let t = std::time::Instant::now();
         match tcgen05_ir::ptx::parse_module(&src, &path) {
             Ok(m) => {
-                let n: usize = m.functions.iter().map(|f| f.instrs().filter(|i| i.opcode.starts_with("tcgen05.")).count()).sum();
-                println!("{path}: ok, {} functions, {n} tcgen05, {:?}", m.functions.len(), t.elapsed());
+                let n: usize = m
+                    .functions
+                    .iter()
+                    .map(|f| {
+                        f.instrs()
+                            .filter(|i| i.opcode.starts_with("tcgen05."))
+                            .count()
+                    })
+                    .sum();
+                println!(
+                    "{path}: ok, {} functions, {n} tcgen05, {:?}",
+                    m.functions.len(),
+                    t.elapsed()
+                );
             }
             Err(e) => println!("ERROR {e}"),
         }

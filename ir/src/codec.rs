@@ -39,7 +39,9 @@ pub enum CodecError {
         found: Vec<u8>,
     },
     /// Written by a newer tcgen05-fuzz.
-    #[error("case file format version {found} is newer than this build's {supported}; upgrade tcgen05-fuzz")]
+    #[error(
+        "case file format version {found} is newer than this build's {supported}; upgrade tcgen05-fuzz"
+    )]
     NewerVersion {
         /// Version in the file.
         found: u16,
@@ -47,7 +49,9 @@ pub enum CodecError {
         supported: u16,
     },
     /// An older format this build no longer reads.
-    #[error("case file format version {found} is older than this build's {supported} and cannot be read")]
+    #[error(
+        "case file format version {found} is older than this build's {supported} and cannot be read"
+    )]
     OlderVersion {
         /// Version in the file.
         found: u16,
@@ -81,23 +85,37 @@ pub fn looks_like_case(bytes: &[u8]) -> bool {
 pub fn decode(bytes: &[u8]) -> Result<Case, CodecError> {
     let magic_len = bytes.len().min(8);
     if bytes[..magic_len] != MAGIC[..magic_len] {
-        return Err(CodecError::WrongMagic { found: bytes[..magic_len].to_vec() });
+        return Err(CodecError::WrongMagic {
+            found: bytes[..magic_len].to_vec(),
+        });
     }
     if bytes.len() < HEADER {
-        return Err(CodecError::Truncated { have: bytes.len(), need: HEADER });
+        return Err(CodecError::Truncated {
+            have: bytes.len(),
+            need: HEADER,
+        });
     }
     let version = u16::from_le_bytes([bytes[8], bytes[9]]);
     if version > FORMAT_VERSION {
-        return Err(CodecError::NewerVersion { found: version, supported: FORMAT_VERSION });
+        return Err(CodecError::NewerVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     if version < FORMAT_VERSION {
-        return Err(CodecError::OlderVersion { found: version, supported: FORMAT_VERSION });
+        return Err(CodecError::OlderVersion {
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     let len = u32::from_le_bytes(bytes[10..14].try_into().expect("4 bytes")) as usize;
     let crc = u32::from_le_bytes(bytes[14..18].try_into().expect("4 bytes"));
     let need = HEADER + len;
     if bytes.len() < need {
-        return Err(CodecError::Truncated { have: bytes.len(), need });
+        return Err(CodecError::Truncated {
+            have: bytes.len(),
+            need,
+        });
     }
     if bytes.len() > need {
         return Err(CodecError::Corrupt(format!(
@@ -115,7 +133,10 @@ pub fn decode(bytes: &[u8]) -> Result<Case, CodecError> {
     let (case, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
         .map_err(|e| CodecError::Corrupt(format!("payload does not decode: {e}")))?;
     if used != payload.len() {
-        return Err(CodecError::Corrupt(format!("{} unused payload bytes", payload.len() - used)));
+        return Err(CodecError::Corrupt(format!(
+            "{} unused payload bytes",
+            payload.len() - used
+        )));
     }
     Ok(case)
 }

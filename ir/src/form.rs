@@ -488,7 +488,9 @@ pub enum FormError {
         expected: &'static str,
     },
     /// A qualifier group given twice.
-    #[error("qualifier `{qual}` conflicts with an earlier qualifier of the same group on tcgen05.{family}")]
+    #[error(
+        "qualifier `{qual}` conflicts with an earlier qualifier of the same group on tcgen05.{family}"
+    )]
     Repeated {
         /// The family mnemonic.
         family: &'static str,
@@ -507,7 +509,10 @@ pub enum FormError {
 
 fn set<T>(slot: &mut Option<T>, v: T, family: &'static str, q: &str) -> Result<(), FormError> {
     if slot.is_some() {
-        return Err(FormError::Repeated { family, qual: q.to_string() });
+        return Err(FormError::Repeated {
+            family,
+            qual: q.to_string(),
+        });
     }
     *slot = Some(v);
     Ok(())
@@ -515,7 +520,10 @@ fn set<T>(slot: &mut Option<T>, v: T, family: &'static str, q: &str) -> Result<(
 
 fn flag(slot: &mut bool, family: &'static str, q: &str) -> Result<(), FormError> {
     if *slot {
-        return Err(FormError::Repeated { family, qual: q.to_string() });
+        return Err(FormError::Repeated {
+            family,
+            qual: q.to_string(),
+        });
     }
     *slot = true;
     Ok(())
@@ -582,17 +590,27 @@ fn parse_alloc(quals: &[&str]) -> Result<Form, FormError> {
         }
     }
     Ok(Form::Alloc(AllocForm {
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
         exclusive: excl,
         sync,
         aligned,
         space,
-        ty: ty.ok_or(FormError::Missing { family: F, what: "a type (.b32)" })?,
+        ty: ty.ok_or(FormError::Missing {
+            family: F,
+            what: "a type (.b32)",
+        })?,
     }))
 }
 
 fn unknown(family: &'static str, q: &str, expected: &'static str) -> FormError {
-    FormError::UnknownQualifier { family, qual: q.to_string(), expected }
+    FormError::UnknownQualifier {
+        family,
+        qual: q.to_string(),
+        expected,
+    }
 }
 
 fn parse_dealloc(quals: &[&str]) -> Result<Form, FormError> {
@@ -615,11 +633,17 @@ fn parse_dealloc(quals: &[&str]) -> Result<Form, FormError> {
         }
     }
     Ok(Form::Dealloc(DeallocForm {
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
         exclusive: excl,
         sync,
         aligned,
-        ty: ty.ok_or(FormError::Missing { family: F, what: "a type (.b32)" })?,
+        ty: ty.ok_or(FormError::Missing {
+            family: F,
+            what: "a type (.b32)",
+        })?,
     }))
 }
 
@@ -640,7 +664,10 @@ fn parse_relinquish(quals: &[&str]) -> Result<Form, FormError> {
         }
     }
     Ok(Form::Relinquish(RelinquishForm {
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
         sync,
         aligned,
     }))
@@ -678,13 +705,22 @@ fn parse_ld(quals: &[&str]) -> Result<Form, FormError> {
         red,
         sync,
         aligned,
-        shape: shape.ok_or(FormError::Missing { family: F, what: "a shape (.32x32b, .16x64b, ...)" })?,
-        num: num.ok_or(FormError::Missing { family: F, what: "a repetition count (.x1 ... .x128)" })?,
+        shape: shape.ok_or(FormError::Missing {
+            family: F,
+            what: "a shape (.32x32b, .16x64b, ...)",
+        })?,
+        num: num.ok_or(FormError::Missing {
+            family: F,
+            what: "a repetition count (.x1 ... .x128)",
+        })?,
         pack,
         red_op,
         abs,
         nan,
-        ty: ty.ok_or(FormError::Missing { family: F, what: "a type (.b32)" })?,
+        ty: ty.ok_or(FormError::Missing {
+            family: F,
+            what: "a type (.b32)",
+        })?,
     }))
 }
 
@@ -714,10 +750,19 @@ fn parse_st(quals: &[&str]) -> Result<Form, FormError> {
     Ok(Form::St(StForm {
         sync,
         aligned,
-        shape: shape.ok_or(FormError::Missing { family: F, what: "a shape (.32x32b, .16x64b, ...)" })?,
-        num: num.ok_or(FormError::Missing { family: F, what: "a repetition count (.x1 ... .x128)" })?,
+        shape: shape.ok_or(FormError::Missing {
+            family: F,
+            what: "a shape (.32x32b, .16x64b, ...)",
+        })?,
+        num: num.ok_or(FormError::Missing {
+            family: F,
+            what: "a repetition count (.x1 ... .x128)",
+        })?,
         pack,
-        ty: ty.ok_or(FormError::Missing { family: F, what: "a type (.b32)" })?,
+        ty: ty.ok_or(FormError::Missing {
+            family: F,
+            what: "a type (.b32)",
+        })?,
     }))
 }
 
@@ -738,12 +783,18 @@ fn parse_wait(head: &str, quals: &[&str]) -> Result<Form, FormError> {
             }
         }
     }
-    Ok(Form::Wait(WaitForm { op, cta_group: cg, sync, aligned }))
+    Ok(Form::Wait(WaitForm {
+        op,
+        cta_group: cg,
+        sync,
+        aligned,
+    }))
 }
 
 fn parse_commit(quals: &[&str]) -> Result<Form, FormError> {
     const F: &str = "commit";
-    const EXP: &str = ".cta_group::{1,2} .mbarrier::arrive::one .shared::cluster .multicast::cluster .b64";
+    const EXP: &str =
+        ".cta_group::{1,2} .mbarrier::arrive::one .shared::cluster .multicast::cluster .b64";
     let (mut cg, mut ty) = (None, None);
     let (mut one, mut sc, mut mc) = (false, false, false);
     for &q in quals {
@@ -761,11 +812,17 @@ fn parse_commit(quals: &[&str]) -> Result<Form, FormError> {
         }
     }
     Ok(Form::Commit(CommitForm {
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
         arrive_one: one,
         shared_cluster: sc,
         multicast: mc,
-        ty: ty.ok_or(FormError::Missing { family: F, what: "a type (.b64)" })?,
+        ty: ty.ok_or(FormError::Missing {
+            family: F,
+            what: "a type (.b64)",
+        })?,
     }))
 }
 
@@ -790,8 +847,14 @@ fn parse_cp(quals: &[&str]) -> Result<Form, FormError> {
         }
     }
     Ok(Form::Cp(CpForm {
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
-        shape: shape.ok_or(FormError::Missing { family: F, what: "a shape (.128x256b, ...)" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
+        shape: shape.ok_or(FormError::Missing {
+            family: F,
+            what: "a shape (.128x256b, ...)",
+        })?,
         multicast: mc,
         dst_fmt: dst,
         src_fmt: src,
@@ -812,10 +875,22 @@ fn parse_shift(quals: &[&str]) -> Result<Form, FormError> {
             return Err(unknown(F, q, EXP));
         }
     }
-    let down_at = down_at.ok_or(FormError::Missing { family: F, what: ".down" })?;
-    let cg = cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?;
-    let cg_at = quals.iter().position(|q| CtaGroup::from_ptx(q).is_some()).unwrap_or(0);
-    Ok(Form::Shift(ShiftForm { cta_group: cg, down_first: down_at < cg_at }))
+    let down_at = down_at.ok_or(FormError::Missing {
+        family: F,
+        what: ".down",
+    })?;
+    let cg = cg.ok_or(FormError::Missing {
+        family: F,
+        what: ".cta_group::1 or ::2",
+    })?;
+    let cg_at = quals
+        .iter()
+        .position(|q| CtaGroup::from_ptx(q).is_some())
+        .unwrap_or(0);
+    Ok(Form::Shift(ShiftForm {
+        cta_group: cg,
+        down_first: down_at < cg_at,
+    }))
 }
 
 fn parse_mma(quals: &[&str]) -> Result<Form, FormError> {
@@ -850,8 +925,14 @@ fn parse_mma(quals: &[&str]) -> Result<Form, FormError> {
     Ok(Form::Mma(MmaForm {
         ws,
         sp,
-        cta_group: cg.ok_or(FormError::Missing { family: F, what: ".cta_group::1 or ::2" })?,
-        kind: kind.ok_or(FormError::Missing { family: F, what: "a .kind::* qualifier" })?,
+        cta_group: cg.ok_or(FormError::Missing {
+            family: F,
+            what: ".cta_group::1 or ::2",
+        })?,
+        kind: kind.ok_or(FormError::Missing {
+            family: F,
+            what: "a .kind::* qualifier",
+        })?,
         block_scale: bs,
         scale_vec: sv,
         ashift,
@@ -900,13 +981,17 @@ mod tests {
 
     #[test]
     fn malformed_opcodes_say_what_was_expected() {
-        let e = Form::parse("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32.bogus").unwrap_err();
+        let e = Form::parse("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32.bogus")
+            .unwrap_err();
         assert!(matches!(e, FormError::UnknownQualifier { .. }), "{e}");
         assert!(e.to_string().contains(".bogus"));
         let e = Form::parse("tcgen05.ld.sync.aligned.x4.b32").unwrap_err();
         assert!(matches!(e, FormError::Missing { .. }), "{e}");
         let e = Form::parse("tcgen05.ld.sync.aligned.32x32b.16x64b.x1.b32").unwrap_err();
         assert!(matches!(e, FormError::Repeated { .. }), "{e}");
-        assert!(matches!(Form::parse("tcgen05.frobnicate.x"), Err(FormError::UnknownInstruction(_))));
+        assert!(matches!(
+            Form::parse("tcgen05.frobnicate.x"),
+            Err(FormError::UnknownInstruction(_))
+        ));
     }
 }

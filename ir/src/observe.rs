@@ -96,7 +96,9 @@ pub struct Layout {
 /// Data words a statement records, if it is a site.
 pub fn site_of(s: &Stmt) -> Option<(SiteKind, u32)> {
     match s {
-        Stmt::Tc(Op::Ld { form, nregs, .. }) => Some((SiteKind::Ld, u32::from(*nregs) + u32::from(form.red))),
+        Stmt::Tc(Op::Ld { form, nregs, .. }) => {
+            Some((SiteKind::Ld, u32::from(*nregs) + u32::from(form.red)))
+        }
         Stmt::ObserveAddr { .. } => Some((SiteKind::Addr, 1)),
         Stmt::MbarWait { .. } => Some((SiteKind::Mbar, 1)),
         _ => None,
@@ -106,7 +108,11 @@ pub fn site_of(s: &Stmt) -> Option<(SiteKind, u32)> {
 fn collect(block: &[Stmt], next: &mut u32, out: &mut Vec<Site>) {
     for s in block {
         if let Some((kind, words)) = site_of(s) {
-            let site = Site { kind, offset: *next, words };
+            let site = Site {
+                kind,
+                offset: *next,
+                words,
+            };
             *next += site.len();
             out.push(site);
         }
@@ -143,7 +149,13 @@ impl Layout {
             warp_sites.push(v);
             base += local;
         }
-        Layout { func_sites, warp_sites, warp_base, cta_words: base, ctas: p.launch.ctas() }
+        Layout {
+            func_sites,
+            warp_sites,
+            warp_base,
+            cta_words: base,
+            ctas: p.launch.ctas(),
+        }
     }
 
     /// Words of the whole buffer.

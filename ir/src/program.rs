@@ -93,7 +93,12 @@ pub struct TmemRef {
 impl TmemRef {
     /// `slot` + (lane, col), uniform across the warp.
     pub const fn slot(slot: u8, lane: u16, col: u16) -> Self {
-        TmemRef { base: TBase::Slot(slot), lane, col, divergent: false }
+        TmemRef {
+            base: TBase::Slot(slot),
+            lane,
+            col,
+            divergent: false,
+        }
     }
 
     /// The constant part `(lane << 16) | col` that is added to the base.
@@ -128,7 +133,10 @@ pub struct NCols {
 impl NCols {
     /// An immediate column count.
     pub const fn imm(value: u32) -> Self {
-        NCols { value, form: NColsForm::Imm }
+        NCols {
+            value,
+            form: NColsForm::Imm,
+        }
     }
 }
 

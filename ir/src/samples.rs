@@ -38,7 +38,13 @@ pub fn alloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
 /// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 [slot address], ncols`.
 pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
     Stmt::Tc(Op::Dealloc {
-        form: DeallocForm { cta_group: cg, exclusive: false, sync: true, aligned: true, ty: Ty::B32 },
+        form: DeallocForm {
+            cta_group: cg,
+            exclusive: false,
+            sync: true,
+            aligned: true,
+            ty: Ty::B32,
+        },
         taddr: TmemRef::slot(slot, 0, 0),
         ncols: NCols::imm(ncols),
     })
@@ -46,14 +52,27 @@ pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
 
 /// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
 pub fn relinquish(cg: CtaGroup) -> Stmt {
-    Stmt::Tc(Op::Relinquish { form: RelinquishForm { cta_group: cg, sync: true, aligned: true } })
+    Stmt::Tc(Op::Relinquish {
+        form: RelinquishForm {
+            cta_group: cg,
+            sync: true,
+            aligned: true,
+        },
+    })
 }
 
 /// `tcgen05.st.sync.aligned.32x32b.xN.b32` at `slot` + (lane, col).
 pub fn st(slot: u8, lane: u16, col: u16, num: Num, seed: u32) -> Stmt {
     let shape = LdStShape::S32x32b;
     Stmt::Tc(Op::St {
-        form: StForm { sync: true, aligned: true, shape, num, pack: None, ty: Ty::B32 },
+        form: StForm {
+            sync: true,
+            aligned: true,
+            shape,
+            num,
+            pack: None,
+            ty: Ty::B32,
+        },
         taddr: TmemRef::slot(slot, lane, col),
         split: None,
         nregs: vec_len(shape, num).expect("valid"),
@@ -85,7 +104,14 @@ pub fn ld(slot: u8, lane: u16, col: u16, num: Num) -> Stmt {
 
 /// `tcgen05.wait::ld` or `wait::st`.
 pub fn wait(op: WaitOp) -> Stmt {
-    Stmt::Tc(Op::Wait { form: WaitForm { op, cta_group: None, sync: true, aligned: true } })
+    Stmt::Tc(Op::Wait {
+        form: WaitForm {
+            op,
+            cta_group: None,
+            sync: true,
+            aligned: true,
+        },
+    })
 }
 
 /// `tcgen05.fence::*`.
@@ -99,7 +125,11 @@ pub fn single_warp_roundtrip() -> Program {
     let cg = CtaGroup::One;
     Program {
         launch: launch(1),
-        smem: Smem { slots: 1, mbarriers: 0, regions: vec![] },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 0,
+            regions: vec![],
+        },
         warps: vec![vec![
             alloc(cg, 0, 32),
             Stmt::ObserveAddr { slot: 0 },

@@ -18,7 +18,8 @@ pub fn st_add(seed: u32, reg: u32) -> u32 {
 /// `lane * mul(seed) + add(seed, reg)` (wrapping). The printer emits exactly this as one
 /// `mad.lo.u32` per register.
 pub fn st_value(seed: u32, lane: u32, reg: u32) -> u32 {
-    lane.wrapping_mul(st_mul(seed)).wrapping_add(st_add(seed, reg))
+    lane.wrapping_mul(st_mul(seed))
+        .wrapping_add(st_add(seed, reg))
 }
 
 /// `(mul, add)` of register `reg`, for the printer.

@@ -1,14 +1,20 @@
 //! The case file format: round trip, and a distinct, clear error for each way a file can be
 //! bad (truncated, corrupted, wrong magic, newer or older format version).
 
-use tcgen05_ir::codec::{decode, encode, CodecError, FORMAT_VERSION, MAGIC};
-use tcgen05_ir::{samples, Case, Intent, Provenance, RuleId};
+use tcgen05_ir::codec::{CodecError, FORMAT_VERSION, MAGIC, decode, encode};
+use tcgen05_ir::{Case, Intent, Provenance, RuleId, samples};
 
 fn case() -> Case {
     Case {
         program: samples::single_warp_roundtrip(),
-        intent: Intent::NearMiss { breaks: RuleId::AllocNcolsPow2 },
-        provenance: Provenance { seed: Some(42), origin: "test".into(), family: None },
+        intent: Intent::NearMiss {
+            breaks: RuleId::AllocNcolsPow2,
+        },
+        provenance: Provenance {
+            seed: Some(42),
+            origin: "test".into(),
+            family: None,
+        },
     }
 }
 
@@ -58,7 +64,10 @@ fn wrong_magic_names_what_it_found() {
     let e = decode(b".version 8.6\n.target sm_100a").unwrap_err();
     assert!(matches!(e, CodecError::WrongMagic { .. }), "{e:?}");
     assert!(e.to_string().contains("not a tcgen05-fuzz case file"));
-    assert!(matches!(decode(b""), Err(CodecError::Truncated { .. }) | Err(CodecError::WrongMagic { .. })));
+    assert!(matches!(
+        decode(b""),
+        Err(CodecError::Truncated { .. }) | Err(CodecError::WrongMagic { .. })
+    ));
 }
 
 #[test]
@@ -66,10 +75,19 @@ fn newer_and_older_versions_are_told_apart() {
     let mut bytes = encode(&case());
     bytes[8..10].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let e = decode(&bytes).unwrap_err();
-    assert_eq!(e, CodecError::NewerVersion { found: FORMAT_VERSION + 1, supported: FORMAT_VERSION });
+    assert_eq!(
+        e,
+        CodecError::NewerVersion {
+            found: FORMAT_VERSION + 1,
+            supported: FORMAT_VERSION
+        }
+    );
     assert!(e.to_string().contains("upgrade"));
     bytes[8..10].copy_from_slice(&0u16.to_le_bytes());
-    assert!(matches!(decode(&bytes), Err(CodecError::OlderVersion { found: 0, .. })));
+    assert!(matches!(
+        decode(&bytes),
+        Err(CodecError::OlderVersion { found: 0, .. })
+    ));
 }
 
 #[test]
@@ -82,7 +100,10 @@ fn a_consistent_header_over_garbage_is_corrupt_not_a_panic() {
     bytes.extend_from_slice(&crc32fast_hash(&payload).to_le_bytes());
     bytes.extend_from_slice(&payload);
     let e = decode(&bytes).unwrap_err();
-    assert!(matches!(e, CodecError::Corrupt(ref m) if m.contains("does not decode")), "{e:?}");
+    assert!(
+        matches!(e, CodecError::Corrupt(ref m) if m.contains("does not decode")),
+        "{e:?}"
+    );
 }
 
 /// CRC-32 (IEEE), bitwise: independent of the codec's implementation.
@@ -91,7 +112,11 @@ fn crc32fast_hash(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

@@ -4,7 +4,7 @@
 
 use arbitrary::Unstructured;
 use proptest::prelude::*;
-use tcgen05_ir::arb::{program, Bounds};
+use tcgen05_ir::arb::{Bounds, program};
 use tcgen05_ir::ptx::{emit, lift};
 
 proptest! {
@@ -32,7 +32,9 @@ fn arbitrary_programs_cover_every_statement_and_op_kind() {
     for _ in 0..500 {
         let bytes: Vec<u8> = (0..2048)
             .map(|_| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (seed >> 33) as u8
             })
             .collect();

@@ -1,7 +1,7 @@
 //! `tcgen05-fuzz show FILE`: a binary case prints as its PTX; a PTX file prints as a summary
 //! of its kernels and functions and their tcgen05 instructions.
 
-use super::{bad_input, Format};
+use super::{Format, bad_input};
 use anyhow::Context as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,7 +21,8 @@ pub struct Args {
 /// Runs `show`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
-    let bytes = std::fs::read(&args.file).map_err(|e| bad_input(format!("{name}: cannot read: {e}")))?;
+    let bytes =
+        std::fs::read(&args.file).map_err(|e| bad_input(format!("{name}: cannot read: {e}")))?;
     if codec::looks_like_case(&bytes) {
         let case = codec::decode(&bytes).map_err(|e| bad_input(format!("{name}: {e}")))?;
         let text = ptx::emit(&case.program);
@@ -34,20 +35,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let src = String::from_utf8(bytes)
-        .map_err(|_| bad_input(format!("{name}: neither a tcgen05-fuzz case file nor UTF-8 PTX text")))?;
+    let src = String::from_utf8(bytes).map_err(|_| {
+        bad_input(format!(
+            "{name}: neither a tcgen05-fuzz case file nor UTF-8 PTX text"
+        ))
+    })?;
     let module = ptx::parse_module(&src, &name).map_err(|e| bad_input(e.to_string()))?;
     match args.format {
         Format::Text => print_text(&name, &module),
         Format::Json => {
-            let kernels: Vec<_> = module.functions.iter().filter(|f| f.body.is_some()).map(function_json).collect();
+            let kernels: Vec<_> = module
+                .functions
+                .iter()
+                .filter(|f| f.body.is_some())
+                .map(function_json)
+                .collect();
             let v = serde_json::json!({
                 "file": name,
                 "version": module.version.map(|v| v.to_string()),
                 "target": module.target,
                 "functions": kernels,
             });
-            println!("{}", serde_json::to_string_pretty(&v).context("serializing the summary")?);
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&v).context("serializing the summary")?
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -80,10 +92,17 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
     println!(
         "{name}: PTX {} for {}",
         m.version.map_or_else(|| "?".to_string(), |v| v.to_string()),
-        if m.target.is_empty() { "?".to_string() } else { m.target.join(", ") }
+        if m.target.is_empty() {
+            "?".to_string()
+        } else {
+            m.target.join(", ")
+        }
     );
     for f in m.functions.iter().filter(|f| f.body.is_some()) {
-        let tc: Vec<_> = f.instrs().filter(|i| i.opcode.starts_with("tcgen05.")).collect();
+        let tc: Vec<_> = f
+            .instrs()
+            .filter(|i| i.opcode.starts_with("tcgen05."))
+            .collect();
         println!(
             "\n{} {} (line {}): {} instructions, {} tcgen05",
             if f.is_entry { "kernel" } else { "function" },
@@ -93,9 +112,17 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
             tc.len()
         );
         for i in tc {
-            let guard = i.guard.map(|g| format!("@{}{} ", if g.negated { "!" } else { "" }, g.pred)).unwrap_or_default();
+            let guard = i
+                .guard
+                .map(|g| format!("@{}{} ", if g.negated { "!" } else { "" }, g.pred))
+                .unwrap_or_default();
             let ops: Vec<String> = i.operands.iter().map(ToString::to_string).collect();
-            let line = format!("  {:>6}  {guard}{} {}", i.pos.line, i.opcode, ops.join(", "));
+            let line = format!(
+                "  {:>6}  {guard}{} {}",
+                i.pos.line,
+                i.opcode,
+                ops.join(", ")
+            );
             println!("{}", line.trim_end());
         }
     }

@@ -9,7 +9,7 @@
 //! records are derived from the layout and skipped. The launch's cluster count, which PTX
 //! cannot express, is read from the `// launch:` comment the printer writes.
 
-use super::parse::{parse_module, Function, Instr, Operand, ParseError, Stmt as PStmt};
+use super::parse::{Function, Instr, Operand, ParseError, Stmt as PStmt, parse_module};
 use crate::form::{Form, MmaForm};
 use crate::observe;
 use crate::program::*;
@@ -33,7 +33,10 @@ pub enum LiftError {
 }
 
 fn shape(line: u32, msg: impl Into<String>) -> LiftError {
-    LiftError::Shape { line, msg: msg.into() }
+    LiftError::Shape {
+        line,
+        msg: msg.into(),
+    }
 }
 
 /// What a register holds, as far as the printer's idioms go.
@@ -57,7 +60,7 @@ enum Val<'a> {
     /// A `mapa` of an mbarrier into cluster CTA `rank`.
     Remote(u32, u8),
     /// `mad.lo.u32 r, %lane, mul, add` of a st value.
-    StVal(u32),
+    StValue(u32),
     /// A predicate holding a condition.
     Cond(Cond),
     /// A predicate holding a constant.
@@ -92,16 +95,29 @@ pub fn lift(src: &str) -> Result<Program, LiftError> {
         .first()
         .and_then(|t| Target::from_ptx(t))
         .ok_or_else(|| shape(0, "no .target this crate knows"))?;
-    let mut smem = Smem { slots: 0, mbarriers: 0, regions: vec![] };
+    let mut smem = Smem {
+        slots: 0,
+        mbarriers: 0,
+        regions: vec![],
+    };
     for g in &m.globals {
-        let name_at = g.words.iter().position(|w| w.starts_with("tc_")).ok_or_else(|| shape(g.pos.line, "unexpected global"))?;
-        let n: u32 = g.words.get(name_at + 2).and_then(|w| w.parse().ok()).ok_or_else(|| shape(g.pos.line, "expected an array size"))?;
+        let name_at = g
+            .words
+            .iter()
+            .position(|w| w.starts_with("tc_"))
+            .ok_or_else(|| shape(g.pos.line, "unexpected global"))?;
+        let n: u32 = g
+            .words
+            .get(name_at + 2)
+            .and_then(|w| w.parse().ok())
+            .ok_or_else(|| shape(g.pos.line, "expected an array size"))?;
         match g.words[name_at] {
             "tc_slot" => smem.slots = n as u8,
             "tc_mbar" => smem.mbarriers = n as u8,
             "tc_scratch" => {}
             name => {
-                let r = region_of(name).ok_or_else(|| shape(g.pos.line, format!("unexpected global {name}")))?;
+                let r = region_of(name)
+                    .ok_or_else(|| shape(g.pos.line, format!("unexpected global {name}")))?;
                 if usize::from(r) != smem.regions.len() {
                     return Err(shape(g.pos.line, "data regions out of order"));
                 }
@@ -119,8 +135,15 @@ pub fn lift(src: &str) -> Result<Program, LiftError> {
             .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
             .ok_or_else(|| shape(0, format!("`// launch:` comment lacks {k}")))
     };
-    let entry = m.functions.iter().find(|f| f.is_entry).ok_or_else(|| shape(0, "no .entry"))?;
-    let declare_cluster = entry.directives.iter().any(|d| d[0] == ".reqnctapercluster");
+    let entry = m
+        .functions
+        .iter()
+        .find(|f| f.is_entry)
+        .ok_or_else(|| shape(0, "no .entry"))?;
+    let declare_cluster = entry
+        .directives
+        .iter()
+        .any(|d| d[0] == ".reqnctapercluster");
     let launch = Launch {
         target,
         ptx_version: version,
@@ -130,30 +153,61 @@ pub fn lift(src: &str) -> Result<Program, LiftError> {
         declare_cluster,
     };
     let mut funcs = Vec::new();
-    for (i, f) in m.functions.iter().filter(|f| !f.is_entry && f.body.is_some()).enumerate() {
+    for (i, f) in m
+        .functions
+        .iter()
+        .filter(|f| !f.is_entry && f.body.is_some())
+        .enumerate()
+    {
         if f.name != format!("f{i}") {
-            return Err(shape(f.pos.line, format!("expected function f{i}, found {}", f.name)));
+            return Err(shape(
+                f.pos.line,
+                format!("expected function f{i}, found {}", f.name),
+            ));
         }
-        funcs.push(Func { body: lift_func(f)? });
+        funcs.push(Func {
+            body: lift_func(f)?,
+        });
     }
     let warps = lift_entry(entry)?;
-    Ok(Program { launch, smem, warps, funcs })
+    Ok(Program {
+        launch,
+        smem,
+        warps,
+        funcs,
+    })
 }
 
 fn body<'a, 'm>(f: &'m Function<'a>) -> Vec<&'m PStmt<'a>> {
-    f.body.iter().flatten().filter(|s| !matches!(s, PStmt::Decl(..))).collect()
+    f.body
+        .iter()
+        .flatten()
+        .filter(|s| !matches!(s, PStmt::Decl(..)))
+        .collect()
 }
 
 fn lift_func(f: &Function<'_>) -> Result<Vec<Stmt>, LiftError> {
-    let mut lf = Lifter { instrs: body(f), i: 0, env: HashMap::new(), last_st_seed: None };
+    let mut lf = Lifter {
+        instrs: body(f),
+        i: 0,
+        env: HashMap::new(),
+        last_st_seed: None,
+    };
     // Preamble: special registers, the param, the lane's checkpoint address.
-    lf.skip_preamble(|ins| ins.opcode == "add.u64" && ins.operands.first() == Some(&Operand::Reg("%obsl")))?;
+    lf.skip_preamble(|ins| {
+        ins.opcode == "add.u64" && ins.operands.first() == Some(&Operand::Reg("%obsl"))
+    })?;
     let out = lf.block(&|s| matches!(s, PStmt::Instr(i) if i.opcode == "ret"))?;
     Ok(out)
 }
 
 fn lift_entry(f: &Function<'_>) -> Result<Vec<Vec<Stmt>>, LiftError> {
-    let mut lf = Lifter { instrs: body(f), i: 0, env: HashMap::new(), last_st_seed: None };
+    let mut lf = Lifter {
+        instrs: body(f),
+        i: 0,
+        env: HashMap::new(),
+        last_st_seed: None,
+    };
     lf.skip_preamble(|ins| ins.opcode == "bra.uni")?;
     let mut warps = Vec::new();
     while let Some(PStmt::Label(name, pos)) = lf.instrs.get(lf.i).copied() {
@@ -186,10 +240,10 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn skip_preamble(&mut self, last: impl Fn(&Instr<'a>) -> bool) -> Result<(), LiftError> {
         while let Some(s) = self.instrs.get(self.i) {
             self.i += 1;
-            if let PStmt::Instr(ins) = s {
-                if last(ins) {
-                    return Ok(());
-                }
+            if let PStmt::Instr(ins) = s
+                && last(ins)
+            {
+                return Ok(());
             }
         }
         Err(shape(0, "unexpected end of body in the preamble"))
@@ -212,8 +266,13 @@ impl<'a, 'm> Lifter<'a, 'm> {
                 self.i += 1;
                 Ok(())
             }
-            Some(PStmt::Label(l, p)) => Err(shape(p.line, format!("expected label {name}, found {l}"))),
-            Some(PStmt::Instr(i)) => Err(shape(i.pos.line, format!("expected label {name}, found {}", i.opcode))),
+            Some(PStmt::Label(l, p)) => {
+                Err(shape(p.line, format!("expected label {name}, found {l}")))
+            }
+            Some(PStmt::Instr(i)) => Err(shape(
+                i.pos.line,
+                format!("expected label {name}, found {}", i.opcode),
+            )),
             _ => Err(shape(0, format!("expected label {name}"))),
         }
     }
@@ -232,7 +291,11 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn val(&self, o: &Operand<'a>, line: u32) -> Result<Val<'a>, LiftError> {
         match o {
             Operand::Imm(v) => Ok(Val::Imm(*v)),
-            Operand::Reg(r) => self.env.get(r).copied().ok_or_else(|| shape(line, format!("register {r} holds nothing known"))),
+            Operand::Reg(r) => self
+                .env
+                .get(r)
+                .copied()
+                .ok_or_else(|| shape(line, format!("register {r} holds nothing known"))),
             _ => Err(shape(line, "expected a register or immediate")),
         }
     }
@@ -243,19 +306,44 @@ impl<'a, 'm> Lifter<'a, 'm> {
             other => other.clone(),
         };
         match self.val(&r, line)? {
-            Val::Taddr(base, off, divergent) => Ok(TmemRef { base, lane: (off >> 16) as u16, col: off as u16, divergent }),
-            Val::Imm(v) => Ok(TmemRef { base: TBase::Abs, lane: (v >> 16) as u16, col: v as u16, divergent: false }),
-            other => Err(shape(line, format!("expected a TMEM address, register holds {other:?}"))),
+            Val::Taddr(base, off, divergent) => Ok(TmemRef {
+                base,
+                lane: (off >> 16) as u16,
+                col: off as u16,
+                divergent,
+            }),
+            Val::Imm(v) => Ok(TmemRef {
+                base: TBase::Abs,
+                lane: (v >> 16) as u16,
+                col: v as u16,
+                divergent: false,
+            }),
+            other => Err(shape(
+                line,
+                format!("expected a TMEM address, register holds {other:?}"),
+            )),
         }
     }
 
     fn ncols(&self, o: &Operand<'a>, line: u32) -> Result<NCols, LiftError> {
         match o {
-            Operand::Imm(v) => Ok(NCols { value: *v as u32, form: NColsForm::Imm }),
+            Operand::Imm(v) => Ok(NCols {
+                value: *v as u32,
+                form: NColsForm::Imm,
+            }),
             _ => match self.val(o, line)? {
-                Val::Imm(v) => Ok(NCols { value: v as u32, form: NColsForm::Reg }),
-                Val::NColsDiv(v) => Ok(NCols { value: v, form: NColsForm::RegDivergent }),
-                other => Err(shape(line, format!("expected nCols, register holds {other:?}"))),
+                Val::Imm(v) => Ok(NCols {
+                    value: v as u32,
+                    form: NColsForm::Reg,
+                }),
+                Val::NColsDiv(v) => Ok(NCols {
+                    value: v,
+                    form: NColsForm::RegDivergent,
+                }),
+                other => Err(shape(
+                    line,
+                    format!("expected nCols, register holds {other:?}"),
+                )),
             },
         }
     }
@@ -263,7 +351,10 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn desc(&self, o: &Operand<'a>, line: u32) -> Result<SmemDesc, LiftError> {
         match self.val(o, line)? {
             Val::Desc(d) => Ok(d),
-            other => Err(shape(line, format!("expected a descriptor, register holds {other:?}"))),
+            other => Err(shape(
+                line,
+                format!("expected a descriptor, register holds {other:?}"),
+            )),
         }
     }
 
@@ -292,10 +383,24 @@ impl<'a, 'm> Lifter<'a, 'm> {
         }
     }
 
-    fn structured(&mut self, name: &'a str, line: u32, out: &mut Vec<Stmt>) -> Result<(), LiftError> {
-        let (kind, rest) = name.trim_start_matches('$').split_at(name.trim_start_matches('$').find(|c: char| c.is_ascii_digit()).unwrap_or(0));
+    fn structured(
+        &mut self,
+        name: &'a str,
+        line: u32,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), LiftError> {
+        let (kind, rest) = name.trim_start_matches('$').split_at(
+            name.trim_start_matches('$')
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(0),
+        );
         let n = rest.split('_').next().unwrap_or("");
-        let count_of = |ins: &Instr<'a>| ins.operands.get(2).and_then(imm).ok_or_else(|| shape(ins.pos.line, "expected a bound"));
+        let count_of = |ins: &Instr<'a>| {
+            ins.operands
+                .get(2)
+                .and_then(imm)
+                .ok_or_else(|| shape(ins.pos.line, "expected a bound"))
+        };
         match (kind, rest.ends_with("_top")) {
             ("L", true) | ("S", true) => {
                 let setp = self.next_instr()?;
@@ -310,41 +415,69 @@ impl<'a, 'm> Lifter<'a, 'm> {
                     let body = self.block(&|s| matches!(s, PStmt::Instr(i) if i.opcode == "bra" && i.operands.first() == Some(&Operand::Sym(&top))))?;
                     self.i += 1;
                     self.expect_label(&end)?;
-                    out.push(Stmt::Loop { count: count as u8, body });
+                    out.push(Stmt::Loop {
+                        count: count as u8,
+                        body,
+                    });
                 }
                 Ok(())
             }
             ("MW", true) => {
                 let tw = self.next_instr()?;
-                let scope = if tw.opcode.contains(".cluster.") { Scope::Cluster } else { Scope::Cta };
+                let scope = if tw.opcode.contains(".cluster.") {
+                    Scope::Cluster
+                } else {
+                    Scope::Cta
+                };
                 let bar = match tw.operands.get(1) {
-                    Some(Operand::Addr { base: "tc_mbar", offset }) => (*offset / 8) as u8,
+                    Some(Operand::Addr {
+                        base: "tc_mbar",
+                        offset,
+                    }) => (*offset / 8) as u8,
                     _ => return Err(shape(tw.pos.line, "expected [tc_mbar+k] in try_wait")),
                 };
-                let parity = tw.operands.get(2).and_then(imm).ok_or_else(|| shape(tw.pos.line, "expected a parity"))? != 0;
+                let parity = tw
+                    .operands
+                    .get(2)
+                    .and_then(imm)
+                    .ok_or_else(|| shape(tw.pos.line, "expected a parity"))?
+                    != 0;
                 self.next_instr()?; // @p bra done
                 self.next_instr()?; // add
                 let setp = self.next_instr()?;
                 let max_tries = count_of(setp)? as u32;
                 self.skip_past_label(&format!("$MW{n}_rec"))?;
-                out.push(Stmt::MbarWait { bar, parity, scope, max_tries });
+                out.push(Stmt::MbarWait {
+                    bar,
+                    parity,
+                    scope,
+                    max_tries,
+                });
                 Ok(())
             }
             ("F", true) => {
                 self.next_instr()?; // setp
                 self.next_instr()?; // @p bra end
                 let mad = self.next_instr()?;
-                let seed = mad.operands.get(3).and_then(imm).ok_or_else(|| shape(mad.pos.line, "expected the fill seed"))? as u32;
+                let seed = mad
+                    .operands
+                    .get(3)
+                    .and_then(imm)
+                    .ok_or_else(|| shape(mad.pos.line, "expected the fill seed"))?
+                    as u32;
                 let mut elem = FillElem::Word;
                 let region = loop {
                     let ins = self.next_instr()?;
                     match ins.opcode {
                         "cvt.rn.f16.s32" => elem = FillElem::F16Small,
                         "cvt.rn.f32.s32" => elem = FillElem::Tf32Small,
-                        "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => elem = FillElem::I8Small,
+                        "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => {
+                            elem = FillElem::I8Small
+                        }
                         "mov.u32" => {
                             if let Some(Operand::Sym(s)) = ins.operands.get(1) {
-                                break region_of(s).ok_or_else(|| shape(ins.pos.line, "expected tc_data<n>"))?;
+                                break region_of(s)
+                                    .ok_or_else(|| shape(ins.pos.line, "expected tc_data<n>"))?;
                             }
                         }
                         _ => {}
@@ -365,7 +498,10 @@ impl<'a, 'm> Lifter<'a, 'm> {
             out.push(Stmt::Tc(self.op(form, ins)?));
             return Ok(());
         }
-        let op1 = |k: usize| ops.get(k).ok_or_else(|| shape(line, format!("{} lacks operand {k}", ins.opcode)));
+        let op1 = |k: usize| {
+            ops.get(k)
+                .ok_or_else(|| shape(line, format!("{} lacks operand {k}", ins.opcode)))
+        };
         match ins.opcode {
             "mov.u32" | "mov.b32" | "mov.u64" | "mov.b64" | "mov.b16" => {
                 let v = match op1(1)? {
@@ -377,16 +513,26 @@ impl<'a, 'm> Lifter<'a, 'm> {
                 self.set(op1(0)?, v);
             }
             "ld.shared.u32" => match op1(1)? {
-                Operand::Addr { base: "tc_slot", offset } => self.set(op1(0)?, Val::Slot((*offset / 4) as u8)),
+                Operand::Addr {
+                    base: "tc_slot",
+                    offset,
+                } => self.set(op1(0)?, Val::Slot((*offset / 4) as u8)),
                 _ => return Err(shape(line, "expected ld.shared.u32 of tc_slot")),
             },
             "ld.shared.b32" => match op1(1)? {
-                Operand::Addr { base: "tc_slot", offset } => out.push(Stmt::ObserveAddr { slot: (*offset / 4) as u8 }),
+                Operand::Addr {
+                    base: "tc_slot",
+                    offset,
+                } => out.push(Stmt::ObserveAddr {
+                    slot: (*offset / 4) as u8,
+                }),
                 _ => return Err(shape(line, "expected ld.shared.b32 of tc_slot")),
             },
             "add.u32" | "add.u64" => {
                 let dst = op1(0)?;
-                if matches!(dst, Operand::Reg("%obsl" | "%obsw" | "%obscta")) || matches!(op1(2)?, Operand::Reg("%obsw")) {
+                if matches!(dst, Operand::Reg("%obsl" | "%obsw" | "%obscta"))
+                    || matches!(op1(2)?, Operand::Reg("%obsw"))
+                {
                     return Ok(());
                 }
                 let a = self.val(op1(1)?, line)?;
@@ -408,7 +554,9 @@ impl<'a, 'm> Lifter<'a, 'm> {
                 // `and` of a descriptor start (0x3FFFF) keeps the symbol; of fill temps: ignored.
             }
             "shl.b32" => {
-                if let (Ok(Val::Imm(v)), Ok(Val::LaneBit)) = (self.val(op1(1)?, line), self.val(op1(2)?, line)) {
+                if let (Ok(Val::Imm(v)), Ok(Val::LaneBit)) =
+                    (self.val(op1(1)?, line), self.val(op1(2)?, line))
+                {
                     self.set(op1(0)?, Val::NColsDiv(v as u32));
                 }
             }
@@ -420,8 +568,12 @@ impl<'a, 'm> Lifter<'a, 'm> {
             }
             "or.b64" => match (self.val(op1(1)?, line)?, op1(2)?) {
                 (Val::DescStart(s, o), Operand::Imm(bits)) => {
-                    let region = region_of(s).ok_or_else(|| shape(line, "descriptor of an unknown symbol"))?;
-                    self.set(op1(0)?, Val::Desc(SmemDesc::from_fields(region, o, *bits as u64)));
+                    let region = region_of(s)
+                        .ok_or_else(|| shape(line, "descriptor of an unknown symbol"))?;
+                    self.set(
+                        op1(0)?,
+                        Val::Desc(SmemDesc::from_fields(region, o, *bits as u64)),
+                    );
                 }
                 _ => return Err(shape(line, "unexpected or.b64")),
             },
@@ -431,22 +583,34 @@ impl<'a, 'm> Lifter<'a, 'm> {
                     let add = imm(op1(3)?).unwrap_or(0) as u32;
                     // The first `mad` of a st is register 0: its addend is the seed.
                     self.last_st_seed.get_or_insert(add);
-                    self.set(op1(0)?, Val::StVal(add));
+                    self.set(op1(0)?, Val::StValue(add));
                 }
             }
             "mul.wide.u32" => {}
             "setp.lt.u32" | "setp.eq.u32" | "setp.ne.u32" | "setp.ge.u32" => {
                 let n = op1(2)?;
                 let c = match (ins.opcode, op1(1)?) {
-                    ("setp.lt.u32", Operand::Reg("%lane")) => Val::Cond(Cond::LaneLt(imm(n).unwrap_or(0) as u8)),
-                    ("setp.eq.u32", Operand::Reg("%lane")) => Val::Cond(Cond::LaneEq(imm(n).unwrap_or(0) as u8)),
-                    ("setp.eq.u32", Operand::Reg("%ctarank")) => Val::Cond(Cond::CtaRank(imm(n).unwrap_or(0) as u8)),
+                    ("setp.lt.u32", Operand::Reg("%lane")) => {
+                        Val::Cond(Cond::LaneLt(imm(n).unwrap_or(0) as u8))
+                    }
+                    ("setp.eq.u32", Operand::Reg("%lane")) => {
+                        Val::Cond(Cond::LaneEq(imm(n).unwrap_or(0) as u8))
+                    }
+                    ("setp.eq.u32", Operand::Reg("%ctarank")) => {
+                        Val::Cond(Cond::CtaRank(imm(n).unwrap_or(0) as u8))
+                    }
                     ("setp.ne.u32", Operand::Reg("%ctaodd")) => Val::Cond(Cond::CtaOdd),
-                    ("setp.eq.u32", Operand::Reg("%clid")) => Val::Cond(Cond::Cluster(imm(n).unwrap_or(0) as u16)),
-                    ("setp.eq.u32", Operand::Reg("%warp")) => Val::Cond(Cond::WarpRank(imm(n).unwrap_or(0) as u8)),
+                    ("setp.eq.u32", Operand::Reg("%clid")) => {
+                        Val::Cond(Cond::Cluster(imm(n).unwrap_or(0) as u16))
+                    }
+                    ("setp.eq.u32", Operand::Reg("%warp")) => {
+                        Val::Cond(Cond::WarpRank(imm(n).unwrap_or(0) as u8))
+                    }
                     ("setp.ne.u32", r) => match self.val(r, line)? {
                         Val::Imm(v) => Val::Pred(v != 0),
-                        other => return Err(shape(line, format!("unexpected setp.ne of {other:?}"))),
+                        other => {
+                            return Err(shape(line, format!("unexpected setp.ne of {other:?}")));
+                        }
                     },
                     _ => return Err(shape(line, format!("unexpected {}", ins.opcode))),
                 };
@@ -476,17 +640,32 @@ impl<'a, 'm> Lifter<'a, 'm> {
             }
             "call" => match ops.first() {
                 Some(Operand::Sym(f)) => {
-                    let n = f.strip_prefix('f').and_then(|n| n.parse().ok()).ok_or_else(|| shape(line, "call of an unknown function"))?;
+                    let n = f
+                        .strip_prefix('f')
+                        .and_then(|n| n.parse().ok())
+                        .ok_or_else(|| shape(line, "call of an unknown function"))?;
                     out.push(Stmt::Call(n));
                 }
                 _ => return Err(shape(line, "call without a function name")),
             },
             "st.global.u32" => {
-                if let (Some(Operand::Addr { base: "%obsl", offset: 0 }), Some(Operand::Imm(v))) = (ops.first(), ops.get(1)) {
+                if let (
+                    Some(Operand::Addr {
+                        base: "%obsl",
+                        offset: 0,
+                    }),
+                    Some(Operand::Imm(v)),
+                ) = (ops.first(), ops.get(1))
+                {
                     if *v == i64::from(observe::CHECKPOINT_EXIT) {
                         match self.next_instr()? {
                             e if e.opcode == "exit" => out.push(Stmt::Exit),
-                            e => return Err(shape(e.pos.line, "expected exit after the exit checkpoint")),
+                            e => {
+                                return Err(shape(
+                                    e.pos.line,
+                                    "expected exit after the exit checkpoint",
+                                ));
+                            }
                         }
                     } else {
                         out.push(Stmt::Checkpoint(*v as u16));
@@ -501,13 +680,28 @@ impl<'a, 'm> Lifter<'a, 'm> {
             "fence.mbarrier_init.release.cluster" => out.push(Stmt::FenceMbarInit),
             "fence.proxy.async.shared::cta" => out.push(Stmt::FenceProxyAsync),
             "mbarrier.init.shared::cta.b64" => match (ops.first(), ops.get(1).and_then(imm)) {
-                (Some(Operand::Addr { base: "tc_mbar", offset }), Some(count)) => {
-                    out.push(Stmt::MbarInit { bar: (*offset / 8) as u8, count: count as u32 });
+                (
+                    Some(Operand::Addr {
+                        base: "tc_mbar",
+                        offset,
+                    }),
+                    Some(count),
+                ) => {
+                    out.push(Stmt::MbarInit {
+                        bar: (*offset / 8) as u8,
+                        count: count as u32,
+                    });
                 }
                 _ => return Err(shape(line, "expected mbarrier.init [tc_mbar+k], count")),
             },
             "mbarrier.arrive.release.cta.shared::cta.b64" => match ops.get(1) {
-                Some(Operand::Addr { base: "tc_mbar", offset }) => out.push(Stmt::MbarArrive { bar: (*offset / 8) as u8, cta: None }),
+                Some(Operand::Addr {
+                    base: "tc_mbar",
+                    offset,
+                }) => out.push(Stmt::MbarArrive {
+                    bar: (*offset / 8) as u8,
+                    cta: None,
+                }),
                 _ => return Err(shape(line, "expected mbarrier.arrive _, [tc_mbar+k]")),
             },
             "mapa.shared::cluster.u32" => {
@@ -518,8 +712,13 @@ impl<'a, 'm> Lifter<'a, 'm> {
                 self.set(op1(0)?, Val::Remote(off / 8, rank));
             }
             "mbarrier.arrive.release.cluster.shared::cluster.b64" => match ops.get(1) {
-                Some(Operand::Addr { base, offset: 0 }) => match self.val(&Operand::Reg(base), line)? {
-                    Val::Remote(bar, rank) => out.push(Stmt::MbarArrive { bar: bar as u8, cta: Some(rank) }),
+                Some(Operand::Addr { base, offset: 0 }) => match self
+                    .val(&Operand::Reg(base), line)?
+                {
+                    Val::Remote(bar, rank) => out.push(Stmt::MbarArrive {
+                        bar: bar as u8,
+                        cta: Some(rank),
+                    }),
                     other => return Err(shape(line, format!("remote arrive through {other:?}"))),
                 },
                 _ => return Err(shape(line, "expected mbarrier.arrive _, [%r]")),
@@ -532,40 +731,78 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn op(&mut self, form: Form, ins: &Instr<'a>) -> Result<Op, LiftError> {
         let line = ins.pos.line;
         let ops = &ins.operands;
-        let at = |k: usize| ops.get(k).ok_or_else(|| shape(line, format!("{} lacks operand {k}", ins.opcode)));
+        let at = |k: usize| {
+            ops.get(k)
+                .ok_or_else(|| shape(line, format!("{} lacks operand {k}", ins.opcode)))
+        };
         Ok(match form {
             Form::Alloc(form) => {
                 let (slot, dst_global) = match at(0)? {
-                    Operand::Addr { base: "tc_slot", offset } => ((*offset / 4) as u8, false),
-                    Operand::Addr { base, offset: 0 } => match self.val(&Operand::Reg(base), line)? {
-                        Val::Sym("tc_slot", o) => ((o / 4) as u8, false),
-                        Val::Sym("tc_scratch", o) => ((o / 4) as u8, true),
-                        other => return Err(shape(line, format!("alloc dst holds {other:?}"))),
-                    },
+                    Operand::Addr {
+                        base: "tc_slot",
+                        offset,
+                    } => ((*offset / 4) as u8, false),
+                    Operand::Addr { base, offset: 0 } => {
+                        match self.val(&Operand::Reg(base), line)? {
+                            Val::Sym("tc_slot", o) => ((o / 4) as u8, false),
+                            Val::Sym("tc_scratch", o) => ((o / 4) as u8, true),
+                            other => return Err(shape(line, format!("alloc dst holds {other:?}"))),
+                        }
+                    }
                     _ => return Err(shape(line, "unexpected alloc dst")),
                 };
-                Op::Alloc { form, slot, dst_global, ncols: self.ncols(at(1)?, line)? }
+                Op::Alloc {
+                    form,
+                    slot,
+                    dst_global,
+                    ncols: self.ncols(at(1)?, line)?,
+                }
             }
-            Form::Dealloc(form) => Op::Dealloc { form, taddr: self.tmem(at(0)?, line)?, ncols: self.ncols(at(1)?, line)? },
+            Form::Dealloc(form) => Op::Dealloc {
+                form,
+                taddr: self.tmem(at(0)?, line)?,
+                ncols: self.ncols(at(1)?, line)?,
+            },
             Form::Relinquish(form) => Op::Relinquish { form },
             Form::Wait(form) => Op::Wait { form },
             Form::Fence(kind) => Op::Fence { kind },
             Form::Ld(form) => {
-                let Operand::Vec(regs) = at(0)? else { return Err(shape(line, "expected a vector")) };
+                let Operand::Vec(regs) = at(0)? else {
+                    return Err(shape(line, "expected a vector"));
+                };
                 let a = if form.red { 2 } else { 1 };
-                Op::Ld { form, taddr: self.tmem(at(a)?, line)?, split: ops.get(a + 1).and_then(imm).map(|v| v as u32), nregs: regs.len() as u16 }
+                Op::Ld {
+                    form,
+                    taddr: self.tmem(at(a)?, line)?,
+                    split: ops.get(a + 1).and_then(imm).map(|v| v as u32),
+                    nregs: regs.len() as u16,
+                }
             }
             Form::St(form) => {
-                let Some(Operand::Vec(regs)) = ops.last() else { return Err(shape(line, "expected a vector")) };
-                let split = if ops.len() == 3 { imm(&ops[1]).map(|v| v as u32) } else { None };
+                let Some(Operand::Vec(regs)) = ops.last() else {
+                    return Err(shape(line, "expected a vector"));
+                };
+                let split = if ops.len() == 3 {
+                    imm(&ops[1]).map(|v| v as u32)
+                } else {
+                    None
+                };
                 // The seed is register 0's addend: st_add(seed, 0) == seed.
                 let seed = self.st_seed(regs, line)?;
                 self.last_st_seed = None;
-                Op::St { form, taddr: self.tmem(at(0)?, line)?, split, nregs: regs.len() as u16, seed }
+                Op::St {
+                    form,
+                    taddr: self.tmem(at(0)?, line)?,
+                    split,
+                    nregs: regs.len() as u16,
+                    seed,
+                }
             }
             Form::Commit(form) => {
                 let (mbar, addr) = match at(0)? {
-                    Operand::Addr { base, offset: 0 } => match self.val(&Operand::Reg(base), line)? {
+                    Operand::Addr { base, offset: 0 } => match self
+                        .val(&Operand::Reg(base), line)?
+                    {
                         Val::Sym("tc_mbar", o) => ((o / 8) as u8, MbarAddr::Shared),
                         Val::Sym("tc_scratch", o) => ((o / 8) as u8, MbarAddr::GlobalUb),
                         other => return Err(shape(line, format!("commit mbar holds {other:?}"))),
@@ -579,10 +816,22 @@ impl<'a, 'm> Lifter<'a, 'm> {
                     },
                     None => None,
                 };
-                Op::Commit { form, mbar, addr, cta_mask }
+                Op::Commit {
+                    form,
+                    mbar,
+                    addr,
+                    cta_mask,
+                }
             }
-            Form::Cp(form) => Op::Cp { form, taddr: self.tmem(at(0)?, line)?, src: self.desc(at(1)?, line)? },
-            Form::Shift(form) => Op::Shift { form, taddr: self.tmem(at(0)?, line)? },
+            Form::Cp(form) => Op::Cp {
+                form,
+                taddr: self.tmem(at(0)?, line)?,
+                src: self.desc(at(1)?, line)?,
+            },
+            Form::Shift(form) => Op::Shift {
+                form,
+                taddr: self.tmem(at(0)?, line)?,
+            },
             Form::Mma(form) => Op::Mma(Box::new(self.mma(form, ops, line)?)),
         })
     }
@@ -590,11 +839,13 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn st_seed(&self, regs: &[Operand<'a>], line: u32) -> Result<u32, LiftError> {
         match regs.first() {
             Some(o) => match self.val(o, line)? {
-                Val::StVal(add) => Ok(add),
+                Val::StValue(add) => Ok(add),
                 other => Err(shape(line, format!("st register holds {other:?}"))),
             },
             // An empty vector: the printer still computed register 0, the last `mad` seen.
-            None => self.last_st_seed.ok_or_else(|| shape(line, "st without a seed")),
+            None => self
+                .last_st_seed
+                .ok_or_else(|| shape(line, "st without a seed")),
         }
     }
 
@@ -630,15 +881,17 @@ impl<'a, 'm> Lifter<'a, 'm> {
             for o in v {
                 match self.val(o, line)? {
                     Val::Imm(x) => vals.push(x as u32),
-                    other => return Err(shape(line, format!("disable-output-lane holds {other:?}"))),
+                    other => {
+                        return Err(shape(line, format!("disable-output-lane holds {other:?}")));
+                    }
                 }
             }
             dol = Some(vals);
             rest.pop();
         }
-        let enable_input_d = match rest.pop().map(|o| self.val(o, line)).transpose()? {
-            Some(Val::Pred(b)) => b,
-            _ => return Err(shape(line, "expected enable-input-d")),
+        let Some(Val::Pred(enable_input_d)) = rest.pop().map(|o| self.val(o, line)).transpose()?
+        else {
+            return Err(shape(line, "expected enable-input-d"));
         };
         let mut scale_input_d = None;
         if let Some(Operand::Imm(v)) = rest.last() {
@@ -683,6 +936,10 @@ mod tests {
     #[test]
     fn foreign_ptx_is_not_lifted() {
         let e = lift(".version 8.6\n.target sm_100a\n.address_size 64\n").unwrap_err();
-        assert!(e.to_string().contains("not a module printed by tcgen05-fuzz"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("not a module printed by tcgen05-fuzz"),
+            "{e}"
+        );
     }
 }

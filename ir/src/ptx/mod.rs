@@ -8,5 +8,5 @@ pub mod lift;
 pub mod parse;
 
 pub use emit::{emit, emit_into};
-pub use lift::{lift, LiftError};
-pub use parse::{parse_module, Module, ParseError};
+pub use lift::{LiftError, lift};
+pub use parse::{Module, ParseError, parse_module};

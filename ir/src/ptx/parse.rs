@@ -184,15 +184,31 @@ fn is_word_byte(c: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     fn new(src: &'a str, file: &'a str) -> Self {
-        Lexer { src, b: src.as_bytes(), i: 0, line: 1, line_start: 0, file, peeked: None }
+        Lexer {
+            src,
+            b: src.as_bytes(),
+            i: 0,
+            line: 1,
+            line_start: 0,
+            file,
+            peeked: None,
+        }
     }
 
     fn pos(&self) -> Pos {
-        Pos { line: self.line, col: (self.i - self.line_start + 1) as u32 }
+        Pos {
+            line: self.line,
+            col: (self.i - self.line_start + 1) as u32,
+        }
     }
 
     fn err(&self, pos: Pos, msg: impl Into<String>) -> ParseError {
-        ParseError { file: self.file.to_string(), line: pos.line, col: pos.col, msg: msg.into() }
+        ParseError {
+            file: self.file.to_string(),
+            line: pos.line,
+            col: pos.col,
+            msg: msg.into(),
+        }
     }
 
     fn skip_space(&mut self) -> Result<(), ParseError> {
@@ -276,7 +292,13 @@ impl<'a> Lexer<'a> {
             self.i += 1;
             return Ok((Tok::Punct(c), pos));
         }
-        Err(self.err(pos, format!("unexpected character {:?}", self.src[self.i..].chars().next().unwrap_or('?'))))
+        Err(self.err(
+            pos,
+            format!(
+                "unexpected character {:?}",
+                self.src[self.i..].chars().next().unwrap_or('?')
+            ),
+        ))
     }
 
     fn peek(&mut self) -> Result<(Tok<'a>, Pos), ParseError> {
@@ -299,7 +321,10 @@ impl<'a> Lexer<'a> {
         let (t, pos) = self.next()?;
         match t {
             Tok::Punct(c) if c == p => Ok(pos),
-            other => Err(self.err(pos, format!("expected `{}` {what}, found {}", p as char, describe(other)))),
+            other => Err(self.err(
+                pos,
+                format!("expected `{}` {what}, found {}", p as char, describe(other)),
+            )),
         }
     }
 }
@@ -333,14 +358,23 @@ fn parse_int(w: &str) -> Option<i64> {
 
 fn is_float_word(w: &str) -> bool {
     let b = w.as_bytes();
-    (b.len() > 2 && b[0] == b'0' && matches!(b[1], b'f' | b'F' | b'd' | b'D') && b[2..].iter().all(u8::is_ascii_hexdigit))
+    (b.len() > 2
+        && b[0] == b'0'
+        && matches!(b[1], b'f' | b'F' | b'd' | b'D')
+        && b[2..].iter().all(u8::is_ascii_hexdigit))
         || (w.contains('.') && w.bytes().next().is_some_and(|c| c.is_ascii_digit()))
 }
 
 /// Parses a PTX module. `file` names the input in error messages.
 pub fn parse_module<'a>(src: &'a str, file: &'a str) -> Result<Module<'a>, ParseError> {
     let mut lx = Lexer::new(src, file);
-    let mut m = Module { version: None, target: vec![], address_size: None, globals: vec![], functions: vec![] };
+    let mut m = Module {
+        version: None,
+        target: vec![],
+        address_size: None,
+        globals: vec![],
+        functions: vec![],
+    };
     let mut linkage: Vec<&str> = Vec::new();
     loop {
         let (t, pos) = lx.next()?;
@@ -349,16 +383,31 @@ pub fn parse_module<'a>(src: &'a str, file: &'a str) -> Result<Module<'a>, Parse
             Tok::Word(".version") => {
                 let (t, p) = lx.next()?;
                 let v = match t {
-                    Tok::Word(w) => w.split_once('.').and_then(|(a, b)| Some(PtxVersion::new(a.parse().ok()?, b.parse().ok()?))),
+                    Tok::Word(w) => w
+                        .split_once('.')
+                        .and_then(|(a, b)| Some(PtxVersion::new(a.parse().ok()?, b.parse().ok()?))),
                     _ => None,
                 };
-                m.version = Some(v.ok_or_else(|| lx.err(p, format!("expected a version like 8.6 after .version, found {}", describe(t))))?);
+                m.version = Some(v.ok_or_else(|| {
+                    lx.err(
+                        p,
+                        format!(
+                            "expected a version like 8.6 after .version, found {}",
+                            describe(t)
+                        ),
+                    )
+                })?);
             }
             Tok::Word(".target") => loop {
                 let (t, p) = lx.next()?;
                 match t {
                     Tok::Word(w) => m.target.push(w),
-                    other => return Err(lx.err(p, format!("expected a target name, found {}", describe(other)))),
+                    other => {
+                        return Err(lx.err(
+                            p,
+                            format!("expected a target name, found {}", describe(other)),
+                        ));
+                    }
                 }
                 if lx.peek()?.0 == Tok::Punct(b',') {
                     lx.next()?;
@@ -373,7 +422,13 @@ pub fn parse_module<'a>(src: &'a str, file: &'a str) -> Result<Module<'a>, Parse
                     _ => None,
                 };
                 if m.address_size.is_none() {
-                    return Err(lx.err(p, format!("expected 32 or 64 after .address_size, found {}", describe(t))));
+                    return Err(lx.err(
+                        p,
+                        format!(
+                            "expected 32 or 64 after .address_size, found {}",
+                            describe(t)
+                        ),
+                    ));
                 }
             }
             Tok::Word(".loc" | ".file" | "@@DWARF") => lx.skip_line(),
@@ -421,20 +476,31 @@ fn skip_section(lx: &mut Lexer<'_>, pos: Pos) -> Result<(), ParseError> {
 
 /// Collects the words of a declaration up to and including its `;` (brace initializers kept
 /// as words).
-fn collect_until_semicolon<'a>(lx: &mut Lexer<'a>, words: &mut Vec<&'a str>, start: Pos) -> Result<(), ParseError> {
+fn collect_until_semicolon<'a>(
+    lx: &mut Lexer<'a>,
+    words: &mut Vec<&'a str>,
+    start: Pos,
+) -> Result<(), ParseError> {
     loop {
         let (t, _) = lx.next()?;
         match t {
             Tok::Punct(b';') => return Ok(()),
             Tok::Word(w) | Tok::Str(w) => words.push(w),
             Tok::Punct(c) => words.push(punct_str(c)),
-            Tok::Eof => return Err(lx.err(start, "expected `;` to end the declaration, found end of file")),
+            Tok::Eof => {
+                return Err(lx.err(
+                    start,
+                    "expected `;` to end the declaration, found end of file",
+                ));
+            }
         }
     }
 }
 
 fn punct_str(c: u8) -> &'static str {
-    const P: &[&str] = &["[", "]", "<", ">", "{", "}", "(", ")", ",", "=", "+", "-", "*", "|", "!", ":", "@", "?"];
+    const P: &[&str] = &[
+        "[", "]", "<", ">", "{", "}", "(", ")", ",", "=", "+", "-", "*", "|", "!", ":", "@", "?",
+    ];
     let i = b"[]<>{}(),=+-*|!:@?".iter().position(|&x| x == c);
     i.map_or("?", |i| P[i])
 }
@@ -452,23 +518,37 @@ fn parse_params<'a>(lx: &mut Lexer<'a>) -> Result<Vec<Param<'a>>, ParseError> {
                 }
                 return Ok(params);
             }
-            Tok::Punct(b',') => params.push(Param { words: std::mem::take(&mut words) }),
+            Tok::Punct(b',') => params.push(Param {
+                words: std::mem::take(&mut words),
+            }),
             Tok::Word(w) => words.push(w),
             Tok::Punct(c @ (b'[' | b']')) => words.push(punct_str(c)),
             Tok::Eof => return Err(lx.err(open, "unterminated parameter list: expected `)`")),
-            other => return Err(lx.err(p, format!("unexpected {} in a parameter list", describe(other)))),
+            other => {
+                return Err(lx.err(
+                    p,
+                    format!("unexpected {} in a parameter list", describe(other)),
+                ));
+            }
         }
     }
 }
 
-fn parse_function<'a>(lx: &mut Lexer<'a>, is_entry: bool, pos: Pos) -> Result<Function<'a>, ParseError> {
+fn parse_function<'a>(
+    lx: &mut Lexer<'a>,
+    is_entry: bool,
+    pos: Pos,
+) -> Result<Function<'a>, ParseError> {
     let mut returns = Vec::new();
     if lx.peek()?.0 == Tok::Punct(b'(') {
         returns = parse_params(lx)?;
     }
     let (t, p) = lx.next()?;
     let Tok::Word(name) = t else {
-        return Err(lx.err(p, format!("expected a function name, found {}", describe(t))));
+        return Err(lx.err(
+            p,
+            format!("expected a function name, found {}", describe(t)),
+        ));
     };
     let mut params = Vec::new();
     if lx.peek()?.0 == Tok::Punct(b'(') {
@@ -480,7 +560,15 @@ fn parse_function<'a>(lx: &mut Lexer<'a>, is_entry: bool, pos: Pos) -> Result<Fu
         match t {
             Tok::Punct(b';') => {
                 lx.next()?;
-                return Ok(Function { name, is_entry, returns, params, directives, body: None, pos });
+                return Ok(Function {
+                    name,
+                    is_entry,
+                    returns,
+                    params,
+                    directives,
+                    body: None,
+                    pos,
+                });
             }
             Tok::Punct(b'{') => {
                 lx.next()?;
@@ -505,7 +593,15 @@ fn parse_function<'a>(lx: &mut Lexer<'a>, is_entry: bool, pos: Pos) -> Result<Fu
                 }
                 directives.push(d);
             }
-            other => return Err(lx.err(p, format!("expected `{{` or `;` after the signature of {name}, found {}", describe(other)))),
+            other => {
+                return Err(lx.err(
+                    p,
+                    format!(
+                        "expected `{{` or `;` after the signature of {name}, found {}",
+                        describe(other)
+                    ),
+                ));
+            }
         }
     }
     let mut body = Vec::new();
@@ -516,7 +612,9 @@ fn parse_function<'a>(lx: &mut Lexer<'a>, is_entry: bool, pos: Pos) -> Result<Fu
             Tok::Punct(b'{') => depth += 1,
             Tok::Punct(b'}') => depth -= 1,
             Tok::Punct(b';') => {}
-            Tok::Eof => return Err(lx.err(pos, format!("unterminated body of {name}: expected `}}`"))),
+            Tok::Eof => {
+                return Err(lx.err(pos, format!("unterminated body of {name}: expected `}}`")));
+            }
             Tok::Word(".loc" | ".file") => lx.skip_line(),
             Tok::Word(".pragma") => {
                 let mut w = vec![".pragma"];
@@ -536,25 +634,64 @@ fn parse_function<'a>(lx: &mut Lexer<'a>, is_entry: bool, pos: Pos) -> Result<Fu
                 let (negated, pred) = match t {
                     Tok::Punct(b'!') => match lx.next()? {
                         (Tok::Word(w), _) => (true, w),
-                        (o, op) => return Err(lx.err(op, format!("expected a predicate after `@!`, found {}", describe(o)))),
+                        (o, op) => {
+                            return Err(lx.err(
+                                op,
+                                format!("expected a predicate after `@!`, found {}", describe(o)),
+                            ));
+                        }
                     },
                     Tok::Word(w) => (false, w),
-                    o => return Err(lx.err(gp, format!("expected a predicate after `@`, found {}", describe(o)))),
+                    o => {
+                        return Err(lx.err(
+                            gp,
+                            format!("expected a predicate after `@`, found {}", describe(o)),
+                        ));
+                    }
                 };
                 let (t, op) = lx.next()?;
                 let Tok::Word(opcode) = t else {
-                    return Err(lx.err(op, format!("expected an opcode after the guard, found {}", describe(t))));
+                    return Err(lx.err(
+                        op,
+                        format!("expected an opcode after the guard, found {}", describe(t)),
+                    ));
                 };
-                body.push(Stmt::Instr(parse_instr(lx, Some(Guard { negated, pred }), opcode, op)?));
+                body.push(Stmt::Instr(parse_instr(
+                    lx,
+                    Some(Guard { negated, pred }),
+                    opcode,
+                    op,
+                )?));
             }
             Tok::Word(opcode) => body.push(Stmt::Instr(parse_instr(lx, None, opcode, p)?)),
-            other => return Err(lx.err(p, format!("expected an instruction, label or declaration, found {}", describe(other)))),
+            other => {
+                return Err(lx.err(
+                    p,
+                    format!(
+                        "expected an instruction, label or declaration, found {}",
+                        describe(other)
+                    ),
+                ));
+            }
         }
     }
-    Ok(Function { name, is_entry, returns, params, directives, body: Some(body), pos })
+    Ok(Function {
+        name,
+        is_entry,
+        returns,
+        params,
+        directives,
+        body: Some(body),
+        pos,
+    })
 }
 
-fn parse_instr<'a>(lx: &mut Lexer<'a>, guard: Option<Guard<'a>>, opcode: &'a str, pos: Pos) -> Result<Instr<'a>, ParseError> {
+fn parse_instr<'a>(
+    lx: &mut Lexer<'a>,
+    guard: Option<Guard<'a>>,
+    opcode: &'a str,
+    pos: Pos,
+) -> Result<Instr<'a>, ParseError> {
     let mut operands = Vec::new();
     if lx.peek()?.0 != Tok::Punct(b';') {
         loop {
@@ -564,7 +701,13 @@ fn parse_instr<'a>(lx: &mut Lexer<'a>, guard: Option<Guard<'a>>, opcode: &'a str
                 Tok::Punct(b',') => {}
                 Tok::Punct(b';') => break,
                 other => {
-                    return Err(lx.err(p, format!("expected `,` or `;` after an operand of `{opcode}`, found {}", describe(other))));
+                    return Err(lx.err(
+                        p,
+                        format!(
+                            "expected `,` or `;` after an operand of `{opcode}`, found {}",
+                            describe(other)
+                        ),
+                    ));
                 }
             }
         }
@@ -581,9 +724,16 @@ fn parse_instr<'a>(lx: &mut Lexer<'a>, guard: Option<Guard<'a>>, opcode: &'a str
         None
     };
     if let Some(f) = &form {
-        check_operand_shape(f, &operands).map_err(|msg| lx.err(pos, format!("malformed `{opcode}`: {msg}")))?;
+        check_operand_shape(f, &operands)
+            .map_err(|msg| lx.err(pos, format!("malformed `{opcode}`: {msg}")))?;
     }
-    Ok(Instr { guard, opcode, operands, form, pos })
+    Ok(Instr {
+        guard,
+        opcode,
+        operands,
+        form,
+        pos,
+    })
 }
 
 /// The operand shapes of each tcgen05 family (reference §3 syntax lines): enough to reject a
@@ -593,21 +743,52 @@ fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
     let is_vec = |o: &Operand<'_>| matches!(o, Operand::Vec(_));
     let is_val = |o: &Operand<'_>| matches!(o, Operand::Reg(_) | Operand::Imm(_) | Operand::Sym(_));
     let n = ops.len();
-    let want = |ok: bool, what: &str| if ok { Ok(()) } else { Err(format!("expected operands {what}, found {n} operand(s)")) };
+    let want = |ok: bool, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("expected operands {what}, found {n} operand(s)"))
+        }
+    };
     match f {
-        Form::Alloc(_) => want(n == 2 && is_addr(&ops[0]) && is_val(&ops[1]), "`[dst], nCols`"),
-        Form::Dealloc(_) => want(n == 2 && is_val(&ops[0]) && is_val(&ops[1]), "`taddr, nCols`"),
+        Form::Alloc(_) => want(
+            n == 2 && is_addr(&ops[0]) && is_val(&ops[1]),
+            "`[dst], nCols`",
+        ),
+        Form::Dealloc(_) => want(
+            n == 2 && is_val(&ops[0]) && is_val(&ops[1]),
+            "`taddr, nCols`",
+        ),
         Form::Relinquish(_) | Form::Wait(_) | Form::Fence(_) => want(n == 0, "none"),
         Form::Ld(l) => {
             let base = if l.red { 3 } else { 2 };
             let ok = (n == base || n == base + 1) && is_vec(&ops[0]) && is_addr(&ops[base - 1]);
-            want(ok, if l.red { "`{r...}, redval, [taddr]{, immHalfSplitoff}`" } else { "`{r...}, [taddr]{, immHalfSplitoff}`" })
+            want(
+                ok,
+                if l.red {
+                    "`{r...}, redval, [taddr]{, immHalfSplitoff}`"
+                } else {
+                    "`{r...}, [taddr]{, immHalfSplitoff}`"
+                },
+            )
         }
-        Form::St(_) => want((n == 2 || n == 3) && is_addr(&ops[0]) && is_vec(&ops[n - 1]), "`[taddr]{, immHalfSplitoff}, {r...}`"),
-        Form::Commit(_) => want((n == 1 || n == 2) && is_addr(&ops[0]), "`[mbar]{, ctaMask}`"),
-        Form::Cp(_) => want(n == 2 && is_addr(&ops[0]) && is_val(&ops[1]), "`[taddr], s-desc`"),
+        Form::St(_) => want(
+            (n == 2 || n == 3) && is_addr(&ops[0]) && is_vec(&ops[n - 1]),
+            "`[taddr]{, immHalfSplitoff}, {r...}`",
+        ),
+        Form::Commit(_) => want(
+            (n == 1 || n == 2) && is_addr(&ops[0]),
+            "`[mbar]{, ctaMask}`",
+        ),
+        Form::Cp(_) => want(
+            n == 2 && is_addr(&ops[0]) && is_val(&ops[1]),
+            "`[taddr], s-desc`",
+        ),
         Form::Shift(_) => want(n == 1 && is_addr(&ops[0]), "`[taddr]`"),
-        Form::Mma(_) => want(n >= 5 && is_addr(&ops[0]), "`[d-tmem], a-desc|[a-tmem], b-desc, idesc, ..., enable-input-d`"),
+        Form::Mma(_) => want(
+            n >= 5 && is_addr(&ops[0]),
+            "`[d-tmem], a-desc|[a-tmem], b-desc, idesc, ..., enable-input-d`",
+        ),
     }
 }
 
@@ -632,7 +813,10 @@ fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, Pa
             } else if is_float_word(w) {
                 Ok(Operand::Float(w))
             } else {
-                Err(lx.err(p, format!("malformed number `{w}` in an operand of `{opcode}`")))
+                Err(lx.err(
+                    p,
+                    format!("malformed number `{w}` in an operand of `{opcode}`"),
+                ))
             }
         }
         Tok::Word(w) => Ok(Operand::Sym(w)),
@@ -646,7 +830,10 @@ fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, Pa
                     Err(lx.err(wp, format!("expected a number after `-`, found `{w}`")))
                 }
             }
-            (o, op) => Err(lx.err(op, format!("expected a number after `-`, found {}", describe(o)))),
+            (o, op) => Err(lx.err(
+                op,
+                format!("expected a number after `-`, found {}", describe(o)),
+            )),
         },
         Tok::Punct(b'!') => Ok(Operand::Not(Box::new(parse_primary(lx, opcode)?))),
         Tok::Punct(b'[') => parse_addr(lx, p, opcode),
@@ -661,7 +848,15 @@ fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, Pa
                 match lx.next()? {
                     (Tok::Punct(b','), _) => {}
                     (Tok::Punct(b'}'), _) => return Ok(Operand::Vec(v)),
-                    (o, op) => return Err(lx.err(op, format!("expected `,` or `}}` in a vector operand of `{opcode}`, found {}", describe(o)))),
+                    (o, op) => {
+                        return Err(lx.err(
+                            op,
+                            format!(
+                                "expected `,` or `}}` in a vector operand of `{opcode}`, found {}",
+                                describe(o)
+                            ),
+                        ));
+                    }
                 }
             }
         }
@@ -676,11 +871,22 @@ fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, Pa
                 match lx.next()? {
                     (Tok::Punct(b','), _) => {}
                     (Tok::Punct(b')'), _) => return Ok(Operand::Paren(v)),
-                    (o, op) => return Err(lx.err(op, format!("expected `,` or `)` in `{opcode}`, found {}", describe(o)))),
+                    (o, op) => {
+                        return Err(lx.err(
+                            op,
+                            format!("expected `,` or `)` in `{opcode}`, found {}", describe(o)),
+                        ));
+                    }
                 }
             }
         }
-        other => Err(lx.err(p, format!("expected an operand of `{opcode}`, found {}", describe(other)))),
+        other => Err(lx.err(
+            p,
+            format!(
+                "expected an operand of `{opcode}`, found {}",
+                describe(other)
+            ),
+        )),
     }
 }
 
@@ -699,7 +905,15 @@ fn parse_addr<'a>(lx: &mut Lexer<'a>, open: Pos, opcode: &str) -> Result<Operand
                     match lx.next()? {
                         (Tok::Punct(b','), _) => rest.push(parse_operand(lx, opcode)?),
                         (Tok::Punct(b']'), _) => return Ok(Operand::Tensor { base, rest }),
-                        (o, op) => return Err(lx.err(op, format!("expected `,` or `]` in an address of `{opcode}`, found {}", describe(o)))),
+                        (o, op) => {
+                            return Err(lx.err(
+                                op,
+                                format!(
+                                    "expected `,` or `]` in an address of `{opcode}`, found {}",
+                                    describe(o)
+                                ),
+                            ));
+                        }
                     }
                 }
             }
@@ -711,13 +925,29 @@ fn parse_addr<'a>(lx: &mut Lexer<'a>, open: Pos, opcode: &str) -> Result<Operand
                 } else if base.is_empty() {
                     base = w;
                 } else {
-                    return Err(lx.err(p, format!("expected `+offset` or `]` in an address of `{opcode}`, found `{w}`")));
+                    return Err(lx.err(
+                        p,
+                        format!(
+                            "expected `+offset` or `]` in an address of `{opcode}`, found `{w}`"
+                        ),
+                    ));
                 }
                 sign = 1;
                 first = false;
             }
-            Tok::Eof => return Err(lx.err(open, format!("unterminated address in `{opcode}`: expected `]`"))),
-            other => return Err(lx.err(p, format!("expected a register, symbol or offset in an address of `{opcode}`, found {}", describe(other)))),
+            Tok::Eof => {
+                return Err(lx.err(
+                    open,
+                    format!("unterminated address in `{opcode}`: expected `]`"),
+                ));
+            }
+            other => return Err(lx.err(
+                p,
+                format!(
+                    "expected a register, symbol or offset in an address of `{opcode}`, found {}",
+                    describe(other)
+                ),
+            )),
         }
     }
 }
@@ -736,66 +966,6 @@ impl<'a> Function<'a> {
             Stmt::Instr(i) => Some(i),
             _ => None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_a_small_kernel_with_guards_vectors_and_addresses() {
-        let src = r#"
-.version 8.6
-.target sm_100a
-.address_size 64
-.shared .align 16 .b32 slot[1];
-.visible .entry k(.param .u64 p)
-.reqntid 128, 1, 1
-{
-    .reg .b32 %r<4>;
-    .reg .pred %p;
-    elect.sync _|%p, -1;
-$L__BB0_1:
-    @!%p bra $L__BB0_1;
-    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
-    tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3+-16];
-    /* comment */ ret;
-}
-"#;
-        let m = parse_module(src, "t.ptx").unwrap();
-        assert_eq!(m.version, Some(PtxVersion::new(8, 6)));
-        assert_eq!(m.target, vec!["sm_100a"]);
-        let k = m.function("k").unwrap();
-        assert!(k.is_entry);
-        assert_eq!(k.directives, vec![vec![".reqntid", "128", "1", "1"]]);
-        let ins: Vec<_> = k.instrs().collect();
-        assert_eq!(ins.len(), 5);
-        assert_eq!(ins[1].guard, Some(Guard { negated: true, pred: "%p" }));
-        assert!(matches!(ins[2].form, Some(Form::Alloc(_))));
-        assert_eq!(ins[3].operands[1], Operand::Addr { base: "%r3", offset: -16 });
-        assert_eq!(ins[3].pos.line, 15);
-    }
-
-    #[test]
-    fn malformed_tcgen05_names_file_line_column_and_expectation() {
-        let src = ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n";
-        let e = parse_module(src, "bad.ptx").unwrap_err();
-        assert_eq!((e.line, e.col), (5, 3));
-        assert!(e.to_string().starts_with("bad.ptx:5:3:"), "{e}");
-        assert!(e.msg.contains("[dst], nCols"), "{e}");
-        let src = ".version 8.6\n.entry k()\n{\n  tcgen05.ld.sync.aligned.32x32b.b32 {%r1}, [%r2];\n}\n";
-        let e = parse_module(src, "bad.ptx").unwrap_err();
-        assert!(e.msg.contains("repetition count"), "{e}");
-    }
-
-    #[test]
-    fn unknown_instructions_are_opaque_not_errors() {
-        let src = ".version 9.5\n.entry k()\n{\n  frobnicate.sync.aligned %r1, [%r2];\n  tcgen05.frob.x;\n}\n";
-        let m = parse_module(src, "x").unwrap();
-        let ins: Vec<_> = m.functions[0].instrs().collect();
-        assert_eq!(ins.len(), 2);
-        assert!(ins.iter().all(|i| i.form.is_none()));
     }
 }
 
@@ -836,5 +1006,78 @@ impl std::fmt::Display for Operand<'_> {
             Operand::Sink => f.write_str("_"),
             Operand::Not(o) => write!(f, "!{o}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_small_kernel_with_guards_vectors_and_addresses() {
+        let src = r#"
+.version 8.6
+.target sm_100a
+.address_size 64
+.shared .align 16 .b32 slot[1];
+.visible .entry k(.param .u64 p)
+.reqntid 128, 1, 1
+{
+    .reg .b32 %r<4>;
+    .reg .pred %p;
+    elect.sync _|%p, -1;
+$L__BB0_1:
+    @!%p bra $L__BB0_1;
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;
+    tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, %r2}, [%r3+-16];
+    /* comment */ ret;
+}
+"#;
+        let m = parse_module(src, "t.ptx").unwrap();
+        assert_eq!(m.version, Some(PtxVersion::new(8, 6)));
+        assert_eq!(m.target, vec!["sm_100a"]);
+        let k = m.function("k").unwrap();
+        assert!(k.is_entry);
+        assert_eq!(k.directives, vec![vec![".reqntid", "128", "1", "1"]]);
+        let ins: Vec<_> = k.instrs().collect();
+        assert_eq!(ins.len(), 5);
+        assert_eq!(
+            ins[1].guard,
+            Some(Guard {
+                negated: true,
+                pred: "%p"
+            })
+        );
+        assert!(matches!(ins[2].form, Some(Form::Alloc(_))));
+        assert_eq!(
+            ins[3].operands[1],
+            Operand::Addr {
+                base: "%r3",
+                offset: -16
+            }
+        );
+        assert_eq!(ins[3].pos.line, 15);
+    }
+
+    #[test]
+    fn malformed_tcgen05_names_file_line_column_and_expectation() {
+        let src = ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n";
+        let e = parse_module(src, "bad.ptx").unwrap_err();
+        assert_eq!((e.line, e.col), (5, 3));
+        assert!(e.to_string().starts_with("bad.ptx:5:3:"), "{e}");
+        assert!(e.msg.contains("[dst], nCols"), "{e}");
+        let src =
+            ".version 8.6\n.entry k()\n{\n  tcgen05.ld.sync.aligned.32x32b.b32 {%r1}, [%r2];\n}\n";
+        let e = parse_module(src, "bad.ptx").unwrap_err();
+        assert!(e.msg.contains("repetition count"), "{e}");
+    }
+
+    #[test]
+    fn unknown_instructions_are_opaque_not_errors() {
+        let src = ".version 9.5\n.entry k()\n{\n  frobnicate.sync.aligned %r1, [%r2];\n  tcgen05.frob.x;\n}\n";
+        let m = parse_module(src, "x").unwrap();
+        let ins: Vec<_> = m.functions[0].instrs().collect();
+        assert_eq!(ins.len(), 2);
+        assert!(ins.iter().all(|i| i.form.is_none()));
     }
 }
