@@ -121,7 +121,7 @@ pub struct CampaignReport {
 /// The default case source: a generated valid program (`tcgen05_generators`) or an ISA-example
 /// sample, with 0 to 2 mutations ([`mutate`]).
 pub fn default_source(rng: &mut Rng) -> Case {
-    let seed = rng.next();
+    let seed = rng.next_u64();
     let mut program = if rng.pct(85) {
         tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed)
     } else {
@@ -275,19 +275,18 @@ pub fn run(
             }
             let mut sigs: Vec<(Signature, Vec<SassMismatch>)> =
                 r.signature.into_iter().map(|s| (s, vec![])).collect();
-            if let Some(si) = sass_install {
-                if r.verdicts.last().is_some_and(CompileVerdict::accepted)
-                    && r.violations.is_empty()
+            if let Some(si) = sass_install
+                && r.verdicts.last().is_some_and(CompileVerdict::accepted)
+                && r.violations.is_empty()
+            {
+                accepted_seen += 1;
+                if accepted_seen.is_multiple_of(cfg.sass_every)
+                    && let Some(m) = sass_of(si, &case.program)
                 {
-                    accepted_seen += 1;
-                    if accepted_seen % cfg.sass_every == 0 {
-                        if let Some(m) = sass_of(si, &case.program) {
-                            rep.sass_checked += 1;
-                            if !m.is_empty() {
-                                rep.sass_mismatched += 1;
-                                sigs.push((sass_signature(si, &m), m));
-                            }
-                        }
+                    rep.sass_checked += 1;
+                    if !m.is_empty() {
+                        rep.sass_mismatched += 1;
+                        sigs.push((sass_signature(si, &m), m));
                     }
                 }
             }

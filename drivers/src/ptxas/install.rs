@@ -180,13 +180,12 @@ fn candidates() -> Vec<(PathBuf, Source, Option<String>)> {
             out.push((p, Source::Env, None));
         }
     }
-    if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path)
+    if let Some(path) = std::env::var_os("PATH")
+        && let Some(p) = std::env::split_paths(&path)
             .map(|d| d.join("ptxas"))
             .find(|p| p.is_file())
-        {
-            out.push((p, Source::Path, None));
-        }
+    {
+        out.push((p, Source::Path, None));
     }
     out
 }
@@ -196,15 +195,15 @@ fn candidates() -> Vec<(PathBuf, Source, Option<String>)> {
 pub fn installed() -> Vec<PtxasInstall> {
     let mut out: Vec<PtxasInstall> = Vec::new();
     for (path, source, wheel) in candidates() {
-        if let Ok(version) = probe_version(&path) {
-            if !out.iter().any(|i| i.version == version) {
-                out.push(PtxasInstall {
-                    path,
-                    version,
-                    source,
-                    wheel,
-                });
-            }
+        if let Ok(version) = probe_version(&path)
+            && !out.iter().any(|i| i.version == version)
+        {
+            out.push(PtxasInstall {
+                path,
+                version,
+                source,
+                wheel,
+            });
         }
     }
     out.sort_by_key(|i| i.version);

@@ -20,7 +20,7 @@ impl Rng {
     }
 
     /// The next 64 random bits.
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -30,12 +30,12 @@ impl Rng {
 
     /// A number in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 
     /// True with probability `pct`%.
     pub fn pct(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
+        self.next_u64() % 100 < pct
     }
 
     /// One element of a non-empty slice.
@@ -347,12 +347,14 @@ pub fn with_op(p: &mut Program, k: usize, f: &mut dyn FnMut(&mut Op)) {
                     *seen += 1;
                 }
                 Stmt::If { then, els, .. } => {
-                    if go(then, k, seen, f) || go(els, k, seen, f) {
+                    let hit = go(then, k, seen, f) || go(els, k, seen, f);
+                    if hit {
                         return true;
                     }
                 }
                 Stmt::Loop { body, .. } => {
-                    if go(body, k, seen, f) {
+                    let hit = go(body, k, seen, f);
+                    if hit {
                         return true;
                     }
                 }

@@ -168,7 +168,7 @@ pub fn reduce(
     keep: &mut dyn FnMut(&Program) -> bool,
 ) -> (Program, ReduceStats) {
     reduce_batched(p, max_tries, 1, &mut |ps| {
-        ps.iter().map(|q| keep(q)).collect()
+        ps.iter().map(&mut *keep).collect()
     })
 }
 
