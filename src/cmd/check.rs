@@ -1,12 +1,118 @@
-//! `tcgen05-fuzz check`.
+//! `tcgen05-fuzz check FILE.ptx...`: checks the TMEM protocol of real kernels (issue 9) with
+//! `tcgen05_oracle::kernel`.
+//!
+//! Exit status: 0 when every kernel is clean, 1 when there are findings, 2 when an input cannot
+//! be read or parsed.
 
+use super::{EXIT_FINDINGS, Format, bad_input};
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use tcgen05_oracle::kernel::{FenceMode, KernelReport, Options, check_source};
+
+/// When to apply the fence rules (MCM-XTHREAD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Fences {
+    /// Only in kernels that use `tcgen05.fence` at all (Triton 3.9 and Gluon never emit it).
+    #[default]
+    Auto,
+    /// In every kernel.
+    Always,
+    /// Never.
+    Never,
+}
 
 /// Arguments of `check`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// PTX files to check.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// When to apply the fence rules (MCM-XTHREAD).
+    #[arg(long, value_enum, default_value_t = Fences::Auto)]
+    pub fences: Fences,
+}
+
+#[derive(Debug, serde::Serialize)]
+struct FileReport {
+    file: String,
+    kernels: Vec<KernelReport>,
+}
 
 /// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`check` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let opts = Options {
+        fences: match args.fences {
+            Fences::Auto => FenceMode::Auto,
+            Fences::Always => FenceMode::Always,
+            Fences::Never => FenceMode::Never,
+        },
+    };
+    // Read and parse everything first: an unreadable input is exit 2 whatever the others hold.
+    let mut reports = Vec::new();
+    for f in &args.files {
+        let name = f.display().to_string();
+        let src = std::fs::read_to_string(f).map_err(|e| bad_input(format!("{name}: {e}")))?;
+        let kernels = check_source(&src, &name, &opts).map_err(|e| bad_input(e.to_string()))?;
+        reports.push(FileReport {
+            file: name,
+            kernels,
+        });
+    }
+    let findings: usize = reports
+        .iter()
+        .flat_map(|r| &r.kernels)
+        .map(|k| k.findings.len())
+        .sum();
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut out, &reports)?;
+            writeln!(out)?;
+        }
+        Format::Text => {
+            for r in &reports {
+                for k in &r.kernels {
+                    writeln!(
+                        out,
+                        "{}:{}: kernel {}: {} finding(s) ({} warps x {} CTA(s), {} blocks, {} tcgen05 instructions)",
+                        r.file,
+                        k.line,
+                        k.kernel,
+                        k.findings.len(),
+                        k.warps,
+                        k.ctas,
+                        k.blocks,
+                        k.tcgen05
+                    )?;
+                    for f in &k.findings {
+                        writeln!(
+                            out,
+                            "  {}:{}:{}: {} [§{}] {}",
+                            r.file,
+                            f.line,
+                            f.col,
+                            f.rule.as_str(),
+                            f.section,
+                            f.message
+                        )?;
+                        writeln!(out, "      `{}`; warps {}", f.opcode, f.warps.join(", "))?;
+                        writeln!(out, "      path: {}", f.path.join(" -> "))?;
+                    }
+                    for n in &k.notes {
+                        writeln!(out, "  note: {n}")?;
+                    }
+                }
+            }
+            writeln!(out, "{findings} finding(s) in {} file(s)", reports.len())?;
+        }
+    }
+    Ok(if findings == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FINDINGS)
+    })
 }
