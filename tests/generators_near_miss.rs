@@ -16,15 +16,26 @@ fn static_near_misses_are_flagged_with_exactly_their_rule() {
     for m in MUTATORS {
         let row = catalogue::row(m.rule);
         for seed in 0..SEEDS {
-            let p = near_miss(m, seed * 1000).unwrap_or_else(|| panic!("{} does not apply", m.name));
+            let p =
+                near_miss(m, seed * 1000).unwrap_or_else(|| panic!("{} does not apply", m.name));
             let v = check(&p);
             let others: Vec<RuleId> = v.iter().map(|x| x.rule).filter(|r| *r != m.rule).collect();
             if !others.is_empty() {
-                failures.push(format!("{} (seed {}): also {:?}", m.name, seed * 1000, others));
+                failures.push(format!(
+                    "{} (seed {}): also {:?}",
+                    m.name,
+                    seed * 1000,
+                    others
+                ));
                 break;
             }
             if row.kind() == Kind::Static && v.is_empty() {
-                failures.push(format!("{} (seed {}): {} not flagged by check", m.name, seed * 1000, m.rule));
+                failures.push(format!(
+                    "{} (seed {}): {} not flagged by check",
+                    m.name,
+                    seed * 1000,
+                    m.rule
+                ));
                 break;
             }
         }
@@ -69,13 +80,20 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
                 for o in &e.obs {
                     use tcgen05_oracle::ObsExpect as O;
                     match &o.expect {
-                        O::Unspecified(r) => flagged.extend(r.iter().copied().chain(o.rules.iter().copied())),
+                        O::Unspecified(r) => {
+                            flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
+                        }
                         O::PerWord(_) | O::OneOf(_) => flagged.extend(o.rules.iter().copied()),
                         O::Exact(_) | O::Check(_) | O::Absent => {}
                     }
                 }
                 if !flagged.contains(&m.rule) {
-                    failures.push(format!("{} (seed {}, {ed}): not flagged; got {:?}", m.name, seed * 1000, e.run));
+                    failures.push(format!(
+                        "{} (seed {}, {ed}): not flagged; got {:?}",
+                        m.name,
+                        seed * 1000,
+                        e.run
+                    ));
                 }
             }
         }
@@ -86,20 +104,47 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
 /// Rules of kind static, dynamic-UB or blocking without a mutator, and why. A new mutator
 /// must remove its rule from this list; a rule that loses its mutator fails the test.
 const NO_MUTATOR: &[(RuleId, &str)] = &[
-    (RuleId::LdstShape, "IR: LdStShape holds only the five legal shapes"),
+    (
+        RuleId::LdstShape,
+        "IR: LdStShape holds only the five legal shapes",
+    ),
     (RuleId::LdstNum, "IR: Num holds only the legal .x1-.x128"),
-    (RuleId::CpShape, "IR: CpShape holds only the five legal shapes"),
-    (RuleId::WaitScope, "blocking/defined: waits always finish; nothing to break"),
-    (RuleId::MmaK96Target, "needs cta_group::2 block-scaled MMAs, not built yet"),
+    (
+        RuleId::CpShape,
+        "IR: CpShape holds only the five legal shapes",
+    ),
+    (
+        RuleId::WaitScope,
+        "blocking/defined: waits always finish; nothing to break",
+    ),
+    (
+        RuleId::MmaK96Target,
+        "needs cta_group::2 block-scaled MMAs, not built yet",
+    ),
     (RuleId::MmaWsCta1, "needs cta_group::2 MMAs, not built yet"),
     (RuleId::MmaWsKinds, "needs block-scaled MMAs, not built yet"),
     (RuleId::MmaBsVec, "needs block-scaled MMAs, not built yet"),
-    (RuleId::MmaBsNvf4Explicit, "needs block-scaled MMAs, not built yet"),
-    (RuleId::MmaBsVecTarget, "needs block-scaled MMAs, not built yet"),
+    (
+        RuleId::MmaBsNvf4Explicit,
+        "needs block-scaled MMAs, not built yet",
+    ),
+    (
+        RuleId::MmaBsVecTarget,
+        "needs block-scaled MMAs, not built yet",
+    ),
     (RuleId::MmaSpMxf4Target, "needs sparse MMAs, not built yet"),
-    (RuleId::MmaSpMetaTf32, "needs sparse MMAs with metadata in TMEM, not built yet"),
-    (RuleId::MmaSpMetaMxf4, "needs sparse MMAs with metadata in TMEM, not built yet"),
-    (RuleId::DeallocPairBlock, "no single-rule break found: a missing peer dealloc also leaks"),
+    (
+        RuleId::MmaSpMetaTf32,
+        "needs sparse MMAs with metadata in TMEM, not built yet",
+    ),
+    (
+        RuleId::MmaSpMetaMxf4,
+        "needs sparse MMAs with metadata in TMEM, not built yet",
+    ),
+    (
+        RuleId::DeallocPairBlock,
+        "no single-rule break found: a missing peer dealloc also leaks",
+    ),
 ];
 
 #[test]
@@ -112,7 +157,11 @@ fn every_static_ub_and_blocking_rule_has_a_mutator_or_a_reason() {
         }
         let has = MUTATORS.iter().any(|m| m.rule == row.id);
         let excused = NO_MUTATOR.iter().any(|(r, _)| *r == row.id);
-        assert!(!(has && excused), "{} has a mutator now: drop it from NO_MUTATOR", row.id);
+        assert!(
+            !(has && excused),
+            "{} has a mutator now: drop it from NO_MUTATOR",
+            row.id
+        );
         if !has && !excused {
             missing.push(row.id);
         }

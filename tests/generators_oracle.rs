@@ -18,7 +18,11 @@ fn valid_cases_pass_the_static_check() {
             let seed = case_seed(0x7C05, i);
             let p = valid_program(&cfg, seed);
             let v = check(&p);
-            assert!(v.is_empty(), "config {name}, seed {seed:#x}: {v:#?}\n{}", tcgen05_ir::ptx::emit(&p));
+            assert!(
+                v.is_empty(),
+                "config {name}, seed {seed:#x}: {v:#?}\n{}",
+                tcgen05_ir::ptx::emit(&p)
+            );
         }
     }
 }
@@ -37,7 +41,10 @@ fn valid_cases_have_no_undefined_behaviour_or_forced_deadlock() {
                 }
                 match &e.run.verdict {
                     RunVerdict::Undefined(r) => {
-                        panic!("config {name}, seed {seed:#x}, {ed}: undefined {r:?}\n{:#?}", e.notes)
+                        panic!(
+                            "config {name}, seed {seed:#x}, {ed}: undefined {r:?}\n{:#?}",
+                            e.notes
+                        )
                     }
                     RunVerdict::MustDeadlock { where_ } => {
                         panic!("config {name}, seed {seed:#x}, {ed}: must deadlock at {where_:?}")
@@ -69,12 +76,16 @@ fn fixup_repairs_arbitrary_programs_into_valid_ones() {
     for case in 0..500 {
         let bytes: Vec<u8> = (0..2048)
             .map(|_| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 (state >> 56) as u8
             })
             .collect();
         let mut u = Unstructured::new(&bytes);
-        let Ok(raw) = tcgen05_ir::Program::arbitrary(&mut u) else { continue };
+        let Ok(raw) = tcgen05_ir::Program::arbitrary(&mut u) else {
+            continue;
+        };
         // Only the static check on the raw input: its loops may be huge (the run model would
         // unroll them).
         if !check(&raw).is_empty() {
@@ -82,15 +93,25 @@ fn fixup_repairs_arbitrary_programs_into_valid_ones() {
         }
         let p = tcgen05_generators::fixup::fixup(&raw);
         let v = check(&p);
-        assert!(v.is_empty(), "case {case}: {v:#?}\n{}", tcgen05_ir::ptx::emit(&p));
+        assert!(
+            v.is_empty(),
+            "case {case}: {v:#?}\n{}",
+            tcgen05_ir::ptx::emit(&p)
+        );
         for ed in Edition::ALL {
             let e = expect_with(&p, &Options::edition(*ed));
             assert!(
-                !matches!(e.run.verdict, RunVerdict::Undefined(_) | RunVerdict::MustDeadlock { .. }),
+                !matches!(
+                    e.run.verdict,
+                    RunVerdict::Undefined(_) | RunVerdict::MustDeadlock { .. }
+                ),
                 "case {case}, {ed}: {:?}",
                 e.run
             );
         }
     }
-    assert!(invalid_before > 0, "some inputs should be statically invalid");
+    assert!(
+        invalid_before > 0,
+        "some inputs should be statically invalid"
+    );
 }

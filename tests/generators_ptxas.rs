@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_generators::Config;
+use tcgen05_generators::cases::{Mode, Stream};
 
 /// Valid cases assembled by each ptxas.
 const SAMPLE: u64 = 1_000;
@@ -24,11 +24,20 @@ fn version(ptxas: &Path) -> Option<(u32, u32)> {
 
 fn candidates() -> Vec<PathBuf> {
     if let Ok(list) = std::env::var("TCGEN05_PTXAS") {
-        return list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+        return list
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from)
+            .collect();
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path().join("bin/ptxas")).filter(|p| p.is_file()).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().join("bin/ptxas"))
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     v.sort();
     v
@@ -36,8 +45,11 @@ fn candidates() -> Vec<PathBuf> {
 
 #[test]
 fn every_installed_ptxas_13_or_later_accepts_1000_valid_cases() {
-    let ptxases: Vec<(PathBuf, (u32, u32))> =
-        candidates().into_iter().filter_map(|p| version(&p).map(|v| (p, v))).filter(|(_, v)| *v >= (13, 0)).collect();
+    let ptxases: Vec<(PathBuf, (u32, u32))> = candidates()
+        .into_iter()
+        .filter_map(|p| version(&p).map(|v| (p, v)))
+        .filter(|(_, v)| *v >= (13, 0))
+        .collect();
     if ptxases.is_empty() {
         let why = "no ptxas >= 13.0 found (set TCGEN05_PTXAS or run scripts/setup-ptxas)";
         assert!(std::env::var_os("CI").is_none(), "{why}, and CI is set");
@@ -69,14 +81,21 @@ fn every_installed_ptxas_13_or_later_accepts_1000_valid_cases() {
                                 .output()
                                 .expect("run ptxas");
                             if !out.status.success() {
-                                bad.push(format!("{}: {}", f.display(), String::from_utf8_lossy(&out.stderr)));
+                                bad.push(format!(
+                                    "{}: {}",
+                                    f.display(),
+                                    String::from_utf8_lossy(&out.stderr)
+                                ));
                             }
                         }
                         bad
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().expect("worker")).collect()
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("worker"))
+                .collect()
         });
         assert!(
             failures.is_empty(),

@@ -75,7 +75,14 @@ struct MmaPlan {
 
 /// Builds one valid program from `cfg` and the choices `c`.
 pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
-    Builder { cfg, c, regions: Vec::new(), funcs: Vec::new(), next_ck: 1 }.run()
+    Builder {
+        cfg,
+        c,
+        regions: Vec::new(),
+        funcs: Vec::new(),
+        next_ck: 1,
+    }
+    .run()
 }
 
 struct Builder<'a, C: Choices> {
@@ -115,34 +122,63 @@ impl<C: Choices> Builder<'_, C> {
             self.c.pick(&cfg.targets).copied().unwrap_or(Target::Sm100a)
         };
         let min = target::min_version(tgt);
-        let versions: Vec<PtxVersion> = target::VERSIONS.iter().copied().filter(|v| *v >= min).collect();
-        let version = self.c.pick(&versions).copied().unwrap_or(target::MAX_VERSION);
+        let versions: Vec<PtxVersion> = target::VERSIONS
+            .iter()
+            .copied()
+            .filter(|v| *v >= min)
+            .collect();
+        let version = self
+            .c
+            .pick(&versions)
+            .copied()
+            .unwrap_or(target::MAX_VERSION);
 
         // cta_group and cluster shape (GEN-CTAGROUP-UNIFORM: one value per program; a pair
         // needs a cluster of at least two CTAs, GEN-PEER-EXISTS).
         let pairs_possible = cfg.cluster_sizes.iter().any(|s| *s >= 2);
-        let groups: Vec<CtaGroup> =
-            cfg.cta_groups.iter().copied().filter(|g| *g == CtaGroup::One || pairs_possible).collect();
+        let groups: Vec<CtaGroup> = cfg
+            .cta_groups
+            .iter()
+            .copied()
+            .filter(|g| *g == CtaGroup::One || pairs_possible)
+            .collect();
         let cg = self.c.pick(&groups).copied().unwrap_or(CtaGroup::One);
-        let sizes: Vec<u8> =
-            cfg.cluster_sizes.iter().copied().filter(|s| cg == CtaGroup::One || *s >= 2).collect();
-        let cluster_size = self.c.pick(&sizes).copied().unwrap_or(if cg == CtaGroup::Two { 2 } else { 1 });
+        let sizes: Vec<u8> = cfg
+            .cluster_sizes
+            .iter()
+            .copied()
+            .filter(|s| cg == CtaGroup::One || *s >= 2)
+            .collect();
+        let cluster_size = self
+            .c
+            .pick(&sizes)
+            .copied()
+            .unwrap_or(if cg == CtaGroup::Two { 2 } else { 1 });
         let clusters = self.c.range(1, u32::from(cfg.max_clusters.max(1))) as u16;
         let declare_cluster = cluster_size > 1 && self.c.percent(50);
-        let nwarps = self.c.range(u32::from(cfg.min_warps.max(1)), u32::from(cfg.max_warps.max(1))) as usize;
+        let nwarps = self.c.range(
+            u32::from(cfg.min_warps.max(1)),
+            u32::from(cfg.max_warps.max(1)),
+        ) as usize;
 
         // Allocation plan: non-increasing sizes whose total fits the 512 columns of a CTA, so no
         // alloc ever waits for another (ALLOC-NONINCREASING, ALLOC-BLOCKS).
         let mut allocs: Vec<Alloc> = Vec::with_capacity(4);
         if !cfg.ncols.is_empty() {
             let k = self.c.range(1, u32::from(cfg.max_allocs.max(1)));
-            let mut sizes: Vec<u32> = (0..k).map(|_| *self.c.pick(&cfg.ncols).expect("non-empty")).collect();
+            let mut sizes: Vec<u32> = (0..k)
+                .map(|_| *self.c.pick(&cfg.ncols).expect("non-empty"))
+                .collect();
             sizes.sort_unstable_by(|a, b| b.cmp(a));
             let mut total = 0;
             for s in sizes {
                 if total + s <= 512 {
                     total += s;
-                    allocs.push(Alloc { slot: allocs.len() as u8, ncols: s, used: 0 });
+                    allocs.push(Alloc {
+                        slot: allocs.len() as u8,
+                        ncols: s,
+                        used: 0,
+                    });
                 }
             }
         }
@@ -159,7 +195,9 @@ impl<C: Choices> Builder<'_, C> {
         let windows: Vec<Option<Cols>> = (0..nwarps.div_ceil(4))
             .map(|_| {
                 let width = [32, 16, 8][self.c.below(3) as usize];
-                take(&mut allocs, width).or_else(|| take(&mut allocs, 8)).or_else(|| take(&mut allocs, 4))
+                take(&mut allocs, width)
+                    .or_else(|| take(&mut allocs, 8))
+                    .or_else(|| take(&mut allocs, 4))
             })
             .collect();
         let ld_red_ok = cfg.ld_red && target::has_ld_red(tgt) && version >= PtxVersion::new(8, 8);
@@ -192,14 +230,18 @@ impl<C: Choices> Builder<'_, C> {
                     code.push(fence_before());
                 }
             }
-            if let Some(m) = &mma {
-                if w == m.issuer {
-                    code.push(mbar_init_one(0));
-                    for (r, e) in &m.fills {
-                        code.push(Stmt::Fill { region: *r, seed: self.c.word(), elem: *e });
-                    }
-                    code.push(Stmt::FenceProxyAsync);
+            if let Some(m) = &mma
+                && w == m.issuer
+            {
+                code.push(mbar_init_one(0));
+                for (r, e) in &m.fills {
+                    code.push(Stmt::Fill {
+                        region: *r,
+                        seed: self.c.word(),
+                        elem: *e,
+                    });
                 }
+                code.push(Stmt::FenceProxyAsync);
             }
             sync(&mut code);
             // --- work
@@ -213,20 +255,26 @@ impl<C: Choices> Builder<'_, C> {
                 }
             }
             let q = (w % 4) as u16;
-            if let Some(m) = &mma {
-                if m.a_src == ASrc::St && w < 4 {
-                    let a = m.a_cols.expect("A columns planned");
-                    let num = num_for(a.width);
-                    let taddr = TmemRef::slot(a.slot, 32 * q, a.col as u16);
-                    code.push(st(st_form(LdStShape::S32x32b, num, false), taddr, None, self.c.word()));
-                    code.push(wait(WaitOp::St));
-                }
+            if let Some(m) = &mma
+                && m.a_src == ASrc::St
+                && w < 4
+            {
+                let a = m.a_cols.expect("A columns planned");
+                let num = num_for(a.width);
+                let taddr = TmemRef::slot(a.slot, 32 * q, a.col as u16);
+                code.push(st(
+                    st_form(LdStShape::S32x32b, num, false),
+                    taddr,
+                    None,
+                    self.c.word(),
+                ));
+                code.push(wait(WaitOp::St));
             }
-            if let Some(win) = windows[w / 4] {
-                if cfg.st_ld {
-                    let flows = self.flows(win, q, ld_red_ok);
-                    self.place_flows(flows, &mut code);
-                }
+            if let Some(win) = windows[w / 4]
+                && cfg.st_ld
+            {
+                let flows = self.flows(win, q, ld_red_ok);
+                self.place_flows(flows, &mut code);
             }
             self.maybe_spin(&mut code);
             if !allocs.is_empty() {
@@ -238,7 +286,11 @@ impl<C: Choices> Builder<'_, C> {
                 self.checkpoint(&mut code);
                 code.push(fence_after());
                 if w == m.issuer {
-                    code.push(Stmt::If { cond: Cond::ElectOne, then: m.issue.clone(), els: vec![] });
+                    code.push(Stmt::If {
+                        cond: Cond::ElectOne,
+                        then: m.issue.clone(),
+                        els: vec![],
+                    });
                 }
                 if m.consumers[w] {
                     self.maybe_spin(&mut code);
@@ -262,7 +314,11 @@ impl<C: Choices> Builder<'_, C> {
                 // Any order frees everything; reverse allocation order is the common one.
                 let reverse = self.c.percent(50);
                 for i in 0..allocs.len() {
-                    let a = if reverse { allocs[allocs.len() - 1 - i] } else { allocs[i] };
+                    let a = if reverse {
+                        allocs[allocs.len() - 1 - i]
+                    } else {
+                        allocs[i]
+                    };
                     code.push(dealloc(cg, a.slot, a.ncols));
                 }
                 // Relinquish last (reference §8), or not at all (it is optional).
@@ -287,7 +343,11 @@ impl<C: Choices> Builder<'_, C> {
                 warps_per_cta: nwarps as u8,
                 declare_cluster,
             },
-            smem: Smem { slots: allocs.len() as u8, mbarriers, regions: self.regions },
+            smem: Smem {
+                slots: allocs.len() as u8,
+                mbarriers,
+                regions: self.regions,
+            },
             warps,
             funcs: self.funcs,
         }
@@ -299,7 +359,10 @@ impl<C: Choices> Builder<'_, C> {
             return;
         }
         let flows = if self.c.percent(self.cfg.loop_pct) {
-            vec![Stmt::Loop { count: self.c.range(2, 3) as u8, body: flows }]
+            vec![Stmt::Loop {
+                count: self.c.range(2, 3) as u8,
+                body: flows,
+            }]
         } else {
             flows
         };
@@ -324,7 +387,9 @@ impl<C: Choices> Builder<'_, C> {
                 .copied()
                 .filter(|s| !red || matches!(s, LdStShape::S32x32b | LdStShape::S16x32bx2))
                 .collect();
-            let Some(&shape) = self.c.pick(&shapes) else { continue };
+            let Some(&shape) = self.c.pick(&shapes) else {
+                continue;
+            };
             let pack = !red && self.c.percent(cfg.pack_pct);
             let mult = if pack { 2 } else { 1 };
             let split_mul = 1 + self.c.below(2);
@@ -332,7 +397,11 @@ impl<C: Choices> Builder<'_, C> {
             // out of the way by reserving the doubled footprint).
             let fp = |num: Num| -> u32 {
                 let cols = cols_per_rep(shape) * num.count() * mult;
-                if shape == LdStShape::S16x32bx2 { cols * split_mul + cols } else { cols }
+                if shape == LdStShape::S16x32bx2 {
+                    cols * split_mul + cols
+                } else {
+                    cols
+                }
             };
             let nums: Vec<Num> = Num::ALL
                 .iter()
@@ -344,12 +413,18 @@ impl<C: Choices> Builder<'_, C> {
                         && fp(*n) <= win.width
                 })
                 .collect();
-            let Some(&num) = self.c.pick(&nums) else { continue };
-            let lane = 32 * q + if is_16_lane(shape) { 16 * self.c.below(2) as u16 } else { 0 };
+            let Some(&num) = self.c.pick(&nums) else {
+                continue;
+            };
+            let lane = 32 * q
+                + if is_16_lane(shape) {
+                    16 * self.c.below(2) as u16
+                } else {
+                    0
+                };
             let col = win.col + self.c.below(win.width - fp(num) + 1);
             let taddr = TmemRef::slot(win.slot, lane, col as u16);
-            let split =
-                (shape == LdStShape::S16x32bx2).then(|| num.count() * mult * split_mul);
+            let split = (shape == LdStShape::S16x32bx2).then(|| num.count() * mult * split_mul);
             out.push(st(st_form(shape, num, pack), taddr, split, self.c.word()));
             out.push(wait(WaitOp::St));
             self.maybe_spin(&mut out);
@@ -358,7 +433,11 @@ impl<C: Choices> Builder<'_, C> {
                 let f32 = ty == Ty::F32;
                 LdForm {
                     red: true,
-                    red_op: Some(if self.c.percent(50) { RedOp::Max } else { RedOp::Min }),
+                    red_op: Some(if self.c.percent(50) {
+                        RedOp::Max
+                    } else {
+                        RedOp::Min
+                    }),
                     abs: f32 && self.c.percent(50),
                     nan: f32 && self.c.percent(50),
                     ty,
@@ -377,14 +456,22 @@ impl<C: Choices> Builder<'_, C> {
     fn plan_mma(&mut self, tgt: Target, nwarps: usize, allocs: &mut [Alloc]) -> Option<MmaPlan> {
         let cfg = self.cfg;
         // MMA-I8-TARGET: i8 only on sm_100a / sm_110a.
-        let kinds: Vec<MmaKind> =
-            cfg.mma_kinds.iter().copied().filter(|k| *k != MmaKind::I8 || target::has_i8(tgt)).collect();
+        let kinds: Vec<MmaKind> = cfg
+            .mma_kinds
+            .iter()
+            .copied()
+            .filter(|k| *k != MmaKind::I8 || target::has_i8(tgt))
+            .collect();
         let kind = *self.c.pick(&kinds)?;
         // .ws: cta_group::1 only, kinds f16/tf32/f8f6f4/i8 (MMA-WS-CTA1, MMA-WS-KINDS); dense N
         // in {64, 128, 256}, M in {32, 64, 128} (§2.7). Non-ws: M = 128 (M = 64 is the
         // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table.
         let ws = self.c.percent(cfg.ws_pct);
-        let m = if ws { [32, 64, 128][self.c.below(3) as usize] } else { 128 };
+        let m = if ws {
+            [32, 64, 128][self.c.below(3) as usize]
+        } else {
+            128
+        };
         let ns: &[u32] = if ws { &[64, 128] } else { &[8, 16, 32, 64] };
         let start = self.c.below(ns.len() as u32) as usize;
         let mut d = None;
@@ -451,12 +538,19 @@ impl<C: Choices> Builder<'_, C> {
         let idesc = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode();
         let collector = if ws {
             self.c.percent(30).then(|| Collector {
-                buf: [CollectorBuf::B0, CollectorBuf::B1, CollectorBuf::B2, CollectorBuf::B3]
-                    [self.c.below(4) as usize],
+                buf: [
+                    CollectorBuf::B0,
+                    CollectorBuf::B1,
+                    CollectorBuf::B2,
+                    CollectorBuf::B3,
+                ][self.c.below(4) as usize],
                 op: CollectorOp::Discard,
             })
         } else {
-            self.c.percent(20).then_some(Collector { buf: CollectorBuf::A, op: CollectorOp::Discard })
+            self.c.percent(20).then_some(Collector {
+                buf: CollectorBuf::A,
+                op: CollectorOp::Discard,
+            })
         };
         let form = MmaForm {
             ws,
@@ -468,7 +562,8 @@ impl<C: Choices> Builder<'_, C> {
             ashift: false,
             collector,
         };
-        let scale_ok = matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
+        let scale_ok =
+            matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
         let mk = |c: &mut C, enable: bool| -> Stmt {
             Stmt::Tc(Op::Mma(Box::new(Mma {
                 form,
@@ -480,9 +575,11 @@ impl<C: Choices> Builder<'_, C> {
                 scale_a: None,
                 scale_b: None,
                 // Optional (MMA-DOL-SIZE): 4 elements for ::1; not in .ws forms.
-                disable_output_lane: (!ws && c.percent(10)).then(|| (0..4).map(|_| c.word()).collect()),
+                disable_output_lane: (!ws && c.percent(10))
+                    .then(|| (0..4).map(|_| c.word()).collect()),
                 enable_input_d: enable,
-                scale_input_d: (!ws && enable && scale_ok && c.percent(30)).then(|| c.below(16) as u8),
+                scale_input_d: (!ws && enable && scale_ok && c.percent(30))
+                    .then(|| c.below(16) as u8),
                 zero_col_mask: (ws && c.percent(30)).then_some(0),
             })))
         };
@@ -496,43 +593,51 @@ impl<C: Choices> Builder<'_, C> {
         // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
         if cfg.shift && target::has_shift(tgt) && self.c.percent(30) {
             issue.push(Stmt::Tc(Op::Shift {
-                form: ShiftForm { cta_group: CtaGroup::One, down_first: false },
+                form: ShiftForm {
+                    cta_group: CtaGroup::One,
+                    down_first: false,
+                },
                 taddr: TmemRef::slot(d.slot, 0, d.col as u16),
             }));
         }
         // An extra cp of any shape into scratch columns, tracked by the same commit.
-        if cfg.cp && self.c.percent(30) {
-            if let Some(sc) = take(allocs, 8) {
-                let r = self.region(128 * 32);
-                fills.push((r, FillElem::Word));
-                let shape = CpShape::ALL[self.c.below(CpShape::ALL.len() as u32) as usize];
-                // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
-                // other shapes (CP-MCAST-OTHER).
-                let multicast = match shape {
-                    CpShape::S64x128b => Some(if self.c.percent(50) {
-                        CpMulticast::Warpx2_02_13
-                    } else {
-                        CpMulticast::Warpx2_01_23
+        if cfg.cp
+            && self.c.percent(30)
+            && let Some(sc) = take(allocs, 8)
+        {
+            let r = self.region(128 * 32);
+            fills.push((r, FillElem::Word));
+            let shape = CpShape::ALL[self.c.below(CpShape::ALL.len() as u32) as usize];
+            // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
+            // other shapes (CP-MCAST-OTHER).
+            let multicast = match shape {
+                CpShape::S64x128b => Some(if self.c.percent(50) {
+                    CpMulticast::Warpx2_02_13
+                } else {
+                    CpMulticast::Warpx2_01_23
+                }),
+                CpShape::S32x128b => Some(CpMulticast::Warpx4),
+                _ => None,
+            };
+            // CP-DECOMP-FMT: both formats or neither.
+            let decomp = self.c.percent(25);
+            issue.push(Stmt::Tc(Op::Cp {
+                form: CpForm {
+                    cta_group: CtaGroup::One,
+                    shape,
+                    multicast,
+                    dst_fmt: decomp.then_some(CpDstFmt::B8x16),
+                    src_fmt: decomp.then(|| {
+                        if self.c.percent(50) {
+                            CpSrcFmt::B6x16P32
+                        } else {
+                            CpSrcFmt::B4x16P64
+                        }
                     }),
-                    CpShape::S32x128b => Some(CpMulticast::Warpx4),
-                    _ => None,
-                };
-                // CP-DECOMP-FMT: both formats or neither.
-                let decomp = self.c.percent(25);
-                issue.push(Stmt::Tc(Op::Cp {
-                    form: CpForm {
-                        cta_group: CtaGroup::One,
-                        shape,
-                        multicast,
-                        dst_fmt: decomp.then_some(CpDstFmt::B8x16),
-                        src_fmt: decomp.then(|| {
-                            if self.c.percent(50) { CpSrcFmt::B6x16P32 } else { CpSrcFmt::B4x16P64 }
-                        }),
-                    },
-                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
-                    src: mmaenc::kmajor_desc(r),
-                }));
-            }
+                },
+                taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                src: mmaenc::kmajor_desc(r),
+            }));
         }
         // COMMIT-TRACK: the commit makes mbarrier 0 track every earlier async op of the thread.
         issue.push(commit(CtaGroup::One, 0, self.c.percent(50)));
@@ -541,7 +646,16 @@ impl<C: Choices> Builder<'_, C> {
         if !consumers.iter().any(|x| *x) {
             consumers[issuer] = true;
         }
-        Some(MmaPlan { issuer, consumers, issue, a_src, a_cols, d, n, fills })
+        Some(MmaPlan {
+            issuer,
+            consumers,
+            issue,
+            a_src,
+            a_cols,
+            d,
+            n,
+            fills,
+        })
     }
 }
 
@@ -550,10 +664,18 @@ fn take(allocs: &mut [Alloc], width: u32) -> Option<Cols> {
     let a = allocs.iter_mut().find(|a| a.ncols - a.used >= width)?;
     let col = a.used;
     a.used += width;
-    Some(Cols { slot: a.slot, col, width })
+    Some(Cols {
+        slot: a.slot,
+        col,
+        width,
+    })
 }
 
 /// The largest `.num` of a `.32x32b` access that fits `cols` columns.
 fn num_for(cols: u32) -> Num {
-    *Num::ALL.iter().rev().find(|n| n.count() <= cols.max(1)).expect(".x1 fits")
+    *Num::ALL
+        .iter()
+        .rev()
+        .find(|n| n.count() <= cols.max(1))
+        .expect(".x1 fits")
 }

@@ -58,7 +58,12 @@ impl Stream {
             Mode::Mixed => litmus::all_members(),
             Mode::Valid | Mode::NearMiss(_) => Vec::new(),
         };
-        Stream { cfg, seed, mode, members }
+        Stream {
+            cfg,
+            seed,
+            mode,
+            members,
+        }
     }
 
     /// Case `index`.
@@ -89,7 +94,11 @@ impl Stream {
         Case {
             program: builder::build(&self.cfg, &mut SeedChoices::new(s)),
             intent: Intent::Valid,
-            provenance: Provenance { seed: Some(s), origin: format!("{ORIGIN} builder"), family: None },
+            provenance: Provenance {
+                seed: Some(s),
+                origin: format!("{ORIGIN} builder"),
+                family: None,
+            },
         }
     }
 
@@ -98,7 +107,11 @@ impl Stream {
         Case {
             program: m.program.clone(),
             intent: m.intent.clone(),
-            provenance: Provenance { seed: Some(s), origin: format!("{ORIGIN} litmus"), family: Some(m.name.clone()) },
+            provenance: Provenance {
+                seed: Some(s),
+                origin: format!("{ORIGIN} litmus"),
+                family: Some(m.name.clone()),
+            },
         }
     }
 }
@@ -110,14 +123,21 @@ fn near(m: &Mutator, s: u64) -> Case {
         Some(program) => Case {
             program,
             intent: Intent::NearMiss { breaks: m.rule },
-            provenance: Provenance { seed: Some(s), origin: format!("{ORIGIN} mutator {}", m.name), family: None },
+            provenance: Provenance {
+                seed: Some(s),
+                origin: format!("{ORIGIN} mutator {}", m.name),
+                family: None,
+            },
         },
         None => Case {
             program: builder::build(&Config::default(), &mut SeedChoices::new(s)),
             intent: Intent::Valid,
             provenance: Provenance {
                 seed: Some(s),
-                origin: format!("{ORIGIN} builder (mutator {} found nothing to break)", m.name),
+                origin: format!(
+                    "{ORIGIN} builder (mutator {} found nothing to break)",
+                    m.name
+                ),
                 family: None,
             },
         },
@@ -143,7 +163,12 @@ mod tests {
         let s = Stream::new(Config::default(), 1, Mode::NearMiss(None));
         for i in 0..MUTATORS.len() as u64 {
             let g = s.case(i);
-            assert_eq!(g.case.intent, Intent::NearMiss { breaks: MUTATORS[i as usize].rule });
+            assert_eq!(
+                g.case.intent,
+                Intent::NearMiss {
+                    breaks: MUTATORS[i as usize].rule
+                }
+            );
         }
     }
 }

@@ -21,7 +21,11 @@ pub trait Choices {
 
     /// A value in `lo..=hi` (`lo` when `hi <= lo`).
     fn range(&mut self, lo: u32, hi: u32) -> u32 {
-        if hi <= lo { lo } else { lo + self.below(hi - lo + 1) }
+        if hi <= lo {
+            lo
+        } else {
+            lo + self.below(hi - lo + 1)
+        }
     }
 
     /// One element of a non-empty slice, or `None` for an empty one.
@@ -29,7 +33,11 @@ pub trait Choices {
     where
         Self: Sized,
     {
-        if xs.is_empty() { None } else { xs.get(self.below(xs.len() as u32) as usize) }
+        if xs.is_empty() {
+            None
+        } else {
+            xs.get(self.below(xs.len() as u32) as usize)
+        }
     }
 
     /// A raw 32-bit value (value seeds).
@@ -64,7 +72,7 @@ impl Choices for SeedChoices {
             return 0;
         }
         // Lemire's multiply-shift reduction; the bias (< n / 2^32) is irrelevant here.
-        ((self.next() >> 32) * u64::from(n) >> 32) as u32
+        (((self.next() >> 32) * u64::from(n)) >> 32) as u32
     }
 
     fn word(&mut self) -> u32 {

@@ -21,7 +21,8 @@ pub const LEGAL_NCOLS: &[u32] = &[32, 64, 128, 256, 512];
 
 /// The MMA kinds the builder can generate valid programs for (the dense, non-block-scaled
 /// kinds; the block-scaled kinds need scale factors in TMEM, see the crate docs).
-pub const BUILDER_MMA_KINDS: &[MmaKind] = &[MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8];
+pub const BUILDER_MMA_KINDS: &[MmaKind] =
+    &[MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8];
 
 /// What the builder may generate. Every list is a set of allowed choices; an empty list turns
 /// the feature off.
@@ -122,7 +123,10 @@ impl Config {
     /// The default configuration restricted to `sm_100a` (the first Blackwell datacenter part;
     /// no ld.red there, reference §1).
     pub fn sm100a() -> Self {
-        Config { targets: vec![Target::Sm100a], ..Config::default() }
+        Config {
+            targets: vec![Target::Sm100a],
+            ..Config::default()
+        }
     }
 
     /// Removes what the builder cannot use: unknown or non-tcgen05 targets, cluster sizes
@@ -247,7 +251,9 @@ mod tests {
 
     #[test]
     fn arbitrary_configs_are_sane() {
-        let bytes: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let bytes: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
         let mut u = Unstructured::new(&bytes);
         for _ in 0..20 {
             let c = Config::arbitrary(&mut u).unwrap();

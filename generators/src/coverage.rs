@@ -22,11 +22,27 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
             l.red_op.map(|r| r.as_str()).unwrap_or(""),
             l.ty
         ),
-        Form::Ld(l) => format!("ld{}{}", l.shape, if l.pack.is_some() { ".pack" } else { "" }),
-        Form::St(s) => format!("st{}{}", s.shape, if s.pack.is_some() { ".unpack" } else { "" }),
+        Form::Ld(l) => format!(
+            "ld{}{}",
+            l.shape,
+            if l.pack.is_some() { ".pack" } else { "" }
+        ),
+        Form::St(s) => format!(
+            "st{}{}",
+            s.shape,
+            if s.pack.is_some() { ".unpack" } else { "" }
+        ),
         Form::Wait(w) => format!("wait{}", w.op),
         Form::Fence(k) => format!("fence{k}"),
-        Form::Commit(c) => format!("commit{}{}", c.cta_group, if c.shared_cluster { ".shared::cluster" } else { "" }),
+        Form::Commit(c) => format!(
+            "commit{}{}",
+            c.cta_group,
+            if c.shared_cluster {
+                ".shared::cluster"
+            } else {
+                ""
+            }
+        ),
         Form::Cp(c) => format!(
             "cp{}{}{}",
             c.shape,
@@ -38,7 +54,9 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
             "mma{}{}{}",
             if m.ws { ".ws" } else { "" },
             m.kind,
-            m.collector.map(|c| format!(".collector::{}::{}", if m.ws { "b" } else { "a" }, c.op)).unwrap_or_default()
+            m.collector
+                .map(|c| format!(".collector::{}::{}", if m.ws { "b" } else { "a" }, c.op))
+                .unwrap_or_default()
         ),
     };
     out.push(key);
@@ -55,7 +73,14 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
             if m.zero_col_mask.is_some() {
                 out.push("mma.ws.zero-column-mask".into());
             }
-            out.push(format!("mma.a-{}", if matches!(m.a, MmaA::Desc(_)) { "desc" } else { "tmem" }));
+            out.push(format!(
+                "mma.a-{}",
+                if matches!(m.a, MmaA::Desc(_)) {
+                    "desc"
+                } else {
+                    "tmem"
+                }
+            ));
         }
         _ => {}
     }
@@ -113,7 +138,13 @@ pub fn claimed() -> Vec<String> {
         v.push(format!("mma.ws{k}"));
         v.push(format!("mma.ws{k}.collector::b::discard"));
     }
-    for x in ["mma.disable-output-lane", "mma.scale-input-d", "mma.ws.zero-column-mask", "mma.a-desc", "mma.a-tmem"] {
+    for x in [
+        "mma.disable-output-lane",
+        "mma.scale-input-d",
+        "mma.ws.zero-column-mask",
+        "mma.a-desc",
+        "mma.a-tmem",
+    ] {
         v.push(x.into());
     }
     v
@@ -155,10 +186,19 @@ mod tests {
                 families.insert(f.split('/').next().unwrap_or("").to_string());
             }
         }
-        let missing: Vec<String> = claimed().into_iter().filter(|k| !forms.contains(k)).collect();
+        let missing: Vec<String> = claimed()
+            .into_iter()
+            .filter(|k| !forms.contains(k))
+            .collect();
         assert!(missing.is_empty(), "forms not reached: {missing:?}");
         for m in mutate::MUTATORS {
-            assert!(origins.iter().any(|o| o.ends_with(&format!("mutator {}", m.name))), "mutator {} not reached", m.name);
+            assert!(
+                origins
+                    .iter()
+                    .any(|o| o.ends_with(&format!("mutator {}", m.name))),
+                "mutator {} not reached",
+                m.name
+            );
         }
         for f in litmus::FAMILIES {
             assert!(families.contains(f.name), "family {} not reached", f.name);

@@ -28,7 +28,11 @@ pub const MAX_ITEMS: usize = 48;
 
 /// The valid program closest to `p` that the repair can make (see the module docs).
 pub fn fixup(p: &Program) -> Program {
-    let tgt = if crate::config::TCGEN05_TARGETS.contains(&p.launch.target) { p.launch.target } else { Target::Sm100a };
+    let tgt = if crate::config::TCGEN05_TARGETS.contains(&p.launch.target) {
+        p.launch.target
+    } else {
+        Target::Sm100a
+    };
     let min = target::min_version(tgt);
     let version = if p.launch.ptx_version < min {
         min
@@ -36,16 +40,27 @@ pub fn fixup(p: &Program) -> Program {
         target::MAX_VERSION
     } else {
         // Keep a listed version; an unlisted one between them becomes the target's minimum.
-        *target::VERSIONS.iter().find(|v| **v == p.launch.ptx_version).unwrap_or(&min)
+        *target::VERSIONS
+            .iter()
+            .find(|v| **v == p.launch.ptx_version)
+            .unwrap_or(&min)
     };
-    let cluster_size = if matches!(p.launch.cluster_size, 1 | 2 | 4) { p.launch.cluster_size } else { 1 };
+    let cluster_size = if matches!(p.launch.cluster_size, 1 | 2 | 4) {
+        p.launch.cluster_size
+    } else {
+        1
+    };
     let clusters = p.launch.clusters.clamp(1, 4);
     let nwarps = p.warps.len().clamp(1, 16);
     let first_alloc_cg = p.ops().into_iter().find_map(|op| match op {
         Op::Alloc { form, .. } => Some(form.cta_group),
         _ => None,
     });
-    let cg = if cluster_size >= 2 && first_alloc_cg == Some(CtaGroup::Two) { CtaGroup::Two } else { CtaGroup::One };
+    let cg = if cluster_size >= 2 && first_alloc_cg == Some(CtaGroup::Two) {
+        CtaGroup::Two
+    } else {
+        CtaGroup::One
+    };
     let groups = nwarps.div_ceil(4) as u32;
     let width = 512 / groups.next_power_of_two();
     let ld_red_ok = target::has_ld_red(tgt) && version >= PtxVersion::new(8, 8);
@@ -105,7 +120,11 @@ pub fn fixup(p: &Program) -> Program {
             warps_per_cta: nwarps as u8,
             declare_cluster: p.launch.declare_cluster && cluster_size > 1,
         },
-        smem: Smem { slots: 1, mbarriers: 0, regions: Vec::new() },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 0,
+            regions: Vec::new(),
+        },
         warps,
         funcs: Vec::new(),
     }
@@ -140,12 +159,30 @@ fn collect(p: &Program, code: &[Stmt], depth: u32, out: &mut Vec<Stmt>) {
 /// `col0 .. col0 + width`.
 fn legal_ldst(op: &Op, q: u16, col0: u32, width: u32, ld_red_ok: bool) -> Vec<Stmt> {
     let (shape, num, pack, taddr, is_ld, red, red_op, ty, seed) = match op {
-        Op::Ld { form, taddr, .. } => {
-            (form.shape, form.num, form.pack == Some(Pack::Pack16b), *taddr, true, form.red, form.red_op, form.ty, 0)
-        }
-        Op::St { form, taddr, seed, .. } => {
-            (form.shape, form.num, form.pack == Some(Pack::Unpack16b), *taddr, false, false, None, Ty::B32, *seed)
-        }
+        Op::Ld { form, taddr, .. } => (
+            form.shape,
+            form.num,
+            form.pack == Some(Pack::Pack16b),
+            *taddr,
+            true,
+            form.red,
+            form.red_op,
+            form.ty,
+            0,
+        ),
+        Op::St {
+            form, taddr, seed, ..
+        } => (
+            form.shape,
+            form.num,
+            form.pack == Some(Pack::Unpack16b),
+            *taddr,
+            false,
+            false,
+            None,
+            Ty::B32,
+            *seed,
+        ),
         _ => return Vec::new(),
     };
     let red = red && ld_red_ok && matches!(shape, LdStShape::S32x32b | LdStShape::S16x32bx2);
@@ -153,26 +190,47 @@ fn legal_ldst(op: &Op, q: u16, col0: u32, width: u32, ld_red_ok: bool) -> Vec<St
     let mult = if pack { 2 } else { 1 };
     let fp = |n: Num| {
         let c = cols_per_rep(shape) * n.count() * mult;
-        if shape == LdStShape::S16x32bx2 { 2 * c } else { c }
+        if shape == LdStShape::S16x32bx2 {
+            2 * c
+        } else {
+            c
+        }
     };
-    let Some(num) = Num::ALL
-        .iter()
-        .rev()
-        .copied()
-        .find(|n| *n <= num.max(if red { Num::X2 } else { Num::X1 }) && (!red || *n >= Num::X2) && vec_len(shape, *n).is_some() && fp(*n) <= width)
-    else {
+    let Some(num) = Num::ALL.iter().rev().copied().find(|n| {
+        *n <= num.max(if red { Num::X2 } else { Num::X1 })
+            && (!red || *n >= Num::X2)
+            && vec_len(shape, *n).is_some()
+            && fp(*n) <= width
+    }) else {
         return Vec::new();
     };
-    let lane = 32 * q + if is_16_lane(shape) && taddr.lane % 32 >= 16 { 16 } else { 0 };
+    let lane = 32 * q
+        + if is_16_lane(shape) && taddr.lane % 32 >= 16 {
+            16
+        } else {
+            0
+        };
     let col = col0 + u32::from(taddr.col) % (width - fp(num) + 1);
     let t = TmemRef::slot(0, lane, col as u16);
     let split = (shape == LdStShape::S16x32bx2).then(|| num.count() * mult);
     if !is_ld {
-        return vec![st(st_form(shape, num, pack), t, split, seed), wait(WaitOp::St)];
+        return vec![
+            st(st_form(shape, num, pack), t, split, seed),
+            wait(WaitOp::St),
+        ];
     }
     let form = if red {
-        let ty = if matches!(ty, Ty::U32 | Ty::S32 | Ty::F32) { ty } else { Ty::U32 };
-        LdForm { red: true, red_op: Some(red_op.unwrap_or(RedOp::Max)), ty, ..ld_form(shape, num, false) }
+        let ty = if matches!(ty, Ty::U32 | Ty::S32 | Ty::F32) {
+            ty
+        } else {
+            Ty::U32
+        };
+        LdForm {
+            red: true,
+            red_op: Some(red_op.unwrap_or(RedOp::Max)),
+            ty,
+            ..ld_form(shape, num, false)
+        }
     } else {
         ld_form(shape, num, pack)
     };
@@ -190,12 +248,19 @@ mod tests {
     fn assert_protocol(p: &Program) {
         let ops = p.ops();
         let allocs = ops.iter().filter(|o| matches!(o, Op::Alloc { .. })).count();
-        let deallocs = ops.iter().filter(|o| matches!(o, Op::Dealloc { .. })).count();
+        let deallocs = ops
+            .iter()
+            .filter(|o| matches!(o, Op::Dealloc { .. }))
+            .count();
         assert_eq!((allocs, deallocs), (1, 1));
         for (w, code) in p.warps.iter().enumerate() {
             for (i, s) in code.iter().enumerate() {
                 if let Stmt::Tc(op @ (Op::Ld { taddr, .. } | Op::St { taddr, .. })) = s {
-                    let want = if matches!(op, Op::Ld { .. }) { WaitOp::Ld } else { WaitOp::St };
+                    let want = if matches!(op, Op::Ld { .. }) {
+                        WaitOp::Ld
+                    } else {
+                        WaitOp::St
+                    };
                     assert!(matches!(&code[i + 1], Stmt::Tc(Op::Wait { form }) if form.op == want));
                     assert_eq!(taddr.lane / 32, (w % 4) as u16, "lane quarter");
                     assert!(!taddr.divergent);
@@ -215,8 +280,17 @@ mod tests {
         for w in &mut p.warps {
             w.reverse();
             w.push(Stmt::Tc(Op::Ld {
-                form: LdForm { sync: false, pack: Some(Pack::Unpack16b), ..ld_form(LdStShape::S16x256b, Num::X128, false) },
-                taddr: TmemRef { base: TBase::Abs, lane: 127, col: 511, divergent: true },
+                form: LdForm {
+                    sync: false,
+                    pack: Some(Pack::Unpack16b),
+                    ..ld_form(LdStShape::S16x256b, Num::X128, false)
+                },
+                taddr: TmemRef {
+                    base: TBase::Abs,
+                    lane: 127,
+                    col: 511,
+                    divergent: true,
+                },
                 split: Some(3),
                 nregs: 7,
             }));

@@ -14,8 +14,8 @@ pub mod config;
 pub mod coverage;
 pub mod fixup;
 pub mod litmus;
-pub mod mutate;
 pub mod mmaenc;
+pub mod mutate;
 pub mod stmts;
 pub mod strategy;
 pub mod target;
@@ -46,6 +46,10 @@ pub fn valid_case(cfg: &Config, seed: u64) -> Case {
     Case {
         program: valid_program(cfg, seed),
         intent: Intent::Valid,
-        provenance: Provenance { seed: Some(seed), origin: ORIGIN.to_string(), family: None },
+        provenance: Provenance {
+            seed: Some(seed),
+            origin: ORIGIN.to_string(),
+            family: None,
+        },
     }
 }

@@ -34,14 +34,46 @@ pub struct Family {
 
 /// Every family.
 pub const FAMILIES: &[Family] = &[
-    Family { name: "pipelined-same-thread", about: "§4.4 row 1: cp → mma and mma → mma in one thread need nothing", members: pipelined_same_thread },
-    Family { name: "nonpipelined-same-thread", about: "§4.4 row 2: st; wait::st; ld and mma; commit; wait; fence::after; ld", members: nonpipelined_same_thread },
-    Family { name: "pipelined-cross-thread", about: "§4.4 row 3: cp; fence::before; arrive → wait; fence::after; mma", members: pipelined_cross_thread },
-    Family { name: "nonpipelined-cross-thread", about: "§4.4 row 4: st; wait::st; fence::before; arrive → wait; fence::after; mma", members: nonpipelined_cross_thread },
-    Family { name: "register-dependency", about: "§4.4 row 5: ld results through registers; WAR needs wait::ld", members: register_dependency },
-    Family { name: "lane-quarters", about: "§2.4: every warp of one or two warpgroups in its own quarter", members: lane_quarters },
-    Family { name: "capacity", about: "§2.3: allocations that fill the 512 columns exactly, and one more", members: capacity },
-    Family { name: "pair-skew", about: "§2.5: the 2-CTA protocol with delays in one CTA of the pair", members: pair_skew },
+    Family {
+        name: "pipelined-same-thread",
+        about: "§4.4 row 1: cp → mma and mma → mma in one thread need nothing",
+        members: pipelined_same_thread,
+    },
+    Family {
+        name: "nonpipelined-same-thread",
+        about: "§4.4 row 2: st; wait::st; ld and mma; commit; wait; fence::after; ld",
+        members: nonpipelined_same_thread,
+    },
+    Family {
+        name: "pipelined-cross-thread",
+        about: "§4.4 row 3: cp; fence::before; arrive → wait; fence::after; mma",
+        members: pipelined_cross_thread,
+    },
+    Family {
+        name: "nonpipelined-cross-thread",
+        about: "§4.4 row 4: st; wait::st; fence::before; arrive → wait; fence::after; mma",
+        members: nonpipelined_cross_thread,
+    },
+    Family {
+        name: "register-dependency",
+        about: "§4.4 row 5: ld results through registers; WAR needs wait::ld",
+        members: register_dependency,
+    },
+    Family {
+        name: "lane-quarters",
+        about: "§2.4: every warp of one or two warpgroups in its own quarter",
+        members: lane_quarters,
+    },
+    Family {
+        name: "capacity",
+        about: "§2.3: allocations that fill the 512 columns exactly, and one more",
+        members: capacity,
+    },
+    Family {
+        name: "pair-skew",
+        about: "§2.5: the 2-CTA protocol with delays in one CTA of the pair",
+        members: pair_skew,
+    },
 ];
 
 /// The family named `name`.
@@ -147,7 +179,11 @@ impl Sk {
                 warps_per_cta: self.warps as u8,
                 declare_cluster: self.cluster > 1,
             },
-            smem: Smem { slots: self.allocs.len() as u8, mbarriers: self.mbars, regions: self.regions },
+            smem: Smem {
+                slots: self.allocs.len() as u8,
+                mbarriers: self.mbars,
+                regions: self.regions,
+            },
             warps,
             funcs: Vec::new(),
         }
@@ -155,11 +191,19 @@ impl Sk {
 }
 
 fn valid(family: &str, member: &str, p: Program) -> Member {
-    Member { name: format!("{family}/{member}"), intent: Intent::Valid, program: p }
+    Member {
+        name: format!("{family}/{member}"),
+        intent: Intent::Valid,
+        program: p,
+    }
 }
 
 fn weak(family: &str, member: &str, rule: RuleId, p: Program) -> Member {
-    Member { name: format!("{family}/{member}"), intent: Intent::NearMiss { breaks: rule }, program: p }
+    Member {
+        name: format!("{family}/{member}"),
+        intent: Intent::NearMiss { breaks: rule },
+        program: p,
+    }
 }
 
 const D_COL: u16 = 0;
@@ -195,22 +239,41 @@ fn mma_stmt(a: MmaA, b_region: u8, enable: bool) -> Stmt {
 
 fn cp_a(region: u8) -> Stmt {
     Stmt::Tc(Op::Cp {
-        form: CpForm { cta_group: CtaGroup::One, shape: CpShape::S128x256b, multicast: None, dst_fmt: None, src_fmt: None },
+        form: CpForm {
+            cta_group: CtaGroup::One,
+            shape: CpShape::S128x256b,
+            multicast: None,
+            dst_fmt: None,
+            src_fmt: None,
+        },
         taddr: TmemRef::slot(0, 0, A_COL),
         src: mmaenc::kmajor_desc(region),
     })
 }
 
 fn elect(then: Vec<Stmt>) -> Stmt {
-    Stmt::If { cond: Cond::ElectOne, then, els: vec![] }
+    Stmt::If {
+        cond: Cond::ElectOne,
+        then,
+        els: vec![],
+    }
 }
 
 fn ld32(lane: u16, col: u16, num: Num) -> Stmt {
-    ld(ld_form(LdStShape::S32x32b, num, false), TmemRef::slot(0, lane, col), None)
+    ld(
+        ld_form(LdStShape::S32x32b, num, false),
+        TmemRef::slot(0, lane, col),
+        None,
+    )
 }
 
 fn st32(lane: u16, col: u16, num: Num, seed: u32) -> Stmt {
-    st(st_form(LdStShape::S32x32b, num, false), TmemRef::slot(0, lane, col), None, seed)
+    st(
+        st_form(LdStShape::S32x32b, num, false),
+        TmemRef::slot(0, lane, col),
+        None,
+        seed,
+    )
 }
 
 /// The consumer of D: wait for phase 0 of mbarrier 0, fence, load the warp's quarter.
@@ -234,8 +297,16 @@ fn mma_setup(sk: &mut Sk, w: usize, two_bars: bool) -> (u8, u8) {
     if two_bars {
         s.push(mbar_init_one(1));
     }
-    s.push(Stmt::Fill { region: a, seed: 0xA, elem: mmaenc::fill_elem(KIND) });
-    s.push(Stmt::Fill { region: b, seed: 0xB, elem: mmaenc::fill_elem(KIND) });
+    s.push(Stmt::Fill {
+        region: a,
+        seed: 0xA,
+        elem: mmaenc::fill_elem(KIND),
+    });
+    s.push(Stmt::Fill {
+        region: b,
+        seed: 0xB,
+        elem: mmaenc::fill_elem(KIND),
+    });
     s.push(Stmt::FenceProxyAsync);
     sk.setup[w].extend(s);
     (a, b)
@@ -266,13 +337,20 @@ fn pipelined_same_thread() -> Vec<Member> {
         }
         sk.build()
     };
-    let mut v = vec![valid(F, "cp-mma", make(false, true)), valid(F, "mma-mma", make(true, false)), valid(F, "cp-mma-mma", make(true, true))];
+    let mut v = vec![
+        valid(F, "cp-mma", make(false, true)),
+        valid(F, "mma-mma", make(true, false)),
+        valid(F, "cp-mma-mma", make(true, true)),
+    ];
     // Weakening: the cp is issued by another warp's thread, with no synchronization at all,
     // so the pipeline pair (same thread) no longer orders it before the mma (MCM-XTHREAD).
     let mut sk = Sk::new(2, &[128]);
     let (a, b) = mma_setup(&mut sk, 0, false);
     sk.work[1].push(elect(vec![cp_a(a)]));
-    sk.work[0].push(elect(vec![mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false), commit(CtaGroup::One, 0, true)]));
+    sk.work[0].push(elect(vec![
+        mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false),
+        commit(CtaGroup::One, 0, true),
+    ]));
     for w in 0..2 {
         sk.work[w].extend(consume_d(w, true));
     }
@@ -281,7 +359,12 @@ fn pipelined_same_thread() -> Vec<Member> {
     sk.setup[0].push(mbar_init_one(1));
     sk.work[1][0] = elect(vec![cp_a(a), commit(CtaGroup::One, 1, true)]);
     sk.work[1].push(mbar_wait(1, Scope::Cta));
-    v.push(weak(F, "cp-in-other-thread", RuleId::McmXthread, sk.build()));
+    v.push(weak(
+        F,
+        "cp-in-other-thread",
+        RuleId::McmXthread,
+        sk.build(),
+    ));
     v
 }
 
@@ -323,12 +406,27 @@ fn nonpipelined_same_thread() -> Vec<Member> {
     };
     vec![
         valid(F, "st-wait-ld", stld(true, true)),
-        weak(F, "st-ld-no-wait-st", RuleId::McmStBeforeUse, stld(false, true)),
+        weak(
+            F,
+            "st-ld-no-wait-st",
+            RuleId::McmStBeforeUse,
+            stld(false, true),
+        ),
         weak(F, "st-ld-no-wait-ld", RuleId::McmLdWar, stld(true, false)),
         valid(F, "mma-commit-wait-fence-ld", mma(true, true, true)),
-        weak(F, "mma-no-commit", RuleId::CommitTrack, mma(false, true, true)),
+        weak(
+            F,
+            "mma-no-commit",
+            RuleId::CommitTrack,
+            mma(false, true, true),
+        ),
         weak(F, "mma-no-wait", RuleId::MmaAsync, mma(true, false, true)),
-        weak(F, "mma-no-fence-after", RuleId::FenceAfter, mma(true, true, false)),
+        weak(
+            F,
+            "mma-no-fence-after",
+            RuleId::FenceAfter,
+            mma(true, true, false),
+        ),
     ]
 }
 
@@ -355,7 +453,10 @@ fn pipelined_cross_thread() -> Vec<Member> {
         if fa {
             t1.push(fence_after());
         }
-        t1.push(elect(vec![mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false), commit(CtaGroup::One, 0, true)]));
+        t1.push(elect(vec![
+            mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false),
+            commit(CtaGroup::One, 0, true),
+        ]));
         sk.work[1].extend(t1);
         for w in 0..2 {
             sk.work[w].extend(consume_d(w, true));
@@ -364,10 +465,30 @@ fn pipelined_cross_thread() -> Vec<Member> {
     };
     vec![
         valid(F, "canonical", make(true, true, true, true)),
-        weak(F, "no-fence-before", RuleId::FenceBefore, make(false, true, true, true)),
-        weak(F, "no-arrive", RuleId::McmXthread, make(true, false, true, true)),
-        weak(F, "no-wait", RuleId::McmXthread, make(true, true, false, true)),
-        weak(F, "no-fence-after", RuleId::FenceAfter, make(true, true, true, false)),
+        weak(
+            F,
+            "no-fence-before",
+            RuleId::FenceBefore,
+            make(false, true, true, true),
+        ),
+        weak(
+            F,
+            "no-arrive",
+            RuleId::McmXthread,
+            make(true, false, true, true),
+        ),
+        weak(
+            F,
+            "no-wait",
+            RuleId::McmXthread,
+            make(true, true, false, true),
+        ),
+        weak(
+            F,
+            "no-fence-after",
+            RuleId::FenceAfter,
+            make(true, true, true, false),
+        ),
     ]
 }
 
@@ -399,7 +520,10 @@ fn nonpipelined_cross_thread() -> Vec<Member> {
         if fa {
             sk.work[1].push(fence_after());
         }
-        sk.work[1].push(elect(vec![mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false), commit(CtaGroup::One, 0, true)]));
+        sk.work[1].push(elect(vec![
+            mma_stmt(MmaA::Tmem(TmemRef::slot(0, 0, A_COL)), b, false),
+            commit(CtaGroup::One, 0, true),
+        ]));
         for w in 0..2 {
             sk.work[w].extend(consume_d(w, true));
         }
@@ -409,20 +533,53 @@ fn nonpipelined_cross_thread() -> Vec<Member> {
     let mma_ld = |fa: bool| {
         let mut sk = Sk::new(2, &[128]);
         let (a, b) = mma_setup(&mut sk, 0, false);
-        sk.work[0].push(elect(vec![mma_stmt(MmaA::Desc(mmaenc::kmajor_desc(a)), b, false), commit(CtaGroup::One, 0, true)]));
+        sk.work[0].push(elect(vec![
+            mma_stmt(MmaA::Desc(mmaenc::kmajor_desc(a)), b, false),
+            commit(CtaGroup::One, 0, true),
+        ]));
         sk.work[0].extend(consume_d(0, true));
         sk.work[1].extend(consume_d(1, fa));
         sk.build()
     };
     vec![
         valid(F, "st-canonical", make(true, true, true, true, true)),
-        weak(F, "st-no-wait-st", RuleId::McmXthreadNonpipe, make(false, true, true, true, true)),
-        weak(F, "st-no-fence-before", RuleId::FenceBefore, make(true, false, true, true, true)),
-        weak(F, "st-no-arrive", RuleId::McmXthread, make(true, true, false, true, true)),
-        weak(F, "st-no-wait", RuleId::McmXthread, make(true, true, true, false, true)),
-        weak(F, "st-no-fence-after", RuleId::FenceAfter, make(true, true, true, true, false)),
+        weak(
+            F,
+            "st-no-wait-st",
+            RuleId::McmXthreadNonpipe,
+            make(false, true, true, true, true),
+        ),
+        weak(
+            F,
+            "st-no-fence-before",
+            RuleId::FenceBefore,
+            make(true, false, true, true, true),
+        ),
+        weak(
+            F,
+            "st-no-arrive",
+            RuleId::McmXthread,
+            make(true, true, false, true, true),
+        ),
+        weak(
+            F,
+            "st-no-wait",
+            RuleId::McmXthread,
+            make(true, true, true, false, true),
+        ),
+        weak(
+            F,
+            "st-no-fence-after",
+            RuleId::FenceAfter,
+            make(true, true, true, true, false),
+        ),
         valid(F, "mma-commit-ld", mma_ld(true)),
-        weak(F, "mma-commit-ld-no-fence-after", RuleId::FenceAfter, mma_ld(false)),
+        weak(
+            F,
+            "mma-commit-ld-no-fence-after",
+            RuleId::FenceAfter,
+            mma_ld(false),
+        ),
     ]
 }
 
@@ -433,15 +590,27 @@ fn register_dependency() -> Vec<Member> {
     // hazard unless wait::ld comes first (MCM-LD-WAR).
     let make = |first_wait: bool| {
         let mut sk = Sk::new(1, &[32]);
-        let mut w = vec![st32(0, 0, Num::X2, 1), wait(WaitOp::St), ld32(0, 0, Num::X2)];
+        let mut w = vec![
+            st32(0, 0, Num::X2, 1),
+            wait(WaitOp::St),
+            ld32(0, 0, Num::X2),
+        ];
         if first_wait {
             w.push(wait(WaitOp::Ld));
         }
-        w.extend([st32(0, 0, Num::X2, 2), wait(WaitOp::St), ld32(0, 0, Num::X2), wait(WaitOp::Ld)]);
+        w.extend([
+            st32(0, 0, Num::X2, 2),
+            wait(WaitOp::St),
+            ld32(0, 0, Num::X2),
+            wait(WaitOp::Ld),
+        ]);
         sk.work[0] = w;
         sk.build()
     };
-    vec![valid(F, "wait-ld-before-overwrite", make(true)), weak(F, "overwrite-before-wait-ld", RuleId::McmLdWar, make(false))]
+    vec![
+        valid(F, "wait-ld-before-overwrite", make(true)),
+        weak(F, "overwrite-before-wait-ld", RuleId::McmLdWar, make(false)),
+    ]
 }
 
 fn lane_quarters() -> Vec<Member> {
@@ -453,7 +622,11 @@ fn lane_quarters() -> Vec<Member> {
             let q = (w % 4) as u16;
             let q = if wrong && w == 1 { 0 } else { q };
             let col = 8 * (w / 4) as u16;
-            let (shape, lane) = if upper16 { (LdStShape::S16x64b, 32 * q + 16) } else { (LdStShape::S32x32b, 32 * q) };
+            let (shape, lane) = if upper16 {
+                (LdStShape::S16x64b, 32 * q + 16)
+            } else {
+                (LdStShape::S32x32b, 32 * q)
+            };
             let t = TmemRef::slot(0, lane, col);
             sk.work[w] = vec![
                 st(st_form(shape, Num::X2, false), t, None, 0x100 + w as u32),
@@ -468,7 +641,12 @@ fn lane_quarters() -> Vec<Member> {
         valid(F, "one-warpgroup", make(4, false, false)),
         valid(F, "two-warpgroups", make(8, false, false)),
         valid(F, "upper-16-lanes", make(4, true, false)),
-        weak(F, "warp1-in-quarter0", RuleId::LdstLaneQuarter, make(4, false, true)),
+        weak(
+            F,
+            "warp1-in-quarter0",
+            RuleId::LdstLaneQuarter,
+            make(4, false, true),
+        ),
     ]
 }
 
@@ -480,7 +658,12 @@ fn capacity() -> Vec<Member> {
         for (i, n) in sizes.iter().enumerate() {
             let t = TmemRef::slot(i as u8, 0, (*n - 1) as u16);
             sk.work[0].extend([
-                st(st_form(LdStShape::S32x32b, Num::X1, false), t, None, 7 + i as u32),
+                st(
+                    st_form(LdStShape::S32x32b, Num::X1, false),
+                    t,
+                    None,
+                    7 + i as u32,
+                ),
                 wait(WaitOp::St),
                 ld(ld_form(LdStShape::S32x32b, Num::X1, false), t, None),
                 wait(WaitOp::Ld),
@@ -510,11 +693,20 @@ fn capacity() -> Vec<Member> {
             sk.pre_alloc.clear();
             let mut p = sk.build();
             p.smem.slots = 2;
-            let at = p.warps[0].iter().position(|s| matches!(s, Stmt::Tc(Op::Alloc { .. }))).expect("alloc") + 1;
+            let at = p.warps[0]
+                .iter()
+                .position(|s| matches!(s, Stmt::Tc(Op::Alloc { .. })))
+                .expect("alloc")
+                + 1;
             p.warps[0].insert(at, alloc(CtaGroup::One, 1, 32));
             p
         }),
-        weak(F, "64-then-128", RuleId::AllocNonincreasing, make(&[64, 128])),
+        weak(
+            F,
+            "64-then-128",
+            RuleId::AllocNonincreasing,
+            make(&[64, 128]),
+        ),
     ]
 }
 
@@ -528,9 +720,17 @@ fn pair_skew() -> Vec<Member> {
             if n == 0 {
                 vec![]
             } else if odd {
-                vec![Stmt::If { cond: Cond::CtaOdd, then: vec![Stmt::Spin(n)], els: vec![] }]
+                vec![Stmt::If {
+                    cond: Cond::CtaOdd,
+                    then: vec![Stmt::Spin(n)],
+                    els: vec![],
+                }]
             } else {
-                vec![Stmt::If { cond: Cond::CtaOdd, then: vec![], els: vec![Stmt::Spin(n)] }]
+                vec![Stmt::If {
+                    cond: Cond::CtaOdd,
+                    then: vec![],
+                    els: vec![Stmt::Spin(n)],
+                }]
             }
         };
         sk.pre_alloc = skew(before_alloc);
@@ -538,7 +738,12 @@ fn pair_skew() -> Vec<Member> {
         for w in 0..2 {
             let t = TmemRef::slot(0, 32 * w as u16, 0);
             sk.work[w] = vec![
-                st(st_form(LdStShape::S32x32b, Num::X4, false), t, None, 0x200 + w as u32),
+                st(
+                    st_form(LdStShape::S32x32b, Num::X4, false),
+                    t,
+                    None,
+                    0x200 + w as u32,
+                ),
                 wait(WaitOp::St),
                 ld(ld_form(LdStShape::S32x32b, Num::X4, false), t, None),
                 wait(WaitOp::Ld),
@@ -549,23 +754,42 @@ fn pair_skew() -> Vec<Member> {
     let mut v = Vec::new();
     for (odd, who) in [(false, "even"), (true, "odd")] {
         for (a, d) in [(0, 0), (1000, 0), (0, 1000), (100_000, 100_000)] {
-            v.push(valid(F, &format!("{who}-late-alloc{a}-dealloc{d}"), make(odd, a, d)));
+            v.push(valid(
+                F,
+                &format!("{who}-late-alloc{a}-dealloc{d}"),
+                make(odd, a, d),
+            ));
         }
     }
     // The ISA's example of a possible hang: dealloc after an extra cluster barrier in the even
     // CTA and before it in the odd one (DEALLOC-BARRIER-ORDER).
     let mut p = make(true, 0, 1000);
     let aw = &mut p.warps[0];
-    let first = aw.iter().position(|s| matches!(s, Stmt::Tc(Op::Dealloc { .. }))).expect("dealloc");
+    let first = aw
+        .iter()
+        .position(|s| matches!(s, Stmt::Tc(Op::Dealloc { .. })))
+        .expect("dealloc");
     let d = aw.remove(first);
     let bar = [Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
     let mut then = vec![d.clone()];
     then.extend(bar.iter().cloned());
     let mut els = bar.to_vec();
     els.push(d);
-    aw.insert(first, Stmt::If { cond: Cond::CtaOdd, then, els });
+    aw.insert(
+        first,
+        Stmt::If {
+            cond: Cond::CtaOdd,
+            then,
+            els,
+        },
+    );
     p.warps[1].extend(bar);
-    v.push(weak(F, "dealloc-across-cluster-barrier", RuleId::DeallocBarrierOrder, p));
+    v.push(weak(
+        F,
+        "dealloc-across-cluster-barrier",
+        RuleId::DeallocBarrierOrder,
+        p,
+    ));
     v
 }
 
@@ -578,11 +802,18 @@ mod tests {
         let mut names = std::collections::HashSet::new();
         for f in FAMILIES {
             let ms = (f.members)();
-            assert!(ms.iter().any(|m| m.intent == Intent::Valid), "{} has no canonical member", f.name);
+            assert!(
+                ms.iter().any(|m| m.intent == Intent::Valid),
+                "{} has no canonical member",
+                f.name
+            );
             for m in ms {
                 assert!(m.name.starts_with(f.name));
                 assert!(names.insert(m.name.clone()), "duplicate {}", m.name);
-                assert_eq!(m.program.warps.len(), usize::from(m.program.launch.warps_per_cta));
+                assert_eq!(
+                    m.program.warps.len(),
+                    usize::from(m.program.launch.warps_per_cta)
+                );
             }
         }
     }
@@ -593,11 +824,18 @@ mod tests {
         // valid member of the same family.
         for f in FAMILIES {
             let ms = (f.members)();
-            let valid: Vec<usize> =
-                ms.iter().filter(|m| m.intent == Intent::Valid).map(|m| m.program.size()).collect();
+            let valid: Vec<usize> = ms
+                .iter()
+                .filter(|m| m.intent == Intent::Valid)
+                .map(|m| m.program.size())
+                .collect();
             for m in ms.iter().filter(|m| m.intent != Intent::Valid) {
                 let s = m.program.size();
-                assert!(valid.iter().any(|v| s.abs_diff(*v) <= 6), "{}: size {s}, valid sizes {valid:?}", m.name);
+                assert!(
+                    valid.iter().any(|v| s.abs_diff(*v) <= 6),
+                    "{}: size {s}, valid sizes {valid:?}",
+                    m.name
+                );
             }
         }
     }

@@ -66,8 +66,8 @@ pub fn a_tmem_cols(kind: MmaKind) -> u32 {
 /// 8..256 step 8; i8: 8, 16, 24, 32, then 48..256 step 16.
 pub fn n_ok_cta1(kind: MmaKind, n: u32) -> bool {
     match kind {
-        MmaKind::I8 => matches!(n, 8 | 16 | 24 | 32) || (48..=256).contains(&n) && n % 16 == 0,
-        _ => (8..=256).contains(&n) && n % 8 == 0,
+        MmaKind::I8 => matches!(n, 8 | 16 | 24 | 32) || (48..=256).contains(&n) && n.is_multiple_of(16),
+        _ => (8..=256).contains(&n) && n.is_multiple_of(8),
     }
 }
 
@@ -91,7 +91,13 @@ pub fn idesc_for(kind: MmaKind, m: u32, n: u32, variant: u32) -> Idesc {
         MmaKind::I8 => (D_S32, variant & 1, (variant >> 1) & 1),
         _ => (D_F32, 0, 0),
     };
-    Idesc { d_type, a_type, b_type, m, n }
+    Idesc {
+        d_type,
+        a_type,
+        b_type,
+        m,
+        n,
+    }
 }
 
 /// The element kind [`tcgen05_ir::Stmt::Fill`] should write for a kind's operands (small
@@ -132,7 +138,13 @@ mod tests {
     #[test]
     fn idesc_fields_land_on_the_documented_bits() {
         // §2.8 layout (a): D type bits 4-5, A 7-9, B 10-12, N>>3 at 17-22, M>>4 at 24-28.
-        let i = Idesc { d_type: D_F32, a_type: 1, b_type: 1, m: 128, n: 64 };
+        let i = Idesc {
+            d_type: D_F32,
+            a_type: 1,
+            b_type: 1,
+            m: 128,
+            n: 64,
+        };
         let v = i.encode();
         assert_eq!(v >> 4 & 3, 1);
         assert_eq!(v >> 7 & 7, 1);
@@ -147,7 +159,9 @@ mod tests {
     fn n_table_follows_the_reference() {
         assert!(n_ok_cta1(MmaKind::F16, 8) && n_ok_cta1(MmaKind::F16, 256));
         assert!(!n_ok_cta1(MmaKind::F16, 12) && !n_ok_cta1(MmaKind::F16, 264));
-        assert!(n_ok_cta1(MmaKind::I8, 24) && !n_ok_cta1(MmaKind::I8, 40) && n_ok_cta1(MmaKind::I8, 48));
+        assert!(
+            n_ok_cta1(MmaKind::I8, 24) && !n_ok_cta1(MmaKind::I8, 40) && n_ok_cta1(MmaKind::I8, 48)
+        );
     }
 
     #[test]

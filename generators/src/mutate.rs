@@ -61,10 +61,11 @@ pub fn near_miss(m: &Mutator, seed: u64) -> Option<Program> {
 
 /// The mutator named `name`, or the first that breaks the rule `name` names.
 pub fn by_name(name: &str) -> Option<&'static Mutator> {
-    MUTATORS
-        .iter()
-        .find(|m| m.name == name)
-        .or_else(|| MUTATORS.iter().find(|m| m.rule.as_str().eq_ignore_ascii_case(name)))
+    MUTATORS.iter().find(|m| m.name == name).or_else(|| {
+        MUTATORS
+            .iter()
+            .find(|m| m.rule.as_str().eq_ignore_ascii_case(name))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,7 +190,11 @@ fn p_two_allocs(c: &mut Config) {
 // Helpers.
 
 fn pick_path(c: &mut dyn Choices, paths: &[Path]) -> Option<Path> {
-    if paths.is_empty() { None } else { Some(paths[c.below(paths.len() as u32) as usize].clone()) }
+    if paths.is_empty() {
+        None
+    } else {
+        Some(paths[c.below(paths.len() as u32) as usize].clone())
+    }
 }
 
 fn pick_op(p: &Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool) -> Option<Path> {
@@ -220,7 +225,12 @@ fn is_wait(op: &Op, w: WaitOp) -> bool {
     matches!(op, Op::Wait { form } if form.op == w)
 }
 
-fn with_op(p: &mut Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool, f: &mut dyn FnMut(&mut Op, &mut dyn Choices)) -> bool {
+fn with_op(
+    p: &mut Program,
+    c: &mut dyn Choices,
+    pred: &dyn Fn(&Op) -> bool,
+    f: &mut dyn FnMut(&mut Op, &mut dyn Choices),
+) -> bool {
     match pick_op(p, c, pred) {
         Some(path) => {
             f(walk::op_mut(p, &path), c);
@@ -232,7 +242,9 @@ fn with_op(p: &mut Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool, f: 
 
 /// The top-level index of the first (alloc-containing) warp's statement matching `pred`.
 fn alloc_warp(p: &Program) -> Option<usize> {
-    p.warps.iter().position(|w| w.iter().any(|s| matches!(s, Stmt::Tc(Op::Alloc { .. }))))
+    p.warps
+        .iter()
+        .position(|w| w.iter().any(|s| matches!(s, Stmt::Tc(Op::Alloc { .. }))))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -240,14 +252,21 @@ fn alloc_warp(p: &Program) -> Option<usize> {
 
 /// GEN-TARGET: a target without tcgen05 (reference §1).
 fn m_gen_target(p: &mut Program, c: &mut dyn Choices) -> bool {
-    p.launch.target = if c.percent(50) { Target::Sm90a } else { Target::Sm100 };
+    p.launch.target = if c.percent(50) {
+        Target::Sm90a
+    } else {
+        Target::Sm100
+    };
     true
 }
 
 /// GEN-PTXVER: a `.version` below 8.6 on sm_100a.
 fn m_gen_ptxver(p: &mut Program, c: &mut dyn Choices) -> bool {
-    p.launch.ptx_version = [PtxVersion::new(8, 5), PtxVersion::new(8, 4), PtxVersion::new(8, 0)]
-        [c.below(3) as usize];
+    p.launch.ptx_version = [
+        PtxVersion::new(8, 5),
+        PtxVersion::new(8, 4),
+        PtxVersion::new(8, 0),
+    ][c.below(3) as usize];
     true
 }
 
@@ -255,7 +274,9 @@ fn m_gen_ptxver(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// execute it at the same point, so no pairing rule breaks); half the time it sits in a called
 /// function, so the mix spans two functions (OQ-18).
 fn m_ctagroup_mixed(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Relinquish { .. })) else { return false };
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Relinquish { .. })) else {
+        return false;
+    };
     let two = relinquish(CtaGroup::Two);
     if c.percent(50) && p.funcs.len() < 200 {
         p.funcs.push(Func { body: vec![two] });
@@ -273,7 +294,17 @@ fn m_sync_qual(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(
         p,
         c,
-        &|op| matches!(op, Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Ld { .. } | Op::St { .. } | Op::Wait { .. }),
+        &|op| {
+            matches!(
+                op,
+                Op::Alloc { .. }
+                    | Op::Dealloc { .. }
+                    | Op::Relinquish { .. }
+                    | Op::Ld { .. }
+                    | Op::St { .. }
+                    | Op::Wait { .. }
+            )
+        },
         &mut |op, _| {
             let (s, a) = match op {
                 Op::Alloc { form, .. } => (&mut form.sync, &mut form.aligned),
@@ -307,7 +338,9 @@ fn set_ncols(p: &mut Program, value: u32) -> bool {
 /// ALLOC-NCOLS-POW2: nCols a multiple of 32 in range but not a power of two (e.g. 96, 160,
 /// 288; the "nCols 48" breaks the unit too, so this stays on the 32-column grid).
 fn m_ncols_pow2(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(n) = first_alloc_ncols(p) else { return false };
+    let Some(n) = first_alloc_ncols(p) else {
+        return false;
+    };
     let v = n + 32 * (1 + c.below(2) * 2);
     v <= 512 && set_ncols(p, v)
 }
@@ -346,27 +379,43 @@ fn m_dst_statespace(p: &mut Program, c: &mut dyn Choices) -> bool {
 
 /// LDST-VEC-LEN: one register more or fewer than the table of §2.6.
 fn m_vec_len(p: &mut Program, c: &mut dyn Choices) -> bool {
-    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, c| {
-        if let Op::Ld { nregs, .. } | Op::St { nregs, .. } = op {
-            *nregs = if *nregs > 1 && c.percent(50) { *nregs - 1 } else { *nregs + 1 };
-        }
-    })
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Ld { .. } | Op::St { .. }),
+        &mut |op, c| {
+            if let Op::Ld { nregs, .. } | Op::St { nregs, .. } = op {
+                *nregs = if *nregs > 1 && c.percent(50) {
+                    *nregs - 1
+                } else {
+                    *nregs + 1
+                };
+            }
+        },
+    )
 }
 
 /// LDST-NUM-NA: `.16x128b.x128`, `.16x256b.x64` or `.16x256b.x128`.
 fn m_num_na(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| is_plain_ld(op) || is_st(op), &mut |op, c| {
-        let (shape, num) = [(LdStShape::S16x128b, Num::X128), (LdStShape::S16x256b, Num::X64), (LdStShape::S16x256b, Num::X128)]
-            [c.below(3) as usize];
+        let (shape, num) = [
+            (LdStShape::S16x128b, Num::X128),
+            (LdStShape::S16x256b, Num::X64),
+            (LdStShape::S16x256b, Num::X128),
+        ][c.below(3) as usize];
         let regs = (cols_per_rep(shape) / 2).max(1) as u16 * num.count() as u16;
         match op {
-            Op::Ld { form, split, nregs, .. } => {
+            Op::Ld {
+                form, split, nregs, ..
+            } => {
                 form.shape = shape;
                 form.num = num;
                 *split = None;
                 *nregs = regs;
             }
-            Op::St { form, split, nregs, .. } => {
+            Op::St {
+                form, split, nregs, ..
+            } => {
                 form.shape = shape;
                 form.num = num;
                 *split = None;
@@ -379,14 +428,23 @@ fn m_num_na(p: &mut Program, c: &mut dyn Choices) -> bool {
 
 /// LDST-SPLITOFF: an immHalfSplitoff on a shape other than `.16x32bx2`, or none on it.
 fn m_splitoff(p: &mut Program, c: &mut dyn Choices) -> bool {
-    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, _| {
-        let (shape, split) = match op {
-            Op::Ld { form, split, .. } => (form.shape, split),
-            Op::St { form, split, .. } => (form.shape, split),
-            _ => unreachable!(),
-        };
-        *split = if shape == LdStShape::S16x32bx2 { None } else { Some(16) };
-    })
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Ld { .. } | Op::St { .. }),
+        &mut |op, _| {
+            let (shape, split) = match op {
+                Op::Ld { form, split, .. } => (form.shape, split),
+                Op::St { form, split, .. } => (form.shape, split),
+                _ => unreachable!(),
+            };
+            *split = if shape == LdStShape::S16x32bx2 {
+                None
+            } else {
+                Some(16)
+            };
+        },
+    )
 }
 
 /// LDST-TYPE: a non-reduction ld or st with a type other than `.b32`.
@@ -422,8 +480,12 @@ fn m_st_pack(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// LD-RED-SHAPE: `.red` with a shape other than `.32x32b` / `.16x32bx2`.
 fn m_red_shape(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &is_red_ld, &mut |op, c| {
-        if let Op::Ld { form, split, nregs, .. } = op {
-            form.shape = [LdStShape::S16x64b, LdStShape::S16x128b, LdStShape::S16x256b][c.below(3) as usize];
+        if let Op::Ld {
+            form, split, nregs, ..
+        } = op
+        {
+            form.shape =
+                [LdStShape::S16x64b, LdStShape::S16x128b, LdStShape::S16x256b][c.below(3) as usize];
             form.num = Num::X2;
             *split = None;
             *nregs = vec_len(form.shape, form.num).expect("valid");
@@ -466,7 +528,11 @@ fn m_red_target(p: &mut Program, c: &mut dyn Choices) -> bool {
     if walk::find_ops(p, &is_red_ld).is_empty() {
         return false;
     }
-    p.launch.target = if c.percent(50) { Target::Sm100a } else { Target::Sm100f };
+    p.launch.target = if c.percent(50) {
+        Target::Sm100a
+    } else {
+        Target::Sm100f
+    };
     if p.launch.target == Target::Sm100f {
         // sm_100f has no shift either (SHIFT-TARGET): only when the program has none.
         if !walk::find_ops(p, &|op| matches!(op, Op::Shift { .. })).is_empty() {
@@ -489,7 +555,11 @@ fn m_wait_ctagroup(p: &mut Program, c: &mut dyn Choices) -> bool {
 fn m_cp_mcast_req(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, c| {
         if let Op::Cp { form, .. } = op {
-            form.shape = if c.percent(50) { CpShape::S64x128b } else { CpShape::S32x128b };
+            form.shape = if c.percent(50) {
+                CpShape::S64x128b
+            } else {
+                CpShape::S32x128b
+            };
             form.multicast = None;
         }
     })
@@ -499,7 +569,8 @@ fn m_cp_mcast_req(p: &mut Program, c: &mut dyn Choices) -> bool {
 fn m_cp_mcast_other(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, c| {
         if let Op::Cp { form, .. } = op {
-            form.shape = [CpShape::S128x256b, CpShape::S4x256b, CpShape::S128x128b][c.below(3) as usize];
+            form.shape =
+                [CpShape::S128x256b, CpShape::S4x256b, CpShape::S128x128b][c.below(3) as usize];
             form.multicast = Some(CpMulticast::Warpx4);
         }
     })
@@ -525,7 +596,11 @@ fn m_shift_target(p: &mut Program, c: &mut dyn Choices) -> bool {
     if walk::find_ops(p, &|op| matches!(op, Op::Shift { .. })).is_empty() {
         return false;
     }
-    p.launch.target = if c.percent(50) { Target::Sm100f } else { Target::Sm103f };
+    p.launch.target = if c.percent(50) {
+        Target::Sm100f
+    } else {
+        Target::Sm103f
+    };
     if p.launch.ptx_version < PtxVersion::new(8, 8) {
         p.launch.ptx_version = PtxVersion::new(8, 8);
     }
@@ -584,7 +659,12 @@ fn m_bs_kinds(p: &mut Program, c: &mut dyn Choices) -> bool {
 
 /// MMA-I8-TARGET: kind::i8 on sm_103a (arch-specific, but not listed for i8).
 fn m_i8_target(p: &mut Program, _: &mut dyn Choices) -> bool {
-    if walk::find_ops(p, &|op| matches!(op, Op::Mma(m) if m.form.kind == MmaKind::I8)).is_empty() {
+    if walk::find_ops(
+        p,
+        &|op| matches!(op, Op::Mma(m) if m.form.kind == MmaKind::I8),
+    )
+    .is_empty()
+    {
         return false;
     }
     p.launch.target = Target::Sm103a;
@@ -596,30 +676,50 @@ fn m_i8_target(p: &mut Program, _: &mut dyn Choices) -> bool {
 
 /// MMA-ASHIFT-ATMEM: `.ashift` with A from shared memory.
 fn m_ashift_atmem(p: &mut Program, c: &mut dyn Choices) -> bool {
-    with_op(p, c, &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Desc(_))), &mut |op, _| {
-        if let Op::Mma(m) = op {
-            m.form.ashift = true;
-            m.form.collector = None;
-        }
-    })
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Desc(_))),
+        &mut |op, _| {
+            if let Op::Mma(m) = op {
+                m.form.ashift = true;
+                m.form.collector = None;
+            }
+        },
+    )
 }
 
 /// MMA-ASHIFT-COLLECTOR: `.ashift` (A in TMEM, M = 128) with `.collector::a::fill`.
 fn m_ashift_collector(p: &mut Program, c: &mut dyn Choices) -> bool {
-    with_op(p, c, &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Tmem(_))), &mut |op, _| {
-        if let Op::Mma(m) = op {
-            m.form.ashift = true;
-            m.form.collector = Some(Collector { buf: CollectorBuf::A, op: CollectorOp::Fill });
-        }
-    })
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Mma(m) if !m.form.ws && matches!(m.a, MmaA::Tmem(_))),
+        &mut |op, _| {
+            if let Op::Mma(m) = op {
+                m.form.ashift = true;
+                m.form.collector = Some(Collector {
+                    buf: CollectorBuf::A,
+                    op: CollectorOp::Fill,
+                });
+            }
+        },
+    )
 }
 
 /// MMA-COLLECTOR-BUF: a `::b*` buffer on a non-ws MMA, or `::a` on a ws MMA.
 fn m_collector_buf(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| matches!(op, Op::Mma(_)), &mut |op, _| {
         if let Op::Mma(m) = op {
-            let buf = if m.form.ws { CollectorBuf::A } else { CollectorBuf::B0 };
-            m.form.collector = Some(Collector { buf, op: CollectorOp::Discard });
+            let buf = if m.form.ws {
+                CollectorBuf::A
+            } else {
+                CollectorBuf::B0
+            };
+            m.form.collector = Some(Collector {
+                buf,
+                op: CollectorOp::Discard,
+            });
         }
     })
 }
@@ -643,7 +743,11 @@ fn m_commit_mask(p: &mut Program, c: &mut dyn Choices) -> bool {
 fn m_commit_completion(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| matches!(op, Op::Commit { .. }), &mut |op, c| {
         if let Op::Commit { form, .. } = op {
-            if c.percent(50) { form.arrive_one = false } else { form.ty = Ty::B32 }
+            if c.percent(50) {
+                form.arrive_one = false
+            } else {
+                form.ty = Ty::B32
+            }
         }
     })
 }
@@ -664,22 +768,37 @@ fn m_lbo_abs(p: &mut Program, c: &mut dyn Choices) -> bool {
 fn m_aligned_convergent(p: &mut Program, c: &mut dyn Choices) -> bool {
     let alloc = c.percent(30);
     let pred: &dyn Fn(&Op) -> bool = if alloc { &is_alloc } else { &is_st };
-    let Some(path) = pick_op(p, c, pred) else { return false };
+    let Some(path) = pick_op(p, c, pred) else {
+        return false;
+    };
     let s = walk::get_mut(p, &path);
     let inner = std::mem::replace(s, Stmt::Spin(0));
-    *s = Stmt::If { cond: Cond::LaneLt(16), then: vec![inner], els: vec![] };
+    *s = Stmt::If {
+        cond: Cond::LaneLt(16),
+        then: vec![inner],
+        els: vec![],
+    };
     true
 }
 
 /// GEN-NO-EXITED-THREAD: one lane of the allocating warp exits before the dealloc (after the
 /// last barrier, so no barrier waits for it).
 fn m_exited_thread(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else { return false };
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else {
+        return false;
+    };
     if path.idx.len() != 1 {
         return false;
     }
     let (list, i) = walk::parent_mut(p, &path);
-    list.insert(i, Stmt::If { cond: Cond::LaneEq(31), then: vec![Stmt::Exit], els: vec![] });
+    list.insert(
+        i,
+        Stmt::If {
+            cond: Cond::LaneEq(31),
+            then: vec![Stmt::Exit],
+            els: vec![],
+        },
+    );
     true
 }
 
@@ -695,7 +814,10 @@ fn m_ncols_uniform(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// ALLOC-DST-SHARED: a generic `dst` that points at global memory.
 fn m_dst_shared(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| matches!(op, Op::Alloc { .. }), &mut |op, _| {
-        if let Op::Alloc { form, dst_global, .. } = op {
+        if let Op::Alloc {
+            form, dst_global, ..
+        } = op
+        {
             form.space = None;
             *dst_global = true;
         }
@@ -704,11 +826,16 @@ fn m_dst_shared(p: &mut Program, c: &mut dyn Choices) -> bool {
 
 /// LDST-TADDR-UNIFORM: threads of the warp pass different taddr.
 fn m_taddr_uniform(p: &mut Program, c: &mut dyn Choices) -> bool {
-    with_op(p, c, &|op| matches!(op, Op::Ld { .. } | Op::St { .. }), &mut |op, _| {
-        if let Op::Ld { taddr, .. } | Op::St { taddr, .. } = op {
-            taddr.divergent = true;
-        }
-    })
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Ld { .. } | Op::St { .. }),
+        &mut |op, _| {
+            if let Op::Ld { taddr, .. } | Op::St { taddr, .. } = op {
+                taddr.divergent = true;
+            }
+        },
+    )
 }
 
 /// COMMIT-MBAR-WINDOW: the commit's mbarrier address lies in global memory.
@@ -727,7 +854,13 @@ fn m_mbar_window(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// ALLOC-BLOCKS: a second allocation that does not fit while the first (all 512 columns) is
 /// live and nobody can free it: the allocating warp itself holds it.
 fn m_alloc_blocks(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Alloc { ncols, .. } if ncols.value == 512)) else { return false };
+    let Some(path) = pick_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Alloc { ncols, .. } if ncols.value == 512),
+    ) else {
+        return false;
+    };
     if path.idx.len() != 1 {
         return false;
     }
@@ -747,10 +880,13 @@ fn m_alloc_blocks(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// The existing barrier before the teardown still orders every TMEM access before either
 /// dealloc (DEALLOC-PAIR-SYNC holds).
 fn m_dealloc_barrier_order(p: &mut Program, _: &mut dyn Choices) -> bool {
-    let Some(aw) = alloc_warp(p) else { return false };
+    let Some(aw) = alloc_warp(p) else {
+        return false;
+    };
     let code = &p.warps[aw];
-    let deallocs: Vec<usize> =
-        (0..code.len()).filter(|&i| matches!(code[i], Stmt::Tc(Op::Dealloc { .. }))).collect();
+    let deallocs: Vec<usize> = (0..code.len())
+        .filter(|&i| matches!(code[i], Stmt::Tc(Op::Dealloc { .. })))
+        .collect();
     if deallocs.is_empty() {
         return false;
     }
@@ -762,13 +898,23 @@ fn m_dealloc_barrier_order(p: &mut Program, _: &mut dyn Choices) -> bool {
     then.extend(barrier.iter().cloned());
     let mut els: Vec<Stmt> = barrier.to_vec();
     els.extend(moved);
-    p.warps[aw].insert(first, Stmt::If { cond: Cond::CtaOdd, then, els });
+    p.warps[aw].insert(
+        first,
+        Stmt::If {
+            cond: Cond::CtaOdd,
+            then,
+            els,
+        },
+    );
     // Every other warp takes part in the extra cluster barrier too (before any exit).
     for (w, code) in p.warps.iter_mut().enumerate() {
         if w == aw {
             continue;
         }
-        let at = code.iter().position(|s| matches!(s, Stmt::Exit)).unwrap_or(code.len());
+        let at = code
+            .iter()
+            .position(|s| matches!(s, Stmt::Exit))
+            .unwrap_or(code.len());
         code.insert(at, Stmt::ClusterWait);
         code.insert(at, Stmt::ClusterArrive { relaxed: false });
     }
@@ -778,12 +924,20 @@ fn m_dealloc_barrier_order(p: &mut Program, _: &mut dyn Choices) -> bool {
 /// GEN-PEER-ACTIVE (seeds wording: the peer must take part): the odd CTA never executes the
 /// pair's relinquish.
 fn m_peer_relinquish(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Relinquish { form } if form.cta_group == CtaGroup::Two)) else {
+    let Some(path) = pick_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Relinquish { form } if form.cta_group == CtaGroup::Two),
+    ) else {
         return false;
     };
     let s = walk::get_mut(p, &path);
     let inner = std::mem::replace(s, Stmt::Spin(0));
-    *s = Stmt::If { cond: Cond::CtaOdd, then: vec![], els: vec![inner] };
+    *s = Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![],
+        els: vec![inner],
+    };
     true
 }
 
@@ -804,11 +958,25 @@ fn m_peer_exists(p: &mut Program, _: &mut dyn Choices) -> bool {
 /// allocates (the last size again), frees and relinquishes: the second alloc follows the
 /// first relinquish.
 fn m_alloc_after_relinquish(p: &mut Program, _: &mut dyn Choices) -> bool {
-    let Some(aw) = alloc_warp(p) else { return false };
+    let Some(aw) = alloc_warp(p) else {
+        return false;
+    };
     let code = &p.warps[aw];
-    let Some(last) = code.iter().rposition(|s| matches!(s, Stmt::Tc(Op::Dealloc { .. }))) else { return false };
+    let Some(last) = code
+        .iter()
+        .rposition(|s| matches!(s, Stmt::Tc(Op::Dealloc { .. })))
+    else {
+        return false;
+    };
     let (cg, slot, n) = match &code[last] {
-        Stmt::Tc(Op::Dealloc { form, taddr: TmemRef { base: TBase::Slot(s), .. }, ncols }) => (form.cta_group, *s, ncols.value),
+        Stmt::Tc(Op::Dealloc {
+            form,
+            taddr: TmemRef {
+                base: TBase::Slot(s),
+                ..
+            },
+            ncols,
+        }) => (form.cta_group, *s, ncols.value),
         _ => return false,
     };
     // The smallest allocation keeps ALLOC-NONINCREASING.
@@ -822,25 +990,44 @@ fn m_alloc_after_relinquish(p: &mut Program, _: &mut dyn Choices) -> bool {
         .unwrap_or(n);
     let code = &mut p.warps[aw];
     code.retain(|s| !matches!(s, Stmt::Tc(Op::Relinquish { .. })));
-    let at = code.iter().position(|s| matches!(s, Stmt::Exit)).unwrap_or(code.len());
-    code.insert(at, Stmt::Loop { count: 2, body: vec![alloc(cg, slot, min), dealloc(cg, slot, min), relinquish(cg)] });
+    let at = code
+        .iter()
+        .position(|s| matches!(s, Stmt::Exit))
+        .unwrap_or(code.len());
+    code.insert(
+        at,
+        Stmt::Loop {
+            count: 2,
+            body: vec![alloc(cg, slot, min), dealloc(cg, slot, min), relinquish(cg)],
+        },
+    );
     true
 }
 
 /// ALLOC-FREE-BEFORE-EXIT on one exit path: the last dealloc runs only in cluster rank 0.
 fn m_leak_one_path(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else { return false };
+    let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else {
+        return false;
+    };
     let s = walk::get_mut(p, &path);
     let inner = std::mem::replace(s, Stmt::Spin(0));
-    *s = Stmt::If { cond: Cond::CtaRank(0), then: vec![inner], els: vec![] };
+    *s = Stmt::If {
+        cond: Cond::CtaRank(0),
+        then: vec![inner],
+        els: vec![],
+    };
     true
 }
 
 /// ALLOC-NONINCREASING: two allocations of different sizes swapped, so the smaller comes first.
 fn m_nonincreasing(p: &mut Program, _: &mut dyn Choices) -> bool {
-    let Some(aw) = alloc_warp(p) else { return false };
+    let Some(aw) = alloc_warp(p) else {
+        return false;
+    };
     let code = &mut p.warps[aw];
-    let idx: Vec<usize> = (0..code.len()).filter(|&i| matches!(code[i], Stmt::Tc(Op::Alloc { .. }))).collect();
+    let idx: Vec<usize> = (0..code.len())
+        .filter(|&i| matches!(code[i], Stmt::Tc(Op::Alloc { .. })))
+        .collect();
     let size = |s: &Stmt| match s {
         Stmt::Tc(Op::Alloc { ncols, .. }) => ncols.value,
         _ => 0,
@@ -863,8 +1050,17 @@ fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
     for k in 0..p.warps.len() {
         let w = (start + k) % p.warps.len();
         let code = &p.warps[w];
-        let Some(i) = code.iter().rposition(|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld))) else { continue };
-        let later_wait = walk::contains(p, &code[i + 1..], &|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld)));
+        let Some(i) = code
+            .iter()
+            .rposition(|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld)))
+        else {
+            continue;
+        };
+        let later_wait = walk::contains(
+            p,
+            &code[i + 1..],
+            &|s| matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::Ld)),
+        );
         let prev_ld = i > 0 && matches!(code[i - 1], Stmt::Tc(Op::Ld { .. }));
         if !later_wait && prev_ld {
             p.warps[w].remove(i);
@@ -878,13 +1074,17 @@ fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// after the ld (the write is not complete when it is read).
 fn m_st_before_use(p: &mut Program, c: &mut dyn Choices) -> bool {
     let paths = walk::find(p, &|s| matches!(s, Stmt::Tc(op) if is_st(op)));
-    let Some(path) = pick_path(c, &paths) else { return false };
+    let Some(path) = pick_path(c, &paths) else {
+        return false;
+    };
     let (list, i) = walk::parent_mut(p, &path);
     // Flows are `st; wait::st; [spin]; ld; wait::ld`.
     if !matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
         return false;
     }
-    let Some(j) = (i + 2..list.len().min(i + 5)).find(|&j| matches!(&list[j], Stmt::Tc(op) if is_wait(op, WaitOp::Ld))) else {
+    let Some(j) = (i + 2..list.len().min(i + 5))
+        .find(|&j| matches!(&list[j], Stmt::Tc(op) if is_wait(op, WaitOp::Ld)))
+    else {
         return false;
     };
     let w = list.remove(i + 1);
@@ -896,9 +1096,16 @@ fn m_st_before_use(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// ld of D removed.
 fn m_xthread(p: &mut Program, c: &mut dyn Choices) -> bool {
     let paths = walk::find(p, &|s| matches!(s, Stmt::MbarWait { .. }));
-    let Some(path) = pick_path(c, &paths) else { return false };
+    let Some(path) = pick_path(c, &paths) else {
+        return false;
+    };
     let (list, i) = walk::parent_mut(p, &path);
-    if matches!(list.get(i + 1), Some(Stmt::Tc(Op::Fence { kind: FenceKind::AfterThreadSync }))) {
+    if matches!(
+        list.get(i + 1),
+        Some(Stmt::Tc(Op::Fence {
+            kind: FenceKind::AfterThreadSync
+        }))
+    ) {
         list.remove(i + 1);
         true
     } else {
@@ -926,8 +1133,13 @@ fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
             _ => None,
         })
         .collect();
-    let Some(a) = a_tmem.first().copied() else { return false };
-    let paths = walk::find(p, &|s| matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col));
+    let Some(a) = a_tmem.first().copied() else {
+        return false;
+    };
+    let paths = walk::find(
+        p,
+        &|s| matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col),
+    );
     for path in paths.iter().filter(|x| in_warp(x)) {
         let (list, i) = walk::parent_mut(p, path);
         if matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
@@ -940,59 +1152,377 @@ fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
 
 /// Every mutator, one or more per rule.
 pub const MUTATORS: &[Mutator] = &[
-    Mutator { name: "target-without-tcgen05", rule: RuleId::GenTarget, edition: EditionHint::Any, patch: p_ungated, apply: m_gen_target },
-    Mutator { name: "ptx-version-too-old", rule: RuleId::GenPtxver, edition: EditionHint::Any, patch: p_ungated, apply: m_gen_ptxver },
-    Mutator { name: "cta-group-mixed", rule: RuleId::GenCtagroupUniform, edition: EditionHint::Any, patch: p_cluster_cta1, apply: m_ctagroup_mixed },
-    Mutator { name: "missing-sync-aligned", rule: RuleId::GenSyncQual, edition: EditionHint::Any, patch: p_none, apply: m_sync_qual },
-    Mutator { name: "ncols-not-pow2", rule: RuleId::AllocNcolsPow2, edition: EditionHint::Any, patch: p_one_alloc, apply: m_ncols_pow2 },
-    Mutator { name: "ncols-48", rule: RuleId::AllocNcolsPow2, edition: EditionHint::Any, patch: p_alloc_only, apply: m_ncols_48 },
-    Mutator { name: "ncols-out-of-range", rule: RuleId::AllocNcolsRange, edition: EditionHint::Any, patch: p_alloc_only, apply: m_ncols_range },
-    Mutator { name: "alloc-dst-statespace", rule: RuleId::AllocDstStatespace, edition: EditionHint::Any, patch: p_none, apply: m_dst_statespace },
-    Mutator { name: "ldst-vec-len", rule: RuleId::LdstVecLen, edition: EditionHint::Any, patch: p_ldst, apply: m_vec_len },
-    Mutator { name: "ldst-num-na", rule: RuleId::LdstNumNa, edition: EditionHint::Any, patch: p_ldst, apply: m_num_na },
-    Mutator { name: "ldst-splitoff", rule: RuleId::LdstSplitoff, edition: EditionHint::Any, patch: p_ldst, apply: m_splitoff },
-    Mutator { name: "ldst-type", rule: RuleId::LdstType, edition: EditionHint::Any, patch: p_ldst, apply: m_ldst_type },
-    Mutator { name: "ld-unpack", rule: RuleId::StUnpackOnly, edition: EditionHint::Any, patch: p_ldst, apply: m_ld_unpack },
-    Mutator { name: "st-pack", rule: RuleId::LdPackOnly, edition: EditionHint::Any, patch: p_ldst, apply: m_st_pack },
-    Mutator { name: "ld-red-shape", rule: RuleId::LdRedShape, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_shape },
-    Mutator { name: "ld-red-num", rule: RuleId::LdRedNum, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_num },
-    Mutator { name: "ld-red-type", rule: RuleId::LdRedType, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_type },
-    Mutator { name: "ld-red-target", rule: RuleId::LdRedTarget, edition: EditionHint::Any, patch: p_ld_red, apply: m_red_target },
-    Mutator { name: "wait-cta-group", rule: RuleId::WaitOps, edition: EditionHint::Any, patch: p_none, apply: m_wait_ctagroup },
-    Mutator { name: "cp-multicast-missing", rule: RuleId::CpMcastReq, edition: EditionHint::Any, patch: p_cp, apply: m_cp_mcast_req },
-    Mutator { name: "cp-multicast-other", rule: RuleId::CpMcastOther, edition: EditionHint::Any, patch: p_cp, apply: m_cp_mcast_other },
-    Mutator { name: "cp-decomp-half", rule: RuleId::CpDecompFmt, edition: EditionHint::Any, patch: p_cp, apply: m_cp_decomp },
-    Mutator { name: "shift-family-target", rule: RuleId::ShiftTarget, edition: EditionHint::Any, patch: p_shift, apply: m_shift_target },
-    Mutator { name: "scale-d-range", rule: RuleId::MmaScaleDRange, edition: EditionHint::Any, patch: p_mma_f16, apply: m_scale_d_range },
-    Mutator { name: "scale-d-kind", rule: RuleId::MmaScaleDKind, edition: EditionHint::Any, patch: p_mma_scale_kind, apply: m_scale_d_kind },
-    Mutator { name: "dol-size", rule: RuleId::MmaDolSize, edition: EditionHint::Any, patch: p_mma, apply: m_dol_size },
-    Mutator { name: "zcm-non-ws", rule: RuleId::MmaZcmWsOnly, edition: EditionHint::Any, patch: p_mma, apply: m_zcm_ws_only },
-    Mutator { name: "block-scale-kind", rule: RuleId::MmaBsKinds, edition: EditionHint::Any, patch: p_mma, apply: m_bs_kinds },
-    Mutator { name: "i8-target", rule: RuleId::MmaI8Target, edition: EditionHint::Any, patch: p_mma_i8, apply: m_i8_target },
-    Mutator { name: "ashift-a-desc", rule: RuleId::MmaAshiftAtmem, edition: EditionHint::Any, patch: p_mma, apply: m_ashift_atmem },
-    Mutator { name: "ashift-collector", rule: RuleId::MmaAshiftCollector, edition: EditionHint::Any, patch: p_mma, apply: m_ashift_collector },
-    Mutator { name: "collector-buffer", rule: RuleId::MmaCollectorBuf, edition: EditionHint::Any, patch: p_mma_ws, apply: m_collector_buf },
-    Mutator { name: "commit-mask", rule: RuleId::CommitMcastMask, edition: EditionHint::Any, patch: p_mma, apply: m_commit_mask },
-    Mutator { name: "commit-completion", rule: RuleId::CommitCompletion, edition: EditionHint::Any, patch: p_mma, apply: m_commit_completion },
-    Mutator { name: "lbo-absolute", rule: RuleId::SdescLboAbs, edition: EditionHint::Any, patch: p_mma, apply: m_lbo_abs },
-    Mutator { name: "divergent-aligned", rule: RuleId::GenAlignedConvergent, edition: EditionHint::Any, patch: p_ldst, apply: m_aligned_convergent },
-    Mutator { name: "exited-lane", rule: RuleId::GenNoExitedThread, edition: EditionHint::Any, patch: p_none, apply: m_exited_thread },
-    Mutator { name: "ncols-divergent", rule: RuleId::AllocNcolsUniform, edition: EditionHint::Any, patch: p_none, apply: m_ncols_uniform },
-    Mutator { name: "alloc-dst-global", rule: RuleId::AllocDstShared, edition: EditionHint::Any, patch: p_none, apply: m_dst_shared },
-    Mutator { name: "taddr-divergent", rule: RuleId::LdstTaddrUniform, edition: EditionHint::Any, patch: p_ldst, apply: m_taddr_uniform },
-    Mutator { name: "mbar-global", rule: RuleId::CommitMbarWindow, edition: EditionHint::Any, patch: p_mma, apply: m_mbar_window },
-    Mutator { name: "alloc-beyond-capacity", rule: RuleId::AllocBlocks, edition: EditionHint::Any, patch: p_full_alloc, apply: m_alloc_blocks },
-    Mutator { name: "dealloc-barrier-order", rule: RuleId::DeallocBarrierOrder, edition: EditionHint::Ptx93, patch: p_pair, apply: m_dealloc_barrier_order },
-    Mutator { name: "peer-skips-relinquish", rule: RuleId::GenPeerActive, edition: EditionHint::Seeds, patch: p_pair, apply: m_peer_relinquish },
-    Mutator { name: "peer-skips-relinquish-blocks", rule: RuleId::AllocPairBlock, edition: EditionHint::Ptx93, patch: p_pair, apply: m_peer_relinquish },
-    Mutator { name: "no-peer-cta", rule: RuleId::GenPeerExists, edition: EditionHint::Any, patch: p_pair, apply: m_peer_exists },
-    Mutator { name: "alloc-after-relinquish-loop", rule: RuleId::AllocAfterRelinquish, edition: EditionHint::Any, patch: p_none, apply: m_alloc_after_relinquish },
-    Mutator { name: "leak-on-one-path", rule: RuleId::AllocFreeBeforeExit, edition: EditionHint::Any, patch: p_cluster_cta1, apply: m_leak_one_path },
-    Mutator { name: "alloc-size-grows", rule: RuleId::AllocNonincreasing, edition: EditionHint::Any, patch: p_two_allocs, apply: m_nonincreasing },
-    Mutator { name: "no-wait-ld-before-dealloc", rule: RuleId::McmLdWar, edition: EditionHint::Any, patch: p_cta1, apply: m_ld_war },
-    Mutator { name: "ld-before-wait-st", rule: RuleId::McmStBeforeUse, edition: EditionHint::Any, patch: p_ldst, apply: m_st_before_use },
-    Mutator { name: "no-fence-after-sync", rule: RuleId::McmXthread, edition: EditionHint::Any, patch: p_mma, apply: m_xthread },
-    Mutator { name: "publish-without-wait-st", rule: RuleId::McmXthreadNonpipe, edition: EditionHint::Any, patch: p_mma, apply: m_xthread_nonpipe },
+    Mutator {
+        name: "target-without-tcgen05",
+        rule: RuleId::GenTarget,
+        edition: EditionHint::Any,
+        patch: p_ungated,
+        apply: m_gen_target,
+    },
+    Mutator {
+        name: "ptx-version-too-old",
+        rule: RuleId::GenPtxver,
+        edition: EditionHint::Any,
+        patch: p_ungated,
+        apply: m_gen_ptxver,
+    },
+    Mutator {
+        name: "cta-group-mixed",
+        rule: RuleId::GenCtagroupUniform,
+        edition: EditionHint::Any,
+        patch: p_cluster_cta1,
+        apply: m_ctagroup_mixed,
+    },
+    Mutator {
+        name: "missing-sync-aligned",
+        rule: RuleId::GenSyncQual,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_sync_qual,
+    },
+    Mutator {
+        name: "ncols-not-pow2",
+        rule: RuleId::AllocNcolsPow2,
+        edition: EditionHint::Any,
+        patch: p_one_alloc,
+        apply: m_ncols_pow2,
+    },
+    Mutator {
+        name: "ncols-48",
+        rule: RuleId::AllocNcolsPow2,
+        edition: EditionHint::Any,
+        patch: p_alloc_only,
+        apply: m_ncols_48,
+    },
+    Mutator {
+        name: "ncols-out-of-range",
+        rule: RuleId::AllocNcolsRange,
+        edition: EditionHint::Any,
+        patch: p_alloc_only,
+        apply: m_ncols_range,
+    },
+    Mutator {
+        name: "alloc-dst-statespace",
+        rule: RuleId::AllocDstStatespace,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_dst_statespace,
+    },
+    Mutator {
+        name: "ldst-vec-len",
+        rule: RuleId::LdstVecLen,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_vec_len,
+    },
+    Mutator {
+        name: "ldst-num-na",
+        rule: RuleId::LdstNumNa,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_num_na,
+    },
+    Mutator {
+        name: "ldst-splitoff",
+        rule: RuleId::LdstSplitoff,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_splitoff,
+    },
+    Mutator {
+        name: "ldst-type",
+        rule: RuleId::LdstType,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_ldst_type,
+    },
+    Mutator {
+        name: "ld-unpack",
+        rule: RuleId::StUnpackOnly,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_ld_unpack,
+    },
+    Mutator {
+        name: "st-pack",
+        rule: RuleId::LdPackOnly,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_st_pack,
+    },
+    Mutator {
+        name: "ld-red-shape",
+        rule: RuleId::LdRedShape,
+        edition: EditionHint::Any,
+        patch: p_ld_red,
+        apply: m_red_shape,
+    },
+    Mutator {
+        name: "ld-red-num",
+        rule: RuleId::LdRedNum,
+        edition: EditionHint::Any,
+        patch: p_ld_red,
+        apply: m_red_num,
+    },
+    Mutator {
+        name: "ld-red-type",
+        rule: RuleId::LdRedType,
+        edition: EditionHint::Any,
+        patch: p_ld_red,
+        apply: m_red_type,
+    },
+    Mutator {
+        name: "ld-red-target",
+        rule: RuleId::LdRedTarget,
+        edition: EditionHint::Any,
+        patch: p_ld_red,
+        apply: m_red_target,
+    },
+    Mutator {
+        name: "wait-cta-group",
+        rule: RuleId::WaitOps,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_wait_ctagroup,
+    },
+    Mutator {
+        name: "cp-multicast-missing",
+        rule: RuleId::CpMcastReq,
+        edition: EditionHint::Any,
+        patch: p_cp,
+        apply: m_cp_mcast_req,
+    },
+    Mutator {
+        name: "cp-multicast-other",
+        rule: RuleId::CpMcastOther,
+        edition: EditionHint::Any,
+        patch: p_cp,
+        apply: m_cp_mcast_other,
+    },
+    Mutator {
+        name: "cp-decomp-half",
+        rule: RuleId::CpDecompFmt,
+        edition: EditionHint::Any,
+        patch: p_cp,
+        apply: m_cp_decomp,
+    },
+    Mutator {
+        name: "shift-family-target",
+        rule: RuleId::ShiftTarget,
+        edition: EditionHint::Any,
+        patch: p_shift,
+        apply: m_shift_target,
+    },
+    Mutator {
+        name: "scale-d-range",
+        rule: RuleId::MmaScaleDRange,
+        edition: EditionHint::Any,
+        patch: p_mma_f16,
+        apply: m_scale_d_range,
+    },
+    Mutator {
+        name: "scale-d-kind",
+        rule: RuleId::MmaScaleDKind,
+        edition: EditionHint::Any,
+        patch: p_mma_scale_kind,
+        apply: m_scale_d_kind,
+    },
+    Mutator {
+        name: "dol-size",
+        rule: RuleId::MmaDolSize,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_dol_size,
+    },
+    Mutator {
+        name: "zcm-non-ws",
+        rule: RuleId::MmaZcmWsOnly,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_zcm_ws_only,
+    },
+    Mutator {
+        name: "block-scale-kind",
+        rule: RuleId::MmaBsKinds,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_bs_kinds,
+    },
+    Mutator {
+        name: "i8-target",
+        rule: RuleId::MmaI8Target,
+        edition: EditionHint::Any,
+        patch: p_mma_i8,
+        apply: m_i8_target,
+    },
+    Mutator {
+        name: "ashift-a-desc",
+        rule: RuleId::MmaAshiftAtmem,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_ashift_atmem,
+    },
+    Mutator {
+        name: "ashift-collector",
+        rule: RuleId::MmaAshiftCollector,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_ashift_collector,
+    },
+    Mutator {
+        name: "collector-buffer",
+        rule: RuleId::MmaCollectorBuf,
+        edition: EditionHint::Any,
+        patch: p_mma_ws,
+        apply: m_collector_buf,
+    },
+    Mutator {
+        name: "commit-mask",
+        rule: RuleId::CommitMcastMask,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_commit_mask,
+    },
+    Mutator {
+        name: "commit-completion",
+        rule: RuleId::CommitCompletion,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_commit_completion,
+    },
+    Mutator {
+        name: "lbo-absolute",
+        rule: RuleId::SdescLboAbs,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_lbo_abs,
+    },
+    Mutator {
+        name: "divergent-aligned",
+        rule: RuleId::GenAlignedConvergent,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_aligned_convergent,
+    },
+    Mutator {
+        name: "exited-lane",
+        rule: RuleId::GenNoExitedThread,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_exited_thread,
+    },
+    Mutator {
+        name: "ncols-divergent",
+        rule: RuleId::AllocNcolsUniform,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_ncols_uniform,
+    },
+    Mutator {
+        name: "alloc-dst-global",
+        rule: RuleId::AllocDstShared,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_dst_shared,
+    },
+    Mutator {
+        name: "taddr-divergent",
+        rule: RuleId::LdstTaddrUniform,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_taddr_uniform,
+    },
+    Mutator {
+        name: "mbar-global",
+        rule: RuleId::CommitMbarWindow,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_mbar_window,
+    },
+    Mutator {
+        name: "alloc-beyond-capacity",
+        rule: RuleId::AllocBlocks,
+        edition: EditionHint::Any,
+        patch: p_full_alloc,
+        apply: m_alloc_blocks,
+    },
+    Mutator {
+        name: "dealloc-barrier-order",
+        rule: RuleId::DeallocBarrierOrder,
+        edition: EditionHint::Ptx93,
+        patch: p_pair,
+        apply: m_dealloc_barrier_order,
+    },
+    Mutator {
+        name: "peer-skips-relinquish",
+        rule: RuleId::GenPeerActive,
+        edition: EditionHint::Seeds,
+        patch: p_pair,
+        apply: m_peer_relinquish,
+    },
+    Mutator {
+        name: "peer-skips-relinquish-blocks",
+        rule: RuleId::AllocPairBlock,
+        edition: EditionHint::Ptx93,
+        patch: p_pair,
+        apply: m_peer_relinquish,
+    },
+    Mutator {
+        name: "no-peer-cta",
+        rule: RuleId::GenPeerExists,
+        edition: EditionHint::Any,
+        patch: p_pair,
+        apply: m_peer_exists,
+    },
+    Mutator {
+        name: "alloc-after-relinquish-loop",
+        rule: RuleId::AllocAfterRelinquish,
+        edition: EditionHint::Any,
+        patch: p_none,
+        apply: m_alloc_after_relinquish,
+    },
+    Mutator {
+        name: "leak-on-one-path",
+        rule: RuleId::AllocFreeBeforeExit,
+        edition: EditionHint::Any,
+        patch: p_cluster_cta1,
+        apply: m_leak_one_path,
+    },
+    Mutator {
+        name: "alloc-size-grows",
+        rule: RuleId::AllocNonincreasing,
+        edition: EditionHint::Any,
+        patch: p_two_allocs,
+        apply: m_nonincreasing,
+    },
+    Mutator {
+        name: "no-wait-ld-before-dealloc",
+        rule: RuleId::McmLdWar,
+        edition: EditionHint::Any,
+        patch: p_cta1,
+        apply: m_ld_war,
+    },
+    Mutator {
+        name: "ld-before-wait-st",
+        rule: RuleId::McmStBeforeUse,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_st_before_use,
+    },
+    Mutator {
+        name: "no-fence-after-sync",
+        rule: RuleId::McmXthread,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_xthread,
+    },
+    Mutator {
+        name: "publish-without-wait-st",
+        rule: RuleId::McmXthreadNonpipe,
+        edition: EditionHint::Any,
+        patch: p_mma,
+        apply: m_xthread_nonpipe,
+    },
 ];
 
 #[cfg(test)]
@@ -1006,7 +1536,8 @@ mod tests {
             let mut cfg = Config::default();
             (m.patch)(&mut cfg);
             // Some base program was changed: the result is not any of the attempted bases.
-            let same = (0..ATTEMPTS).any(|k| builder::build(&cfg, &mut SeedChoices::new(1 + k)) == p);
+            let same =
+                (0..ATTEMPTS).any(|k| builder::build(&cfg, &mut SeedChoices::new(1 + k)) == p);
             assert!(!same, "{} left the program unchanged", m.name);
         }
     }
@@ -1014,7 +1545,11 @@ mod tests {
     #[test]
     fn names_are_unique() {
         for (i, a) in MUTATORS.iter().enumerate() {
-            assert!(MUTATORS[i + 1..].iter().all(|b| b.name != a.name), "{}", a.name);
+            assert!(
+                MUTATORS[i + 1..].iter().all(|b| b.name != a.name),
+                "{}",
+                a.name
+            );
             assert_eq!(by_name(a.name).map(|m| m.name), Some(a.name));
         }
     }

@@ -26,7 +26,13 @@ pub fn alloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
 /// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 slot-address, ncols`.
 pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
     Stmt::Tc(Op::Dealloc {
-        form: DeallocForm { cta_group: cg, exclusive: false, sync: true, aligned: true, ty: Ty::B32 },
+        form: DeallocForm {
+            cta_group: cg,
+            exclusive: false,
+            sync: true,
+            aligned: true,
+            ty: Ty::B32,
+        },
         taddr: TmemRef::slot(slot, 0, 0),
         ncols: NCols::imm(ncols),
     })
@@ -34,22 +40,39 @@ pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
 
 /// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
 pub fn relinquish(cg: CtaGroup) -> Stmt {
-    Stmt::Tc(Op::Relinquish { form: RelinquishForm { cta_group: cg, sync: true, aligned: true } })
+    Stmt::Tc(Op::Relinquish {
+        form: RelinquishForm {
+            cta_group: cg,
+            sync: true,
+            aligned: true,
+        },
+    })
 }
 
 /// `tcgen05.wait::ld` / `wait::st`.
 pub fn wait(op: WaitOp) -> Stmt {
-    Stmt::Tc(Op::Wait { form: WaitForm { op, cta_group: None, sync: true, aligned: true } })
+    Stmt::Tc(Op::Wait {
+        form: WaitForm {
+            op,
+            cta_group: None,
+            sync: true,
+            aligned: true,
+        },
+    })
 }
 
 /// `tcgen05.fence::before_thread_sync`.
 pub fn fence_before() -> Stmt {
-    Stmt::Tc(Op::Fence { kind: FenceKind::BeforeThreadSync })
+    Stmt::Tc(Op::Fence {
+        kind: FenceKind::BeforeThreadSync,
+    })
 }
 
 /// `tcgen05.fence::after_thread_sync`.
 pub fn fence_after() -> Stmt {
-    Stmt::Tc(Op::Fence { kind: FenceKind::AfterThreadSync })
+    Stmt::Tc(Op::Fence {
+        kind: FenceKind::AfterThreadSync,
+    })
 }
 
 /// A well-formed ld form (not `.red`).
@@ -70,25 +93,49 @@ pub fn ld_form(shape: LdStShape, num: Num, pack: bool) -> LdForm {
 
 /// A well-formed st form.
 pub fn st_form(shape: LdStShape, num: Num, unpack: bool) -> StForm {
-    StForm { sync: true, aligned: true, shape, num, pack: unpack.then_some(Pack::Unpack16b), ty: Ty::B32 }
+    StForm {
+        sync: true,
+        aligned: true,
+        shape,
+        num,
+        pack: unpack.then_some(Pack::Unpack16b),
+        ty: Ty::B32,
+    }
 }
 
 /// `tcgen05.ld` of `form` at `taddr`.
 pub fn ld(form: LdForm, taddr: TmemRef, split: Option<u32>) -> Stmt {
     let nregs = vec_len(form.shape, form.num).unwrap_or(1);
-    Stmt::Tc(Op::Ld { form, taddr, split, nregs })
+    Stmt::Tc(Op::Ld {
+        form,
+        taddr,
+        split,
+        nregs,
+    })
 }
 
 /// `tcgen05.st` of `form` at `taddr` with values from `seed`.
 pub fn st(form: StForm, taddr: TmemRef, split: Option<u32>, seed: u32) -> Stmt {
     let nregs = vec_len(form.shape, form.num).unwrap_or(1);
-    Stmt::Tc(Op::St { form, taddr, split, nregs, seed })
+    Stmt::Tc(Op::St {
+        form,
+        taddr,
+        split,
+        nregs,
+        seed,
+    })
 }
 
 /// `tcgen05.commit.cta_group::N.mbarrier::arrive::one{.shared::cluster}.b64 [mbar]`.
 pub fn commit(cg: CtaGroup, mbar: u8, shared_cluster: bool) -> Stmt {
     Stmt::Tc(Op::Commit {
-        form: CommitForm { cta_group: cg, arrive_one: true, shared_cluster, multicast: false, ty: Ty::B64 },
+        form: CommitForm {
+            cta_group: cg,
+            arrive_one: true,
+            shared_cluster,
+            multicast: false,
+            ty: Ty::B64,
+        },
         mbar,
         addr: MbarAddr::Shared,
         cta_mask: None,
@@ -98,7 +145,12 @@ pub fn commit(cg: CtaGroup, mbar: u8, shared_cluster: bool) -> Stmt {
 /// A bounded wait for phase 0 of `bar` to complete. The bound (2^20 tries) is far above any
 /// legitimate completion time and only keeps a broken target from hanging the harness.
 pub fn mbar_wait(bar: u8, scope: Scope) -> Stmt {
-    Stmt::MbarWait { bar, parity: false, scope, max_tries: 1 << 20 }
+    Stmt::MbarWait {
+        bar,
+        parity: false,
+        scope,
+        max_tries: 1 << 20,
+    }
 }
 
 /// `if (lane == 0) { init(bar, 1); fence.mbarrier_init }`.

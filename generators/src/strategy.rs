@@ -37,7 +37,9 @@ pub fn swarm_program() -> impl Strategy<Value = Program> {
 pub fn near_miss_case() -> impl Strategy<Value = Case> {
     (0..mutate::MUTATORS.len(), any::<u64>()).prop_map(|(i, seed)| {
         let m: &'static mutate::Mutator = &mutate::MUTATORS[i];
-        Stream::new(Config::default(), seed, Mode::NearMiss(Some(m))).case(0).case
+        Stream::new(Config::default(), seed, Mode::NearMiss(Some(m)))
+            .case(0)
+            .case
     })
 }
 
@@ -46,7 +48,8 @@ pub fn near_miss_case() -> impl Strategy<Value = Case> {
 pub fn fixed_up_program() -> impl Strategy<Value = Program> {
     proptest::collection::vec(any::<u8>(), 0..MAX_BYTES).prop_map(|bytes| {
         let mut u = Unstructured::new(&bytes);
-        let raw = Program::arbitrary(&mut u).unwrap_or_else(|_| crate::valid_program(&Config::default(), 0));
+        let raw = Program::arbitrary(&mut u)
+            .unwrap_or_else(|_| crate::valid_program(&Config::default(), 0));
         fixup(&raw)
     })
 }

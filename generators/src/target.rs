@@ -9,8 +9,12 @@ use tcgen05_ir::{PtxVersion, Target};
 pub const MAX_VERSION: PtxVersion = PtxVersion::new(9, 0);
 
 /// PTX versions the generator chooses from, oldest first.
-pub const VERSIONS: &[PtxVersion] =
-    &[PtxVersion::new(8, 6), PtxVersion::new(8, 7), PtxVersion::new(8, 8), PtxVersion::new(9, 0)];
+pub const VERSIONS: &[PtxVersion] = &[
+    PtxVersion::new(8, 6),
+    PtxVersion::new(8, 7),
+    PtxVersion::new(8, 8),
+    PtxVersion::new(9, 0),
+];
 
 /// The oldest `.version` that knows the target name (GEN-PTXVER): sm_100a 8.6; the `f`
 /// targets and sm_103a 8.8 (OQ-30); sm_110a/f 9.0 (the rename, seeds 000/002).
@@ -32,7 +36,10 @@ pub fn is_arch_specific(t: Target) -> bool {
 /// `tcgen05.ld.red` (LD-RED-TARGET, §3.2): sm_101a/sm_110a, sm_110f, sm_103f (so sm_103a);
 /// neither sm_100a nor sm_100f. Needs PTX 8.8.
 pub fn has_ld_red(t: Target) -> bool {
-    matches!(t, Target::Sm103a | Target::Sm103f | Target::Sm110a | Target::Sm110f)
+    matches!(
+        t,
+        Target::Sm103a | Target::Sm103f | Target::Sm110a | Target::Sm110f
+    )
 }
 
 /// `tcgen05.shift` (SHIFT-TARGET, §3.6): arch-specific targets only.
@@ -47,7 +54,10 @@ pub fn has_i8(t: Target) -> bool {
 
 /// `scale-input-d` (§1 table): sm_100a, and the sm_100f family (sm_100f, sm_103a/f) from 8.8.
 pub fn has_scale_input_d(t: Target) -> bool {
-    matches!(t, Target::Sm100a | Target::Sm100f | Target::Sm103a | Target::Sm103f)
+    matches!(
+        t,
+        Target::Sm100a | Target::Sm100f | Target::Sm103a | Target::Sm103f
+    )
 }
 
 #[cfg(test)]
@@ -59,7 +69,9 @@ mod tests {
         // §1 table rows, one assertion per stated fact.
         assert!(!has_ld_red(Target::Sm100a) && !has_ld_red(Target::Sm100f));
         assert!(has_ld_red(Target::Sm103a) && has_ld_red(Target::Sm110f));
-        assert!(has_shift(Target::Sm100a) && !has_shift(Target::Sm100f) && !has_shift(Target::Sm103f));
+        assert!(
+            has_shift(Target::Sm100a) && !has_shift(Target::Sm100f) && !has_shift(Target::Sm103f)
+        );
         assert!(has_i8(Target::Sm110a) && !has_i8(Target::Sm103a) && !has_i8(Target::Sm100f));
         assert_eq!(min_version(Target::Sm110a), PtxVersion::new(9, 0));
         assert_eq!(min_version(Target::Sm100f), PtxVersion::new(8, 8));

@@ -41,9 +41,18 @@ fn code(p: &Program, c: CodeRef) -> &Vec<Stmt> {
 
 /// Every path whose statement satisfies `pred`, in pre-order (warps first, then functions).
 pub fn find(p: &Program, pred: &dyn Fn(&Stmt) -> bool) -> Vec<Path> {
-    fn visit(s: &Stmt, code: CodeRef, prefix: &mut Vec<usize>, pred: &dyn Fn(&Stmt) -> bool, out: &mut Vec<Path>) {
+    fn visit(
+        s: &Stmt,
+        code: CodeRef,
+        prefix: &mut Vec<usize>,
+        pred: &dyn Fn(&Stmt) -> bool,
+        out: &mut Vec<Path>,
+    ) {
         if pred(s) {
-            out.push(Path { code, idx: prefix.clone() });
+            out.push(Path {
+                code,
+                idx: prefix.clone(),
+            });
         }
         let kids: Box<dyn Iterator<Item = &Stmt>> = match s {
             Stmt::Loop { body, .. } => Box::new(body.iter()),
@@ -117,7 +126,11 @@ pub fn get<'a>(p: &'a Program, path: &Path) -> &'a Stmt {
         let (l, n) = match &list[i] {
             Stmt::Loop { body, .. } => (body, next),
             Stmt::If { then, els, .. } => {
-                if next >= then.len() { (els, next - then.len()) } else { (then, next) }
+                if next >= then.len() {
+                    (els, next - then.len())
+                } else {
+                    (then, next)
+                }
             }
             _ => panic!("path goes through a statement without children"),
         };
@@ -142,10 +155,13 @@ pub fn contains(p: &Program, b: &[Stmt], pred: &dyn Fn(&Stmt) -> bool) -> bool {
             pred(s)
                 || match s {
                     Stmt::Loop { body, .. } => go(p, body, pred, depth),
-                    Stmt::If { then, els, .. } => go(p, then, pred, depth) || go(p, els, pred, depth),
-                    Stmt::Call(f) if depth < 8 => {
-                        p.funcs.get(*f as usize).is_some_and(|f| go(p, &f.body, pred, depth + 1))
+                    Stmt::If { then, els, .. } => {
+                        go(p, then, pred, depth) || go(p, els, pred, depth)
                     }
+                    Stmt::Call(f) if depth < 8 => p
+                        .funcs
+                        .get(*f as usize)
+                        .is_some_and(|f| go(p, &f.body, pred, depth + 1)),
                     _ => false,
                 }
         })

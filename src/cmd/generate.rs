@@ -50,7 +50,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.list {
         let mut text = String::from("litmus families:\n");
         for f in litmus::FAMILIES {
-            text += &format!("  {:<28} {} ({} members)\n", f.name, f.about, (f.members)().len());
+            text += &format!(
+                "  {:<28} {} ({} members)\n",
+                f.name,
+                f.about,
+                (f.members)().len()
+            );
         }
         text += "mutators:\n";
         for m in mutate::MUTATORS {
@@ -63,32 +68,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mode = if args.near_miss {
         match &args.mutator {
             Some(name) => Mode::NearMiss(Some(mutate::by_name(name).ok_or_else(|| {
-                super::bad_input(format!("unknown mutator `{name}` (see `tcgen05-fuzz generate --list`)"))
+                super::bad_input(format!(
+                    "unknown mutator `{name}` (see `tcgen05-fuzz generate --list`)"
+                ))
             })?)),
             None => Mode::NearMiss(None),
         }
     } else if let Some(name) = &args.family {
         Mode::Family(litmus::family(name).ok_or_else(|| {
-            super::bad_input(format!("unknown litmus family `{name}` (see `tcgen05-fuzz generate --list`)"))
+            super::bad_input(format!(
+                "unknown litmus family `{name}` (see `tcgen05-fuzz generate --list`)"
+            ))
         })?)
     } else if args.mixed {
         Mode::Mixed
     } else {
         Mode::Valid
     };
-    let out = args.out.as_deref().ok_or_else(|| super::bad_input("--out is required"))?;
-    std::fs::create_dir_all(out)
-        .map_err(|e| super::bad_input(format!("cannot create output folder {}: {e}", out.display())))?;
-    let cfg = if args.sm100a { Config::sm100a() } else { Config::default() };
+    let out = args
+        .out
+        .as_deref()
+        .ok_or_else(|| super::bad_input("--out is required"))?;
+    std::fs::create_dir_all(out).map_err(|e| {
+        super::bad_input(format!(
+            "cannot create output folder {}: {e}",
+            out.display()
+        ))
+    })?;
+    let cfg = if args.sm100a {
+        Config::sm100a()
+    } else {
+        Config::default()
+    };
     let stream = Stream::new(cfg, args.seed, mode);
     let mut ptx = String::with_capacity(16 * 1024);
     for i in 0..args.count {
         let g = stream.case(i);
         tcgen05_ir::ptx::emit_into(&g.case.program, &mut ptx);
-        write_atomic(&out.join(format!("{}.case", g.name)), &tcgen05_ir::codec::encode(&g.case))?;
+        write_atomic(
+            &out.join(format!("{}.case", g.name)),
+            &tcgen05_ir::codec::encode(&g.case),
+        )?;
         write_atomic(&out.join(format!("{}.ptx", g.name)), ptx.as_bytes())?;
     }
-    eprintln!("wrote {} cases ({} files) to {}", args.count, 2 * args.count, out.display());
+    eprintln!(
+        "wrote {} cases ({} files) to {}",
+        args.count,
+        2 * args.count,
+        out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -96,7 +124,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// for readers; no fsync, so a power loss may lose recent cases but never leaves half of one).
 fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let tmp = dir.join(format!(".{name}.tmp{}", std::process::id()));
     let result = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
