@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! <root>/<signature id>/
-//!     case.bin        the minimized case (tcgen05_ir::codec)
-//!     case.ptx        the minimized case as PTX
-//!     original.bin    the case as found
+//!     minimized.case  the minimized case (tcgen05_ir::codec)
+//!     minimized.ptx   the minimized case as PTX
+//!     original.case   the case as found
 //!     original.ptx
 //!     report.json     signature, rule and section, targets and versions, expected, observed
 //!     README.md       what differs, the rule and its spec section, the command that reruns it
@@ -109,13 +109,16 @@ impl Store {
         ));
         std::fs::create_dir_all(&tmp)?;
         let write = || -> std::io::Result<()> {
-            std::fs::write(tmp.join("case.bin"), tcgen05_ir::codec::encode(minimized))?;
             std::fs::write(
-                tmp.join("case.ptx"),
+                tmp.join("minimized.case"),
+                tcgen05_ir::codec::encode(minimized),
+            )?;
+            std::fs::write(
+                tmp.join("minimized.ptx"),
                 tcgen05_ir::ptx::emit(&minimized.program),
             )?;
             std::fs::write(
-                tmp.join("original.bin"),
+                tmp.join("original.case"),
                 tcgen05_ir::codec::encode(original),
             )?;
             std::fs::write(
@@ -224,7 +227,7 @@ fn readme(r: &Report) -> String {
         s.push_str(&format!("- `{n}`: {v}\n"));
     }
     s.push_str(&format!(
-        "\n## Files\n\n- `case.bin`, `case.ptx`: the minimized case ({} statements)\n- `original.bin`, `original.ptx`: the case as found ({} statements)\n- `report.json`: expected and observed in full\n\n## Rerun\n\n```\n{}\n```\n",
+        "\n## Files\n\n- `minimized.case`, `minimized.ptx`: the minimized case ({} statements)\n- `original.case`, `original.ptx`: the case as found ({} statements)\n- `report.json`: expected and observed in full\n\n## Rerun\n\n```\n{}\n```\n",
         r.sizes.1, r.sizes.0, r.command
     ));
     s

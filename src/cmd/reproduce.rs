@@ -1,12 +1,172 @@
-//! `tcgen05-fuzz reproduce`.
+//! `tcgen05-fuzz reproduce <finding folder | case file | PTX file> [--targets ...]`: reruns a
+//! case on targets and prints what the oracle expects against what each target did.
 
+use super::{Format, bad_input};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tcgen05_drivers::diff::{self, Verdict};
+use tcgen05_drivers::store;
+use tcgen05_drivers::target;
+use tcgen05_ir::{Case, Intent, Provenance};
+use tcgen05_oracle::{Edition, Options, RunVerdict};
 
 /// Arguments of `reproduce`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// A finding folder (with `minimized.case`), a binary case file, or a PTX file printed by
+    /// tcgen05-fuzz.
+    pub input: PathBuf,
+    /// Targets, comma-separated (default: the finding's target, else `TCGEN05_TARGETS`, else
+    /// `sim`).
+    #[arg(long)]
+    pub targets: Option<String>,
+    /// With a finding folder: rerun the original case instead of the minimized one.
+    #[arg(long)]
+    pub original: bool,
+    /// Oracle edition: `seeds` or `ptx93` (default: the finding's, else `seeds`).
+    #[arg(long)]
+    pub edition: Option<Edition>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`reproduce` is not implemented yet")
+/// Loads a case from a finding folder, a case file or a printed PTX file.
+pub fn load_case(path: &Path, original: bool) -> anyhow::Result<(Case, Option<store::Report>)> {
+    let name = path.display().to_string();
+    if path.is_dir() {
+        let file = path.join(if original {
+            "original.case"
+        } else {
+            "minimized.case"
+        });
+        let (case, _) = load_case(&file, false)?;
+        let report = store::read_report(path).ok();
+        return Ok((case, report));
+    }
+    let bytes = std::fs::read(path).map_err(|e| bad_input(format!("{name}: cannot read: {e}")))?;
+    if tcgen05_ir::codec::looks_like_case(&bytes) {
+        let case =
+            tcgen05_ir::codec::decode(&bytes).map_err(|e| bad_input(format!("{name}: {e}")))?;
+        return Ok((case, None));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| bad_input(format!("{name}: neither a case file nor PTX text")))?;
+    let program = tcgen05_ir::ptx::lift::lift(&text).map_err(|e| {
+        bad_input(format!(
+            "{name}: not a PTX module printed by tcgen05-fuzz: {e}"
+        ))
+    })?;
+    let provenance = Provenance {
+        seed: None,
+        origin: format!("lifted from {name}"),
+        family: None,
+    };
+    Ok((
+        Case {
+            program,
+            intent: Intent::Unknown,
+            provenance,
+        },
+        None,
+    ))
+}
+
+/// Runs `reproduce`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (case, report) = load_case(&args.input, args.original)?;
+    let flag = args
+        .targets
+        .clone()
+        .or_else(|| report.as_ref().map(|r| r.sig.target.clone()));
+    let names = target::from_env(flag.as_deref());
+    let mut targets = target::resolve_all(&names).map_err(|e| bad_input(e.to_string()))?;
+    let edition = args
+        .edition
+        .or_else(|| report.as_ref().and_then(|r| r.edition.parse().ok()))
+        .unwrap_or_default();
+    let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
+    let mut any = false;
+    let mut rows = Vec::new();
+    for t in &mut targets {
+        let outcome = t.run(&case);
+        let verdict = diff::compare(&case.program, &expected, &outcome);
+        any |= matches!(verdict, Verdict::Discrepancy(_));
+        rows.push((t.name(), t.version(), outcome, verdict));
+    }
+    match args.format {
+        Format::Json => {
+            let v = serde_json::json!({
+                "input": args.input.display().to_string(),
+                "expected": expected,
+                "targets": rows.iter().map(|(n, v, o, d)| serde_json::json!({
+                    "target": n, "version": v, "outcome": o, "verdict": d
+                })).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        }
+        Format::Text => {
+            println!(
+                "case: {} ({} statements, {} tcgen05 instructions)",
+                args.input.display(),
+                case.program.size(),
+                case.program.ops().len()
+            );
+            if let Some(r) = &report {
+                println!("finding: {}", r.signature);
+            }
+            println!("expected ({edition} edition):");
+            if expected.violations.is_empty() {
+                println!("  statically well-formed");
+            }
+            for v in &expected.violations {
+                println!("  static violation: {v}");
+            }
+            let run = match &expected.run.verdict {
+                RunVerdict::Completes => "completes".to_string(),
+                RunVerdict::MayBlock { where_ } => format!("may block ({} place(s))", where_.len()),
+                RunVerdict::MustDeadlock { where_ } => {
+                    format!("must deadlock ({} place(s))", where_.len())
+                }
+                RunVerdict::Undefined(r) => {
+                    format!(
+                        "undefined ({})",
+                        r.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+                    )
+                }
+            };
+            println!(
+                "  run: {run}; {} observation expectation(s); leak: {:?}",
+                expected.obs.len(),
+                expected.leak.status
+            );
+            for (n, v, o, d) in &rows {
+                println!("{n} ({v}):");
+                println!("  observed: {}", o.summary());
+                match d {
+                    Verdict::Agree => println!("  verdict: agree"),
+                    Verdict::Skip(r) => println!("  verdict: skip ({r:?})"),
+                    Verdict::Discrepancy(x) => {
+                        println!("  verdict: DISCREPANCY {}", x.kind.as_str());
+                        println!("  {}", x.detail);
+                        if !x.rules.is_empty() {
+                            let rules: Vec<String> = x
+                                .rules
+                                .iter()
+                                .map(|r| {
+                                    format!("{r} [§{}]", tcgen05_oracle::catalogue::section(*r))
+                                })
+                                .collect();
+                            println!("  rules: {}", rules.join(", "));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(if any {
+        ExitCode::from(super::EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

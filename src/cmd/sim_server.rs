@@ -1,12 +1,36 @@
-//! `tcgen05-fuzz sim-server`.
+//! `tcgen05-fuzz sim-server`: the built-in simulator behind the external-simulator protocol
+//! (`docs/external-protocol.md`), on stdin/stdout. With
+//! `--targets 'external:tcgen05-fuzz sim-server'` the protocol is tested end to end.
 
+use super::bad_input;
 use std::process::ExitCode;
+use tcgen05_drivers::external;
+use tcgen05_drivers::sim::{SimConfig, simulate};
 
 /// Arguments of `sim-server`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The simulator configuration, as a target name (`sim`, `sim:adversarial`, ...).
+    #[arg(long, default_value = "sim")]
+    pub sim: String,
+}
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`sim-server` is not implemented yet")
+/// Runs `sim-server` until stdin closes.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = match SimConfig::parse(&args.sim) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => return Err(bad_input(e)),
+        None => return Err(bad_input(format!("`{}` is not a simulator name", args.sim))),
+    };
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    let version = format!("{} {}", env!("CARGO_PKG_VERSION"), args.sim);
+    external::serve(
+        stdin,
+        stdout,
+        "tcgen05-fuzz sim-server",
+        &version,
+        &mut |case| simulate(&case.program, config, case.provenance.seed.unwrap_or(0)),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }

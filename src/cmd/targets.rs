@@ -1,12 +1,48 @@
-//! `tcgen05-fuzz targets`.
+//! `tcgen05-fuzz targets`: the targets this machine has, and why the others are not usable.
 
+use super::Format;
 use std::process::ExitCode;
+use tcgen05_drivers::target::{self, Availability, TargetKind};
 
 /// Arguments of `targets`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
 
-/// Runs the subcommand.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`targets` is not implemented yet")
+/// Runs `targets`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let all = target::available_targets();
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
+        Format::Text => {
+            let width = all.iter().map(|t| t.name.len()).max().unwrap_or(0);
+            for t in &all {
+                let kind = match t.kind {
+                    TargetKind::CompileOnly => "compile",
+                    TargetKind::Running => "run",
+                };
+                let state = match &t.availability {
+                    Availability::Available => "available".to_string(),
+                    Availability::Unavailable(why) => format!("unavailable: {why}"),
+                };
+                let version = t
+                    .version
+                    .as_deref()
+                    .map(|v| format!(" [{v}]"))
+                    .unwrap_or_default();
+                println!(
+                    "{:<width$}  {kind:<7}  {state}{version}\n{:<width$}  {}",
+                    t.name, "", t.description
+                );
+            }
+            println!(
+                "\nChoose targets with --targets a,b,c or the {} variable.",
+                target::TARGETS_VAR
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -15,7 +15,8 @@
 //!   with M = 32 or 64 the simulator uses the same rule (row m in lane m): a concrete choice,
 //!   the ISA gives those layouts only in figures (OQ-22). A 16-bit D
 //!   sits in the low half of its cell, the high half 0 (MMA-D-UNPACKED).
-//! - Numerics (OQ-19 leaves them open): products summed in f32 in increasing k, then added to
+//! - Numerics (OQ-19 leaves them open): products summed in f32 in eight interleaved partial
+//!   sums (k mod 8) added pairwise, then added to
 //!   `D * 2^-scale` when enable-input-d holds; an f16 D is rounded to nearest even; i8 sums
 //!   in 32-bit wrapping arithmetic, saturating when idesc bit 3 is set.
 //! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
@@ -80,11 +81,12 @@ impl MmaPlan {
 
     /// Computes D into `tmem`, reading A and B from the CTA's data regions.
     pub fn perform(&self, regions: &[Vec<u32>], tmem: &mut Tmem) -> Result<(), String> {
-        let mut a = vec![0f64; (self.m * self.k) as usize];
-        let mut b = vec![0f64; (self.n * self.k) as usize];
+        let (mm, nn, kk) = (self.m as usize, self.n as usize, self.k as usize);
+        let mut a = vec![0f32; mm * kk];
+        let mut b = vec![0f32; nn * kk];
         for r in 0..self.m {
             for k in 0..self.k {
-                a[(r * self.k + k) as usize] = match &self.a {
+                let v = match &self.a {
                     Some(desc) => load(regions, desc, self.a_ty, r, k)?,
                     None => {
                         let byte = k * self.a_ty.bytes();
@@ -94,30 +96,35 @@ impl MmaPlan {
                         decode(self.a_ty, cell >> (8 * (byte % 4)), cell)
                     }
                 };
+                a[r as usize * kk + k as usize] = if self.neg_a { -v } else { v };
             }
         }
         for r in 0..self.n {
             for k in 0..self.k {
-                b[(r * self.k + k) as usize] = load(regions, &self.b, self.b_ty, r, k)?;
+                let v = load(regions, &self.b, self.b_ty, r, k)?;
+                b[r as usize * kk + k as usize] = if self.neg_b { -v } else { v };
             }
         }
-        for m in 0..self.m {
+        let scale = (2f32).powi(-i32::from(self.scale_d));
+        for m in 0..mm {
             if let Some(d) = &self.dol {
-                if d.get((m / 32) as usize)
-                    .is_some_and(|w| w >> (m % 32) & 1 == 1)
-                {
+                if d.get(m / 32).is_some_and(|w| w >> (m % 32) & 1 == 1) {
                     continue;
                 }
             }
-            for n in 0..self.n {
-                let col = self.d_col + n;
-                let old = tmem.get(m, col).ok_or("MMA D outside TMEM")?;
+            let arow = &a[m * kk..(m + 1) * kk];
+            for n in 0..nn {
+                let brow = &b[n * kk..(n + 1) * kk];
+                let col = self.d_col + n as u32;
+                let old = tmem.get(m as u32, col).ok_or("MMA D outside TMEM")?;
                 let v = if self.kind == MmaKind::I8 {
-                    let mut acc: i64 = 0;
-                    for k in 0..self.k {
-                        acc += a[(m * self.k + k) as usize] as i64
-                            * b[(n * self.k + k) as usize] as i64;
-                    }
+                    // |a|, |b| <= 255 and K = 32: the dot product fits an i32.
+                    let dot: i32 = arow
+                        .iter()
+                        .zip(brow)
+                        .map(|(x, y)| *x as i32 * *y as i32)
+                        .sum();
+                    let mut acc = i64::from(dot);
                     if self.enable_d {
                         acc += i64::from(old as i32);
                     }
@@ -127,25 +134,14 @@ impl MmaPlan {
                         acc as i32 as u32
                     }
                 } else {
-                    let mut acc = 0f32;
-                    for k in 0..self.k {
-                        let mut x = a[(m * self.k + k) as usize] as f32;
-                        let mut y = b[(n * self.k + k) as usize] as f32;
-                        if self.neg_a {
-                            x = -x;
-                        }
-                        if self.neg_b {
-                            y = -y;
-                        }
-                        acc += x * y;
-                    }
+                    let mut acc = dot8(arow, brow);
                     if self.enable_d {
                         let prev = if self.d_f16 {
                             f16_to_f32(old as u16)
                         } else {
                             f32::from_bits(old)
                         };
-                        acc += prev * (2f32).powi(-i32::from(self.scale_d));
+                        acc += prev * scale;
                     }
                     if self.d_f16 {
                         u32::from(f32_to_f16(acc))
@@ -153,11 +149,29 @@ impl MmaPlan {
                         acc.to_bits()
                     }
                 };
-                tmem.set(m, col, v);
+                tmem.set(m as u32, col, v);
             }
         }
         Ok(())
     }
+}
+
+/// A dot product in eight interleaved f32 partial sums, added pairwise at the end (a concrete
+/// choice of accumulation order, OQ-19; exact for the small-integer data the generator writes).
+fn dot8(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    for (i, (x, y)) in ra.iter().zip(rb).enumerate() {
+        lanes[i] += x * y;
+    }
+    ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+        + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
 }
 
 fn elem(code: u32, kind: MmaKind) -> Option<Elem> {
@@ -253,7 +267,7 @@ pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan
     })
 }
 
-fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f64, String> {
+fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
     let bytes = ty.bytes();
     let t = 16 / bytes;
     let lbo = u32::from(d.lbo_enc) << 4;
@@ -268,16 +282,29 @@ fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<
 
 /// The value of an element whose bits start at the low end of `v` (`word`: the whole cell,
 /// for 32-bit elements).
-fn decode(ty: Elem, v: u32, word: u32) -> f64 {
+fn decode(ty: Elem, v: u32, word: u32) -> f32 {
     match ty {
-        Elem::F16 => f64::from(f16_to_f32(v as u16)),
-        Elem::Bf16 => f64::from(f32::from_bits((v & 0xFFFF) << 16)),
-        Elem::Tf32 => f64::from(f32::from_bits(word & !0x1FFF)),
-        Elem::S8 => f64::from(v as u8 as i8),
-        Elem::U8 => f64::from(v as u8),
-        Elem::E4m3 => fp8(v as u8, 4, 3, 7),
-        Elem::E5m2 => fp8(v as u8, 5, 2, 15),
+        Elem::F16 => f16_to_f32(v as u16),
+        Elem::Bf16 => f32::from_bits((v & 0xFFFF) << 16),
+        Elem::Tf32 => f32::from_bits(word & !0x1FFF),
+        Elem::S8 => f32::from(v as u8 as i8),
+        Elem::U8 => f32::from(v as u8),
+        Elem::E4m3 => fp8_table()[0][(v & 0xFF) as usize],
+        Elem::E5m2 => fp8_table()[1][(v & 0xFF) as usize],
     }
+}
+
+/// Every e4m3 and e5m2 value, decoded once.
+fn fp8_table() -> &'static [[f32; 256]; 2] {
+    static T: std::sync::OnceLock<[[f32; 256]; 2]> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut t = [[0f32; 256]; 2];
+        for b in 0..256usize {
+            t[0][b] = fp8(b as u8, 4, 3, 7) as f32;
+            t[1][b] = fp8(b as u8, 5, 2, 15) as f32;
+        }
+        t
+    })
 }
 
 /// An 8-bit float with `e` exponent and `m` mantissa bits (OCP FP8: e4m3 has no infinities,
@@ -307,6 +334,12 @@ fn fp8(b: u8, e: u32, m: u32, bias: i32) -> f64 {
 
 /// IEEE binary16 to f32.
 pub fn f16_to_f32(h: u16) -> f32 {
+    let e = u32::from(h >> 10 & 0x1F);
+    if e != 0 && e != 31 {
+        // Normal numbers: rebias the exponent, widen the mantissa.
+        let bits = (u32::from(h & 0x8000) << 16) | ((e + 112) << 23) | (u32::from(h & 0x3FF) << 13);
+        return f32::from_bits(bits);
+    }
     let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
     let e = (h >> 10 & 0x1F) as i32;
     let f = f32::from(h & 0x3FF);
