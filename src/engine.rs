@@ -52,9 +52,6 @@ pub struct Shard {
 }
 
 impl Shard {
-    /// The whole seed space.
-    pub const ALL: Shard = Shard { index: 0, count: 1 };
-
     /// The case index at position `p` of this shard.
     pub fn case_index(self, p: u64) -> u64 {
         p * self.count + self.index
@@ -179,11 +176,6 @@ impl Done {
         while self.extra.remove(&self.below) {
             self.below += 1;
         }
-    }
-
-    /// Whether a position is done.
-    pub fn contains(&self, p: u64) -> bool {
-        p < self.below || self.extra.contains(&p)
     }
 
     /// Number of positions done.
@@ -604,5 +596,41 @@ fn snapshot(sh: &Shared<'_>, done_before: u64) -> progress::Snapshot {
         targets,
         findings,
         last_finding: lock(&sh.new_findings).last().cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn done_positions_advance_the_watermark() {
+        let mut d = Done::default();
+        d.insert(1);
+        d.insert(3);
+        assert_eq!((d.below, d.count()), (0, 2));
+        d.insert(0);
+        assert_eq!((d.below, d.count()), (2, 3));
+        d.insert(2);
+        assert_eq!((d.below, d.count()), (4, 4));
+        assert!(d.extra.is_empty());
+        d.insert(1);
+        assert_eq!(d.count(), 4);
+    }
+
+    #[test]
+    fn shards_partition_the_seed_space() {
+        let s: Shard = "1/3".parse().unwrap();
+        assert_eq!(s.case_index(0), 1);
+        assert_eq!(s.case_index(2), 7);
+        // Indices 0..10: shard 1/3 has 1, 4, 7.
+        assert_eq!(s.positions_below(10), 3);
+        let total: u64 = (0..3)
+            .map(|k| Shard { index: k, count: 3 }.positions_below(10))
+            .sum();
+        assert_eq!(total, 10);
+        assert!("3/3".parse::<Shard>().is_err());
+        assert!("1-3".parse::<Shard>().is_err());
+        assert!("0/0".parse::<Shard>().is_err());
     }
 }

@@ -24,6 +24,8 @@ const COL_W: u32 = 62;
 const GAP: u32 = 10;
 /// Height of the title and the column headers.
 const HEAD_H: u32 = 78;
+/// Width the legend line needs.
+const LEGEND_W: u32 = 1080;
 /// Height of the legend below the table.
 const FOOT_H: u32 = 44;
 
@@ -71,7 +73,8 @@ fn ink(t: f64) -> &'static str {
 pub fn svg(c: &Coverage, title: &str) -> String {
     let nt = c.targets.len().max(1) as u32;
     let block = 4 * COL_W + GAP;
-    let width = LABEL_W + KIND_W + nt * block + 10;
+    // The legend is one line of about 130 characters of 7 px plus its swatches.
+    let width = (LABEL_W + KIND_W + nt * block + 10).max(LEGEND_W);
     let rows = RuleId::ALL.len() as u32;
     let height = HEAD_H + rows * ROW_H + FOOT_H;
     let max_cases = (0..c.targets.len())

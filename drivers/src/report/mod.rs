@@ -16,6 +16,7 @@ pub mod coverage;
 pub mod heatmap;
 pub mod junit;
 pub mod markdown;
+pub mod regression;
 
 pub use coverage::{Cell, Coverage, RuleSet};
 pub use junit::junit;

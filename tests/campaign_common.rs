@@ -1,0 +1,82 @@
+//! Helpers shared by the campaign tests (included with `#[path]`, not a test of its own).
+
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the helpers"
+)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The campaign command, with the arguments every test shares. `sim+ld-num-truncated` is the
+/// simulator with an injected bug (ld `.num > .x1` fills only the first repetition), so the
+/// campaign has real findings to keep or lose.
+pub fn campaign(out: &Path, cases: u64, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tcgen05-fuzz"));
+    c.args([
+        "campaign",
+        "--targets",
+        "sim+ld-num-truncated",
+        "--jobs",
+        "2",
+    ])
+    .args([
+        "--no-minimize",
+        "--progress",
+        "quiet",
+        "--checkpoint-every",
+        "50ms",
+    ])
+    .arg("--cases")
+    .arg(cases.to_string())
+    .arg("--out")
+    .arg(out)
+    .args(extra)
+    .args(if extra.contains(&"--seed") {
+        &[][..]
+    } else {
+        &["--seed", "11"][..]
+    })
+    .env_remove("TCGEN05_TARGETS");
+    c
+}
+
+/// `report.json` of a campaign folder.
+pub fn report(out: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("report.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()));
+    serde_json::from_str(&text).expect("report.json is JSON")
+}
+
+/// The finding ids stored in a campaign folder.
+pub fn findings(out: &Path) -> BTreeSet<String> {
+    std::fs::read_dir(out.join("findings"))
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| e.path().join("report.json").exists())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The finding ids a report lists.
+pub fn report_findings(r: &serde_json::Value) -> BTreeSet<String> {
+    r["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["id"].as_str().expect("id").to_string())
+        .collect()
+}
+
+/// Cases done according to `state.json` (0 when there is none yet).
+pub fn state_cases(out: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(out.join("state.json")).ok()?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).expect("state.json is always whole (written atomically)");
+    let done = &v["done"];
+    Some(done["below"].as_u64()? + done["extra"].as_array()?.len() as u64)
+}

@@ -1,0 +1,122 @@
+//! Issue 8, "Done when": a campaign killed with SIGKILL mid-run and restarted with the same
+//! `--out` loses nothing that was recorded, and ends exactly where an uninterrupted run ends.
+
+#[path = "campaign_common.rs"]
+mod common;
+
+use common::*;
+use std::time::{Duration, Instant};
+
+const CASES: u64 = 900;
+
+#[test]
+fn a_killed_campaign_resumes_without_losing_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("reference");
+    let killed = dir.path().join("killed");
+
+    // The reference: one uninterrupted run. The injected bug gives findings: exit code 1.
+    let st = campaign(&reference, CASES, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let want = report(&reference);
+    assert_eq!(want["cases"], CASES);
+    assert_eq!(want["complete"], true);
+    assert!(
+        !findings(&reference).is_empty(),
+        "the injected bug must give findings"
+    );
+
+    // The same campaign, killed once a sixth of it is checkpointed and a finding is stored.
+    let mut child = campaign(&killed, CASES, &[]).spawn().unwrap();
+    let t0 = Instant::now();
+    let (cases_before, findings_before) = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the campaign finished ({status}) before it could be killed; raise CASES");
+        }
+        let n = state_cases(&killed).unwrap_or(0);
+        let f = findings(&killed);
+        if n >= CASES / 6 && !f.is_empty() {
+            break (n, f);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no progress in 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    child.kill().unwrap(); // SIGKILL on Unix: no handler runs.
+    child.wait().unwrap();
+
+    // What was recorded is still there, whole.
+    let after = state_cases(&killed).expect("the checkpoint survives the kill");
+    assert!(
+        after >= cases_before,
+        "checkpoint went back from {cases_before} to {after}"
+    );
+    assert!(after < CASES, "killed after the end: {after} cases");
+    assert!(findings(&killed).is_superset(&findings_before));
+
+    // The restart continues: it runs only what is left, and ends where the reference ended.
+    let st = campaign(&killed, CASES, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let out = String::from_utf8_lossy(&st.stdout);
+    let this_run: u64 = out
+        .split(" in this run")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no case count in: {out}"));
+    assert_eq!(
+        this_run,
+        CASES - after,
+        "the restart must run exactly the cases not yet recorded"
+    );
+    let got = report(&killed);
+    assert_eq!(got["cases"], CASES);
+    assert_eq!(got["complete"], true);
+    assert_eq!(
+        got["targets"], want["targets"],
+        "per-target counts differ from the uninterrupted run"
+    );
+    assert_eq!(
+        got["coverage"], want["coverage"],
+        "the coverage matrix differs from the uninterrupted run"
+    );
+    assert_eq!(findings(&killed), findings(&reference));
+    assert_eq!(report_findings(&got), findings(&reference));
+    assert!(findings(&killed).is_superset(&findings_before));
+}
+
+#[test]
+fn a_restart_must_describe_the_same_campaign() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c");
+    let st = campaign(&out, 20, &[]).output().unwrap();
+    assert!(
+        matches!(st.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    // Another seed in the same folder is a usage error (exit code 2), and changes nothing.
+    let before = std::fs::read(out.join("state.json")).unwrap();
+    let st = campaign(&out, 20, &["--seed", "12"]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let err = String::from_utf8_lossy(&st.stderr);
+    assert!(err.contains("another campaign"), "{err}");
+    assert_eq!(std::fs::read(out.join("state.json")).unwrap(), before);
+}
