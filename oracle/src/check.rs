@@ -12,6 +12,22 @@ use crate::types::{Code, Location, Violation};
 use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
+/// A statement's location, borrowed while walking.
+#[derive(Clone, Copy)]
+struct Loc<'p> {
+    code: Code,
+    path: &'p [u16],
+}
+
+impl Loc<'_> {
+    fn owned(self) -> Location {
+        Location {
+            code: self.code,
+            path: self.path.to_vec(),
+        }
+    }
+}
+
 /// Collects violations with their locations.
 struct Checker<'a> {
     p: &'a Program,
@@ -21,11 +37,11 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn flag(&mut self, rule: RuleId, loc: Option<&Location>, message: impl Into<String>) {
+    fn flag(&mut self, rule: RuleId, loc: Option<Loc<'_>>, message: impl Into<String>) {
         self.out.push(Violation {
             rule,
             section: catalogue::section(rule).to_string(),
-            location: loc.cloned(),
+            location: loc.map(Loc::owned),
             message: message.into(),
         });
     }
@@ -46,11 +62,7 @@ impl Checker<'_> {
     fn block_one(&mut self, code: Code, path: &mut Vec<u16>, s: &Stmt) {
         match s {
             Stmt::Tc(op) => {
-                let loc = Location {
-                    code,
-                    path: path.clone(),
-                };
-                self.op(op, &loc);
+                self.op(op, Loc { code, path });
             }
             Stmt::If { then, els, .. } => {
                 self.children(code, path, then, 0);
@@ -61,7 +73,7 @@ impl Checker<'_> {
         }
     }
 
-    fn op(&mut self, op: &Op, loc: &Location) {
+    fn op(&mut self, op: &Op, loc: Loc<'_>) {
         let form = op.form();
         let l = &self.p.launch;
         // GEN-TARGET, GEN-PTXVER and the per-feature target rows (reference §1).
@@ -71,7 +83,7 @@ impl Checker<'_> {
         // GEN-CTAGROUP-UNIFORM (§9.7.16.7.1 ...): wait's .cta_group is WAIT-OPS, not a group.
         if let (Some(cg), false) = (form.cta_group(), matches!(form, Form::Wait(_))) {
             match &self.first_cg {
-                None => self.first_cg = Some((cg, loc.clone())),
+                None => self.first_cg = Some((cg, loc.owned())),
                 Some((first, at)) if *first != cg => {
                     let msg = format!(
                         "this instruction uses {} but {at} uses {}; a kernel must use one .cta_group",
@@ -180,7 +192,7 @@ impl Checker<'_> {
     }
 
     /// GEN-SYNC-QUAL: `.sync.aligned` on alloc, dealloc, relinquish, ld, st and wait.
-    fn sync_qual(&mut self, form: &Form, loc: &Location) {
+    fn sync_qual(&mut self, form: &Form, loc: Loc<'_>) {
         let (sync, aligned) = match form {
             Form::Alloc(f) => (f.sync, f.aligned),
             Form::Dealloc(f) => (f.sync, f.aligned),
@@ -202,7 +214,7 @@ impl Checker<'_> {
     }
 
     /// ALLOC-NCOLS-POW2 / ALLOC-NCOLS-RANGE for immediates (§9.7.16.7.1).
-    fn ncols(&mut self, what: &str, n: &NCols, loc: &Location) {
+    fn ncols(&mut self, what: &str, n: &NCols, loc: Loc<'_>) {
         if n.form != NColsForm::Imm {
             return;
         }
@@ -224,7 +236,7 @@ impl Checker<'_> {
         num: Num,
         split: Option<u32>,
         nregs: u16,
-        loc: &Location,
+        loc: Loc<'_>,
     ) {
         match vec_len(shape, num) {
             None => {
@@ -262,7 +274,7 @@ impl Checker<'_> {
         }
     }
 
-    fn ld(&mut self, f: &LdForm, split: Option<u32>, nregs: u16, loc: &Location) {
+    fn ld(&mut self, f: &LdForm, split: Option<u32>, nregs: u16, loc: Loc<'_>) {
         self.ldst_common(f.shape, f.num, split, nregs, loc);
         if f.pack == Some(Pack::Unpack16b) {
             self.flag(
@@ -333,7 +345,7 @@ impl Checker<'_> {
     }
 
     /// CP-MCAST-REQ, CP-MCAST-OTHER, CP-DECOMP-FMT (§9.7.16.9.2).
-    fn cp(&mut self, f: &CpForm, loc: &Location) {
+    fn cp(&mut self, f: &CpForm, loc: Loc<'_>) {
         use CpMulticast::*;
         match (f.shape, f.multicast) {
             (CpShape::S64x128b, Some(Warpx2_02_13 | Warpx2_01_23))
@@ -365,7 +377,7 @@ impl Checker<'_> {
         }
     }
 
-    fn mma(&mut self, m: &Mma, loc: &Location) {
+    fn mma(&mut self, m: &Mma, loc: Loc<'_>) {
         let f = &m.form;
         let block_kind = matches!(
             f.kind,

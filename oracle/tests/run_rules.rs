@@ -566,3 +566,121 @@ fn mcm_proxy_fence_is_needed_for_exact_mma_values() {
     assert!(is_exact(&prog(true)));
     assert!(!is_exact(&prog(false)));
 }
+
+#[test]
+fn wait_kind_and_commit_not_ldst() {
+    // WAIT-KIND: wait::ld does not complete a st; COMMIT-NOT-LDST: nor does a commit.
+    let st_then = |mid: Vec<Stmt>| {
+        let mut b = vec![st(0, 0, 0, Num::X1, 4)];
+        b.extend(mid);
+        b.extend([ld(0, 0, 0, Num::X1), wait(WaitOp::Ld), wait(WaitOp::St)]);
+        one_warp(b)
+    };
+    let is_exact = |p: &Program| {
+        let e = expect(p);
+        e.obs
+            .iter()
+            .any(|o| o.rules.contains(&RuleId::LdAsync) && matches!(o.expect, ObsExpect::Exact(_)))
+    };
+    assert!(is_exact(&st_then(vec![wait(WaitOp::St)])));
+    assert!(!is_exact(&st_then(vec![wait(WaitOp::Ld)])));
+    assert!(!is_exact(&st_then(vec![
+        lane_if(Cond::ElectOne, vec![commit()]),
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 100
+        },
+        fence(FenceKind::AfterThreadSync),
+    ])));
+}
+
+#[test]
+fn dealloc_pair_sync() {
+    // A ::2 dealloc while the peer CTA's st to the pair allocation may be in flight.
+    let cg = CtaGroup::Two;
+    let body = |waited: bool| {
+        let mut v = vec![alloc(cg, 0, 32), st(0, 0, 0, Num::X1, 1)];
+        if waited {
+            v.push(wait(WaitOp::St));
+        }
+        v.extend([
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            fence(FenceKind::AfterThreadSync),
+            dealloc(cg, 0, 32),
+            relinquish(cg),
+        ]);
+        v
+    };
+    let p = pair(body(true), body(true));
+    assert_eq!(verdict(&p), RunVerdict::Completes);
+    undefined(&pair(body(false), body(false)), RuleId::DeallocPairSync);
+}
+
+#[test]
+fn mma_disable_output_lane_and_scale_d() {
+    // MMA-DOL-SEM: lanes whose bit is set are not written (their cells were never written:
+    // unspecified); MMA-SCALE-D-SEM with D = A·B + D·2^-1 twice: D2 = A·B + A·B/2 = 1.5·A·B.
+    let prog = |dol: Option<Vec<u32>>, second: Option<u8>| {
+        let mut m = mma(MmaKind::F16, false);
+        m.idesc = probes::idesc(MmaKind::F16, 128, 64);
+        m.disable_output_lane = dol;
+        let mut ops = vec![Stmt::Tc(Op::Mma(Box::new(m.clone())))];
+        if let Some(s) = second {
+            let mut m2 = m;
+            m2.enable_input_d = true;
+            m2.scale_input_d = Some(s);
+            ops.push(Stmt::Tc(Op::Mma(Box::new(m2))));
+        }
+        ops.push(commit());
+        one_warp(vec![
+            Stmt::Fill {
+                region: 0,
+                seed: 1,
+                elem: FillElem::F16Small,
+            },
+            Stmt::Fill {
+                region: 1,
+                seed: 2,
+                elem: FillElem::F16Small,
+            },
+            Stmt::FenceProxyAsync,
+            lane_if(Cond::ElectOne, ops),
+            Stmt::MbarWait {
+                bar: 0,
+                parity: false,
+                scope: Scope::Cta,
+                max_tries: 100,
+            },
+            fence(FenceKind::AfterThreadSync),
+            ld(0, 0, 0, Num::X1),
+            wait(WaitOp::Ld),
+        ])
+    };
+    let rec = |p: &Program, lane: u8| {
+        expect(p)
+            .obs
+            .into_iter()
+            .find(|o| o.rules.contains(&RuleId::LdAsync) && o.key.lane == lane)
+            .unwrap()
+            .expect
+    };
+    let base = prog(None, None);
+    let ObsExpect::Exact(v) = rec(&base, 3) else {
+        panic!()
+    };
+    let masked = prog(Some(vec![1 << 3, 0, 0, 0]), None);
+    assert!(matches!(
+        rec(&masked, 3),
+        ObsExpect::Unspecified(_) | ObsExpect::PerWord(_)
+    ));
+    assert_eq!(rec(&masked, 4), rec(&base, 4));
+    let scaled = prog(None, Some(1));
+    let ObsExpect::Exact(w) = rec(&scaled, 3) else {
+        panic!("{:?}", rec(&scaled, 3))
+    };
+    assert_eq!(f32::from_bits(w[0]), 1.5 * f32::from_bits(v[0]));
+}

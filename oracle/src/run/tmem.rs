@@ -15,11 +15,11 @@
 //! (COMMIT-TRACK, MMA-ASYNC). The issue of an async operation knows other threads' events only
 //! through a `fence::after_thread_sync` (FENCE-AFTER, MCM-XTHREAD).
 
+use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
 use super::mma::{self, RegionData};
 use super::sync::Clocks;
 use super::unroll::Unrolled;
-use super::{Findings, lanes};
 use crate::types::*;
 use std::collections::HashMap;
 use tcgen05_ir::*;
@@ -76,6 +76,9 @@ struct Acc<'a> {
 
 /// The cell value candidates of one word.
 fn word_expect(cands: &[Option<u32>]) -> WordExpect {
+    if let [one] = cands {
+        return one.map_or(WordExpect::Unspecified, WordExpect::Exact);
+    }
     if cands.is_empty() || cands.iter().any(|c| c.is_none()) {
         return WordExpect::Unspecified;
     }
@@ -97,7 +100,9 @@ struct Ctx<'c, 'a> {
     opts: &'c Options,
     accs: Vec<Acc<'a>>,
     /// Accesses by allocation.
-    by_inst: HashMap<u32, Vec<usize>>,
+    /// Writing accesses by (allocation, lane block of 32, column block of 32), in
+    /// happens-before-consistent order.
+    by_block: HashMap<(u32, u32, u32), Vec<usize>>,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
     poisoned: Vec<bool>,
 }
@@ -319,12 +324,12 @@ impl<'a> Ctx<'_, 'a> {
                 {
                     let Stmt::Tc(op2) = e2.stmt else { continue };
                     match op2 {
-                        Op::Wait { form } if wait.is_none() => {
-                            if (form.op == WaitOp::Ld && kind == Kind::Ld)
-                                || (form.op == WaitOp::St && kind == Kind::St)
-                            {
-                                wait = Some(j);
-                            }
+                        Op::Wait { form }
+                            if wait.is_none()
+                                && ((form.op == WaitOp::Ld && kind == Kind::Ld)
+                                    || (form.op == WaitOp::St && kind == Kind::St)) =>
+                        {
+                            wait = Some(j);
                         }
                         Op::Fence {
                             kind: FenceKind::BeforeThreadSync,
@@ -359,10 +364,14 @@ impl<'a> Ctx<'_, 'a> {
                     _ => false,
                 };
                 let idx = self.accs.len();
-                for r in &regions {
-                    let v = self.by_inst.entry(r.inst).or_default();
-                    if v.last() != Some(&idx) {
-                        v.push(idx);
+                for r in regions.iter().filter(|r| r.write) {
+                    for lb in r.l0 / 32..r.l1.div_ceil(32) {
+                        for cb in r.c0 / 32..r.c1.div_ceil(32) {
+                            let v = self.by_block.entry((r.inst, lb, cb)).or_default();
+                            if v.last() != Some(&idx) {
+                                v.push(idx);
+                            }
+                        }
                     }
                 }
                 self.accs.push(Acc {
@@ -480,23 +489,53 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// Candidate values of every cell of `cells` read by access `ri` (in region order).
-    fn read(&self, ri: usize, inst: u32, cells: &[(u32, u32)]) -> (Vec<Vec<Option<u32>>>, bool) {
+    fn read(&self, ri: usize, inst: u32, cells: &[(u32, u32)]) -> (Vec<WordExpect>, bool) {
         let r = &self.accs[ri];
-        let empty = Vec::new();
-        let writers: Vec<usize> = self
-            .by_inst
-            .get(&inst)
-            .unwrap_or(&empty)
-            .iter()
-            .copied()
-            .filter(|&wi| {
-                wi != ri
-                    && self.accs[wi]
-                        .regions
-                        .iter()
-                        .any(|x| x.write && x.inst == inst)
-            })
-            .collect();
+        // The rectangle read.
+        let (mut l0, mut l1, mut c0, mut c1) = (u32::MAX, 0, u32::MAX, 0);
+        for &(l, c) in cells {
+            (l0, l1, c0, c1) = (l0.min(l), l1.max(l + 1), c0.min(c), c1.max(c + 1));
+        }
+        let mut cand: Vec<usize> = Vec::new();
+        for lb in l0 / 32..l1.div_ceil(32) {
+            for cb in c0 / 32..c1.div_ceil(32) {
+                if let Some(v) = self.by_block.get(&(inst, lb, cb)) {
+                    cand.extend(v.iter().copied().filter(|&wi| wi != ri));
+                }
+            }
+        }
+        let seq = |k: usize| self.c.seq[self.accs[k].g][self.accs[k].i];
+        cand.sort_unstable_by_key(|&k| std::cmp::Reverse(seq(k)));
+        cand.dedup();
+        // Latest first: skip writes ordered after R, and writes ordered before a kept write
+        // that is before R and covers what they wrote of R's cells (dominated: never the last).
+        let mut writers: Vec<usize> = Vec::new();
+        let mut kept_before: Vec<bool> = Vec::new();
+        for wi in cand {
+            let w = &self.accs[wi];
+            let Some(wr) = w.regions.iter().find(|x| x.write && x.inst == inst) else {
+                continue;
+            };
+            let (il0, il1, ic0, ic1) = (wr.l0.max(l0), wr.l1.min(l1), wr.c0.max(c0), wr.c1.min(c1));
+            if il0 >= il1 || ic0 >= ic1 || self.ordered(r, w) {
+                continue;
+            }
+            let dominated = writers.iter().zip(&kept_before).any(|(&k, &b)| {
+                b && self.accs[k].regions.iter().any(|x| {
+                    x.write
+                        && x.inst == inst
+                        && x.l0 <= il0
+                        && x.l1 >= il1
+                        && x.c0 <= ic0
+                        && x.c1 >= ic1
+                }) && self.ordered(w, &self.accs[k])
+            });
+            if dominated {
+                continue;
+            }
+            kept_before.push(self.ordered(w, r));
+            writers.push(wi);
+        }
         // Direct order with R, then closed transitively through the other writers (a write
         // ordered before a write that is ordered before R is before R, and so on).
         let k = writers.len();
@@ -555,9 +594,11 @@ impl<'a> Ctx<'_, 'a> {
         };
         let mut out = Vec::with_capacity(cells.len());
         let mut any_race = false;
+        let (mut cands, mut cov) = (Vec::new(), Vec::new());
         for &(l, c) in cells {
-            let mut cands = Vec::new();
-            let cov: Vec<usize> = (0..nb).filter(|&a| covers(before[a], l, c)).collect();
+            cands.clear();
+            cov.clear();
+            cov.extend((0..nb).filter(|&a| covers(before[a], l, c)));
             let mut maximal = 0;
             for &a in &cov {
                 if !cov.iter().any(|&b| b != a && ord[a * nb + b]) {
@@ -577,7 +618,7 @@ impl<'a> Ctx<'_, 'a> {
                     cands.push(self.value_at(&self.accs[wi], inst, l, c));
                 }
             }
-            out.push(cands);
+            out.push(word_expect(&cands));
         }
         (out, any_race)
     }
@@ -659,7 +700,7 @@ impl<'a> Ctx<'_, 'a> {
                 .collect();
             let (v, _) = self.read(ai, r.inst, &cells);
             v.into_iter()
-                .map(|c| match word_expect(&c) {
+                .map(|c| match c {
                     WordExpect::Exact(x) => Some(x),
                     _ => None,
                 })
@@ -710,7 +751,7 @@ pub fn values(
         a,
         opts,
         accs: Vec::new(),
-        by_inst: HashMap::new(),
+        by_block: HashMap::new(),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
     };
     cx.collect(f);
@@ -781,10 +822,7 @@ pub fn values(
                     let n = usize::from(*nregs);
                     (0..32)
                         .map(|t| {
-                            let ws: Vec<WordExpect> = cands[t * n..(t + 1) * n]
-                                .iter()
-                                .map(|c| word_expect(c))
-                                .collect();
+                            let ws = &cands[t * n..(t + 1) * n];
                             if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
                                 ObsExpect::Exact(
                                     ws.iter()
@@ -794,13 +832,17 @@ pub fn values(
                             } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
                                 ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
                             } else {
-                                ObsExpect::PerWord(ws)
+                                ObsExpect::PerWord(ws.to_vec())
                             }
                         })
                         .collect()
                 };
                 let _ = words;
-                for lane in lanes(e.mask) {
+                for (lane, expect) in per_lane.into_iter().enumerate() {
+                    let lane = lane as u8;
+                    if e.mask >> lane & 1 == 0 {
+                        continue;
+                    }
                     out.push(ObsItem {
                         key: ObsKey {
                             cta,
@@ -808,7 +850,7 @@ pub fn values(
                             site,
                             lane,
                         },
-                        expect: per_lane[lane as usize].clone(),
+                        expect,
                         rules: rules.clone(),
                     });
                 }

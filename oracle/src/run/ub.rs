@@ -81,12 +81,12 @@ fn idesc_rules(m: &Mma, out: &mut Vec<(RuleId, String)>) {
         matches!(mm, 32 | 64 | 128) && ns.contains(&n)
     } else if two {
         let step = if k == MmaKind::I8 { 32 } else { 16 };
-        matches!(mm, 128 | 256) && (step..=256).contains(&n) && n % step == 0
+        matches!(mm, 128 | 256) && (step..=256).contains(&n) && n.is_multiple_of(step)
     } else {
         let n_ok = if k == MmaKind::I8 {
-            matches!(n, 8 | 16 | 24 | 32) || ((48..=256).contains(&n) && n % 16 == 0)
+            matches!(n, 8 | 16 | 24 | 32) || ((48..=256).contains(&n) && n.is_multiple_of(16))
         } else {
-            (8..=256).contains(&n) && n % 8 == 0
+            (8..=256).contains(&n) && n.is_multiple_of(8)
         };
         matches!(mm, 64 | 128) && n_ok
     };
@@ -104,7 +104,7 @@ fn idesc_rules(m: &Mma, out: &mut Vec<(RuleId, String)>) {
 
 /// SDESC-* rows for one shared-memory descriptor (reference §2.8).
 fn sdesc_rules(d: &SmemDesc, target: Target, out: &mut Vec<(RuleId, String)>) {
-    if d.offset % 16 != 0 {
+    if !d.offset.is_multiple_of(16) {
         out.push((
             RuleId::SdescAlign16,
             format!(
@@ -138,7 +138,7 @@ fn sdesc_rules(d: &SmemDesc, target: Target, out: &mut Vec<(RuleId, String)>) {
         _ => None,
     };
     if let Some(b) = boundary {
-        let want = if d.offset % b == 0 {
+        let want = if d.offset.is_multiple_of(b) {
             0
         } else {
             (d.offset >> 7 & 7) as u8
