@@ -142,6 +142,35 @@ pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
     ))
 }
 
+/// How to start the worker for `cfg`: the worker binary ([`find_worker`]), or else, when the
+/// running binary is the `tcgen05-fuzz` command, that binary itself in worker mode (it must call
+/// [`worker::serve_if_requested`] first thing in `main`).
+pub fn worker_spec(cfg: &Config) -> Result<WorkerSpec, String> {
+    let mut env = cfg.worker_env.clone();
+    match find_worker(cfg.worker.as_ref()) {
+        Ok(exe) => Ok(WorkerSpec {
+            exe,
+            args: vec!["--device".into(), cfg.device.to_string()],
+            env,
+        }),
+        Err(e) => {
+            let exe = std::env::current_exe().map_err(|_| e.clone())?;
+            let is_cli = exe
+                .file_stem()
+                .is_some_and(|n| n.to_string_lossy() == "tcgen05-fuzz");
+            if cfg.worker.is_some() || !is_cli {
+                return Err(e);
+            }
+            env.push((worker::WORKER_MODE_VAR.to_string(), cfg.device.to_string()));
+            Ok(WorkerSpec {
+                exe,
+                args: vec![],
+                env,
+            })
+        }
+    }
+}
+
 /// Parses a target name: `Some((flavour, device))` for `cuda`, `cuda:<n>`, `cuda-emu`,
 /// `cuda-emu:<n>`.
 pub fn parse_name(name: &str) -> Option<(Flavour, u32)> {
@@ -235,12 +264,7 @@ impl CudaTarget {
         if flavour == Flavour::Hardware && cfg.guardrail && cfg.ptxas.is_none() {
             return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
         }
-        let exe = find_worker(cfg.worker.as_ref()).map_err(Unavailable)?;
-        let spec = WorkerSpec {
-            exe,
-            args: vec!["--device".into(), cfg.device.to_string()],
-            env: cfg.worker_env.clone(),
-        };
+        let spec = worker_spec(&cfg).map_err(Unavailable)?;
         let sup = Supervisor::start(spec, cfg.limits).map_err(Unavailable)?;
         let dev = sup.device.clone();
         let device_targets = match flavour {
