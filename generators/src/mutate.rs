@@ -105,6 +105,15 @@ fn p_ldst(c: &mut Config) {
     c.mma = false;
 }
 
+/// ld/st flows on `.32x32b` only, unpacked: the shape whose thread-to-cell mapping the text
+/// states (reference §2.6), so the base program's values are predictable.
+fn p_ldst32(c: &mut Config) {
+    p_ldst(c);
+    c.ld_st_shapes = vec![LdStShape::S32x32b];
+    c.pack_pct = 0;
+    c.ld_red = false;
+}
+
 fn p_ld_red(c: &mut Config) {
     p_ldst(c);
     c.targets = vec![Target::Sm103a];
@@ -115,6 +124,14 @@ fn p_mma(c: &mut Config) {
     one_cta(c);
     c.mma = true;
     c.ws_pct = 0;
+}
+
+/// A dense f16 MMA without shift (whose row movement is OQ-16), so D is predictable in the
+/// base program.
+fn p_mma_exact(c: &mut Config) {
+    p_mma(c);
+    c.mma_kinds = vec![MmaKind::F16];
+    c.shift = false;
 }
 
 fn p_mma_ws(c: &mut Config) {
@@ -1119,7 +1136,9 @@ fn in_warp(path: &Path) -> bool {
 }
 
 /// MCM-XTHREAD-NONPIPE: a warp stores its quarter of the MMA's A operand and synchronizes
-/// without `wait::st` (the st is not complete when the MMA reads it).
+/// without `wait::st` (the st is not complete when the MMA reads it). The wait moves to just
+/// before the last barrier, so the store still completes before the teardown's dealloc (a
+/// store in flight at the dealloc would be OQ-4 as well).
 fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
     // A stores are the sts whose address is the MMA's a-tmem.
     let a_tmem: Vec<TmemRef> = p
@@ -1140,12 +1159,30 @@ fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
         p,
         &|s| matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col),
     );
-    for path in paths.iter().filter(|x| in_warp(x)) {
-        let (list, i) = walk::parent_mut(p, path);
-        if matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
-            list.remove(i + 1);
-            return true;
+    for path in paths.iter().filter(|x| in_warp(x) && x.idx.len() == 1) {
+        let CodeRef::Warp(w) = path.code else {
+            continue;
+        };
+        let i = path.idx[0];
+        let code = &mut p.warps[w];
+        if !matches!(code.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
+            continue;
         }
+        let Some(last_sync) = code
+            .iter()
+            .rposition(|s| matches!(s, Stmt::BarCta | Stmt::ClusterArrive { .. }))
+        else {
+            continue;
+        };
+        let w_st = code.remove(i + 1);
+        // Before the fence that precedes the last barrier.
+        let at = if last_sync >= 2 && matches!(code[last_sync - 2], Stmt::Tc(Op::Fence { .. })) {
+            last_sync - 2
+        } else {
+            last_sync - 1
+        };
+        code.insert(at, w_st);
+        return true;
     }
     false
 }
@@ -1506,21 +1543,21 @@ pub const MUTATORS: &[Mutator] = &[
         name: "ld-before-wait-st",
         rule: RuleId::McmStBeforeUse,
         edition: EditionHint::Any,
-        patch: p_ldst,
+        patch: p_ldst32,
         apply: m_st_before_use,
     },
     Mutator {
         name: "no-fence-after-sync",
         rule: RuleId::McmXthread,
         edition: EditionHint::Any,
-        patch: p_mma,
+        patch: p_mma_exact,
         apply: m_xthread,
     },
     Mutator {
         name: "publish-without-wait-st",
         rule: RuleId::McmXthreadNonpipe,
         edition: EditionHint::Any,
-        patch: p_mma,
+        patch: p_mma_exact,
         apply: m_xthread_nonpipe,
     },
 ];
