@@ -26,7 +26,9 @@ pub struct CampaignConfig {
     pub seed: u64,
     /// Cases per ptxas process.
     pub batch_size: usize,
-    /// Cases generated per round (each round is compiled by every version).
+    /// Cases generated per round (each round is compiled by every version). Cases are batched
+    /// per `.version`/`.target`, and the mix has a dozen headers, so rounds must be large for
+    /// batches to fill.
     pub round_cases: usize,
     /// Predicate calls allowed per minimization.
     pub reduce_tries: usize,
@@ -42,7 +44,7 @@ impl Default for CampaignConfig {
             duration: Duration::from_secs(600),
             seed: 0x7C6E_0505,
             batch_size: 64,
-            round_cases: 128,
+            round_cases: 512,
             reduce_tries: 400,
             reduce_share_pct: 40,
             sass_every: 16,

@@ -218,6 +218,9 @@ impl Signature {
 
     /// Fills this signature's versions without a verdict from `other` (a compatible one).
     pub fn merge(&mut self, other: &Signature, installs: &[PtxasInstall]) {
+        if self.stances.is_empty() {
+            return;
+        }
         for (a, b) in self.stances.iter_mut().zip(&other.stances) {
             if *a == Stance::NoVerdict {
                 *a = *b;

@@ -22,7 +22,7 @@ use super::install::{PtxasInstall, cuobjdump, disassembler};
 use super::run::Scratch;
 use std::collections::BTreeSet;
 use std::process::Command;
-use tcgen05_ir::{CtaGroup, Form, LdStShape, MmaKind, Num};
+use tcgen05_ir::{CtaGroup, Form, LdStShape, MmaKind, Num, RedOp, Ty};
 
 /// What the SASS of one tcgen05 form must look like: the opcode's first component, the
 /// dot-separated modifiers it must have, and those it must not have.
@@ -150,10 +150,35 @@ pub fn expected(form: &Form) -> Vec<Expect> {
         Form::Dealloc(_) => vec![Expect::new("UTCATOMSWS").need("AND")],
         Form::Relinquish(_) => vec![Expect::new("UVIRTCOUNT").need("DEALLOC")],
         Form::Ld(f) if !f.red => ldst_shape(
-            Expect::new("LDTM").flag(f.pack.is_some(), "PACK16BIT"),
+            Expect::new("LDTM")
+                .flag(f.pack.is_some(), "PACK16BIT")
+                .flag(false, "STAT"),
             f.shape,
             f.num,
         ),
+        Form::Ld(f) => {
+            // ld.red (sm_103a/f, sm_110a/f): `LDTM.STAT[.shape][.xN].<MIN|MAX>[ABS][.F32|.S32][.NAN]`,
+            // seen with ptxas 13.0 and 13.5 (`.u32` has no type modifier).
+            let op = match (f.red_op, f.abs) {
+                (Some(RedOp::Min), false) => "MIN",
+                (Some(RedOp::Min), true) => "MINABS",
+                (Some(RedOp::Max), false) => "MAX",
+                (Some(RedOp::Max), true) => "MAXABS",
+                (None, _) => return vec![],
+            };
+            let mut e = Expect::new("LDTM")
+                .need("STAT")
+                .need(op)
+                .flag(f.ty == Ty::F32, "F32")
+                .flag(f.ty == Ty::S32, "S32")
+                .flag(f.nan, "NAN");
+            for other in ["MIN", "MINABS", "MAX", "MAXABS"] {
+                if other != op {
+                    e.must_not.push(other.into());
+                }
+            }
+            ldst_shape(e, f.shape, f.num)
+        }
         Form::St(f) => ldst_shape(
             Expect::new("STTM").flag(f.pack.is_some(), "EXPAND16BIT"),
             f.shape,
@@ -183,7 +208,7 @@ pub fn expected(form: &Form) -> Vec<Expect> {
                 .flag(two(f.cta_group), "2CTA")
                 .flag(f.multicast, "MULTICAST"),
         ],
-        Form::Ld(_) | Form::Wait(_) | Form::Fence(_) => vec![],
+        Form::Wait(_) | Form::Fence(_) => vec![],
     }
 }
 
@@ -411,6 +436,27 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    #[test]
+    fn ld_red_compiles_to_the_stat_form() {
+        // Opcodes as ptxas 13.5 printed them for sm_103a/sm_110a in the campaign.
+        let f = [form("tcgen05.ld.red.sync.aligned.16x32bx2.x2.min.abs.f32")];
+        let ok = [
+            "LDTM.STAT.16dp32bit_t0_t15.x2.MINABS.F32".to_string(),
+            "LDTM.STAT.16dp32bit_t16_t31.x2.MINABS.F32".to_string(),
+        ];
+        assert!(
+            check_opcodes(&f, &ok).is_empty(),
+            "{:?}",
+            check_opcodes(&f, &ok)
+        );
+        let u = [form("tcgen05.ld.red.sync.aligned.32x32b.x2.min.u32")];
+        assert!(check_opcodes(&u, &["LDTM.STAT.x2.MIN".into()]).is_empty());
+        assert!(!check_opcodes(&u, &["LDTM.STAT.x2.MAX".into()]).is_empty());
+        // A plain ld must not compile to the reducing form.
+        let plain = [form("tcgen05.ld.sync.aligned.32x32b.x2.b32")];
+        assert!(!check_opcodes(&plain, &["LDTM.STAT.x2.MIN".into()]).is_empty());
     }
 
     #[test]
