@@ -154,8 +154,9 @@ fn variants(src: &str) -> Vec<Variant> {
 }
 
 /// Variants that break nothing, with the evidence: the warp-specialized kernels have a second
-/// dealloc site in the block the worker partitions reach through `brx.idx` (the `.branchtargets`
-/// table's last entry) when the default partition tells them to exit. Its guard `%p1` is
+/// dealloc site (the first in `triton_*_ws`, the second in `gluon_*_ws`) in the block the worker
+/// partitions reach through `brx.idx` (an entry of the `.branchtargets` table) when the default
+/// partition tells them to exit; no other edge enters that block. Its guard `%p1` is
 /// `%tid.x < 32` (`setp.lt.u32 %p1, %r1, 32`), false in every worker warp (warps 4 and up), and
 /// warp 0 leaves through the other dealloc site, so the site is dead: deleting it, or putting it
 /// under elect, changes no execution.
@@ -163,6 +164,8 @@ const DEAD_SITES: &[&str] = &[
     "gluon_matmul_ws_persistent__no-dealloc-2.ptx",
     "triton_attn_fwd_ws__no-dealloc-1.ptx",
     "triton_attn_fwd_ws__elect-dealloc.ptx",
+    "triton_matmul_persistent_ws__no-dealloc-1.ptx",
+    "triton_matmul_persistent_ws__elect-dealloc.ptx",
 ];
 
 #[test]

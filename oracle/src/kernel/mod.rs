@@ -264,7 +264,7 @@ fn check_kernel(
                     return Some(true);
                 };
                 let r = *dec.regs.get(g.pred)?;
-                env[r as usize].truth().map(|t| t != g.negated)
+                env.get(r as usize)?.truth().map(|t| t != g.negated)
             };
             let entries = value::block_entries(&cfg, &ev, &guard_of);
             let (guards, ncols) = value::instr_facts(&cfg, &ev, &entries, &guard_of);

@@ -234,6 +234,9 @@ pub(crate) struct Dec {
 #[derive(Debug)]
 pub(crate) struct Decoded<'a> {
     pub regs: HashMap<&'a str, u32>,
+    /// Registers `0..slots` are the ones guards, branch conditions and alloc sizes depend on
+    /// (a backward slice); only they are tracked.
+    pub slots: usize,
     pub specials: Vec<&'a str>,
     pub instrs: Vec<Dec>,
 }
@@ -323,6 +326,7 @@ impl<'a> Decoded<'a> {
     pub(crate) fn new(cfg: &Cfg<'a>) -> Decoded<'a> {
         let mut d = Decoded {
             regs: HashMap::new(),
+            slots: 0,
             specials: Vec::new(),
             instrs: Vec::with_capacity(cfg.instrs.len()),
         };
@@ -332,11 +336,75 @@ impl<'a> Decoded<'a> {
             rank: None,
             ntid: None,
         };
+        let mut seeds = Vec::new();
         for i in &cfg.instrs {
             let dec = d.decode(i, &mut spec_ix, &probe);
             d.instrs.push(dec);
+            if let Some(g) = i.guard {
+                seeds.push(d.reg(g.pred));
+            }
+            if matches!(i.form, Some(tcgen05_ir::Form::Alloc(_))) {
+                if let Some(Operand::Reg(r)) = i.operands.get(1) {
+                    seeds.push(d.reg(r));
+                }
+            }
         }
+        d.slice(&seeds);
         d
+    }
+
+    /// Renumbers the registers so that those `seeds` depend on (through the instructions that
+    /// define them, flow-insensitively) come first; the others are never tracked.
+    fn slice(&mut self, seeds: &[u32]) {
+        let n = self.regs.len();
+        let mut rel = vec![false; n];
+        for &s in seeds {
+            rel[s as usize] = true;
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for d in self.instrs.iter().rev() {
+                if d.dests.iter().any(|&x| rel[x as usize]) {
+                    for s in &d.srcs {
+                        if let Src::Reg(r) | Src::NotReg(r) = *s {
+                            if !rel[r as usize] {
+                                rel[r as usize] = true;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut map = vec![0u32; n];
+        let mut next = 0u32;
+        for (r, &is) in rel.iter().enumerate() {
+            if is {
+                map[r] = next;
+                next += 1;
+            }
+        }
+        self.slots = next as usize;
+        for (r, &is) in rel.iter().enumerate() {
+            if !is {
+                map[r] = next;
+                next += 1;
+            }
+        }
+        for v in self.regs.values_mut() {
+            *v = map[*v as usize];
+        }
+        for d in &mut self.instrs {
+            for x in &mut d.dests {
+                *x = map[*x as usize];
+            }
+            for s in &mut d.srcs {
+                if let Src::Reg(r) | Src::NotReg(r) = s {
+                    *r = map[*r as usize];
+                }
+            }
+        }
     }
 
     fn reg(&mut self, r: &'a str) -> u32 {
@@ -441,6 +509,7 @@ impl<'d, 'a> Eval<'d, 'a> {
 
     pub(crate) fn src(&self, env: &[V], s: Src) -> V {
         match s {
+            Src::Reg(r) | Src::NotReg(r) if r as usize >= env.len() => V::Top { uni: false },
             Src::Reg(r) => env[r as usize],
             Src::NotReg(r) => match env[r as usize].truth() {
                 Some(t) => V::c(i64::from(!t)),
@@ -457,7 +526,8 @@ impl<'d, 'a> Eval<'d, 'a> {
     /// whose guard is not known true joins its result with the old value.
     pub(crate) fn step(&self, env: &mut [V], ii: usize, guard_known_true: bool) {
         let d = &self.dec.instrs[ii];
-        if d.dests.is_empty() {
+        let slots = env.len() as u32;
+        if d.dests.iter().all(|&x| x >= slots) {
             return;
         }
         let s = |k: usize| {
@@ -616,6 +686,9 @@ impl<'d, 'a> Eval<'d, 'a> {
             Op::Generic => out.push(V::Top { uni: all_uni }),
         }
         for (k, &r) in d.dests.iter().enumerate() {
+            if r >= slots {
+                continue;
+            }
             let v = out
                 .get(k)
                 .copied()
@@ -703,7 +776,7 @@ pub(crate) fn block_entries(
     /// Visits of a block after which its entry values are widened (loop counters).
     const WIDEN_AFTER: u32 = 3;
     let nb = cfg.blocks.len();
-    let nregs = ev.dec.regs.len();
+    let nregs = ev.dec.slots;
     let mut entry: Vec<Option<Vec<V>>> = vec![None; nb];
     let mut visits = vec![0u32; nb];
     let rpo = cfg.reverse_postorder();
@@ -795,17 +868,18 @@ pub(crate) fn instr_facts(
                     .dec
                     .regs
                     .get(g.pred)
-                    .map_or(V::Top { uni: true }, |&r| env[r as usize]),
+                    .and_then(|&r| env.get(r as usize).copied())
+                    .unwrap_or(V::Top { uni: true }),
             };
             if matches!(ins.form, Some(tcgen05_ir::Form::Alloc(_))) {
                 ncols[ii] = match ins.operands.get(1) {
                     Some(Operand::Imm(v)) => u32::try_from(*v).ok(),
-                    Some(Operand::Reg(r)) => {
-                        ev.dec.regs.get(r).and_then(|&x| match env[x as usize] {
+                    Some(Operand::Reg(r)) => ev.dec.regs.get(r).and_then(|&x| {
+                        match env.get(x as usize).copied().unwrap_or(V::Top { uni: true }) {
                             V::I { lo, hi, .. } if lo == hi => u32::try_from(lo).ok(),
                             _ => None,
-                        })
-                    }
+                        }
+                    }),
                     _ => None,
                 };
             }
