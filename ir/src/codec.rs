@@ -21,6 +21,20 @@ pub const MAGIC: [u8; 8] = *b"TC05CASE";
 pub const FORMAT_VERSION: u16 = 1;
 const HEADER: usize = 8 + 2 + 4 + 4;
 
+/// The largest payload decoded, and the most bytes the decoder may allocate for one case:
+/// 16 MiB. A real case encodes to a few KiB (programs hold no data arrays), so this only
+/// stops a corrupt length prefix from asking for an absurd allocation (found by the `codec`
+/// fuzz target: a 2-byte length claim of ~7e16 bytes).
+pub const MAX_PAYLOAD: usize = 16 << 20;
+
+fn config() -> bincode::config::Configuration<
+    bincode::config::LittleEndian,
+    bincode::config::Varint,
+    bincode::config::Limit<MAX_PAYLOAD>,
+> {
+    bincode::config::standard().with_limit::<MAX_PAYLOAD>()
+}
+
 /// Why bytes are not a case.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -65,7 +79,7 @@ pub enum CodecError {
 
 /// Encodes a case into the file format.
 pub fn encode(case: &Case) -> Vec<u8> {
-    let payload = bincode::serde::encode_to_vec(case, bincode::config::standard())
+    let payload = bincode::serde::encode_to_vec(case, config())
         .expect("every Case is serializable: it holds no maps with non-string keys or floats");
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(&MAGIC);
@@ -110,6 +124,11 @@ pub fn decode(bytes: &[u8]) -> Result<Case, CodecError> {
     }
     let len = u32::from_le_bytes(bytes[10..14].try_into().expect("4 bytes")) as usize;
     let crc = u32::from_le_bytes(bytes[14..18].try_into().expect("4 bytes"));
+    if len > MAX_PAYLOAD {
+        return Err(CodecError::Corrupt(format!(
+            "payload length {len} exceeds the {MAX_PAYLOAD}-byte limit of a case file"
+        )));
+    }
     let need = HEADER + len;
     if bytes.len() < need {
         return Err(CodecError::Truncated {
@@ -130,7 +149,7 @@ pub fn decode(bytes: &[u8]) -> Result<Case, CodecError> {
             "checksum mismatch (header says {crc:08x}, payload hashes to {actual:08x})"
         )));
     }
-    let (case, used) = bincode::serde::decode_from_slice(payload, bincode::config::standard())
+    let (case, used) = bincode::serde::decode_from_slice(payload, config())
         .map_err(|e| CodecError::Corrupt(format!("payload does not decode: {e}")))?;
     if used != payload.len() {
         return Err(CodecError::Corrupt(format!(
