@@ -3,9 +3,15 @@
 //! a seeded smoke test so that `cargo test` exercises every fuzzer.
 #![deny(missing_docs)]
 
+pub mod backend;
 pub mod codec;
+pub mod cuda;
+pub mod diff_sim;
+pub mod finding;
+pub mod near_miss;
 pub mod parse_ptx;
 pub mod ptx_roundtrip;
+pub mod ptxas;
 
 /// Runs `f` on `n` pseudo-random byte strings of up to `len` bytes from `seed` (for smoke tests).
 pub fn test_n_times(

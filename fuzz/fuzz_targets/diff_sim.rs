@@ -1,0 +1,4 @@
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let _ = tcgen05_fuzz_targets::diff_sim::run(&mut arbitrary::Unstructured::new(data));
+});

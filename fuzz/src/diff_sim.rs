@@ -1,0 +1,83 @@
+//! `diff_sim`: a valid program from the fuzzer's bytes (swarm configuration, then the
+//! valid-by-construction builder), judged by the oracle and run on the simulator under a chosen
+//! scheduler. Two things are findings:
+//!
+//! - the oracle flags a static violation in a program the generator built as valid
+//!   (ARCHITECTURE.md rule 2: the generator's legality tracking and the oracle disagree);
+//! - `compare(expect(p), sim(p))` is a discrepancy (rule 1: the oracle and the simulator
+//!   disagree).
+
+use arbitrary::{Arbitrary, Unstructured};
+use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::sim::{SimConfig, simulate};
+use tcgen05_generators::Config;
+use tcgen05_ir::{Case, Intent, Provenance};
+
+/// The schedulers the fuzzer chooses from (target names, `tcgen05_drivers::target`).
+pub const SCHEDULERS: &[&str] = &["sim", "sim:rr", "sim:adversarial"];
+
+/// The case and scheduler the bytes describe.
+pub fn case_of(u: &mut Unstructured<'_>) -> arbitrary::Result<(Case, &'static str)> {
+    let mut cfg = Config::arbitrary(u)?;
+    cfg.sanitize();
+    let sched = *u.choose(SCHEDULERS)?;
+    let program = tcgen05_generators::valid_program_from_bytes(&cfg, u);
+    let case = Case {
+        program,
+        intent: Intent::Valid,
+        provenance: Provenance {
+            seed: None,
+            origin: format!("cargo fuzz diff_sim ({sched})"),
+            family: None,
+        },
+    };
+    Ok((case, sched))
+}
+
+/// Judges one case on one simulator configuration; a finding panics (after saving the case).
+pub fn check(case: &Case, sched: &str) {
+    let v = tcgen05_oracle::check(&case.program);
+    if let Some(first) = v.first() {
+        let key = format!("generator-ill-formed / {}", first.rule.as_str());
+        crate::finding::report(
+            "diff_sim",
+            case,
+            &key,
+            &format!("the generator built a program the oracle rejects: {first}"),
+        );
+        return;
+    }
+    let cfg = match SimConfig::parse(sched) {
+        Some(Ok(c)) => c,
+        _ => panic!("{sched} is one of SCHEDULERS, all valid simulator names"),
+    };
+    let outcome = simulate(&case.program, cfg, case.provenance.seed.unwrap_or(0));
+    let expected = tcgen05_oracle::expect(&case.program);
+    if let Verdict::Discrepancy(d) = diff::compare(&case.program, &expected, &outcome) {
+        let sig = Signature::of(&d, sched);
+        crate::finding::report(
+            "diff_sim",
+            case,
+            &sig.to_string(),
+            &format!("oracle and simulator disagree: {}", d.detail),
+        );
+    }
+}
+
+/// One iteration.
+pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+    let (case, sched) = case_of(u)?;
+    check(&case, sched);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn smoke() {
+        let found = crate::finding::collecting(|| crate::test_n_times(300, 2048, 8, super::run));
+        for f in &found {
+            eprintln!("diff_sim smoke: finding: {f}");
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! `near_miss`: a near-miss program from the fuzzer's bytes (a mutator, a base program built to
+//! suit it, the mutation), checked two ways:
+//!
+//! - the oracle flags the rule the mutator broke and, for static rules, no other static rule
+//!   (ARCHITECTURE.md rule 2; `tests/generators_near_miss.rs` checks the same on fixed seeds);
+//! - the simulator runs it without a discrepancy: an ill-formed or undefined program is skipped,
+//!   and a blocking near miss that the oracle says must deadlock must hang.
+
+use arbitrary::Unstructured;
+use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::sim::{SimConfig, simulate};
+use tcgen05_generators::mutate::{EditionHint, MUTATORS, Mutator};
+use tcgen05_generators::{BytesChoices, Config, builder};
+use tcgen05_ir::{Case, Intent, Provenance};
+use tcgen05_oracle::catalogue::{self, Kind};
+use tcgen05_oracle::{Edition, ObsExpect, Options, RunVerdict};
+
+/// The near miss the bytes describe, with its mutator; `None` when the mutator found nothing
+/// to break in the base program.
+pub fn case_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<(Case, &'static Mutator)>> {
+    let m: &'static Mutator = u.choose(MUTATORS)?;
+    let mut cfg = Config::default();
+    (m.patch)(&mut cfg);
+    let mut c = BytesChoices::new(u);
+    let mut p = builder::build(&cfg, &mut c);
+    if !(m.apply)(&mut p, &mut c) {
+        return Ok(None);
+    }
+    let case = Case {
+        program: p,
+        intent: Intent::NearMiss { breaks: m.rule },
+        provenance: Provenance {
+            seed: None,
+            origin: format!("cargo fuzz near_miss (mutator {})", m.name),
+            family: None,
+        },
+    };
+    Ok(Some((case, m)))
+}
+
+/// The edition a mutator's rule is judged in.
+pub fn edition(m: &Mutator) -> Edition {
+    match m.edition {
+        EditionHint::Ptx93 => Edition::Ptx93,
+        EditionHint::Any | EditionHint::Seeds => Edition::Seeds,
+    }
+}
+
+/// Checks one near miss; a finding panics (after saving the case).
+pub fn check(case: &Case, m: &Mutator) {
+    let report = |key: String, what: String| crate::finding::report("near_miss", case, &key, &what);
+    let row = catalogue::row(m.rule);
+    let v = tcgen05_oracle::check(&case.program);
+    if let Some(other) = v.iter().find(|x| x.rule != m.rule) {
+        report(
+            format!("mutator-also-broke / {} / {}", m.name, other.rule.as_str()),
+            format!(
+                "mutator {} ({}) also broke {}",
+                m.name,
+                m.rule.as_str(),
+                other
+            ),
+        );
+        return;
+    }
+    if row.kind() == Kind::Static && v.is_empty() {
+        report(
+            format!("mutator-not-flagged / {}", m.name),
+            format!(
+                "mutator {} broke static rule {} but the oracle's check does not flag it",
+                m.name,
+                m.rule.as_str()
+            ),
+        );
+        return;
+    }
+    let e = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition(m)));
+    if row.kind() != Kind::Static {
+        let mut flagged: Vec<_> = e.violations.iter().map(|x| x.rule).collect();
+        match &e.run.verdict {
+            RunVerdict::Undefined(r) => flagged.extend(r.iter().copied()),
+            RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
+                flagged.extend(e.run.rules.iter().copied())
+            }
+            RunVerdict::Completes => {}
+        }
+        flagged.extend(e.leak.rules.iter().copied());
+        for o in &e.obs {
+            match &o.expect {
+                ObsExpect::Unspecified(r) => {
+                    flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
+                }
+                ObsExpect::PerWord(_) | ObsExpect::OneOf(_) => {
+                    flagged.extend(o.rules.iter().copied())
+                }
+                ObsExpect::Exact(_) | ObsExpect::Check(_) | ObsExpect::Absent => {}
+            }
+        }
+        if !flagged.contains(&m.rule) {
+            report(
+                format!("mutator-not-flagged / {}", m.name),
+                format!(
+                    "mutator {} broke run rule {} but the oracle's expectation does not name it",
+                    m.name,
+                    m.rule.as_str()
+                ),
+            );
+            return;
+        }
+    }
+    let sim = SimConfig::parse("sim")
+        .and_then(Result::ok)
+        .expect("`sim` is a simulator name");
+    let outcome = simulate(&case.program, sim, 0);
+    if let Verdict::Discrepancy(d) = diff::compare(&case.program, &e, &outcome) {
+        report(
+            Signature::of(&d, "sim").to_string(),
+            format!(
+                "oracle and simulator disagree on a near miss of {}: {}",
+                m.rule.as_str(),
+                d.detail
+            ),
+        );
+    }
+}
+
+/// One iteration.
+pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+    if let Some((case, m)) = case_of(u)? {
+        check(&case, m);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn smoke() {
+        let found = crate::finding::collecting(|| crate::test_n_times(300, 1024, 9, super::run));
+        for f in &found {
+            eprintln!("near_miss smoke: finding: {f}");
+        }
+    }
+}
