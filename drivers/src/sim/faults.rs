@@ -38,22 +38,14 @@ macro_rules! faults {
 faults! {
     WaitLdEarly => "wait-ld-early",
         "tcgen05.wait::ld returns before the thread's loads complete (registers read stale).";
-    WaitLdLastOnly => "wait-ld-last-only",
-        "tcgen05.wait::ld waits only for the most recent load, not every earlier one.";
     WaitStEarly => "wait-st-early",
         "tcgen05.wait::st returns before the thread's stores reach TMEM.";
     LdNumTruncated => "ld-num-truncated",
         "tcgen05.ld with .num > .x1 fills only the first repetition's registers.";
-    LdSplitIgnored => "ld-split-ignored",
-        "tcgen05.ld .16x32bx2 ignores immHalfSplitoff: both halves read at taddr.";
     LaneQuarterOffByOne => "lane-quarter-off-by-one",
         "tcgen05.ld computes the warp's lane quarter from warp rank + 1.";
     DeallocWrongColumns => "dealloc-wrong-columns",
         "tcgen05.dealloc frees the nCols columns after the allocation instead of the allocation.";
-    DeallocFreesAll => "dealloc-frees-all",
-        "tcgen05.dealloc frees every column of the CTA, including other live allocations.";
-    AllocOverlapsWhenFull => "alloc-overlaps-when-full",
-        "tcgen05.alloc does not block when TMEM is full: it returns column 0, overlapping a live allocation.";
     AllocPairNotCollective => "alloc-pair-not-collective",
         "a ::2 alloc is not collective: each warp of the pair allocates for both CTAs, so the pair allocates twice.";
     RelinquishClusterWide => "relinquish-cluster-wide",
@@ -66,8 +58,18 @@ faults! {
         "barrier.sync lets each warp through without waiting for the others.";
     ClusterBarrierNoWait => "cluster-barrier-no-wait",
         "barrier.cluster.wait does not wait for the other CTAs' arrivals.";
+    MmaIgnoresEnableD => "mma-ignores-enable-d",
+        "tcgen05.mma always accumulates into D, as if enable-input-d were true.";
+    MmaDolInverted => "mma-dol-inverted",
+        "tcgen05.mma reads disable-output-lane inverted: it writes exactly the lanes it should skip.";
+    MmaScaleDIgnored => "mma-scale-d-ignored",
+        "tcgen05.mma ignores scale-input-d: D = A*B + D instead of A*B + D * 2^-s.";
+    MmaPipelineReordered => "mma-pipeline-reordered",
+        "two tcgen05.mma on the same accumulator from one thread may complete out of issue order.";
+    CommitTracksFirstOnly => "commit-tracks-first-only",
+        "tcgen05.commit tracks only the first outstanding operation, not every earlier one.";
     FenceNoop => "fence-noop",
-        "tcgen05.fence::before_thread_sync / ::after_thread_sync are no-ops (no cross-thread pipeline ordering).";
+        "tcgen05.fence::* are no-ops: no cross-thread pipeline ordering, and a tcgen05.ld after a wait is hoisted above it (reads TMEM as it was before the wait).";
 }
 
 /// A set of faults.

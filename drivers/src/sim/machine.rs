@@ -110,6 +110,9 @@ struct Warp {
     cluster_arrivals: u32,
     pair_req: Option<usize>,
     bar_arrived: bool,
+    /// With the `fence-noop` fault: TMEM as it was when the warp began its last wait, which
+    /// loads hoisted above that wait read.
+    snapshot: Option<Box<Tmem>>,
 }
 
 #[derive(Debug)]
@@ -122,6 +125,7 @@ enum AKind {
         split: u32,
         form: LdForm,
         nregs: u32,
+        snap: bool,
     },
     St {
         lanes: u32,
@@ -241,6 +245,7 @@ impl<'p> Machine<'p> {
                     cluster_arrivals: 0,
                     pair_req: None,
                     bar_arrived: false,
+                    snapshot: None,
                 });
             }
         }
@@ -281,6 +286,18 @@ impl<'p> Machine<'p> {
     /// Runs to the end and reports the outcome.
     pub fn run(mut self, chooser: &mut dyn Chooser) -> Outcome {
         let mut steps = 0u64;
+        // The random scheduler runs half of its schedules uniformly (any ready warp or async
+        // operation at each step) and half by random warp priorities (the highest-priority
+        // ready warp runs; async operations perform one time in four), which runs whole
+        // CTAs or warps ahead of others.
+        let by_priority = self.policy == Policy::Choose && chooser.choose(2) == 1;
+        let prio: Vec<usize> = if by_priority {
+            (0..self.warps.len())
+                .map(|_| chooser.choose(1 << 16))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut ready: Vec<usize> = Vec::new();
         let mut eligible: Vec<u32> = Vec::new();
         loop {
@@ -336,6 +353,17 @@ impl<'p> Machine<'p> {
                         self.step(w);
                     } else if let Some(&id) = eligible.last() {
                         self.perform(id);
+                    }
+                }
+                Policy::Choose if by_priority => {
+                    if !eligible.is_empty() && (ready.is_empty() || chooser.choose(4) == 0) {
+                        let k = chooser.choose(eligible.len());
+                        self.perform(eligible[k]);
+                    } else if let Some(&w) = ready
+                        .iter()
+                        .max_by_key(|&&w| (prio[w], std::cmp::Reverse(w)))
+                    {
+                        self.step(w);
                     }
                 }
                 Policy::Choose => {
@@ -427,9 +455,7 @@ impl<'p> Machine<'p> {
         let wr = &self.warps[w];
         let cta = &self.ctas[wr.cta];
         match b {
-            Block::Alloc { ncols } => {
-                find_free(cta.used, ncols).is_some() || self.fault(Fault::AllocOverlapsWhenFull)
-            }
+            Block::Alloc { ncols } => find_free(cta.used, ncols).is_some(),
             Block::Pair => wr
                 .pair_req
                 .is_none_or(|i| cta.pairs.get(i).is_none_or(|r| r.done)),
@@ -628,6 +654,7 @@ impl<'p> Machine<'p> {
                 }
                 let c = self.warps[w].cta;
                 if !self.warps[w].bar_arrived {
+                    self.hoist_point(w);
                     self.warps[w].bar_arrived = true;
                     let f = std::mem::take(&mut self.warps[w].fenced);
                     let cta = &mut self.ctas[c];
@@ -657,6 +684,7 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::ClusterWait => {
+                self.hoist_point(w);
                 let cl = self.ctas[self.warps[w].cta].cluster;
                 let target = self.warps[w].cluster_arrivals;
                 if !self.fault(Fault::ClusterBarrierNoWait) && !self.cluster_arrived(cl, target) {
@@ -700,6 +728,7 @@ impl<'p> Machine<'p> {
                 bar, parity, site, ..
             } => {
                 let c = self.warps[w].cta;
+                self.hoist_point(w);
                 if !self.mbar_passes(c, *bar, *parity) {
                     return Step::Blocked(Block::Mbar {
                         bar: *bar,
@@ -743,10 +772,6 @@ impl<'p> Machine<'p> {
             Ins::WaitLd { records } => {
                 let pend = self.warps[w].pending_ld.clone();
                 if self.fault(Fault::WaitLdEarly) {
-                } else if self.fault(Fault::WaitLdLastOnly) {
-                    if let Some(&last) = pend.last() {
-                        self.perform(last);
-                    }
                 } else {
                     self.force(&pend);
                 }
@@ -954,14 +979,27 @@ impl<'p> Machine<'p> {
             split: split.unwrap_or(0),
             form: *form,
             nregs: u32::from(*nregs),
+            snap: self.warps[w].snapshot.is_some(),
         };
         let preds = self.warps[w].after_preds.clone();
         let id = self.new_op(w, 0, None, kind, preds);
         self.warps[w].pending_ld.push(id);
     }
 
+    /// With the `fence-noop` fault, a wait the warp begins (not one it is already blocked in)
+    /// is where its following loads are hoisted to: remember TMEM as it is now.
+    fn hoist_point(&mut self, w: usize) {
+        if self.fault(Fault::FenceNoop) && self.warps[w].block.is_none() {
+            let t = self.ctas[self.warps[w].cta].tmem.clone();
+            self.warps[w].snapshot = Some(Box::new(t));
+        }
+    }
+
     fn exec_tc(&mut self, w: usize, op: &Op) -> Step {
         let mask = self.warps[w].mask;
+        if !matches!(op, Op::Wait { .. } | Op::Fence { .. }) {
+            self.warps[w].snapshot = None;
+        }
         match op {
             Op::Alloc {
                 form,
@@ -1089,6 +1127,11 @@ impl<'p> Machine<'p> {
                             let o = &self.ops[id as usize];
                             !o.done && o.lane == lane && o.cta_group == Some(form.cta_group)
                         })
+                        .take(if self.fault(Fault::CommitTracksFirstOnly) {
+                            1
+                        } else {
+                            usize::MAX
+                        })
                         .collect();
                     if !self.fault(Fault::FenceNoop) {
                         // COMMIT-IMPLICIT-FENCE.
@@ -1108,6 +1151,7 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Op::Mma(m) => {
+                let reorder = self.fault(Fault::MmaPipelineReordered);
                 for lane in lanes(mask) {
                     let plan = match mma::plan(
                         self.p,
@@ -1117,6 +1161,7 @@ impl<'p> Machine<'p> {
                             MmaA::Tmem(t) => Some(self.taddr(w, t)),
                             MmaA::Desc(_) => None,
                         },
+                        self.faults,
                     ) {
                         Ok(p) => p,
                         Err(why) => {
@@ -1128,7 +1173,7 @@ impl<'p> Machine<'p> {
                         w,
                         lane,
                         |k| match k {
-                            AKind::Mma(prev) => prev.same_pipeline(&plan),
+                            AKind::Mma(prev) => prev.same_pipeline(&plan) && !reorder,
                             AKind::Shift { .. } => true,
                             _ => false,
                         },
@@ -1266,7 +1311,6 @@ impl<'p> Machine<'p> {
         let used = self.ctas[c].used | peer.map_or(0, |p| self.ctas[p].used);
         let col = match find_free(used, n) {
             Some(col) => col,
-            None if self.fault(Fault::AllocOverlapsWhenFull) => 0,
             None => return Step::Blocked(Block::Alloc { ncols: n }),
         };
         self.mark(c, col, n);
@@ -1286,9 +1330,7 @@ impl<'p> Machine<'p> {
     }
 
     fn free(&mut self, c: usize, col: u32, n: u32) {
-        if self.fault(Fault::DeallocFreesAll) {
-            self.ctas[c].used = 0;
-        } else if self.fault(Fault::DeallocWrongColumns) {
+        if self.fault(Fault::DeallocWrongColumns) {
             self.ctas[c].used &= !unit_mask(col + n, n);
         } else {
             self.ctas[c].used &= !unit_mask(col, n);
@@ -1351,7 +1393,6 @@ impl<'p> Machine<'p> {
                         let n = ra.ncols.max(rb.ncols);
                         let col = match find_free(used, n) {
                             Some(col) => col,
-                            None if self.fault(Fault::AllocOverlapsWhenFull) => 0,
                             None => break,
                         };
                         self.mark(e, col, n);
@@ -1431,13 +1472,19 @@ impl<'p> Machine<'p> {
                 split,
                 form,
                 nregs,
+                snap,
             } => {
-                let info = self.code.lds[*ld as usize];
-                let split = if self.fault(Fault::LdSplitIgnored) {
-                    0
+                // A load hoisted above a wait (fence-noop fault) reads TMEM as it was then.
+                let mut stash = if *snap {
+                    self.warps[w].snapshot.take()
                 } else {
-                    *split
+                    None
                 };
+                if let Some(t) = stash.as_mut() {
+                    std::mem::swap(&mut self.ctas[c].tmem, &mut **t);
+                }
+                let info = self.code.lds[*ld as usize];
+                let split = *split;
                 let per = tmem::regs_per_rep(form.shape);
                 let limit = if self.fault(Fault::LdNumTruncated) {
                     per.min(*nregs)
@@ -1475,6 +1522,10 @@ impl<'p> Machine<'p> {
                             *slot = reduce(form, &vals);
                         }
                     }
+                }
+                if let Some(mut t) = stash {
+                    std::mem::swap(&mut self.ctas[c].tmem, &mut *t);
+                    self.warps[w].snapshot = Some(t);
                 }
                 self.warps[w].regs[*ld as usize] = out;
             }

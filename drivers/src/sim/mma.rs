@@ -23,6 +23,7 @@
 //!
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
+use super::faults::{Fault, Faults};
 use super::tmem::Tmem;
 use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
@@ -67,6 +68,7 @@ pub struct MmaPlan {
     enable_d: bool,
     scale_d: u8,
     dol: Option<Vec<u32>>,
+    dol_inverted: bool,
 }
 
 impl MmaPlan {
@@ -108,7 +110,9 @@ impl MmaPlan {
         let scale = (2f32).powi(-i32::from(self.scale_d));
         for m in 0..mm {
             if let Some(d) = &self.dol {
-                if d.get(m / 32).is_some_and(|w| w >> (m % 32) & 1 == 1) {
+                if d.get(m / 32)
+                    .is_some_and(|w| (w >> (m % 32) & 1 == 1) != self.dol_inverted)
+                {
                     continue;
                 }
             }
@@ -188,7 +192,14 @@ fn elem(code: u32, kind: MmaKind) -> Option<Elem> {
 }
 
 /// Decodes an MMA at issue; `Err` names what the simulator does not implement.
-pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan, String> {
+/// `faults` injects the MMA faults of [`super::faults`].
+pub fn plan(
+    p: &Program,
+    m: &Mma,
+    d: u32,
+    a_tmem: Option<u32>,
+    faults: Faults,
+) -> Result<MmaPlan, String> {
     let f = &m.form;
     let no = |what: &str| {
         Err(format!(
@@ -261,9 +272,14 @@ pub fn plan(p: &Program, m: &Mma, d: u32, a_tmem: Option<u32>) -> Result<MmaPlan
         a_col,
         b: m.b,
         d_col: d & 0xFFFF,
-        enable_d: m.enable_input_d,
-        scale_d: m.scale_input_d.unwrap_or(0),
+        enable_d: m.enable_input_d || faults.has(Fault::MmaIgnoresEnableD),
+        scale_d: if faults.has(Fault::MmaScaleDIgnored) {
+            0
+        } else {
+            m.scale_input_d.unwrap_or(0)
+        },
         dol: m.disable_output_lane.clone(),
+        dol_inverted: faults.has(Fault::MmaDolInverted),
     })
 }
 
