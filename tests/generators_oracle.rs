@@ -67,6 +67,25 @@ fn litmus_members_are_statically_well_formed() {
 }
 
 #[test]
+fn canonical_litmus_members_have_no_undefined_behaviour_or_forced_deadlock() {
+    for m in tcgen05_generators::litmus::all_members() {
+        if m.intent != tcgen05_ir::Intent::Valid {
+            continue;
+        }
+        for ed in Edition::ALL {
+            let e = expect_with(&m.program, &Options::edition(*ed));
+            assert!(
+                !matches!(e.run.verdict, RunVerdict::Undefined(_) | RunVerdict::MustDeadlock { .. }),
+                "{} ({ed}): {:?}\n{:?}",
+                m.name,
+                e.run,
+                e.notes
+            );
+        }
+    }
+}
+
+#[test]
 fn fixup_repairs_arbitrary_programs_into_valid_ones() {
     use tcgen05_generators::arbitrary::{Arbitrary, Unstructured};
     // Arbitrary programs (bytes from a fixed LCG, no RNG dependency) are almost never valid;

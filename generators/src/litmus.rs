@@ -437,6 +437,8 @@ fn pipelined_cross_thread() -> Vec<Member> {
     let make = |fb: bool, arrive: bool, wt: bool, fa: bool| {
         let mut sk = Sk::new(2, &[128]);
         let (a, b) = mma_setup(&mut sk, 0, true);
+        sk.mbars = 3;
+        sk.setup[0].push(mbar_init_one(2));
         let mut t0 = vec![cp_a(a)];
         if fb {
             t0.push(fence_before());
@@ -444,8 +446,11 @@ fn pipelined_cross_thread() -> Vec<Member> {
         if arrive {
             t0.push(Stmt::MbarArrive { bar: 1, cta: None });
         }
-        // The cp's own completion, for the dealloc.
+        // The cp's own completion, for the dealloc (OQ-4: nothing says a dealloc may overtake
+        // an async write): T0 commits it to mbarrier 2 after the pattern and waits for it.
+        t0.push(commit(CtaGroup::One, 2, true));
         sk.work[0].push(elect(t0));
+        sk.work[0].push(mbar_wait(2, Scope::Cta));
         let mut t1 = Vec::new();
         if wt {
             t1.push(mbar_wait(1, Scope::Cta));
