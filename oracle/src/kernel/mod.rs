@@ -151,6 +151,9 @@ fn launch(f: &Function<'_>) -> (Option<(u32, u32, u32)>, Option<u32>) {
     (ntid, cluster)
 }
 
+/// What one warp's walk depends on: each guard's (truth, uniformity), and each alloc's nCols.
+type Signature = (Vec<(Option<bool>, bool)>, Vec<Option<u32>>);
+
 /// Warps walked when the kernel declares no block size: a guess, reported in the notes.
 const DEFAULT_WARPS: u32 = 4;
 /// Most warps a CTA can have (1024 threads).
@@ -250,8 +253,7 @@ fn check_kernel(
     for &rank in &ranks {
         let mut results: Vec<(String, std::rc::Rc<WarpResult>)> = Vec::new();
         // Warps whose guards and branches evaluate alike walk alike: walk each class once.
-        let mut by_signature: HashMap<Vec<(Option<bool>, bool)>, std::rc::Rc<WarpResult>> =
-            HashMap::new();
+        let mut by_signature: HashMap<Signature, std::rc::Rc<WarpResult>> = HashMap::new();
         for w in 0..warps {
             let ctx = WarpCtx {
                 warp: w,
@@ -268,21 +270,13 @@ fn check_kernel(
             };
             let entries = value::block_entries(&cfg, &ev, &guard_of);
             let (guards, ncols) = value::instr_facts(&cfg, &ev, &entries, &guard_of);
-            let mut sig: Vec<(Option<bool>, bool)> =
-                guards.iter().map(|v| (v.truth(), v.uni())).collect();
-            sig.extend(
-                ncols
-                    .iter()
-                    .map(|n| (n.map(|x| x % 2 == 1), n.is_some_and(|x| x > 0))),
-            );
-            sig.extend(
-                ncols
-                    .iter()
-                    .filter_map(|n| *n)
-                    .map(|n| (Some(true), n.is_power_of_two())),
+            // The walk reads only the truth and uniformity of each guard and the known nCols.
+            let sig: Signature = (
+                guards.iter().map(|v| (v.truth(), v.uni())).collect(),
+                ncols.clone(),
             );
             let res = match by_signature.get(&sig) {
-                Some(r) if ncols.iter().all(Option::is_none) => r.clone(),
+                Some(r) => r.clone(),
                 _ => {
                     let walk = Walk {
                         cfg: &cfg,

@@ -412,15 +412,15 @@ impl Walk<'_, '_> {
                         }
                         let ncols = self.ncols[ii];
                         // ALLOC-NONINCREASING (§9.7.16.7.1).
-                        if let (Some(n), Some(m)) = (ncols, st.last_ncols) {
-                            if n > m {
-                                report(
-                                    RuleId::AllocNonincreasing,
-                                    format!(
-                                        "alloc of {n} columns after an alloc of {m} on this path: allocation sizes must not increase"
-                                    ),
-                                );
-                            }
+                        if let (Some(n), Some(m)) = (ncols, st.last_ncols)
+                            && n > m
+                        {
+                            report(
+                                RuleId::AllocNonincreasing,
+                                format!(
+                                    "alloc of {n} columns after an alloc of {m} on this path: allocation sizes must not increase"
+                                ),
+                            );
                         }
                         // GEN-PEER-ACTIVE (§9.7.16.7.1): a ::2 alloc must make sure the peer CTA is
                         // launched and will take part: a cluster barrier before it.
@@ -451,26 +451,22 @@ impl Walk<'_, '_> {
                         }
                         // DEALLOC-PAIR-SYNC (§9.7.16.7.1): before a ::2 dealloc the two warps must
                         // synchronize their TMEM accesses: a cluster barrier after the last one.
-                        if cta2 {
-                            if let Some(a) = st.pair_access {
-                                report(
-                                    RuleId::DeallocPairSync,
-                                    format!(
-                                        "cta_group::2 dealloc with no cluster barrier since the TMEM access or alloc at line {}",
-                                        line(a)
-                                    ),
-                                );
-                            }
+                        if cta2 && let Some(a) = st.pair_access {
+                            report(
+                                RuleId::DeallocPairSync,
+                                format!(
+                                    "cta_group::2 dealloc with no cluster barrier since the TMEM access or alloc at line {}",
+                                    line(a)
+                                ),
+                            );
                         }
                         st.net = (st.net - 1).max(-2);
                         if st.net < 0 && st.unmatched.is_none() {
                             st.unmatched = Some(ii as u32);
                         }
                     }
-                    Some(Form::Relinquish(_)) => {
-                        if st.relinquished.is_none() {
-                            st.relinquished = Some(ii as u32);
-                        }
+                    Some(Form::Relinquish(_)) if st.relinquished.is_none() => {
+                        st.relinquished = Some(ii as u32);
                     }
                     Some(Form::Ld(_)) => {
                         if let Some(s) = st.pending_st {
@@ -553,7 +549,7 @@ impl Walk<'_, '_> {
                     Some(Form::Commit(_)) => st.unfenced_async = None,
                     Some(Form::Fence(FenceKind::BeforeThreadSync)) => st.unfenced_async = None,
                     Some(Form::Fence(FenceKind::AfterThreadSync)) => st.unfenced_sync = None,
-                    None => {}
+                    Some(Form::Relinquish(_)) | None => {}
                 }
             }
             Class::BarCta { waits, .. } => {

@@ -343,10 +343,10 @@ impl<'a> Decoded<'a> {
             if let Some(g) = i.guard {
                 seeds.push(d.reg(g.pred));
             }
-            if matches!(i.form, Some(tcgen05_ir::Form::Alloc(_))) {
-                if let Some(Operand::Reg(r)) = i.operands.get(1) {
-                    seeds.push(d.reg(r));
-                }
+            if matches!(i.form, Some(tcgen05_ir::Form::Alloc(_)))
+                && let Some(Operand::Reg(r)) = i.operands.get(1)
+            {
+                seeds.push(d.reg(r));
             }
         }
         d.slice(&seeds);
@@ -367,11 +367,11 @@ impl<'a> Decoded<'a> {
             for d in self.instrs.iter().rev() {
                 if d.dests.iter().any(|&x| rel[x as usize]) {
                     for s in &d.srcs {
-                        if let Src::Reg(r) | Src::NotReg(r) = *s {
-                            if !rel[r as usize] {
-                                rel[r as usize] = true;
-                                changed = true;
-                            }
+                        if let Src::Reg(r) | Src::NotReg(r) = *s
+                            && !rel[r as usize]
+                        {
+                            rel[r as usize] = true;
+                            changed = true;
                         }
                     }
                 }
