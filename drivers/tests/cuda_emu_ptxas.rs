@@ -245,36 +245,18 @@ fn the_assembler_check_can_fail() {
     assert!(assemble(&low.ptx.replace("bar.warp.sync", "bar.warp.snyc")).is_err());
 }
 
-/// The generator's configuration for `cuda-emu` campaigns: everything the emulation models
-/// (mma and cp are not emulated, so they are left out to keep the cases runnable).
-fn emu_config() -> tcgen05_generators::Config {
-    tcgen05_generators::Config {
-        mma: false,
-        cp: false,
-        ..tcgen05_generators::Config::default()
-    }
-}
-
 #[test]
 fn generated_programs_lower_and_assemble() {
-    // Every valid program the builder makes without mma/cp must lower, and the lowering must
-    // assemble; with the default config, the ones that do not lower must say why (mma, cp).
-    let mut lowered = 0;
-    let mut reasons = std::collections::BTreeMap::<String, u32>::new();
+    // Every valid program the builder makes (default config: mma, cp, shift, ::2 pairs
+    // included) must lower, and the lowering must assemble for sm_90.
+    let mut with_mma = 0;
     for seed in 0..60u64 {
-        let p = tcgen05_generators::valid_program(&emu_config(), seed);
+        let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
         let low =
             emu::lower(&p, &EmuConfig::default()).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         assemble(&low.ptx).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        lowered += 1;
-        let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
-        match emu::lower(&p, &EmuConfig::default()) {
-            Ok(low) => assemble(&low.ptx).unwrap_or_else(|e| panic!("default seed {seed}: {e}")),
-            Err(e) => *reasons.entry(e.0).or_default() += 1,
-        }
+        with_mma += usize::from(p.ops().iter().any(|o| matches!(o, Op::Mma(_))));
     }
-    assert_eq!(lowered, 60);
-    for r in reasons.keys() {
-        assert!(r.contains("mma") || r.contains("cp"), "{r}");
-    }
+    // The check covers the MMA lowering (the default config makes MMA flows often).
+    assert!(with_mma > 0);
 }

@@ -62,7 +62,7 @@ fn case(p: Program, intent: Intent) -> Case {
     }
 }
 
-/// The generator configuration of emulation campaigns: what `cuda-emu` models.
+/// The generator configuration of emulation campaigns (the default: every feature).
 fn emu_gen() -> tcgen05_generators::Config {
     tcgen05_generators::Config {
         mma: false,
