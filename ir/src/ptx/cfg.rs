@@ -730,14 +730,14 @@ impl<'a> Cfg<'a> {
             .collect()
     }
 
-    /// A short name of block `b` for paths: its first label that is not a debug-line label
-    /// (`$L__tmp*`), or `B<n>@<line>`.
+    /// A short name of block `b` for paths: its first label that is not a debug-info label
+    /// (`$L__tmp*`, `$L__func*`), else its first label, else `B<n>@<line>`.
     pub fn block_name(&self, b: BlockId) -> String {
         let bl = &self.blocks[b];
         match bl
             .labels
             .iter()
-            .find(|l| !l.starts_with("$L__tmp"))
+            .find(|l| !l.starts_with("$L__tmp") && !l.starts_with("$L__func"))
             .or(bl.labels.first())
         {
             Some(l) => (*l).to_string(),
