@@ -42,6 +42,10 @@ struct St {
     cluster_synced: bool,
     /// The last TMEM access or alloc of this warp not yet followed by a cluster barrier.
     pair_access: Option<u32>,
+    /// An async tcgen05 op (or commit) has been issued on this path: before that, a thread
+    /// synchronization orders no async op of another thread that this warp could depend on
+    /// (after an alloc, OQ-26 leaves the need for fences unstated).
+    async_seen: bool,
     /// The first thread synchronization passed while `pending_ld` or `pending_st` was set.
     published: Option<u32>,
     /// An async tcgen05 op not yet followed by `fence::before_thread_sync` (or commit).
@@ -554,7 +558,7 @@ impl Walk<'_, '_> {
             }
             Class::BarCta { waits, .. } => {
                 self.release(ii, st, report);
-                if waits {
+                if waits && st.async_seen {
                     st.unfenced_sync = Some(ii as u32);
                 }
             }
@@ -562,10 +566,12 @@ impl Walk<'_, '_> {
             Class::ClusterWait => {
                 st.cluster_synced = true;
                 st.pair_access = None;
-                st.unfenced_sync = Some(ii as u32);
+                if st.async_seen {
+                    st.unfenced_sync = Some(ii as u32);
+                }
             }
             Class::Mbarrier(MbarOp::Arrive) => self.release(ii, st, report),
-            Class::Mbarrier(MbarOp::TryWait | MbarOp::TestWait) => {
+            Class::Mbarrier(MbarOp::TryWait | MbarOp::TestWait) if st.async_seen => {
                 st.unfenced_sync = Some(ii as u32)
             }
             _ => {}
@@ -575,6 +581,7 @@ impl Walk<'_, '_> {
     /// An asynchronous tcgen05 op (ld, st, mma, cp, shift) issued by this warp.
     fn async_op(&self, ii: usize, st: &mut St, report: &mut dyn FnMut(RuleId, String)) {
         st.pair_access = Some(ii as u32);
+        st.async_seen = true;
         if self.fences {
             // MCM-XTHREAD (§9.7.16.6.3-4), consumer side: after a thread synchronization, an
             // async op is ordered after it only through fence::after_thread_sync.

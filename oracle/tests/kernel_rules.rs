@@ -1,0 +1,261 @@
+//! `check` rule by rule on small kernels written for the purpose (issue 9): each rule is reported
+//! where the spec says the kernel breaks it, and not where the kernel follows it.
+
+use tcgen05_ir::RuleId;
+use tcgen05_oracle::kernel::{FenceMode, Finding, Options, check_source};
+
+/// A kernel of 4 warps (`.reqntid 128`) in which `%p1` is "warp 0" (`%tid.x < 32`), `%p4` is
+/// "warp 1" (`%tid.x >> 5 == 1`), `%p2` is a warp-uniform condition from a parameter, and
+/// `%r2` holds the TMEM address read back from the alloc slot.
+fn kernel(extra_directives: &str, body: &str) -> String {
+    format!(
+        ".version 8.6\n.target sm_100a\n.address_size 64\n.shared .align 16 .b32 slot[1];\n.shared .align 8 .b64 mbar[1];\n\
+         .visible .entry k(.param .u32 n)\n.reqntid 128, 1, 1\n{extra_directives}\n{{\n\
+         .reg .b32 %r<40>;\n.reg .b64 %rd<8>;\n.reg .pred %p<20>;\n\
+         mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\nshr.u32 %r4, %r1, 5;\nsetp.eq.u32 %p4, %r4, 1;\n\
+         ld.param.u32 %r3, [n];\nsetp.eq.u32 %p2, %r3, 0;\n{body}\nret;\n}}\n"
+    )
+}
+
+fn findings_with(src: &str, fences: FenceMode) -> Vec<Finding> {
+    check_source(src, "t.ptx", &Options { fences })
+        .unwrap()
+        .into_iter()
+        .flat_map(|k| k.findings)
+        .collect()
+}
+
+fn rules(src: &str) -> Vec<RuleId> {
+    findings_with(src, FenceMode::Auto)
+        .into_iter()
+        .map(|f| f.rule)
+        .collect()
+}
+
+const ALLOC: &str = "@%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 64;\nbar.sync 0;\nld.shared.b32 %r2, [slot];\n";
+const RELQ: &str = "@%p1 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n";
+const LD: &str = "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r10, %r11}, [%r2];\n";
+const WAIT_LD: &str = "tcgen05.wait::ld.sync.aligned;\n";
+const DEALLOC: &str = "bar.sync 0;\n@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n";
+
+#[test]
+fn the_canonical_protocol_is_clean() {
+    let src = kernel("", &format!("{ALLOC}{RELQ}{LD}{WAIT_LD}{DEALLOC}"));
+    assert_eq!(rules(&src), []);
+}
+
+#[test]
+fn a_uniform_early_return_that_skips_the_dealloc_leaks_on_that_path() {
+    // §9.7.16.1.2: everything allocated must be freed before the kernel exits.
+    let body = format!("{ALLOC}{RELQ}@%p2 bra $L_out;\n{DEALLOC}$L_out:\n");
+    let f = findings_with(&kernel("", &body), FenceMode::Auto);
+    assert_eq!(
+        f.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [RuleId::AllocFreeBeforeExit]
+    );
+    assert_eq!(f[0].warps, ["w0"]);
+    assert_eq!(f[0].path.last().map(String::as_str), Some("$L_out"));
+    assert_eq!(f[0].section, "9.7.16.1.2, .7.1");
+    // Without the early return, no leak.
+    assert_eq!(rules(&kernel("", &format!("{ALLOC}{RELQ}{DEALLOC}"))), []);
+}
+
+#[test]
+fn alloc_and_dealloc_under_the_same_uniform_predicate_do_not_leak() {
+    // The path that allocates is the path that frees: `%p3` is not redefined in between.
+    let body = "and.pred %p3, %p1, %p2;\n@%p3 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\
+                bar.sync 0;\nld.shared.b32 %r2, [slot];\nbar.sync 0;\n@%p3 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n";
+    assert_eq!(rules(&kernel("", body)), []);
+}
+
+#[test]
+fn one_warp_allocating_and_another_freeing_is_not_flagged() {
+    // OQ-35: whether another warp may free is open; the CTA's balance is what counts.
+    let body = format!(
+        "{ALLOC}bar.sync 0;\n@%p4 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n"
+    );
+    assert_eq!(rules(&kernel("", &body)), []);
+}
+
+#[test]
+fn dealloc_without_alloc_and_alloc_after_relinquish() {
+    assert_eq!(
+        rules(&kernel(
+            "",
+            "mov.u32 %r2, 0;\n@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n"
+        )),
+        [RuleId::DeallocTaddrPrev]
+    );
+    let body = format!("{RELQ}{ALLOC}{DEALLOC}");
+    assert_eq!(rules(&kernel("", &body)), [RuleId::AllocAfterRelinquish]);
+}
+
+#[test]
+fn growing_allocation_sizes_are_flagged() {
+    // §9.7.16.7.1: a later alloc must not request more columns; nCols here is a register.
+    let body = "@%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\nld.shared.b32 %r2, [slot];\n\
+                @%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\nmov.u32 %r5, 64;\n\
+                @%p1 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %r5;\nld.shared.b32 %r2, [slot];\n\
+                @%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n";
+    assert_eq!(rules(&kernel("", body)), [RuleId::AllocNonincreasing]);
+    let shrinking = body.replace("mov.u32 %r5, 64", "mov.u32 %r5, 32");
+    assert_eq!(rules(&kernel("", &shrinking)), []);
+}
+
+#[test]
+fn mixed_cta_groups_are_flagged_once() {
+    let body = format!("{ALLOC}{DEALLOC}").replace("dealloc.cta_group::1", "dealloc.cta_group::2");
+    let r = rules(&kernel(
+        ".explicitcluster\n.reqnctapercluster 2, 1, 1",
+        &body,
+    ));
+    assert!(r.contains(&RuleId::GenCtagroupUniform), "{r:?}");
+}
+
+#[test]
+fn aligned_instructions_under_lane_divergent_control_are_flagged() {
+    // `%laneid == 0` and `%tid.x == 0` differ between the lanes of a warp; `%tid.x < 32` does not.
+    let body = format!(
+        "{ALLOC}mov.u32 %r6, %laneid;\nsetp.eq.u32 %p5, %r6, 0;\n@%p5 tcgen05.ld.sync.aligned.32x32b.x2.b32 {{%r10, %r11}}, [%r2];\n{WAIT_LD}{DEALLOC}"
+    );
+    assert_eq!(rules(&kernel("", &body)), [RuleId::GenAlignedConvergent]);
+    let body = format!(
+        "{ALLOC}{LD}setp.ne.u32 %p6, %r1, 0;\n@%p6 bra $L_skip;\n{WAIT_LD}$L_skip:\n{WAIT_LD}{DEALLOC}"
+    );
+    assert_eq!(rules(&kernel("", &body)), [RuleId::WaitAlignedConvergent]);
+    // Single-thread ops (mma, commit) under elect are how they are meant to be issued.
+    let body = format!(
+        "{ALLOC}mov.u32 %r7, 0;\nelect.sync %r8|%p7, -1;\n@%p7 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r7, %p2;\n\
+         mov.u32 %r9, mbar;\n@%p7 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r9];\n{DEALLOC}"
+    );
+    assert_eq!(rules(&kernel("", &body)), []);
+}
+
+#[test]
+fn unwaited_loads_and_stores_at_a_handoff() {
+    // §9.7.16.6.4.5: dealloc while an ld may still read.
+    assert_eq!(
+        rules(&kernel("", &format!("{ALLOC}{LD}{DEALLOC}"))),
+        [RuleId::McmLdWar]
+    );
+    // §9.7.16.6.4.4: an mbarrier arrive hands TMEM over while the ld is in flight.
+    let body = format!(
+        "{ALLOC}{LD}mov.u32 %r9, mbar;\nmbarrier.arrive.shared::cta.b64 %rd3, [%r9];\n{WAIT_LD}{DEALLOC}"
+    );
+    assert_eq!(rules(&kernel("", &body)), [RuleId::McmXthreadNonpipe]);
+    // §9.7.16.6.4.2: an mma after a st with no wait::st; with the wait, clean.
+    let st = "tcgen05.st.sync.aligned.32x32b.x2.b32 [%r2], {%r10, %r11};\n";
+    let mma = "mov.u32 %r7, 0;\nelect.sync %r8|%p7, -1;\n@%p7 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd1, %rd2, %r7, %p2;\n";
+    assert_eq!(
+        rules(&kernel("", &format!("{ALLOC}{st}{mma}{DEALLOC}"))),
+        [RuleId::McmStBeforeUse]
+    );
+    assert_eq!(
+        rules(&kernel(
+            "",
+            &format!("{ALLOC}{st}tcgen05.wait::st.sync.aligned;\n{mma}{DEALLOC}")
+        )),
+        []
+    );
+    // Across a barrier the same unwaited st is a cross-thread handoff.
+    assert_eq!(
+        rules(&kernel(
+            "",
+            &format!("{ALLOC}{st}bar.sync 0;\n{mma}{DEALLOC}")
+        )),
+        [RuleId::McmXthreadNonpipe]
+    );
+}
+
+#[test]
+fn pairs_need_cluster_barriers_around_alloc_and_dealloc() {
+    let cl = ".explicitcluster\n.reqnctapercluster 2, 1, 1";
+    let sync = "barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n";
+    let alloc2 = "@%p1 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [slot], 64;\nbar.sync 0;\nld.shared.b32 %r2, [slot];\n";
+    let dealloc2 = "@%p1 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 64;\n";
+    assert_eq!(
+        rules(&kernel(
+            cl,
+            &format!("{sync}{alloc2}{LD}{WAIT_LD}{sync}{dealloc2}")
+        )),
+        []
+    );
+    // No barrier before the alloc (§9.7.16.7.1: make sure the peer CTA is launched).
+    assert_eq!(
+        rules(&kernel(
+            cl,
+            &format!("{alloc2}{LD}{WAIT_LD}{sync}{dealloc2}")
+        )),
+        [RuleId::GenPeerActive]
+    );
+    // A TMEM access after the last cluster barrier (the pair must synchronize its accesses).
+    assert_eq!(
+        rules(&kernel(
+            cl,
+            &format!("{sync}{alloc2}{sync}{LD}{WAIT_LD}{dealloc2}")
+        )),
+        [RuleId::DeallocPairSync]
+    );
+}
+
+#[test]
+fn fence_rules_apply_to_kernels_that_use_fences() {
+    // Canonical pattern 4 (§9.7.16.6.4.4): st; wait::st; fence::before; sync | fence::after; ld.
+    // After the alloc's barrier no fence is asked for: no async op precedes it (OQ-26).
+    let st = "tcgen05.st.sync.aligned.32x32b.x2.b32 [%r2], {%r10, %r11};\ntcgen05.wait::st.sync.aligned;\n";
+    let before = "tcgen05.fence::before_thread_sync;\n";
+    let after = "tcgen05.fence::after_thread_sync;\n";
+    let fenced = format!("{ALLOC}{st}{before}bar.sync 0;\n{after}{LD}{WAIT_LD}{before}{DEALLOC}");
+    assert_eq!(rules(&kernel("", &fenced)), []);
+    // Without the after-fence, the ld is not ordered after the barrier (FENCE-AFTER, §9.7.16.6.3).
+    let missing = fenced.replace(after, "");
+    let f = findings_with(&kernel("", &missing), FenceMode::Auto);
+    assert_eq!(
+        f.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [RuleId::McmXthread]
+    );
+    assert!(f[0].opcode.starts_with("tcgen05.ld"), "{f:?}");
+    // Without the before-fence, the barrier follows the st unfenced (FENCE-BEFORE).
+    let f = findings_with(
+        &kernel("", &fenced.replacen(before, "", 1)),
+        FenceMode::Auto,
+    );
+    assert_eq!(
+        f.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [RuleId::McmXthread]
+    );
+    assert_eq!(f[0].opcode, "bar.sync");
+    // A kernel without any tcgen05.fence is checked for fences only on request.
+    let none = fenced.replace(after, "").replace(before, "");
+    assert_eq!(rules(&kernel("", &none)), []);
+    let forced = findings_with(&kernel("", &none), FenceMode::Always);
+    assert!(
+        !forced.is_empty() && forced.iter().all(|f| f.rule == RuleId::McmXthread),
+        "{forced:?}"
+    );
+}
+
+#[test]
+fn loops_terminate_and_are_walked() {
+    // A counted loop of ld + wait::ld; the dealloc after it is reached on every path.
+    let body = format!(
+        "{ALLOC}mov.u32 %r20, 0;\n$L_loop:\n{LD}{WAIT_LD}add.s32 %r20, %r20, 1;\nsetp.lt.u32 %p8, %r20, %r3;\n@%p8 bra $L_loop;\n{DEALLOC}"
+    );
+    assert_eq!(rules(&kernel("", &body)), []);
+    // Without the wait, the loop's ld reaches the dealloc unwaited.
+    assert_eq!(
+        rules(&kernel("", &body.replace(WAIT_LD, ""))),
+        [RuleId::McmLdWar]
+    );
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_place() {
+    let e = check_source(
+        ".version 8.6\n.entry k()\n{\ntcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n",
+        "bad.ptx",
+        &Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.col), (4, 1));
+}
