@@ -198,15 +198,9 @@ const NO_MUTATOR: &[(RuleId, &str)] = &[
         "needs cta_group::2 block-scaled MMAs, not built yet",
     ),
     (RuleId::MmaWsCta1, "needs cta_group::2 MMAs, not built yet"),
-    (RuleId::MmaWsKinds, "needs block-scaled MMAs, not built yet"),
-    (RuleId::MmaBsVec, "needs block-scaled MMAs, not built yet"),
     (
         RuleId::MmaBsNvf4Explicit,
-        "needs block-scaled MMAs, not built yet",
-    ),
-    (
-        RuleId::MmaBsVecTarget,
-        "needs block-scaled MMAs, not built yet",
+        "needs block-scaled mxf4nvf4 MMAs (idesc layout (c)), not built yet",
     ),
     (RuleId::MmaSpMxf4Target, "needs sparse MMAs, not built yet"),
     (

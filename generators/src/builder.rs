@@ -461,12 +461,16 @@ impl<C: Choices> Builder<'_, C> {
             .iter()
             .copied()
             .filter(|k| *k != MmaKind::I8 || target::has_i8(tgt))
+            .filter(|k| *k != MmaKind::Mxf8f6f4 || target::mx_scale_vec(tgt).is_some())
             .collect();
         let kind = *self.c.pick(&kinds)?;
+        // Block scaling (MMA-BS-KINDS): mxf8f6f4 requires it; no .ws for block-scaled kinds
+        // (MMA-WS-KINDS).
+        let block_scale = kind == MmaKind::Mxf8f6f4;
         // .ws: cta_group::1 only, kinds f16/tf32/f8f6f4/i8 (MMA-WS-CTA1, MMA-WS-KINDS); dense N
         // in {64, 128, 256}, M in {32, 64, 128} (§2.7). Non-ws: M = 128 (M = 64 is the
         // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table.
-        let ws = self.c.percent(cfg.ws_pct);
+        let ws = !block_scale && self.c.percent(cfg.ws_pct);
         let m = if ws {
             [32, 64, 128][self.c.below(3) as usize]
         } else {
@@ -535,8 +539,40 @@ impl<C: Choices> Builder<'_, C> {
         };
         let rb = self.region(n * row);
         fills.push((rb, elem));
-        let idesc = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode();
-        let collector = if ws {
+        let idesc = if block_scale {
+            mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2))
+        } else {
+            mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
+        };
+        // Scale factors (§3.7 .block_scale): scale_A (M x 1) and scale_B (1 x N) in TMEM,
+        // duplicated into all four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies
+        // 32 lanes x 128 bits (4 columns) into every lane quarter; cp::1 → mma::1 is pipelined.
+        let mut scales = None;
+        if block_scale {
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
+            for sc in [sa, sb] {
+                let r = self.region(32 * 16);
+                fills.push((r, FillElem::Word));
+                issue.push(Stmt::Tc(Op::Cp {
+                    form: CpForm {
+                        cta_group: CtaGroup::One,
+                        shape: CpShape::S32x128b,
+                        multicast: Some(CpMulticast::Warpx4),
+                        dst_fmt: None,
+                        src_fmt: None,
+                    },
+                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                    src: mmaenc::kmajor_desc(r),
+                }));
+            }
+            scales = Some((
+                TmemRef::slot(sa.slot, 0, sa.col as u16),
+                TmemRef::slot(sb.slot, 0, sb.col as u16),
+            ));
+        }
+        let collector = if block_scale {
+            None
+        } else if ws {
             self.c.percent(30).then(|| Collector {
                 buf: [
                     CollectorBuf::B0,
@@ -557,8 +593,13 @@ impl<C: Choices> Builder<'_, C> {
             sp: false,
             cta_group: CtaGroup::One,
             kind,
-            block_scale: false,
-            scale_vec: None,
+            block_scale,
+            // MMA-BS-VEC, MMA-BS-VEC-TARGET: 1X (sm_100a) or block32 (sm_100f, sm_110f).
+            scale_vec: if block_scale {
+                target::mx_scale_vec(tgt)
+            } else {
+                None
+            },
             ashift: false,
             collector,
         };
@@ -572,10 +613,10 @@ impl<C: Choices> Builder<'_, C> {
                 b: mmaenc::kmajor_desc(rb),
                 sp_meta: None,
                 idesc,
-                scale_a: None,
-                scale_b: None,
-                // Optional (MMA-DOL-SIZE): 4 elements for ::1; not in .ws forms.
-                disable_output_lane: (!ws && c.percent(10))
+                scale_a: scales.map(|s| s.0),
+                scale_b: scales.map(|s| s.1),
+                // Optional (MMA-DOL-SIZE): 4 elements for ::1; not in .ws or .block_scale forms.
+                disable_output_lane: (!ws && !block_scale && c.percent(10))
                     .then(|| (0..4).map(|_| c.word()).collect()),
                 enable_input_d: enable,
                 scale_input_d: (!ws && enable && scale_ok && c.percent(30))

@@ -19,10 +19,16 @@ pub const TCGEN05_TARGETS: &[Target] = &[
 /// The legal nCols values (reference §2.3: powers of two in [32, 512]).
 pub const LEGAL_NCOLS: &[u32] = &[32, 64, 128, 256, 512];
 
-/// The MMA kinds the builder can generate valid programs for (the dense, non-block-scaled
-/// kinds; the block-scaled kinds need scale factors in TMEM, see the crate docs).
-pub const BUILDER_MMA_KINDS: &[MmaKind] =
-    &[MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8];
+/// The MMA kinds the builder can generate valid programs for: the dense kinds of idesc layout
+/// (a), and block-scaled mxf8f6f4 (scale factors copied into TMEM by cp.32x128b.warpx4).
+/// mxf4/mxf4nvf4 (idesc layout (c), 4-bit packing) are not generated yet.
+pub const BUILDER_MMA_KINDS: &[MmaKind] = &[
+    MmaKind::F16,
+    MmaKind::Tf32,
+    MmaKind::F8f6f4,
+    MmaKind::I8,
+    MmaKind::Mxf8f6f4,
+];
 
 /// What the builder may generate. Every list is a set of allowed choices; an empty list turns
 /// the feature off.

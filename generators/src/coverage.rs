@@ -64,6 +64,9 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
         Op::Ld { form, .. } => out.push(format!("ldst.num{}", form.num)),
         Op::St { form, .. } => out.push(format!("ldst.num{}", form.num)),
         Op::Mma(m) => {
+            if let Some(v) = m.form.scale_vec {
+                out.push(format!("mma{v}"));
+            }
             if m.disable_output_lane.is_some() {
                 out.push("mma.disable-output-lane".into());
             }
@@ -132,6 +135,9 @@ pub fn claimed() -> Vec<String> {
         }
     }
     v.push("shift.cta_group::1".into());
+    v.push(format!("mma{}", MmaKind::Mxf8f6f4));
+    v.push("mma.scale_vec::1X".into());
+    v.push("mma.block32".into());
     for k in [MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8] {
         v.push(format!("mma{k}"));
         v.push(format!("mma{k}.collector::a::discard"));

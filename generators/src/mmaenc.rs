@@ -37,6 +37,17 @@ impl Idesc {
     }
 }
 
+/// The idesc of a dense `.kind::mxf8f6f4` MMA (reference §2.8 layout (b)): A/B types at bits
+/// 7-9 / 10-12 (8-bit E4M3 = 0, E5M2 = 1, so K-major is legal either way), N >> 3 at 17-22,
+/// scale type UE8M0 = 1 at bit 23, M >> 7 at bits 27-28, scale-factor IDs 0, reserved bits 0.
+pub fn idesc_mxf8f6f4(m: u32, n: u32, a_type: u32, b_type: u32) -> u32 {
+    (a_type & 7) << 7
+        | (b_type & 7) << 10
+        | ((n >> 3) & 0x3F) << 17
+        | 1 << 23
+        | ((m >> 7) & 3) << 27
+}
+
 /// Dense K of a kind (§2.7): f16 16, tf32 8, f8f6f4 32, i8 32.
 pub fn dense_k(kind: MmaKind) -> u32 {
     match kind {
@@ -53,6 +64,7 @@ pub fn row_bytes(kind: MmaKind) -> u32 {
     match kind {
         MmaKind::F16 => 16 * 2,
         MmaKind::Tf32 => 8 * 4,
+        // 8-bit elements (the builder's mxf8f6f4 uses e4m3/e5m2), K = 32.
         _ => 32,
     }
 }
@@ -66,7 +78,9 @@ pub fn a_tmem_cols(kind: MmaKind) -> u32 {
 /// 8..256 step 8; i8: 8, 16, 24, 32, then 48..256 step 16.
 pub fn n_ok_cta1(kind: MmaKind, n: u32) -> bool {
     match kind {
-        MmaKind::I8 => matches!(n, 8 | 16 | 24 | 32) || (48..=256).contains(&n) && n.is_multiple_of(16),
+        MmaKind::I8 => {
+            matches!(n, 8 | 16 | 24 | 32) || (48..=256).contains(&n) && n.is_multiple_of(16)
+        }
         _ => (8..=256).contains(&n) && n.is_multiple_of(8),
     }
 }

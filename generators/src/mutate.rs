@@ -124,6 +124,19 @@ fn p_mma(c: &mut Config) {
     one_cta(c);
     c.mma = true;
     c.ws_pct = 0;
+    // Block-scaled forms have their own operand rules (no ashift, no disable-output-lane,
+    // target-gated scale vectors): only the p_mma_bs mutators use them.
+    c.mma_kinds.retain(|k| *k != MmaKind::Mxf8f6f4);
+}
+
+/// A block-scaled mxf8f6f4 MMA on sm_100a (`.scale_vec::1X`) with nothing else target-gated.
+fn p_mma_bs(c: &mut Config) {
+    one_cta(c);
+    c.mma = true;
+    c.mma_kinds = vec![MmaKind::Mxf8f6f4];
+    c.targets = vec![Target::Sm100a];
+    c.shift = false;
+    c.ld_red = false;
 }
 
 /// A dense f16 MMA without shift (whose row movement is OQ-16), so D is predictable in the
@@ -674,6 +687,53 @@ fn m_bs_kinds(p: &mut Program, c: &mut dyn Choices) -> bool {
     })
 }
 
+fn is_bs_mma(op: &Op) -> bool {
+    matches!(op, Op::Mma(m) if m.form.block_scale)
+}
+
+/// MMA-BS-VEC: a scale-vector size the kind does not allow (mxf8f6f4 takes only 1X/block32).
+fn m_bs_vec(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_bs_mma, &mut |op, c| {
+        if let Op::Mma(m) = op {
+            m.form.scale_vec = Some(match m.form.scale_vec {
+                Some(ScaleVec::Block32) => ScaleVec::Block16,
+                _ => {
+                    if c.percent(50) {
+                        ScaleVec::X2
+                    } else {
+                        ScaleVec::X4
+                    }
+                }
+            });
+        }
+    })
+}
+
+/// MMA-BS-VEC-TARGET: `.scale_vec::1X` (needs sm_100a) on sm_100f.
+fn m_bs_vec_target(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let ok = walk::find_ops(
+        p,
+        &|op| matches!(op, Op::Mma(m) if m.form.scale_vec == Some(ScaleVec::X1)),
+    );
+    if ok.is_empty() || p.launch.target != Target::Sm100a {
+        return false;
+    }
+    p.launch.target = Target::Sm100f;
+    if p.launch.ptx_version < PtxVersion::new(8, 8) {
+        p.launch.ptx_version = PtxVersion::new(8, 8);
+    }
+    true
+}
+
+/// MMA-WS-KINDS: a `.ws` form of the block-scaled kind mxf8f6f4.
+fn m_ws_kinds(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &is_bs_mma, &mut |op, _| {
+        if let Op::Mma(m) = op {
+            m.form.ws = true;
+        }
+    })
+}
+
 /// MMA-I8-TARGET: kind::i8 on sm_103a (arch-specific, but not listed for i8).
 fn m_i8_target(p: &mut Program, _: &mut dyn Choices) -> bool {
     if walk::find_ops(
@@ -1189,6 +1249,27 @@ fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
 
 /// Every mutator, one or more per rule.
 pub const MUTATORS: &[Mutator] = &[
+    Mutator {
+        name: "bs-scale-vec",
+        rule: RuleId::MmaBsVec,
+        edition: EditionHint::Any,
+        patch: p_mma_bs,
+        apply: m_bs_vec,
+    },
+    Mutator {
+        name: "bs-scale-vec-target",
+        rule: RuleId::MmaBsVecTarget,
+        edition: EditionHint::Any,
+        patch: p_mma_bs,
+        apply: m_bs_vec_target,
+    },
+    Mutator {
+        name: "ws-block-scaled",
+        rule: RuleId::MmaWsKinds,
+        edition: EditionHint::Any,
+        patch: p_mma_bs,
+        apply: m_ws_kinds,
+    },
     Mutator {
         name: "target-without-tcgen05",
         rule: RuleId::GenTarget,
