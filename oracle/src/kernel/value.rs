@@ -891,3 +891,86 @@ pub(crate) fn instr_facts(
     }
     (gv, ncols)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_ir::ptx::parse_module;
+
+    /// The guard values of every guarded instruction of `body` for warp `w` of a 128-thread
+    /// CTA, in order.
+    fn guards(body: &str, w: u32) -> Vec<V> {
+        let src = format!(
+            ".version 8.6\n.target sm_100a\n.entry k()\n.reqntid 128, 1, 1\n{{\n{body}\nret;\n}}\n"
+        );
+        let m = parse_module(&src, "t").unwrap();
+        let cfg = Cfg::new(&m.functions[0], Some(&src));
+        let dec = Decoded::new(&cfg);
+        let ev = Eval::new(
+            &dec,
+            &WarpCtx {
+                warp: w,
+                rank: None,
+                ntid: Some((128, 1, 1)),
+            },
+        );
+        let guard_of = |env: &[V], ii: usize| -> Option<bool> {
+            let Some(g) = cfg.instrs[ii].guard else {
+                return Some(true);
+            };
+            let r = *dec.regs.get(g.pred)?;
+            env.get(r as usize)?.truth().map(|t| t != g.negated)
+        };
+        let entries = block_entries(&cfg, &ev, &guard_of);
+        let (gv, _) = instr_facts(&cfg, &ev, &entries, &guard_of);
+        (0..cfg.instrs.len())
+            .filter(|&i| cfg.instrs[i].guard.is_some())
+            .map(|i| gv[i])
+            .collect()
+    }
+
+    const T: V = V::I {
+        lo: 1,
+        hi: 1,
+        uni: true,
+    };
+    const F: V = V::I {
+        lo: 0,
+        hi: 0,
+        uni: true,
+    };
+
+    #[test]
+    fn warp_role_conditions_are_constant_per_warp() {
+        // Warp w holds %tid.x in [32w, 32w+31].
+        let body = "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\nand.b32 %r2, %r1, 96;\nsetp.ne.b32 %p2, %r2, 0;\n\
+                    shr.u32 %r3, %r1, 5;\nshfl.sync.idx.b32 %r4, %r3, 0, 31, -1;\nsetp.eq.u32 %p3, %r4, 2;\n\
+                    @%p1 add.s32 %r9, 1, 1;\n@%p2 add.s32 %r9, 1, 1;\n@%p3 add.s32 %r9, 1, 1;";
+        assert_eq!(guards(body, 0), [T, F, F]);
+        assert_eq!(guards(body, 2), [F, T, T]);
+        assert_eq!(guards(body, 3), [F, T, F]);
+    }
+
+    #[test]
+    fn lane_conditions_are_divergent_and_parameters_uniform() {
+        let body = "mov.u32 %r1, %laneid;\nsetp.eq.u32 %p1, %r1, 0;\nmov.u32 %r2, %tid.x;\nsetp.eq.u32 %p2, %r2, 0;\n\
+                    elect.sync %r3|%p3, -1;\nld.param.u32 %r4, [n];\nsetp.eq.u32 %p4, %r4, 0;\n\
+                    @%p1 add.s32 %r9, 1, 1;\n@%p2 add.s32 %r9, 1, 1;\n@%p3 add.s32 %r9, 1, 1;\n@%p4 add.s32 %r9, 1, 1;";
+        let g = guards(body, 0);
+        assert!(
+            g[..3].iter().all(|v| v.truth().is_none() && !v.uni()),
+            "{g:?}"
+        );
+        assert!(g[3].truth().is_none() && g[3].uni(), "{g:?}");
+        // In warp 1, `%tid.x == 0` is false in every lane.
+        assert_eq!(guards(body, 1)[1], F);
+    }
+
+    #[test]
+    fn loop_counters_widen_and_the_analysis_ends() {
+        let body =
+            "mov.u32 %r1, 0;\n$L:\nadd.s32 %r1, %r1, 1;\nsetp.lt.u32 %p1, %r1, 1000;\n@%p1 bra $L;";
+        let g = guards(body, 0);
+        assert!(g[0].truth().is_none() && g[0].uni(), "{g:?}");
+    }
+}
