@@ -59,17 +59,18 @@ fn main() {
         let report = campaign::run(&cfg, &mut targets, &mut source, store.as_ref(), &mut |_| {});
         let row = match report.findings.first() {
             Some(x) => {
-                let ok = x.found_after.as_secs_f64() <= LIMIT_S && x.sizes.1 <= LIMIT_SIZE;
+                let ok = x.found_after.as_secs_f64() <= LIMIT_S && x.instructions.1 <= LIMIT_SIZE;
                 all_ok &= ok;
                 format!(
-                    "| `{}` | {} | {:.2} s (case {}) | {} → {} ({} tcgen05) | {:.2} s | `{}` / {} | {} |",
+                    "| `{}` | {} | {:.2} s (case {}) | {} → {} ({} tcgen05; {} statements) | {:.2} s | `{}` / {} | {} |",
                     f.name(),
                     f.description(),
                     x.found_after.as_secs_f64(),
                     x.case_index,
-                    x.sizes.0,
-                    x.sizes.1,
+                    x.instructions.0,
+                    x.instructions.1,
                     x.minimized_instructions,
+                    x.sizes.1,
                     x.minimize_time.as_secs_f64(),
                     x.signature.kind.as_str(),
                     x.signature
@@ -98,7 +99,7 @@ fn main() {
          (seed {seed}, campaign limit {seconds:.0} s per fault, targets `sim+<fault>` and `sim:adversarial+<fault>`, \
          generator default configuration, one core).\n\n"
     ));
-    table.push_str("| fault | the bug | first finding | size (statements: found → minimized) | minimizing | signature (kind / rule) | within limits (60 s, ≤ 12) |\n");
+    table.push_str("| fault | the bug | first finding | instructions: found → minimized | minimizing | signature (kind / rule) | within limits (60 s, ≤ 12) |\n");
     table.push_str("| --- | --- | --- | --- | --- | --- | --- |\n");
     for r in &rows {
         table.push_str(r);

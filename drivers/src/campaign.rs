@@ -88,6 +88,9 @@ pub struct Finding {
     pub sizes: (usize, usize),
     /// tcgen05 instructions after minimization.
     pub minimized_instructions: usize,
+    /// Instructions ([`minimize::instructions`]: statements without the `If`/`Loop`
+    /// wrappers) before and after minimization.
+    pub instructions: (usize, usize),
     /// Time minimization took.
     pub minimize_time: Duration,
     /// Where it was stored (`None` without a store).
@@ -221,6 +224,10 @@ pub fn run(
                         found_after,
                         sizes: (case.program.size(), min_case.program.size()),
                         minimized_instructions: min_case.program.ops().len(),
+                        instructions: (
+                            minimize::instructions(&case.program),
+                            minimize::instructions(&min_case.program),
+                        ),
                         minimize_time,
                         folder,
                         duplicate,

@@ -159,11 +159,80 @@ const PASSES: &[Pass] = &[
     shrink_grid,
     drop_warps,
     drop_statements,
+    drop_barrier_rounds,
     unwrap,
     drop_spins,
     simplify_ncols,
     simplify_shapes,
 ];
+
+/// The size measure of the fault table: statements, not counting the `If` and `Loop`
+/// wrappers themselves (their bodies count), i.e. the instructions a program executes
+/// besides control flow.
+pub fn instructions(p: &Program) -> usize {
+    let mut n = 0;
+    p.walk(&mut |s| n += usize::from(!matches!(s, Stmt::If { .. } | Stmt::Loop { .. })));
+    n
+}
+
+fn is_bar(s: &Stmt) -> bool {
+    matches!(s, Stmt::BarCta)
+}
+
+fn is_cluster_bar(s: &Stmt) -> bool {
+    matches!(s, Stmt::ClusterArrive { .. } | Stmt::ClusterWait)
+}
+
+/// Removes the k-th CTA barrier (or cluster arrive/wait) of every code body at once: a
+/// barrier round only disappears whole, or the remaining barriers would pair differently.
+fn drop_barrier_rounds(p: &Program) -> Vec<Program> {
+    let mut v = Vec::new();
+    let all = paths(p);
+    let codes = p.warps.len() + p.funcs.len();
+    for pred in [is_bar as fn(&Stmt) -> bool, is_cluster_bar] {
+        let lists: Vec<Vec<Path>> = (0..codes)
+            .map(|code| {
+                all.iter()
+                    .filter(|(c, path)| *c == code && stmt_of(p, *c, path).is_some_and(pred))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        let rounds = lists.iter().map(Vec::len).max().unwrap_or(0);
+        for k in 0..rounds {
+            let dels: HashSet<Path> = lists.iter().filter_map(|l| l.get(k).cloned()).collect();
+            v.push(delete(p, &dels));
+        }
+    }
+    v
+}
+
+fn stmt_of<'p>(p: &'p Program, code: usize, path: &[u32]) -> Option<&'p Stmt> {
+    let nw = p.warps.len();
+    let mut list: &[Stmt] = if code < nw {
+        &p.warps[code]
+    } else {
+        &p.funcs.get(code - nw)?.body
+    };
+    let mut cur: Option<&Stmt> = None;
+    for &i in path {
+        let s = match cur {
+            None => list.get(i as usize)?,
+            Some(Stmt::Loop { body, .. }) => body.get(i as usize)?,
+            Some(Stmt::If { then, els, .. }) => {
+                if i % 2 == 0 {
+                    then.get((i / 2) as usize)?
+                } else {
+                    els.get((i / 2) as usize)?
+                }
+            }
+            Some(_) => return None,
+        };
+        cur = Some(s);
+        list = &[];
+    }
+    cur
+}
 
 fn shrink_grid(p: &Program) -> Vec<Program> {
     let mut v = Vec::new();
