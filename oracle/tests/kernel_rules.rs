@@ -259,3 +259,29 @@ fn bad_input_is_an_error_naming_the_place() {
     .unwrap_err();
     assert_eq!((e.line, e.col), (4, 1));
 }
+
+#[test]
+fn deleting_any_line_of_a_real_kernel_never_panics() {
+    // Whatever the edit, check answers (findings or a parse error); it never panics.
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../corpus/realworld/nvcc_cccl_ptx_wrappers.ptx");
+    let src = std::fs::read_to_string(p).unwrap();
+    let lines: Vec<&str> = src.lines().collect();
+    let mut parsed = 0;
+    for i in 0..lines.len() {
+        let mut v = lines.clone();
+        v.remove(i);
+        if check_source(
+            &v.join("\n"),
+            "v.ptx",
+            &Options {
+                fences: FenceMode::Always,
+            },
+        )
+        .is_ok()
+        {
+            parsed += 1;
+        }
+    }
+    assert!(parsed > lines.len() / 2, "{parsed} of {}", lines.len());
+}

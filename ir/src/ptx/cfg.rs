@@ -627,6 +627,19 @@ impl<'a> Cfg<'a> {
             }
             i = j;
         }
+        // A label after the last instruction names an empty final block (control reaching it
+        // leaves the function).
+        if n > 0 && !label_at[n].is_empty() {
+            start_block[n] = blocks.len();
+            blocks.push(Block {
+                labels: label_at[n].clone(),
+                instrs: n..n,
+                succs: vec![],
+                preds: vec![],
+                term: Terminator::End,
+                pos: instrs[n - 1].pos,
+            });
+        }
         let nb = blocks.len();
         #[expect(
             clippy::needless_range_loop,
@@ -994,6 +1007,29 @@ mod tests {
         let pd = c.post_dominators();
         assert_eq!(pd[0], Some(2));
         assert_eq!(pd[1], Some(2));
+    }
+
+    #[test]
+    fn a_label_at_the_end_of_the_body_is_an_empty_exit_block() {
+        let src = ".version 8.6\n.entry k()\n{\n@%p bra END;\nadd.s32 %r1, 1, 1;\nEND:\n}\n";
+        let m = parse_module(src, "t").unwrap();
+        let c = Cfg::new(&m.functions[0], Some(src));
+        assert_eq!(c.blocks.len(), 3);
+        assert_eq!(
+            c.blocks[0].succs[0],
+            Edge {
+                to: 2,
+                kind: EdgeKind::Taken
+            }
+        );
+        assert_eq!(
+            c.blocks[1].succs,
+            vec![Edge {
+                to: 2,
+                kind: EdgeKind::Fallthrough
+            }]
+        );
+        assert!(c.blocks[2].instrs.is_empty() && c.blocks[2].leaves());
     }
 
     #[test]

@@ -261,10 +261,15 @@ impl Walk<'_, '_> {
             for st in states {
                 match block.term {
                     Terminator::Return | Terminator::Exit | Terminator::Trap | Terminator::End => {
-                        self.exit(&st, last.unwrap_or(0), Self::path(&nodes, n), &mut res);
+                        self.exit(
+                            &st,
+                            last.unwrap_or(block.instrs.start.saturating_sub(1)),
+                            Self::path(&nodes, n),
+                            &mut res,
+                        );
                     }
                     Terminator::CondLeave => {
-                        let l = last.unwrap_or(0);
+                        let l = last.unwrap_or(block.instrs.start.saturating_sub(1));
                         match self.guard(&st, l) {
                             G::T => self.exit(&st, l, Self::path(&nodes, n), &mut res),
                             G::F => {
@@ -295,7 +300,7 @@ impl Walk<'_, '_> {
                         }
                     }
                     Terminator::CondBranch => {
-                        let l = last.unwrap_or(0);
+                        let l = last.unwrap_or(block.instrs.start.saturating_sub(1));
                         let g = self.guard(&st, l);
                         for e in &block.succs {
                             let taken = e.kind == EdgeKind::Taken;
