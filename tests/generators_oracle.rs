@@ -30,7 +30,7 @@ fn valid_cases_pass_the_static_check() {
 #[test]
 fn valid_cases_have_no_undefined_behaviour_or_forced_deadlock() {
     for (name, cfg) in configs() {
-        for i in 0..VALID_CASES / 4 {
+        for i in 0..VALID_CASES {
             let seed = case_seed(0xE5EC, i);
             let p = valid_program(&cfg, seed);
             for ed in Edition::ALL {
@@ -75,7 +75,10 @@ fn canonical_litmus_members_have_no_undefined_behaviour_or_forced_deadlock() {
         for ed in Edition::ALL {
             let e = expect_with(&m.program, &Options::edition(*ed));
             assert!(
-                !matches!(e.run.verdict, RunVerdict::Undefined(_) | RunVerdict::MustDeadlock { .. }),
+                !matches!(
+                    e.run.verdict,
+                    RunVerdict::Undefined(_) | RunVerdict::MustDeadlock { .. }
+                ),
                 "{} ({ed}): {:?}\n{:?}",
                 m.name,
                 e.run,

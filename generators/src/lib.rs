@@ -1,10 +1,20 @@
 //! `tcgen05-generators`: well-formed and near-miss tcgen05 programs (issue 4).
 //!
-//! - [`config`]: the swarm [`Config`];
-//! - [`builder`]: valid-by-construction programs ([`Intent::Valid`]);
-//! - [`choice`]: where decisions come from (a seed, or fuzzer bytes);
-//! - [`stmts`], [`mmaenc`], [`target`]: the generator's own tables of legal forms, encodings
-//!   and target gating (reference §1-§3), independent of the oracle (ARCHITECTURE.md rule 2).
+//! - [`config`]: the swarm [`Config`] (sane `Default`, swarm `Arbitrary`, `sanitize` only
+//!   removes);
+//! - [`builder`]: valid-by-construction programs ([`Intent::Valid`]), deterministic from a seed
+//!   or from fuzzer bytes ([`choice`]);
+//! - [`mutate`]: near-miss mutators, each breaking exactly one rule of the catalogue
+//!   ([`Intent::NearMiss`]);
+//! - [`litmus`]: the canonical synchronization patterns of reference §4.4 with their one-step
+//!   weakenings, and targeted families (lane quarters, capacity, pair skew);
+//! - [`cases`]: reproducible streams of cases (valid, near-miss, litmus, mixed);
+//! - [`strategy`]: proptest strategies (shrinking through the builder's byte input);
+//! - [`fixup`]: repairs any program into a valid one;
+//! - [`coverage`]: the instruction forms the builder claims, for reach tests;
+//! - [`stmts`], [`mmaenc`], [`target`], [`walk`]: the generator's own tables of legal forms,
+//!   encodings and target gating (reference §1-§3), and statement paths. None of this uses
+//!   the oracle (ARCHITECTURE.md rule 2): the cross-tests live in the root `tests/generators_*`.
 #![deny(missing_docs)]
 
 pub mod builder;
