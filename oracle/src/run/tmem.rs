@@ -92,6 +92,15 @@ fn word_expect(cands: &[Option<u32>]) -> WordExpect {
     }
 }
 
+/// The writes of one warp to one block, in program order.
+#[derive(Debug, Default)]
+struct Segment {
+    g: usize,
+    idx: Vec<usize>,
+    /// `all_st[p]`: every write in `idx[..=p]` is a `tcgen05.st`.
+    all_st: Vec<bool>,
+}
+
 struct Ctx<'c, 'a> {
     p: &'a Program,
     u: &'c Unrolled<'a>,
@@ -102,7 +111,7 @@ struct Ctx<'c, 'a> {
     /// Accesses by allocation.
     /// Writing accesses by (allocation, lane block of 32, column block of 32), in
     /// happens-before-consistent order.
-    by_block: HashMap<(u32, u32, u32), Vec<usize>>,
+    by_block: HashMap<(u32, u32, u32), Vec<Segment>>,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
     poisoned: Vec<bool>,
 }
@@ -160,12 +169,43 @@ impl<'a> Ctx<'_, 'a> {
         let w = self.c.w;
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
-            let mut commits = 0u32;
+            // Next wait::ld, wait::st, before-fence-or-commit and commit at or after each index,
+            // and each commit's ordinal (1-based).
+            let none = usize::MAX;
+            let (mut next_wl, mut next_ws, mut next_fc, mut next_commit) = (
+                vec![none; reached + 1],
+                vec![none; reached + 1],
+                vec![none; reached + 1],
+                vec![none; reached + 1],
+            );
+            let mut ordinal = vec![0u32; reached];
+            let mut nc = 0;
+            for (j, e2) in evs.iter().enumerate().take(reached) {
+                if matches!(e2.stmt, Stmt::Tc(Op::Commit { .. })) {
+                    nc += 1;
+                }
+                ordinal[j] = nc;
+            }
+            for j in (0..reached).rev() {
+                next_wl[j] = next_wl[j + 1];
+                next_ws[j] = next_ws[j + 1];
+                next_fc[j] = next_fc[j + 1];
+                next_commit[j] = next_commit[j + 1];
+                match evs[j].stmt {
+                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::Ld => next_wl[j] = j,
+                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::St => next_ws[j] = j,
+                    Stmt::Tc(Op::Fence {
+                        kind: FenceKind::BeforeThreadSync,
+                    }) => next_fc[j] = j,
+                    Stmt::Tc(Op::Commit { .. }) => {
+                        next_fc[j] = j;
+                        next_commit[j] = j;
+                    }
+                    _ => {}
+                }
+            }
             for (i, e) in evs.iter().enumerate().take(reached) {
                 let Stmt::Tc(op) = e.stmt else { continue };
-                if matches!(op, Op::Commit { .. }) {
-                    commits += 1;
-                }
                 let (kind, cg) = match op {
                     Op::Ld { .. } => (Kind::Ld, None),
                     Op::St { .. } => (Kind::St, None),
@@ -313,51 +353,26 @@ impl<'a> Ctx<'_, 'a> {
                     f.note("a TMEM write goes outside every allocation (OQ-9): reads of that CTA are unspecified");
                 }
                 let _ = outside_read;
-                // Completion witnesses.
-                let (mut wait, mut xfence, mut commit, mut pfence) = (None, None, None, None);
-                let mut ncommit = commits;
-                for (j, e2) in evs
-                    .iter()
-                    .enumerate()
-                    .skip(i + 1)
-                    .take(reached.saturating_sub(i + 1))
-                {
-                    let Stmt::Tc(op2) = e2.stmt else { continue };
-                    match op2 {
-                        Op::Wait { form }
-                            if wait.is_none()
-                                && ((form.op == WaitOp::Ld && kind == Kind::Ld)
-                                    || (form.op == WaitOp::St && kind == Kind::St)) =>
-                        {
-                            wait = Some(j);
-                        }
-                        Op::Fence {
-                            kind: FenceKind::BeforeThreadSync,
-                        } => {
-                            if pfence.is_none() {
-                                pfence = Some(j);
-                            }
-                            if wait.is_some() && xfence.is_none() {
-                                xfence = Some(j);
-                            }
-                        }
-                        Op::Commit { form, .. } => {
-                            ncommit += 1;
-                            if pfence.is_none() {
-                                pfence = Some(j);
-                            }
-                            if wait.is_some() && xfence.is_none() {
-                                xfence = Some(j);
-                            }
-                            if commit.is_none()
-                                && Some(form.cta_group) == cg
-                                && e2.mask & e.mask == e.mask
-                            {
-                                commit = Some(ncommit);
-                            }
-                        }
-                        _ => {}
+                // Completion witnesses, from the per-warp "next" indexes.
+                let at = |v: &Vec<usize>, j: usize| v.get(j).copied().filter(|x| *x != usize::MAX);
+                let wait = match kind {
+                    Kind::Ld => at(&next_wl, i + 1),
+                    Kind::St => at(&next_ws, i + 1),
+                    _ => None,
+                };
+                let xfence = wait.and_then(|w| at(&next_fc, w + 1));
+                let pfence = at(&next_fc, i + 1);
+                let mut commit = None;
+                let mut j = at(&next_commit, i + 1);
+                while let Some(jj) = j {
+                    if let Stmt::Tc(Op::Commit { form, .. }) = evs[jj].stmt
+                        && Some(form.cta_group) == cg
+                        && evs[jj].mask & e.mask == e.mask
+                    {
+                        commit = Some(ordinal[jj]);
+                        break;
                     }
+                    j = at(&next_commit, jj + 1);
                 }
                 let known = match op {
                     Op::St { form, .. } => form.shape == LdStShape::S32x32b && form.pack.is_none(),
@@ -368,8 +383,17 @@ impl<'a> Ctx<'_, 'a> {
                     for lb in r.l0 / 32..r.l1.div_ceil(32) {
                         for cb in r.c0 / 32..r.c1.div_ceil(32) {
                             let v = self.by_block.entry((r.inst, lb, cb)).or_default();
-                            if v.last() != Some(&idx) {
-                                v.push(idx);
+                            if v.last().is_none_or(|s| s.g != g) {
+                                v.push(Segment {
+                                    g,
+                                    ..Segment::default()
+                                });
+                            }
+                            let seg = v.last_mut().expect("pushed");
+                            if seg.idx.last() != Some(&idx) {
+                                let prev = seg.all_st.last().copied().unwrap_or(true);
+                                seg.idx.push(idx);
+                                seg.all_st.push(prev && kind == Kind::St);
                             }
                         }
                     }
@@ -496,45 +520,64 @@ impl<'a> Ctx<'_, 'a> {
         for &(l, c) in cells {
             (l0, l1, c0, c1) = (l0.min(l), l1.max(l + 1), c0.min(c), c1.max(c + 1));
         }
-        let mut cand: Vec<usize> = Vec::new();
-        for lb in l0 / 32..l1.div_ceil(32) {
-            for cb in c0 / 32..c1.div_ceil(32) {
-                if let Some(v) = self.by_block.get(&(inst, lb, cb)) {
-                    cand.extend(v.iter().copied().filter(|&wi| wi != ri));
-                }
-            }
-        }
-        let seq = |k: usize| self.c.seq[self.accs[k].g][self.accs[k].i];
-        cand.sort_unstable_by_key(|&k| std::cmp::Reverse(seq(k)));
-        cand.dedup();
-        // Latest first: skip writes ordered after R, and writes ordered before a kept write
-        // that is before R and covers what they wrote of R's cells (dominated: never the last).
+        let full = |x: &Region| {
+            x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
+        };
+        // Latest first within each warp's writes: skip writes ordered after R, and writes
+        // ordered before a kept write that is before R and covers what they wrote of R's cells
+        // (dominated: never the last). Once a st is dominated by a same-warp write covering all
+        // of R, every older st of that warp is too (waits are monotone): stop there.
         let mut writers: Vec<usize> = Vec::new();
         let mut kept_before: Vec<bool> = Vec::new();
-        for wi in cand {
-            let w = &self.accs[wi];
-            let Some(wr) = w.regions.iter().find(|x| x.write && x.inst == inst) else {
-                continue;
-            };
-            let (il0, il1, ic0, ic1) = (wr.l0.max(l0), wr.l1.min(l1), wr.c0.max(c0), wr.c1.min(c1));
-            if il0 >= il1 || ic0 >= ic1 || self.ordered(r, w) {
-                continue;
+        for lb in l0 / 32..l1.div_ceil(32) {
+            for cb in c0 / 32..c1.div_ceil(32) {
+                let Some(segs) = self.by_block.get(&(inst, lb, cb)) else {
+                    continue;
+                };
+                for seg in segs {
+                    for p in (0..seg.idx.len()).rev() {
+                        let wi = seg.idx[p];
+                        if wi == ri || writers.contains(&wi) {
+                            continue;
+                        }
+                        let w = &self.accs[wi];
+                        let Some(wr) = w.regions.iter().find(|x| x.write && x.inst == inst) else {
+                            continue;
+                        };
+                        let (il0, il1, ic0, ic1) =
+                            (wr.l0.max(l0), wr.l1.min(l1), wr.c0.max(c0), wr.c1.min(c1));
+                        if il0 >= il1 || ic0 >= ic1 || self.ordered(r, w) {
+                            continue;
+                        }
+                        let mut dominated = false;
+                        let mut cut = false;
+                        for (&k, &b) in writers.iter().zip(&kept_before) {
+                            let kk = &self.accs[k];
+                            let covers = kk.regions.iter().any(|x| {
+                                x.write
+                                    && x.inst == inst
+                                    && x.l0 <= il0
+                                    && x.l1 >= il1
+                                    && x.c0 <= ic0
+                                    && x.c1 >= ic1
+                            });
+                            if b && covers && self.ordered(w, kk) {
+                                dominated = true;
+                                cut = kk.g == seg.g && seg.all_st[p] && kk.regions.iter().any(full);
+                                break;
+                            }
+                        }
+                        if cut {
+                            break;
+                        }
+                        if dominated {
+                            continue;
+                        }
+                        kept_before.push(self.ordered(w, r));
+                        writers.push(wi);
+                    }
+                }
             }
-            let dominated = writers.iter().zip(&kept_before).any(|(&k, &b)| {
-                b && self.accs[k].regions.iter().any(|x| {
-                    x.write
-                        && x.inst == inst
-                        && x.l0 <= il0
-                        && x.l1 >= il1
-                        && x.c0 <= ic0
-                        && x.c1 >= ic1
-                }) && self.ordered(w, &self.accs[k])
-            });
-            if dominated {
-                continue;
-            }
-            kept_before.push(self.ordered(w, r));
-            writers.push(wi);
         }
         // Direct order with R, then closed transitively through the other writers (a write
         // ordered before a write that is ordered before R is before R, and so on).
