@@ -399,7 +399,9 @@ fn emulation_campaign() {
         let tally = Arc::clone(&tally);
         let litmus = Arc::clone(&litmus);
         handles.push(std::thread::spawn(move || {
-            let mut t = emu(2000);
+            // Generated waits give up after 2^20 mbarrier tries, which can take longer than
+            // the default 2 s watchdog when nobody arrives: allow 10 s.
+            let mut t = emu(10_000);
             let mut spawned_here = 0;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);

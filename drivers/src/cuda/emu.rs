@@ -793,6 +793,10 @@ impl<'a> Body<'a> {
     fn converged(&mut self) {
         let m = self.r();
         let p = self.pr();
+        // `.sync`: wait for the lanes still on their way here (independent thread scheduling
+        // need not have reconverged the warp after divergent code), then check that all 32
+        // are at this instruction.
+        self.line("bar.warp.sync -1;");
         self.line(&format!("activemask.b32 %r{m};"));
         self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
         self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
