@@ -285,3 +285,17 @@ fn deleting_any_line_of_a_real_kernel_never_panics() {
     }
     assert!(parsed > lines.len() / 2, "{parsed} of {}", lines.len());
 }
+
+#[test]
+fn aligned_instructions_after_some_lanes_exited_are_flagged() {
+    // §9.7.16.7.1: UB if any thread of the warp has exited. Lanes 16..31 leave early.
+    let body =
+        format!("{ALLOC}mov.u32 %r6, %laneid;\nsetp.ge.u32 %p5, %r6, 16;\n@%p5 exit;\n{DEALLOC}");
+    let r = rules(&kernel("", &body));
+    assert!(r.contains(&RuleId::GenNoExitedThread), "{r:?}");
+    // A warp-uniform early exit of warps 1..3 (which hold no TMEM) is fine.
+    let body = format!(
+        "{ALLOC}{RELQ}bar.sync 0;\n@!%p1 exit;\n@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n"
+    );
+    assert_eq!(rules(&kernel("", &body)), []);
+}

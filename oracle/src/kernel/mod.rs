@@ -24,6 +24,7 @@
 //!   ([`FenceMode`]);
 //! - `GEN-ALIGNED-CONVERGENT` / `WAIT-ALIGNED-CONVERGENT`: a `.sync.aligned` tcgen05 instruction
 //!   under a lane-divergent guard or inside the region of a lane-divergent branch (elect-one);
+//! - `GEN-NO-EXITED-THREAD`: such an instruction after some lanes left through `@p ret`/`exit`;
 //! - `GEN-PEER-ACTIVE`: a `::2` alloc with no cluster barrier before it; `DEALLOC-PAIR-SYNC`: a
 //!   `::2` dealloc with no cluster barrier after the warp's last TMEM access.
 

@@ -42,6 +42,8 @@ struct St {
     cluster_synced: bool,
     /// The last TMEM access or alloc of this warp not yet followed by a cluster barrier.
     pair_access: Option<u32>,
+    /// A `@p ret`/`exit` with a lane-divergent `p` that some lanes of the warp took.
+    exited: Option<u32>,
     /// An async tcgen05 op (or commit) has been issued on this path: before that, a thread
     /// synchronization orders no async op of another thread that this warp could depend on
     /// (after an alloc, OQ-26 leaves the need for fences unstated).
@@ -284,7 +286,15 @@ impl Walk<'_, '_> {
                                     );
                                 }
                             }
-                            _ => {
+                            G::Div => {
+                                // Some lanes leave, the warp goes on without them.
+                                let mut s = st.clone();
+                                s.exited = s.exited.or(Some(l as u32));
+                                for e in &block.succs {
+                                    add(e.to, s.clone(), Some(n), &mut nodes, &mut queue, &mut res);
+                                }
+                            }
+                            G::Uni(..) => {
                                 self.exit(&st, l, Self::path(&nodes, n), &mut res);
                                 for e in &block.succs {
                                     add(
@@ -381,6 +391,27 @@ impl Walk<'_, '_> {
                 let form = ins.form.as_ref();
                 // GEN-ALIGNED-CONVERGENT (§9.7.16.7.1, .8.3, .8.4) and WAIT-ALIGNED-CONVERGENT
                 // (§9.7.16.8.5): `.sync.aligned` tcgen05 instructions need warp-uniform control.
+                // GEN-NO-EXITED-THREAD (§9.7.16.7.1, .8.3, .8.4): no thread of the warp may
+                // have exited.
+                if let Some(x) = st.exited
+                    && matches!(
+                        fam,
+                        Family::Alloc
+                            | Family::Dealloc
+                            | Family::Relinquish
+                            | Family::Ld
+                            | Family::St
+                    )
+                {
+                    report(
+                        RuleId::GenNoExitedThread,
+                        format!(
+                            "`{}` after some threads of the warp left at line {}",
+                            ins.opcode,
+                            line(x)
+                        ),
+                    );
+                }
                 if divergent {
                     match fam {
                         Family::Alloc
