@@ -50,7 +50,8 @@ impl Provenance {
 /// One row of the catalogue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Row {
-    /// The rule.
+    /// The rule (serialized as its catalogue name, e.g. `GEN-TARGET`).
+    #[serde(serialize_with = "catalogue_name")]
     pub id: RuleId,
     /// The rule in one sentence (the reference's wording).
     pub rule: &'static str,
@@ -68,6 +69,10 @@ pub struct Row {
     pub provenance: Provenance,
     /// The Src column as written.
     pub provenance_text: &'static str,
+}
+
+fn catalogue_name<S: serde::Serializer>(id: &RuleId, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(id.as_str())
 }
 
 impl Row {
@@ -1565,6 +1570,14 @@ mod tests {
             rows.push(cells);
         }
         Some(rows)
+    }
+
+    #[test]
+    fn rows_serialize_with_catalogue_names() {
+        let v = serde_json::to_value(row(RuleId::AllocBlocks)).unwrap();
+        assert_eq!(v["id"], "ALLOC-BLOCKS");
+        assert_eq!(v["kinds"][0], "Blocking");
+        assert_eq!(v["section"], "9.7.16.7.1");
     }
 
     #[test]
