@@ -49,6 +49,10 @@ use tcgen05_ir::{
 pub const SPIN_LIMIT: u32 = 1 << 19;
 /// Nanoseconds per spin round.
 pub const SPIN_NS: u32 = 1000;
+/// Suspend-time hint of each emulated `mbarrier.try_wait` (ns): a bounded wait of 2^20 tries on
+/// an mbarrier nobody signals then gives up in well under a second instead of after the
+/// system-dependent limit per try (over 10 s on an H200), so it completes inside the watchdog.
+pub const TRY_WAIT_NS: u32 = 100;
 /// Words of the status block (second kernel parameter).
 pub const STATUS_WORDS: u32 = 8;
 /// Largest dynamic shared memory a block may use on sm_90 (227 KiB), the default capacity.
@@ -793,11 +797,11 @@ impl<'a> Body<'a> {
     fn converged(&mut self) {
         let m = self.r();
         let p = self.pr();
-        // `.sync`: wait for the lanes still on their way here (independent thread scheduling
-        // need not have reconverged the warp after divergent code), then check that all 32
-        // are at this instruction.
-        self.line("bar.warp.sync -1;");
-        self.line(&format!("activemask.b32 %r{m};"));
+        // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
+        // thread scheduling need not have reconverged the warp after divergent code, so
+        // `activemask` alone would see a partial warp); a lane that exited or never comes
+        // leaves the vote incomplete (or blocks it, which the watchdog reports).
+        self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
         self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
         self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
     }
@@ -899,7 +903,7 @@ impl<'a> Body<'a> {
                     self.line(&format!("mov.u32 %r{c}, 0;"));
                     self.label(&format!("$MW{n}_top"));
                     self.line(&format!(
-                        "mbarrier.try_wait.parity.acquire{}.shared::cta.b64 %p{p}, [tc_mbar+{}], {};",
+                        "mbarrier.try_wait.parity.acquire{}.shared::cta.b64 %p{p}, [tc_mbar+{}], {}, {TRY_WAIT_NS};",
                         scope.as_str(),
                         8 * u32::from(*bar),
                         u8::from(*parity)
