@@ -1,0 +1,202 @@
+//! The harness parts around the simulator: compare, minimizer, store, external protocol.
+
+use std::time::Duration;
+use tcgen05_drivers::diff::{self, DiscrepancyKind, Signature, SkipReason, Verdict};
+use tcgen05_drivers::minimize;
+use tcgen05_drivers::outcome::{HangSite, Outcome};
+use tcgen05_drivers::store::{self, Added, Store};
+use tcgen05_drivers::target::{self, Target};
+use tcgen05_ir::samples::single_warp_roundtrip;
+use tcgen05_ir::{Case, Intent, Provenance, Stmt};
+use tcgen05_oracle::{Edition, Expected, LeakExpect, LeakStatus, RunExpect, RunVerdict};
+
+fn case(p: tcgen05_ir::Program) -> Case {
+    Case {
+        program: p,
+        intent: Intent::Valid,
+        provenance: Provenance::default(),
+    }
+}
+
+fn expected(verdict: RunVerdict) -> Expected {
+    Expected {
+        edition: Edition::Seeds,
+        violations: vec![],
+        run: RunExpect {
+            verdict,
+            rules: vec![],
+        },
+        obs: vec![],
+        leak: LeakExpect {
+            status: LeakStatus::NoLeak,
+            rules: vec![],
+        },
+        assumes_completed: vec![],
+        notes: vec![],
+    }
+}
+
+#[test]
+fn compare_follows_the_three_valued_table() {
+    let p = single_warp_roundtrip();
+    let hung = Outcome::Hung {
+        blocked: vec![HangSite {
+            cta: 0,
+            warp: 0,
+            lane: 0,
+            checkpoint: 0,
+            blocked_on: None,
+        }],
+        words: vec![],
+    };
+    // A hang where the spec requires completion (HABITS.md 5: only one side failing).
+    let v = diff::compare(&p, &expected(RunVerdict::Completes), &hung);
+    assert!(
+        matches!(v, Verdict::Discrepancy(d) if d.kind == DiscrepancyKind::HangWhereCompletionRequired)
+    );
+    // A hang where blocking is allowed agrees; undefined behaviour is skipped.
+    assert_eq!(
+        diff::compare(
+            &p,
+            &expected(RunVerdict::MayBlock { where_: vec![] }),
+            &hung
+        ),
+        Verdict::Agree
+    );
+    assert!(matches!(
+        diff::compare(&p, &expected(RunVerdict::Undefined(vec![])), &hung),
+        Verdict::Skip(SkipReason::Unspecified(_))
+    ));
+    // Completion where a deadlock is required.
+    let done = Outcome::Completed {
+        words: vec![0; tcgen05_ir::observe::Layout::of(&p).total_words()],
+    };
+    let v = diff::compare(
+        &p,
+        &expected(RunVerdict::MustDeadlock { where_: vec![] }),
+        &done,
+    );
+    assert!(
+        matches!(v, Verdict::Discrepancy(d) if d.kind == DiscrepancyKind::CompletionWhereDeadlockRequired)
+    );
+    // A leak on a program that frees everything.
+    let leak = Outcome::Leaked {
+        columns: 32,
+        words: vec![],
+    };
+    let v = diff::compare(&p, &expected(RunVerdict::Completes), &leak);
+    assert!(matches!(v, Verdict::Discrepancy(d) if d.kind == DiscrepancyKind::LeakOnDefined));
+    // A well-formed program rejected by a compiler.
+    let v = diff::compare(
+        &p,
+        &expected(RunVerdict::Completes),
+        &Outcome::Rejected(vec![]),
+    );
+    assert!(matches!(v, Verdict::Discrepancy(d) if d.kind == DiscrepancyKind::WellFormedRejected));
+    // Not run is never a discrepancy.
+    assert!(matches!(
+        diff::compare(
+            &p,
+            &expected(RunVerdict::Completes),
+            &Outcome::NotRun("x".into())
+        ),
+        Verdict::Skip(SkipReason::TargetCannotRun(_))
+    ));
+}
+
+#[test]
+fn the_correct_simulator_agrees_with_the_oracle_on_the_sample() {
+    let c = case(single_warp_roundtrip());
+    for name in ["sim", "sim:rr", "sim:adversarial", "sim:exhaustive"] {
+        let mut t = target::build(name).unwrap();
+        let e = tcgen05_oracle::expect(&c.program);
+        let v = diff::compare(&c.program, &e, &t.run(&c));
+        assert!(!matches!(v, Verdict::Discrepancy(_)), "{name}: {v:?}");
+    }
+}
+
+#[test]
+fn minimizing_an_injected_fault_keeps_its_signature_and_shrinks() {
+    // wait::ld returning early shows on the sample; padding makes it larger first.
+    let mut p = single_warp_roundtrip();
+    for i in 0..40 {
+        p.warps[0].insert(1, Stmt::Checkpoint(i));
+    }
+    let c = case(p);
+    let mut t = target::build("sim:adversarial+wait-ld-early").unwrap();
+    let opts = tcgen05_oracle::Options::default();
+    let sig = minimize::signature_of(&c, t.as_mut(), &opts).expect("the fault shows");
+    let mut smaller = 0;
+    let m = minimize::minimize(&c, t.as_mut(), &opts, Duration::from_secs(20), &mut |_| {
+        smaller += 1
+    })
+    .unwrap();
+    assert_eq!(m.signature, sig);
+    assert!(
+        smaller > 0 && m.sizes.1 < m.sizes.0 && m.sizes.1 <= 12,
+        "{:?}",
+        m.sizes
+    );
+    assert!(minimize::same_signature(&m.case, t.as_mut(), &opts, &sig));
+    // Deterministic: the same input gives the same result.
+    let again =
+        minimize::minimize(&c, t.as_mut(), &opts, Duration::from_secs(20), &mut |_| {}).unwrap();
+    assert_eq!(again.case, m.case);
+    // A case without a discrepancy is refused.
+    let mut good = target::build("sim").unwrap();
+    assert!(
+        minimize::minimize(
+            &c,
+            good.as_mut(),
+            &opts,
+            Duration::from_secs(1),
+            &mut |_| {}
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn the_store_keeps_one_folder_per_signature_even_with_concurrent_writers() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(dir.path()).unwrap();
+    let c = case(single_warp_roundtrip());
+    let mut t = target::build("sim:adversarial+wait-ld-early").unwrap();
+    let e = tcgen05_oracle::expect(&c.program);
+    let o = t.run(&c);
+    let Verdict::Discrepancy(d) = diff::compare(&c.program, &e, &o) else {
+        panic!("the fault shows")
+    };
+    let sig = Signature::of(&d, &t.name());
+    let rep = store::make_report(&sig, &d, vec![(t.name(), t.version())], &e, &o, (8, 8));
+    let results: Vec<Added> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..8)
+            .map(|_| sc.spawn(|| s.add(&c, &c, &rep).unwrap()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| matches!(r, Added::New(_)))
+            .count(),
+        1
+    );
+    assert_eq!(s.list().unwrap(), vec![sig.id()]);
+    let folder = s.folder(&sig.id());
+    for f in [
+        "minimized.case",
+        "minimized.ptx",
+        "original.case",
+        "original.ptx",
+        "report.json",
+        "README.md",
+    ] {
+        assert!(folder.join(f).exists(), "{f}");
+    }
+    assert_eq!(store::read_report(&folder).unwrap(), rep);
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains("tcgen05-fuzz reproduce"));
+    // No temporary folders are left behind.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
