@@ -144,3 +144,22 @@ fn an_oversized_payload_length_is_rejected_up_front() {
     bytes[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(matches!(decode(&bytes), Err(CodecError::Corrupt(ref m)) if m.contains("limit")));
 }
+
+/// Found by the `codec` fuzz target: an integer written in a wider varint form than needed
+/// decoded to the same case as the canonical bytes. Only the canonical form is a case file.
+#[test]
+fn a_non_canonical_payload_is_corrupt() {
+    let input = include_bytes!("data/codec-noncanonical-varint.bin");
+    // The fuzz target's first byte chose "wrap in a valid header"; the rest is the payload.
+    let rest = &input[1..];
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(rest.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast_hash(rest).to_le_bytes());
+    bytes.extend_from_slice(rest);
+    let e = decode(&bytes).unwrap_err();
+    assert!(
+        matches!(e, CodecError::Corrupt(ref m) if m.contains("canonical")),
+        "{e:?}"
+    );
+}
