@@ -157,5 +157,14 @@ pub fn decode(bytes: &[u8]) -> Result<Case, CodecError> {
             payload.len() - used
         )));
     }
+    // bincode's varints also decode from wider-than-needed forms. Only the canonical bytes are
+    // a case file, so one case has exactly one file form (found by the `codec` fuzz target).
+    let canonical = bincode::serde::encode_to_vec(&case, config())
+        .map_err(|e| CodecError::Corrupt(format!("payload does not re-encode: {e}")))?;
+    if canonical != payload {
+        return Err(CodecError::Corrupt(
+            "payload is not in canonical form (e.g. an over-long integer)".to_string(),
+        ));
+    }
     Ok(case)
 }
