@@ -8,9 +8,10 @@ use crate::outcome::{Diagnostic, Outcome, Severity};
 use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
 use tcgen05_ir::Case;
 
-/// Cases per ptxas process in [`Target::run_batch`]. 64 reaches most of the gain measured by
-/// `benches/ptxas_batching.rs` while a rejected batch still splits in a few steps.
-pub const DEFAULT_BATCH: usize = 64;
+/// Cases per ptxas process in [`Target::run_batch`]. 16: in `benches/ptxas_batching.rs`
+/// (2026-11-21) batches of 16 were as fast as 64 or 128 on ptxas 12.8 and faster on 13.5, whose
+/// time per entry grows with module size.
+pub const DEFAULT_BATCH: usize = 16;
 
 /// A ptxas binary as a compile-only target.
 #[derive(Debug, Clone)]
