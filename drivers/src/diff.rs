@@ -384,10 +384,10 @@ fn compare_run(
     }
     let view = View { layout, words };
     for key in &expected.assumes_completed {
-        if let Some(site) = site_for(layout, key) {
-            if view_record(&view, key, &site).is_some_and(|r| r.first() == Some(&MBAR_GAVE_UP)) {
-                return Verdict::Skip(SkipReason::WaitGaveUp);
-            }
+        if let Some(site) = site_for(layout, key)
+            && view_record(&view, key, &site).is_some_and(|r| r.first() == Some(&MBAR_GAVE_UP))
+        {
+            return Verdict::Skip(SkipReason::WaitGaveUp);
         }
     }
     compare_obs(program, layout, &view, expected)
@@ -441,10 +441,10 @@ fn compare_obs(
     for item in &expected.obs {
         if let ObsExpect::Check(c) = &item.expect {
             ncols.insert(c.alloc, c.ncols);
-            if let Some(site) = site_for(layout, &item.key) {
-                if let Some(r) = view_record(view, &item.key, &site) {
-                    addrs.entry(c.alloc).or_default().push((item.key, r[0]));
-                }
+            if let Some(site) = site_for(layout, &item.key)
+                && let Some(r) = view_record(view, &item.key, &site)
+            {
+                addrs.entry(c.alloc).or_default().push((item.key, r[0]));
             }
         }
     }
@@ -565,10 +565,10 @@ fn violation_forms(p: &Program, expected: &Expected, rules: &[RuleId]) -> Vec<St
         .iter()
         .filter(|x| rules.contains(&x.rule))
     {
-        if let Some(loc) = &viol.location {
-            if let Some(Stmt::Tc(op)) = stmt_at(p, loc) {
-                v.push(op.form().opcode());
-            }
+        if let Some(loc) = &viol.location
+            && let Some(Stmt::Tc(op)) = stmt_at(p, loc)
+        {
+            v.push(op.form().opcode());
         }
     }
     if v.is_empty() {

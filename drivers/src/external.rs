@@ -107,7 +107,7 @@ pub fn serve(
     };
     let first = first?;
     let hello: Option<Hello> = serde_json::from_str(&first).ok();
-    if !hello.as_ref().is_some_and(|h| h.hello == HELLO) {
+    if hello.as_ref().is_none_or(|h| h.hello != HELLO) {
         writeln!(
             output,
             "{}",
@@ -283,12 +283,12 @@ impl Target for ExternalTarget {
     }
 
     fn run(&mut self, case: &Case) -> Outcome {
-        if self.proc.is_none() {
-            if let Err(e) = self.spawn() {
-                return Outcome::Crashed {
-                    detail: format!("restart failed: {e}"),
-                };
-            }
+        if self.proc.is_none()
+            && let Err(e) = self.spawn()
+        {
+            return Outcome::Crashed {
+                detail: format!("restart failed: {e}"),
+            };
         }
         self.next_id += 1;
         let id = self.next_id;

@@ -379,10 +379,10 @@ fn map_stmts(p: &Program, f: &mut dyn FnMut(&Stmt) -> Option<Vec<Stmt>>) -> Vec<
         } else {
             &mut q.funcs[target.0 - nw].body
         };
-        if let Some(done) = rewrite_at(body, &target.1, f) {
-            if done {
-                v.push(q);
-            }
+        if let Some(done) = rewrite_at(body, &target.1, f)
+            && done
+        {
+            v.push(q);
         }
     }
     v
@@ -485,10 +485,11 @@ fn rewrite_all(p: &Program, f: &dyn Fn(&Op) -> Option<Op>) -> Option<Program> {
 fn simplify_ncols(p: &Program) -> Vec<Program> {
     let mut values: Vec<u32> = Vec::new();
     for op in p.ops() {
-        if let Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } = op {
-            if ncols.value > 32 && !values.contains(&ncols.value) {
-                values.push(ncols.value);
-            }
+        if let Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } = op
+            && ncols.value > 32
+            && !values.contains(&ncols.value)
+        {
+            values.push(ncols.value);
         }
     }
     values.sort_unstable();

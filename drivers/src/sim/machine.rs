@@ -665,10 +665,10 @@ impl<'p> Machine<'p> {
                     if self.ctas[c].bar_gen == generation {
                         return Step::Blocked(Block::Bar { generation });
                     }
-                } else if let Some(Block::Bar { generation }) = self.warps[w].block {
-                    if self.ctas[c].bar_gen == generation {
-                        return Step::Blocked(Block::Bar { generation });
-                    }
+                } else if let Some(Block::Bar { generation }) = self.warps[w].block
+                    && self.ctas[c].bar_gen == generation
+                {
+                    return Step::Blocked(Block::Bar { generation });
                 }
                 self.warps[w].bar_arrived = false;
                 let rel = self.live_ids(&self.ctas[c].bar_released);
@@ -1036,10 +1036,10 @@ impl<'p> Machine<'p> {
                     }
                 } else {
                     self.ctas[c].permit = false;
-                    if form.cta_group == CtaGroup::Two {
-                        if let Some(p) = self.peer(c) {
-                            self.ctas[p].permit = false;
-                        }
+                    if form.cta_group == CtaGroup::Two
+                        && let Some(p) = self.peer(c)
+                    {
+                        self.ctas[p].permit = false;
                     }
                 }
                 self.advance(w)
@@ -1108,10 +1108,10 @@ impl<'p> Machine<'p> {
                     match (form.multicast, cta_mask) {
                         (true, Some(m)) => {
                             for r in 0..16u32 {
-                                if m >> r & 1 == 1 {
-                                    if let Some(t) = self.cta_of_rank(c, r) {
-                                        targets.push((t, *mbar));
-                                    }
+                                if m >> r & 1 == 1
+                                    && let Some(t) = self.cta_of_rank(c, r)
+                                {
+                                    targets.push((t, *mbar));
                                 }
                             }
                         }
@@ -1317,10 +1317,8 @@ impl<'p> Machine<'p> {
         if let Some(p) = peer {
             self.mark(p, col, n);
         }
-        if !dst_global {
-            if let Some(s) = self.ctas[c].slots.get_mut(usize::from(slot)) {
-                *s = col;
-            }
+        if !dst_global && let Some(s) = self.ctas[c].slots.get_mut(usize::from(slot)) {
+            *s = col;
         }
         self.advance(w)
     }
@@ -1339,20 +1337,17 @@ impl<'p> Machine<'p> {
 
     fn pair(&mut self, w: usize, kind: PairKind, ncols: u32, col: u32, slot: u8) -> Step {
         let c = self.warps[w].cta;
-        match self.warps[w].pair_req {
-            None => {
-                self.ctas[c].pairs.push(PairReq {
-                    warp: w,
-                    kind,
-                    ncols,
-                    col,
-                    slot,
-                    done: false,
-                });
-                self.warps[w].pair_req = Some(self.ctas[c].pairs.len() - 1);
-                self.match_pairs();
-            }
-            Some(_) => {}
+        if self.warps[w].pair_req.is_none() {
+            self.ctas[c].pairs.push(PairReq {
+                warp: w,
+                kind,
+                ncols,
+                col,
+                slot,
+                done: false,
+            });
+            self.warps[w].pair_req = Some(self.ctas[c].pairs.len() - 1);
+            self.match_pairs();
         }
         let i = self.warps[w].pair_req.expect("set above");
         if self.ctas[c].pairs[i].done {
@@ -1517,10 +1512,10 @@ impl<'p> Machine<'p> {
                             *slot = *v;
                         }
                     }
-                    if form.red {
-                        if let Some(slot) = out.get_mut(base + *nregs as usize) {
-                            *slot = reduce(form, &vals);
-                        }
+                    if form.red
+                        && let Some(slot) = out.get_mut(base + *nregs as usize)
+                    {
+                        *slot = reduce(form, &vals);
                     }
                 }
                 if let Some(mut t) = stash {
@@ -1571,10 +1566,8 @@ impl<'p> Machine<'p> {
                 both,
             } => {
                 let mut targets = vec![c];
-                if *both {
-                    if let Some(p) = self.peer(c) {
-                        targets.push(p);
-                    }
+                if *both && let Some(p) = self.peer(c) {
+                    targets.push(p);
                 }
                 let lbo = u32::from(desc.lbo_enc) << 4;
                 let sbo = u32::from(desc.sbo_enc) << 4;
@@ -1607,10 +1600,8 @@ impl<'p> Machine<'p> {
             }
             AKind::Shift { lane0, col0, both } => {
                 let mut targets = vec![c];
-                if *both {
-                    if let Some(p) = self.peer(c) {
-                        targets.push(p);
-                    }
+                if *both && let Some(p) = self.peer(c) {
+                    targets.push(p);
                 }
                 for t in targets {
                     for l in (*lane0..*lane0 + 31).rev() {

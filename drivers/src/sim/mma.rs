@@ -109,12 +109,11 @@ impl MmaPlan {
         }
         let scale = (2f32).powi(-i32::from(self.scale_d));
         for m in 0..mm {
-            if let Some(d) = &self.dol {
-                if d.get(m / 32)
+            if let Some(d) = &self.dol
+                && d.get(m / 32)
                     .is_some_and(|w| (w >> (m % 32) & 1 == 1) != self.dol_inverted)
-                {
-                    continue;
-                }
+            {
+                continue;
             }
             let arow = &a[m * kk..(m + 1) * kk];
             for n in 0..nn {
