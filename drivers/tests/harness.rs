@@ -5,7 +5,7 @@ use tcgen05_drivers::diff::{self, DiscrepancyKind, Signature, SkipReason, Verdic
 use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::{HangSite, Outcome};
 use tcgen05_drivers::store::{self, Added, Store};
-use tcgen05_drivers::target::{self, Target};
+use tcgen05_drivers::target;
 use tcgen05_ir::samples::single_warp_roundtrip;
 use tcgen05_ir::{Case, Intent, Provenance, Stmt};
 use tcgen05_oracle::{Edition, Expected, LeakExpect, LeakStatus, RunExpect, RunVerdict};

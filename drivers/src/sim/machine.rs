@@ -1309,9 +1309,8 @@ impl<'p> Machine<'p> {
         }
         let peer = if both { self.peer(c) } else { None };
         let used = self.ctas[c].used | peer.map_or(0, |p| self.ctas[p].used);
-        let col = match find_free(used, n) {
-            Some(col) => col,
-            None => return Step::Blocked(Block::Alloc { ncols: n }),
+        let Some(col) = find_free(used, n) else {
+            return Step::Blocked(Block::Alloc { ncols: n });
         };
         self.mark(c, col, n);
         if let Some(p) = peer {
@@ -1386,9 +1385,8 @@ impl<'p> Machine<'p> {
                         }
                         let used = self.ctas[e].used | self.ctas[o].used;
                         let n = ra.ncols.max(rb.ncols);
-                        let col = match find_free(used, n) {
-                            Some(col) => col,
-                            None => break,
+                        let Some(col) = find_free(used, n) else {
+                            break;
                         };
                         self.mark(e, col, n);
                         self.mark(o, col, n);

@@ -314,9 +314,11 @@ fn fp8_table() -> &'static [[f32; 256]; 2] {
     static T: std::sync::OnceLock<[[f32; 256]; 2]> = std::sync::OnceLock::new();
     T.get_or_init(|| {
         let mut t = [[0f32; 256]; 2];
-        for b in 0..256usize {
-            t[0][b] = fp8(b as u8, 4, 3, 7) as f32;
-            t[1][b] = fp8(b as u8, 5, 2, 15) as f32;
+        for (b, x) in t[0].iter_mut().enumerate() {
+            *x = fp8(b as u8, 4, 3, 7) as f32;
+        }
+        for (b, y) in t[1].iter_mut().enumerate() {
+            *y = fp8(b as u8, 5, 2, 15) as f32;
         }
         t
     })
