@@ -47,6 +47,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The CUDA targets run cases in a worker process; this binary doubles as that worker when
+    // the supervisor starts it with the worker variable set (it never returns then).
+    tcgen05_drivers::cuda::worker::serve_if_requested();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Show(a) => cmd::show::run(a),
