@@ -379,7 +379,7 @@ mod tests {
             accepting_range(&i, &[r.clone(), r.clone(), r.clone(), r.clone()]),
             ""
         );
-        assert!(versions_disagree(&[a.clone(), r.clone()]));
+        assert!(versions_disagree(&[a.clone(), r]));
         assert!(!versions_disagree(&[
             a,
             rejected("Unsupported .version 9.0; current version is '8.7'")

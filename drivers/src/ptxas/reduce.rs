@@ -241,7 +241,7 @@ mod tests {
                 .iter()
                 .any(|o| matches!(o, tcgen05_ir::Op::Dealloc { .. }))
         };
-        let (r, stats) = reduce_batched(&p, 1000, 8, &mut |qs| qs.iter().map(|q| has(q)).collect());
+        let (r, stats) = reduce_batched(&p, 1000, 8, &mut |qs| qs.iter().map(&has).collect());
         assert_eq!(r.size(), 1);
         assert!(stats.tries >= stats.kept);
     }
