@@ -380,10 +380,10 @@ fn worker(sh: &Shared<'_>, w: usize) {
         }
         s.done.insert(p);
     }
-    if sh.workers_left.fetch_sub(1, Ordering::SeqCst) == 1 {
-        if let Some(t) = sh.monitor.get() {
-            t.unpark();
-        }
+    if sh.workers_left.fetch_sub(1, Ordering::SeqCst) == 1
+        && let Some(t) = sh.monitor.get()
+    {
+        t.unpark();
     }
 }
 
@@ -403,11 +403,10 @@ fn record_finding(
     };
     let exp = tcgen05_oracle::expect_with(&min_case.program, &sh.opts);
     let obs = t.run(&min_case);
-    let d = match diff::compare(&min_case.program, &exp, &obs) {
-        Verdict::Discrepancy(d) => d,
-        // The minimized case lost its discrepancy on this run (a flaky target): store the
-        // original instead.
-        _ => {
+    // The minimized case may lose its discrepancy on this run (a flaky target): then the
+    // original is stored instead.
+    let Verdict::Discrepancy(d) = diff::compare(&min_case.program, &exp, &obs) else {
+        {
             let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
             let obs0 = t.run(case);
             return match diff::compare(&case.program, &exp0, &obs0) {

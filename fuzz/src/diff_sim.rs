@@ -47,9 +47,8 @@ pub fn check(case: &Case, sched: &str) {
         );
         return;
     }
-    let cfg = match SimConfig::parse(sched) {
-        Some(Ok(c)) => c,
-        _ => panic!("{sched} is one of SCHEDULERS, all valid simulator names"),
+    let Some(Ok(cfg)) = SimConfig::parse(sched) else {
+        panic!("{sched} is one of SCHEDULERS, all valid simulator names");
     };
     let outcome = simulate(&case.program, cfg, case.provenance.seed.unwrap_or(0));
     let expected = tcgen05_oracle::expect(&case.program);

@@ -93,6 +93,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// Runs `campaign`.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let targets = tcgen05_drivers::target::from_env(args.targets.as_deref());
     if targets.is_empty() {
