@@ -43,6 +43,10 @@ struct FileReport {
 }
 
 /// Runs the subcommand.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = Options {
         fences: match args.fences {

@@ -46,6 +46,10 @@ pub struct Args {
 }
 
 /// Runs the subcommand.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.list {
         let mut text = String::from("litmus families:\n");

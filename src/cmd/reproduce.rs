@@ -73,6 +73,10 @@ pub fn load_case(path: &Path, original: bool) -> anyhow::Result<(Case, Option<st
 }
 
 /// Runs `reproduce`.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (case, report) = load_case(&args.input, args.original)?;
     let flag = args

@@ -25,6 +25,10 @@ fn kind_word(k: Kind) -> &'static str {
 }
 
 /// Runs the subcommand.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match args.format {

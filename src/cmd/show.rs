@@ -19,6 +19,10 @@ pub struct Args {
 }
 
 /// Runs `show`.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.file.display().to_string();
     let bytes =

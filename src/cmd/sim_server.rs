@@ -16,6 +16,10 @@ pub struct Args {
 }
 
 /// Runs `sim-server` until stdin closes.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = match SimConfig::parse(&args.sim) {
         Some(Ok(c)) => c,

@@ -13,6 +13,10 @@ pub struct Args {
 }
 
 /// Runs `targets`.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
+)]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let all = target::available_targets();
     match args.format {
