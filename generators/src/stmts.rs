@@ -6,60 +6,9 @@
 use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
-/// `tcgen05.alloc.cta_group::N.sync.aligned.shared::cta.b32 [slot], ncols`.
-pub fn alloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
-    Stmt::Tc(Op::Alloc {
-        form: AllocForm {
-            cta_group: cg,
-            exclusive: false,
-            sync: true,
-            aligned: true,
-            space: Some(StateSpace::SharedCta),
-            ty: Ty::B32,
-        },
-        slot,
-        dst_global: false,
-        ncols: NCols::imm(ncols),
-    })
-}
-
-/// `tcgen05.dealloc.cta_group::N.sync.aligned.b32 slot-address, ncols`.
-pub fn dealloc(cg: CtaGroup, slot: u8, ncols: u32) -> Stmt {
-    Stmt::Tc(Op::Dealloc {
-        form: DeallocForm {
-            cta_group: cg,
-            exclusive: false,
-            sync: true,
-            aligned: true,
-            ty: Ty::B32,
-        },
-        taddr: TmemRef::slot(slot, 0, 0),
-        ncols: NCols::imm(ncols),
-    })
-}
-
-/// `tcgen05.relinquish_alloc_permit.cta_group::N.sync.aligned`.
-pub fn relinquish(cg: CtaGroup) -> Stmt {
-    Stmt::Tc(Op::Relinquish {
-        form: RelinquishForm {
-            cta_group: cg,
-            sync: true,
-            aligned: true,
-        },
-    })
-}
-
-/// `tcgen05.wait::ld` / `wait::st`.
-pub fn wait(op: WaitOp) -> Stmt {
-    Stmt::Tc(Op::Wait {
-        form: WaitForm {
-            op,
-            cta_group: None,
-            sync: true,
-            aligned: true,
-        },
-    })
-}
+// The well-formed alloc, dealloc, relinquish and wait constructors are the IR's own (same
+// qualifiers: `.sync.aligned`, `.shared::cta`, `.b32`); they build syntax, not legality.
+pub use tcgen05_ir::samples::{alloc, dealloc, relinquish, wait};
 
 /// `tcgen05.fence::before_thread_sync`.
 pub fn fence_before() -> Stmt {
