@@ -96,7 +96,7 @@ fn every_emulated_form_assembles_for_sm90() {
     // One program per ::1 feature group, and a 2-CTA cluster program for the ::2 forms.
     let cg = CtaGroup::One;
     let mut body = vec![samples::alloc(cg, 0, 64), Stmt::ObserveAddr { slot: 0 }];
-    for shape in LdStShape::ALL {
+    for shape in LdStShape::LEGAL {
         body.push(st(*shape, Num::X2, false, 0));
         body.push(samples::wait(WaitOp::St));
         body.push(ld(*shape, Num::X2, false, 0));

@@ -403,7 +403,7 @@ impl<C: Choices> Builder<'_, C> {
                     cols
                 }
             };
-            let nums: Vec<Num> = Num::ALL
+            let nums: Vec<Num> = Num::LEGAL
                 .iter()
                 .copied()
                 .filter(|n| {
@@ -648,7 +648,7 @@ impl<C: Choices> Builder<'_, C> {
         {
             let r = self.region(128 * 32);
             fills.push((r, FillElem::Word));
-            let shape = CpShape::ALL[self.c.below(CpShape::ALL.len() as u32) as usize];
+            let shape = CpShape::LEGAL[self.c.below(CpShape::LEGAL.len() as u32) as usize];
             // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
             // other shapes (CP-MCAST-OTHER).
             let multicast = match shape {
@@ -714,7 +714,7 @@ fn take(allocs: &mut [Alloc], width: u32) -> Option<Cols> {
 
 /// The largest `.num` of a `.32x32b` access that fits `cols` columns.
 fn num_for(cols: u32) -> Num {
-    *Num::ALL
+    *Num::LEGAL
         .iter()
         .rev()
         .find(|n| n.count() <= cols.max(1))

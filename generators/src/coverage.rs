@@ -98,7 +98,7 @@ pub fn claimed() -> Vec<String> {
             v.push(format!("{op}{g}"));
         }
     }
-    for s in LdStShape::ALL {
+    for s in LdStShape::LEGAL {
         v.push(format!("ld{s}"));
         v.push(format!("ld{s}.pack"));
         v.push(format!("st{s}"));
@@ -122,7 +122,7 @@ pub fn claimed() -> Vec<String> {
     }
     v.push("commit.cta_group::1".into());
     v.push("commit.cta_group::1.shared::cluster".into());
-    for s in CpShape::ALL {
+    for s in CpShape::LEGAL {
         let mcs: &[&str] = match s {
             CpShape::S64x128b => &[".warpx2::02_13", ".warpx2::01_23"],
             CpShape::S32x128b => &[".warpx4"],

@@ -196,7 +196,7 @@ fn legal_ldst(op: &Op, q: u16, col0: u32, width: u32, ld_red_ok: bool) -> Vec<St
             c
         }
     };
-    let Some(num) = Num::ALL.iter().rev().copied().find(|n| {
+    let Some(num) = Num::LEGAL.iter().rev().copied().find(|n| {
         *n <= num.max(if red { Num::X2 } else { Num::X1 })
             && (!red || *n >= Num::X2)
             && vec_len(shape, *n).is_some()

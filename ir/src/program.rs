@@ -385,6 +385,9 @@ pub fn vec_len(shape: LdStShape, num: Num) -> Option<u16> {
         LdStShape::S32x32b | LdStShape::S16x64b | LdStShape::S16x32bx2 => 1u16,
         LdStShape::S16x128b => 2,
         LdStShape::S16x256b => 4,
+        // Not a shape (LDST-SHAPE); two 32-bit registers per lane per repetition, as its name
+        // would say, so a near-miss still prints a plausible register vector.
+        LdStShape::S32x64b => 2,
     };
     let n = per * num.count() as u16;
     (n <= 128).then_some(n)

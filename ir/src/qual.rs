@@ -91,6 +91,25 @@ keywords! {
         S16x128b => ".16x128b",
         S16x256b => ".16x256b",
         S16x32bx2 => ".16x32bx2",
+        /// Not a shape (LDST-SHAPE near-misses only): 32 lanes x 64 bits does not exist.
+        S32x64b => ".32x64b",
+    }
+}
+
+impl LdStShape {
+    /// The five shapes the spec lists (LDST-SHAPE, §2.6); [`LdStShape::ALL`] also holds the
+    /// near-miss spelling.
+    pub const LEGAL: &'static [LdStShape] = &[
+        LdStShape::S32x32b,
+        LdStShape::S16x64b,
+        LdStShape::S16x128b,
+        LdStShape::S16x256b,
+        LdStShape::S16x32bx2,
+    ];
+
+    /// Whether the spec lists this shape (LDST-SHAPE).
+    pub fn is_legal(self) -> bool {
+        self != LdStShape::S32x64b
     }
 }
 
@@ -99,10 +118,30 @@ keywords! {
     Num {
         X1 => ".x1", X2 => ".x2", X4 => ".x4", X8 => ".x8",
         X16 => ".x16", X32 => ".x32", X64 => ".x64", X128 => ".x128",
+        /// Not a count (LDST-NUM near-misses only): `.num` stops at `.x128`.
+        X256 => ".x256",
     }
 }
 
 impl Num {
+    /// The counts the spec lists, `.x1` to `.x128` (LDST-NUM, §2.6); [`Num::ALL`] also holds
+    /// the near-miss spelling `.x256`.
+    pub const LEGAL: &'static [Num] = &[
+        Num::X1,
+        Num::X2,
+        Num::X4,
+        Num::X8,
+        Num::X16,
+        Num::X32,
+        Num::X64,
+        Num::X128,
+    ];
+
+    /// Whether the spec lists this count (LDST-NUM).
+    pub fn is_legal(self) -> bool {
+        self != Num::X256
+    }
+
     /// The repetition count N of `.xN`.
     pub fn count(self) -> u32 {
         1 << (self as u32)
@@ -141,6 +180,25 @@ keywords! {
         S128x128b => ".128x128b",
         S64x128b => ".64x128b",
         S32x128b => ".32x128b",
+        /// Not a shape (CP-SHAPE near-misses only): the spec has no 64-lane 256-bit copy.
+        S64x256b => ".64x256b",
+    }
+}
+
+impl CpShape {
+    /// The five shapes the spec lists (CP-SHAPE, §3.5); [`CpShape::ALL`] also holds the
+    /// near-miss spelling.
+    pub const LEGAL: &'static [CpShape] = &[
+        CpShape::S128x256b,
+        CpShape::S4x256b,
+        CpShape::S128x128b,
+        CpShape::S64x128b,
+        CpShape::S32x128b,
+    ];
+
+    /// Whether the spec lists this shape (CP-SHAPE).
+    pub fn is_legal(self) -> bool {
+        self != CpShape::S64x256b
     }
 }
 

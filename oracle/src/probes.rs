@@ -580,6 +580,17 @@ pub fn probes() -> Vec<Probe> {
         stp(st_form(LdStShape::S16x128b, Num::X128), None, 128),
         Some(RuleId::LdstNumNa),
     );
+    // LDST-SHAPE and LDST-NUM: spellings the spec does not list (§2.6).
+    add(
+        "st-32x64b.x1".into(),
+        stp(st_form(LdStShape::S32x64b, Num::X1), None, 2),
+        Some(RuleId::LdstShape),
+    );
+    add(
+        "st-32x32b.x256".into(),
+        stp(st_form(LdStShape::S32x32b, Num::X256), None, 128),
+        Some(RuleId::LdstNum),
+    );
     add(
         "st-noaligned".into(),
         stp(
@@ -760,6 +771,8 @@ pub fn probes() -> Vec<Probe> {
             Some(Warpx2_02_13),
             Some(RuleId::CpMcastOther),
         ),
+        // CP-SHAPE: a shape the spec does not list.
+        (CpShape::S64x256b, None, Some(RuleId::CpShape)),
     ];
     let cp_prog = |op: Op| {
         wrap(

@@ -1626,6 +1626,8 @@ impl<'a> Body<'a> {
             LdStShape::S16x128b => (16, 2, 4),
             LdStShape::S16x256b => (16, 4, 8),
             LdStShape::S16x32bx2 => (16, 1, 1),
+            // Not a shape (LDST-SHAPE): lowered as its name says, 32 lanes x 64 bits.
+            LdStShape::S32x64b => (32, 2, 2),
         };
         let widen = if pack { 2 } else { 1 };
         let ncols = cpr * reps * widen;
@@ -1657,7 +1659,7 @@ impl<'a> Body<'a> {
         // The thread's base cell: lane0 + A_t, col0 + widen * C_t.
         let (tl, tc, base) = (self.r(), self.r(), self.r());
         let (lane_part, col_part) = match shape {
-            LdStShape::S32x32b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
+            LdStShape::S32x32b | LdStShape::S32x64b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
             LdStShape::S16x64b => ("shr.u32 %rTL, %lane, 1;", "and.b32 %rTC, %lane, 1;"),
             LdStShape::S16x128b | LdStShape::S16x256b => {
                 ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
@@ -1705,6 +1707,7 @@ impl<'a> Body<'a> {
                 LdStShape::S16x64b => (0, 2 * rep),
                 LdStShape::S16x128b => (8 * j, 4 * rep),
                 LdStShape::S16x256b => (8 * (j / 2), 8 * rep + j % 2),
+                LdStShape::S32x64b => (0, 2 * rep + j),
             };
             let off = 4 * (dc * widen * 128 + dl);
             match store_seed {

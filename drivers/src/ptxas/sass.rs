@@ -98,7 +98,7 @@ fn ldst_shape(e: Expect, shape: LdStShape, num: Num) -> Vec<Expect> {
         "16dp32bit_t16_t31",
     ];
     let tok = match shape {
-        LdStShape::S32x32b => None,
+        LdStShape::S32x32b | LdStShape::S32x64b => None,
         LdStShape::S16x64b => Some(0),
         LdStShape::S16x128b => Some(1),
         LdStShape::S16x256b => Some(2),

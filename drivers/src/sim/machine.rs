@@ -1225,6 +1225,8 @@ impl<'p> Machine<'p> {
                     CpShape::S128x128b => (128, 16),
                     CpShape::S64x128b => (64, 16),
                     CpShape::S32x128b => (32, 16),
+                    // Not a shape (CP-SHAPE): copied as its name says.
+                    CpShape::S64x256b => (64, 32),
                 };
                 for lane in lanes(mask) {
                     let a = self.taddr(w, taddr);

@@ -70,7 +70,8 @@ impl Tmem {
 pub fn regs_per_rep(shape: LdStShape) -> u32 {
     match shape {
         LdStShape::S32x32b | LdStShape::S16x64b | LdStShape::S16x32bx2 => 1,
-        LdStShape::S16x128b => 2,
+        // Not a shape (LDST-SHAPE): the documented behaviour is "as its name says".
+        LdStShape::S16x128b | LdStShape::S32x64b => 2,
         LdStShape::S16x256b => 4,
     }
 }
@@ -83,6 +84,7 @@ pub fn cell_of(shape: LdStShape, t: u32, reg: u32, split: u32) -> (u32, u32) {
     let (rep, j) = (reg / per, reg % per);
     match shape {
         LdStShape::S32x32b => (t, rep),
+        LdStShape::S32x64b => (t, rep * 2 + j),
         LdStShape::S16x64b => (t / 2, rep * 2 + t % 2),
         LdStShape::S16x128b => (t / 2, rep * 4 + (t % 2) * 2 + j),
         LdStShape::S16x256b => (t / 2, rep * 8 + (t % 2) * 4 + j),

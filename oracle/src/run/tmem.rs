@@ -230,6 +230,9 @@ impl<'a> Ctx<'_, 'a> {
                             LdStShape::S16x128b => (16, 4),
                             LdStShape::S16x256b => (16, 8),
                             LdStShape::S16x32bx2 => (16, 1),
+                            // LDST-SHAPE: statically ill-formed, so never run; sized as its
+                            // name says.
+                            LdStShape::S32x64b => (32, 2),
                         };
                         let cols = cols * num.count() * if pack { 2 } else { 1 };
                         let rw = (kind == Kind::Ld, kind == Kind::St);
@@ -307,6 +310,8 @@ impl<'a> Ctx<'_, 'a> {
                             CpShape::S4x256b => (4, 8),
                             CpShape::S128x128b => (128, 4),
                             CpShape::S64x128b | CpShape::S32x128b => (128, 4),
+                            // CP-SHAPE: statically ill-formed, so never run.
+                            CpShape::S64x256b => (64, 8),
                         };
                         let cols = if form.dst_fmt.is_some() {
                             cols * 2
