@@ -2,6 +2,7 @@
 //!
 //! - [`qual`] and [`form`]: every tcgen05 opcode with its qualifiers (reference §3), one table
 //!   per qualifier, printed and parsed from the same table;
+//! - [`idesc`]: the fields of the MMA instruction descriptor (three layouts);
 //! - [`program`]: launch, warps, statements, functions, operands, cases;
 //! - [`observe`]: the observation-buffer layout every target fills;
 //! - [`values`]: the data programs write, as pure functions of a seed;
@@ -15,6 +16,7 @@
 pub mod arb;
 pub mod codec;
 pub mod form;
+pub mod idesc;
 pub mod observe;
 pub mod program;
 pub mod ptx;
