@@ -181,15 +181,6 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
 /// must remove its rule from this list; a rule that loses its mutator fails the test.
 const NO_MUTATOR: &[(RuleId, &str)] = &[
     (
-        RuleId::LdstShape,
-        "IR: LdStShape holds only the five legal shapes",
-    ),
-    (RuleId::LdstNum, "IR: Num holds only the legal .x1-.x128"),
-    (
-        RuleId::CpShape,
-        "IR: CpShape holds only the five legal shapes",
-    ),
-    (
         RuleId::WaitScope,
         "blocking/defined: waits always finish; nothing to break",
     ),

@@ -425,6 +425,56 @@ fn m_vec_len(p: &mut Program, c: &mut dyn Choices) -> bool {
     )
 }
 
+/// LDST-SHAPE (§2.6, §3.2-3.3): a plain ld or st spelled with the shape `.32x64b`, which the
+/// spec does not list; `.num` and the register count stay as they were (the vector-length
+/// table has no row for an unlisted shape, so only the shape rule speaks).
+fn m_ldst_shape(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(
+        p,
+        c,
+        &|op| is_plain_ld(op) || is_st(op),
+        &mut |op, _| match op {
+            Op::Ld { form, split, .. } => {
+                form.shape = LdStShape::S32x64b;
+                form.pack = None;
+                *split = None;
+            }
+            Op::St { form, split, .. } => {
+                form.shape = LdStShape::S32x64b;
+                form.pack = None;
+                *split = None;
+            }
+            _ => unreachable!("filtered"),
+        },
+    )
+}
+
+/// LDST-NUM (§2.6): a plain ld or st with the repetition count `.x256` (`.num` stops at
+/// `.x128`); shape and register count unchanged.
+fn m_ldst_num(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(
+        p,
+        c,
+        &|op| is_plain_ld(op) || is_st(op),
+        &mut |op, _| match op {
+            Op::Ld { form, .. } => form.num = Num::X256,
+            Op::St { form, .. } => form.num = Num::X256,
+            _ => unreachable!("filtered"),
+        },
+    )
+}
+
+/// CP-SHAPE (§3.5): a cp spelled with the shape `.64x256b`, which the spec does not list
+/// (no multicast, which no rule pairs with it; decompression formats unchanged).
+fn m_cp_shape(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(p, c, &|op| matches!(op, Op::Cp { .. }), &mut |op, _| {
+        if let Op::Cp { form, .. } = op {
+            form.shape = CpShape::S64x256b;
+            form.multicast = None;
+        }
+    })
+}
+
 /// LDST-NUM-NA: `.16x128b.x128`, `.16x256b.x64` or `.16x256b.x128`.
 fn m_num_na(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| is_plain_ld(op) || is_st(op), &mut |op, c| {
@@ -1332,6 +1382,27 @@ pub const MUTATORS: &[Mutator] = &[
         edition: EditionHint::Any,
         patch: p_ldst,
         apply: m_vec_len,
+    },
+    Mutator {
+        name: "ldst-shape-32x64b",
+        rule: RuleId::LdstShape,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_ldst_shape,
+    },
+    Mutator {
+        name: "ldst-num-x256",
+        rule: RuleId::LdstNum,
+        edition: EditionHint::Any,
+        patch: p_ldst,
+        apply: m_ldst_num,
+    },
+    Mutator {
+        name: "cp-shape-64x256b",
+        rule: RuleId::CpShape,
+        edition: EditionHint::Any,
+        patch: p_cp,
+        apply: m_cp_shape,
     },
     Mutator {
         name: "ldst-num-na",
