@@ -11,6 +11,7 @@
 
 pub mod alloc;
 pub mod mma;
+pub mod mma_rules;
 pub mod sync;
 pub mod tmem;
 pub mod ub;

@@ -288,6 +288,8 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                 }
                 Op::Mma(m) => {
                     idesc_rules(m, &mut out);
+                    // Layouts (b)/(c), K selector, transpose, zero-column mask (mma_rules.rs).
+                    super::mma_rules::event(m, p.launch.target, &mut out);
                     sdesc_rules(&m.b, p.launch.target, &mut out);
                     if let MmaA::Desc(a) = &m.a {
                         sdesc_rules(a, p.launch.target, &mut out);
@@ -305,6 +307,8 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
             record(f, &mut seen, out);
         }
     }
+    // MMA-COLLECTOR-VALID: the collector sequence of each warp (mma_rules.rs).
+    super::mma_rules::collector(p, u, f);
 }
 
 fn ncols_rules(n: &NCols, out: &mut Vec<(RuleId, String)>) {
