@@ -499,3 +499,180 @@ fn mma_collector_valid() {
         RuleId::MmaCollectorValid,
     );
 }
+
+// ---- TMEM data rules (metadata and scale factors written by tcgen05.st) ----
+//
+// A `tcgen05.st .32x32b.x1` at (lane l, column c) by the warp of that lane quarter writes
+// `values::st_value(seed, t, 0)` into lane l + t (reference §2.6, `tcgen05_ir::values`). The
+// rules below are judged on the cell at the operand's own address (and, for scale factors,
+// its copies in the other 32-lane partitions): which further cells, nibbles and bytes an MMA
+// reads is shown only in figures (OQ-29).
+
+/// The value thread 0 writes with register 0.
+fn lane0(seed: u32) -> u32 {
+    values::st_value(seed, 0, 0)
+}
+
+fn nibbles(v: u32) -> impl Iterator<Item = u32> {
+    (0..8).map(move |k| v >> (4 * k) & 0xF)
+}
+
+const SEVEN: [u32; 7] = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110];
+const TF32: [u32; 2] = [0b1110, 0b0100];
+
+/// One warp: st of the metadata (seed `meta`) at column 192, optionally `wait::st`, then a
+/// sparse MMA of `kind` reading it.
+fn sparse(kind: MmaKind, meta: u32, wait_st: bool) -> Program {
+    let mut m = match kind {
+        MmaKind::Mxf4 => block_scaled(kind, None, CG, idesc_c(128, 64, true) | 1 << 2),
+        _ => {
+            let mut m = mma(kind, false);
+            m.idesc = probes::idesc(kind, 128, 64) | 1 << 2;
+            m
+        }
+    };
+    m.form.sp = true;
+    m.sp_meta = Some(TmemRef::slot(0, 0, 192));
+    let mut code = vec![
+        alloc(CG, 0, 256),
+        Stmt::MbarInit { bar: 0, count: 1 },
+        samples::st(0, 0, 192, Num::X1, meta),
+    ];
+    if wait_st {
+        code.push(samples::wait(WaitOp::St));
+    }
+    code.extend([
+        elect(vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()]),
+        mbar_wait(),
+        fence(FenceKind::AfterThreadSync),
+        dealloc(CG, 0, 256),
+        relinquish(CG),
+    ]);
+    Program {
+        launch: launch(Target::Sm100a),
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![32768, 32768],
+        },
+        warps: vec![code],
+        funcs: vec![],
+    }
+}
+
+#[test]
+fn mma_sp_meta_tf32() {
+    // tf32 metadata nibbles other than 0b1110 and 0b0100 are UB (§9.7.16.10.8.1).
+    let (bad, good) = (0x0000_0000, 0x4E4E_4E4E);
+    assert!(nibbles(lane0(bad)).all(|n| !TF32.contains(&n)));
+    assert!(nibbles(lane0(good)).all(|n| TF32.contains(&n)));
+    flagged(&sparse(MmaKind::Tf32, bad, true), RuleId::MmaSpMetaTf32);
+    kept(&sparse(MmaKind::Tf32, good, true), RuleId::MmaSpMetaTf32);
+    // Without wait::st the store may not have completed (MCM-ST-BEFORE-USE): the MMA may read
+    // the never-written cell, whose value is unspecified, so no breach is certain.
+    kept(&sparse(MmaKind::Tf32, bad, false), RuleId::MmaSpMetaTf32);
+    // 0b1000 is valid for 2:4 but not for tf32.
+    let only8 = 0x8888_8888;
+    assert!(nibbles(lane0(only8)).all(|n| !TF32.contains(&n) && SEVEN.contains(&n)));
+    flagged(&sparse(MmaKind::Tf32, only8, true), RuleId::MmaSpMetaTf32);
+    kept(&sparse(MmaKind::F16, only8, true), RuleId::MmaSpMeta24);
+}
+
+#[test]
+fn mma_sp_meta_mxf4() {
+    // mxf4 / mxf4nvf4 metadata outside the 7 listed values is UB (§9.7.16.10.8.3).
+    let (bad, good) = (0xFFFF_FFFF, 0x4444_4444);
+    assert!(nibbles(lane0(bad)).all(|n| !SEVEN.contains(&n)));
+    assert!(nibbles(lane0(good)).all(|n| SEVEN.contains(&n)));
+    flagged(&sparse(MmaKind::Mxf4, bad, true), RuleId::MmaSpMetaMxf4);
+    kept(&sparse(MmaKind::Mxf4, good, true), RuleId::MmaSpMetaMxf4);
+}
+
+#[test]
+fn mma_sp_meta_24() {
+    // 2:4 metadata should be one of the 7 listed values (§9.7.16.10.8.2; consequence unstated,
+    // OQ-23): f16, f8f6f4, i8.
+    let (bad, good) = (0x2222_2222, 0xE6D9_C84E);
+    assert!(nibbles(lane0(bad)).all(|n| !SEVEN.contains(&n)));
+    assert!(nibbles(lane0(good)).all(|n| SEVEN.contains(&n)));
+    for k in [MmaKind::F16, MmaKind::F8f6f4, MmaKind::I8] {
+        flagged(&sparse(k, bad, true), RuleId::MmaSpMeta24);
+        kept(&sparse(k, good, true), RuleId::MmaSpMeta24);
+    }
+}
+
+/// Four warps: warp k stores the A and B scale factors (seeds `sa[k]`, `sb[k]`) into lanes
+/// 32k.. of columns 128 and 160; after a fenced barrier warp 0 issues a block-scaled mxf8f6f4
+/// MMA whose scale operands are at lane 0 of those columns.
+fn scales(sa: [u32; 4], sb: [u32; 4]) -> Program {
+    let sync = || {
+        vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::BarCta,
+            fence(FenceKind::AfterThreadSync),
+        ]
+    };
+    let m = block_scaled(
+        MmaKind::Mxf8f6f4,
+        Some(ScaleVec::X1),
+        CG,
+        idesc_b(128, 64, 0, 0),
+    );
+    let warps = (0..4u16)
+        .map(|k| {
+            let mut code = Vec::new();
+            if k == 0 {
+                code.extend([alloc(CG, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }]);
+            }
+            code.extend(sync());
+            code.extend([
+                samples::st(0, 32 * k, 128, Num::X1, sa[usize::from(k)]),
+                samples::st(0, 32 * k, 160, Num::X1, sb[usize::from(k)]),
+                samples::wait(WaitOp::St),
+            ]);
+            code.extend(sync());
+            if k == 0 {
+                code.extend([
+                    elect(vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit()]),
+                    mbar_wait(),
+                ]);
+            }
+            code.extend(sync());
+            if k == 0 {
+                code.extend([dealloc(CG, 0, 256), relinquish(CG)]);
+            }
+            code
+        })
+        .collect();
+    Program {
+        launch: Launch {
+            warps_per_cta: 4,
+            ..launch(Target::Sm100a)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![32768, 32768],
+        },
+        warps,
+        funcs: vec![],
+    }
+}
+
+#[test]
+fn mma_bs_dup() {
+    // Scale factors must be duplicated into all four 32-lane partitions (§9.7.16.10.7).
+    let (s, t) = (0x1234_5678, 0x0BAD_F00D);
+    let keep = scales([s; 4], [t; 4]);
+    kept(&keep, RuleId::MmaBsDup);
+    completes(&keep);
+    // Partition 3 of the A scales holds a value that differs from partition 0 in every byte,
+    // so whichever byte (SF ID) the MMA uses, the copies differ.
+    let other = !s;
+    let differs = |x: u32, y: u32| (0..4).all(|k| (x >> (8 * k)) & 0xFF != (y >> (8 * k)) & 0xFF);
+    assert!(differs(lane0(s), lane0(other)));
+    flagged(&scales([s, s, s, other], [t; 4]), RuleId::MmaBsDup);
+    // The same for the B scales, partition 1.
+    assert!(differs(lane0(t), lane0(!t)));
+    flagged(&scales([s; 4], [t, !t, t, t]), RuleId::MmaBsDup);
+}

@@ -7,6 +7,8 @@
 //! layouts (b) and (c) and the rows that need them.
 
 use super::Findings;
+use super::alloc::{AllocAnalysis, SlotRead};
+use super::sync::Clocks;
 use super::unroll::Unrolled;
 use tcgen05_ir::idesc::{Idesc, IdescLayout};
 use tcgen05_ir::*;
@@ -353,6 +355,231 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                 CollectorOp::Fill | CollectorOp::Use => Buf::Valid,
                 CollectorOp::Lastuse | CollectorOp::Discard => Buf::Invalid,
             };
+        }
+    }
+}
+
+/// The 4-bit sparse-metadata values the reference lists as meaningful for 2:4 and 4:8
+/// sparsity (§3.7, §9.7.16.10.8.2-3).
+const META_SEVEN: [u32; 7] = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110];
+
+/// The tf32 (1:2) metadata values (§9.7.16.10.8.1).
+const META_TF32: [u32; 2] = [0b1110, 0b0100];
+
+/// Whether every nibble of `v` is outside `valid`.
+fn all_nibbles_invalid(v: u32, valid: &[u32]) -> bool {
+    (0..8).all(|k| !valid.contains(&(v >> (4 * k) & 0xF)))
+}
+
+/// Whether `x` and `y` differ in every byte.
+fn every_byte_differs(x: u32, y: u32) -> bool {
+    (0..4).all(|k| (x >> (8 * k)) & 0xFF != (y >> (8 * k)) & 0xFF)
+}
+
+/// What the TMEM data rules can know about cells, from `tcgen05.st` data only.
+struct Cells<'c, 'a> {
+    u: &'c Unrolled<'a>,
+    c: &'c Clocks,
+    a: &'c AllocAnalysis,
+}
+
+impl Cells<'_, '_> {
+    /// (allocation, lane, column) of a TMEM address at event (g, i), if the slot read is
+    /// certain.
+    fn resolve(&self, t: &TmemRef, g: usize, i: usize) -> Option<(u32, u32, u32)> {
+        let TBase::Slot(s) = t.base else { return None };
+        if t.divergent {
+            return None;
+        }
+        match self.a.read_slot(self.c, (g / self.c.w) as u32, s, g, i) {
+            SlotRead::Inst(id) => Some((id, u32::from(t.lane), u32::from(t.col))),
+            _ => None,
+        }
+    }
+
+    /// Whether the st at (g, i) has completed before the issue of the operation at (gm, im):
+    /// `wait::st` in its warp, then, for another warp, a before-fence (or commit) that the
+    /// issue knows through synchronization and its after-fence (reference §4.3, §4.4 pattern 4;
+    /// the same witnesses as `tmem.rs`).
+    fn st_done_before(&self, g: usize, i: usize, gm: usize, im: usize) -> bool {
+        let evs = &self.u.warps[g];
+        let reached = self.c.reached[g].min(evs.len());
+        let is_wait_st =
+            |s: &Stmt| matches!(s, Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::St);
+        let Some(w) = (i + 1..reached).find(|&j| is_wait_st(evs[j].stmt)) else {
+            return false;
+        };
+        if g == gm {
+            return w < im;
+        }
+        let fence = (w + 1..reached).find(|&j| {
+            matches!(
+                evs[j].stmt,
+                Stmt::Tc(Op::Fence {
+                    kind: FenceKind::BeforeThreadSync
+                }) | Stmt::Tc(Op::Commit { .. })
+            )
+        });
+        fence.is_some_and(|fi| self.c.issue_knows(gm, im, g, fi as u32))
+    }
+
+    /// Every value the cell (inst, lane, col) may hold when the operation at (gm, im) reads it:
+    /// the values of every `tcgen05.st .32x32b` (no unpack) that writes it, provided at least
+    /// one of them completed before the issue (otherwise the cell may be unwritten: OQ-9).
+    /// `None` when another write may reach the cell (any other st shape, an MMA whose D region
+    /// may cover it, an address that does not resolve to one allocation).
+    fn values(&self, (inst, lane, col): (u32, u32, u32), gm: usize, im: usize) -> Option<Vec<u32>> {
+        let ncols = self.a.insts.get(inst as usize)?.ncols;
+        if lane >= 128 || col >= ncols {
+            return None;
+        }
+        let mut vals = Vec::new();
+        let mut before = false;
+        for (g, evs) in self.u.warps.iter().enumerate() {
+            for (i, e) in evs.iter().enumerate().take(self.c.reached[g]) {
+                let Stmt::Tc(op) = e.stmt else { continue };
+                match op {
+                    Op::St {
+                        form,
+                        taddr,
+                        split,
+                        seed,
+                        ..
+                    } => {
+                        let (x, l, c) = self.resolve(taddr, g, i)?;
+                        if x != inst {
+                            continue;
+                        }
+                        let (lanes, cols) = match form.shape {
+                            LdStShape::S32x32b => (32, 1),
+                            LdStShape::S16x64b => (16, 2),
+                            LdStShape::S16x128b => (16, 4),
+                            LdStShape::S16x256b => (16, 8),
+                            LdStShape::S16x32bx2 => (16, 1),
+                            LdStShape::S32x64b => (32, 2),
+                        };
+                        let cols =
+                            cols * form.num.count() * if form.pack.is_some() { 2 } else { 1 };
+                        let covers = |l: u32, c: u32| {
+                            (l..l + lanes).contains(&lane) && (c..c + cols).contains(&col)
+                        };
+                        let second = split.filter(|_| form.shape == LdStShape::S16x32bx2);
+                        let hit2 = second.is_some_and(|s| covers(l + (s >> 16), c + (s & 0xFFFF)));
+                        if !covers(l, c) && !hit2 {
+                            continue;
+                        }
+                        if form.shape != LdStShape::S32x32b || form.pack.is_some() {
+                            return None;
+                        }
+                        vals.push(values::st_value(*seed, lane - l, col - c));
+                        before |= self.st_done_before(g, i, gm, im);
+                    }
+                    Op::Mma(m) => {
+                        let (x, l, c) = self.resolve(&m.d, g, i)?;
+                        let n = Idesc::new(m.form.kind, m.idesc).n().max(8);
+                        if x == inst && lane >= l && (c..c + n).contains(&col) {
+                            return None;
+                        }
+                    }
+                    Op::Cp { .. } | Op::Shift { .. } => return None,
+                    _ => {}
+                }
+            }
+        }
+        before.then_some(vals)
+    }
+}
+
+/// The TMEM data rules of sparse and block-scaled MMAs, decided from `tcgen05.st` data:
+/// MMA-SP-META-TF32 and MMA-SP-META-MXF4 (UB, §9.7.16.10.8.1/.3), MMA-SP-META-24 (unstated
+/// consequence, OQ-23) and MMA-BS-DUP (unstated, §9.7.16.10.7).
+///
+/// Which cells and nibbles/bytes an MMA reads is shown only in figures (OQ-29), so a breach is
+/// reported only where it is certain whatever the figures say:
+/// - metadata: the cell at the `[sp-meta-tmem]` address (the start of the metadata, read with
+///   sparsity selector 0) holds, in every value it may have, no valid nibble at all;
+/// - scale factors: the cell at `[scale-A/B-tmem]` and its copies at the same lane of the other
+///   three 32-lane partitions hold values that differ in every byte between two partitions.
+///
+/// Programs with `::2` operations, cp or shift are not judged (their writes may reach the
+/// cells in ways the oracle does not place exactly).
+pub fn data(u: &Unrolled<'_>, c: &Clocks, a: &AllocAnalysis, f: &mut Findings) {
+    let has_data_rule = |m: &Mma| m.sp_meta.is_some() || m.form.block_scale;
+    let mut any = false;
+    for evs in &u.warps {
+        for e in evs {
+            match e.stmt {
+                Stmt::Tc(Op::Mma(m)) => {
+                    if m.form.cta_group == CtaGroup::Two {
+                        return;
+                    }
+                    any |= has_data_rule(m);
+                }
+                Stmt::Tc(Op::Cp { .. } | Op::Shift { .. }) => return,
+                _ => {}
+            }
+        }
+    }
+    if !any {
+        return;
+    }
+    let cells = Cells { u, c, a };
+    for (g, evs) in u.warps.iter().enumerate() {
+        for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+            let Stmt::Tc(Op::Mma(m)) = e.stmt else {
+                continue;
+            };
+            let d = Idesc::new(m.form.kind, m.idesc);
+            if let (true, Some(t)) = (m.form.sp, &m.sp_meta) {
+                let (rule, valid): (RuleId, &[u32]) = match m.form.kind {
+                    MmaKind::Tf32 => (RuleId::MmaSpMetaTf32, &META_TF32),
+                    MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => (RuleId::MmaSpMetaMxf4, &META_SEVEN),
+                    _ => (RuleId::MmaSpMeta24, &META_SEVEN),
+                };
+                // The selector places the metadata in figures only: judged with selector 0
+                // (the mx kinds treat it as 0).
+                let sel0 = d.layout != IdescLayout::A || d.sparsity_selector() == 0;
+                if sel0
+                    && let Some(x) = cells.resolve(t, g, i)
+                    && let Some(vals) = cells.values(x, g, i)
+                    && vals.iter().all(|v| all_nibbles_invalid(*v, valid))
+                {
+                    f.undefined.insert(rule);
+                    f.note(format!(
+                        "{rule}: the sparse metadata at lane {}, column {} holds {:#010x}: no nibble is a valid {} metadata value",
+                        t.lane,
+                        t.col,
+                        vals[0],
+                        m.form.kind.as_str()
+                    ));
+                }
+            }
+            if m.form.block_scale {
+                for t in [&m.scale_a, &m.scale_b].into_iter().flatten() {
+                    let Some((x, l, col)) = cells.resolve(t, g, i) else {
+                        continue;
+                    };
+                    let parts: Option<Vec<Vec<u32>>> = (0..4)
+                        .map(|k| cells.values((x, l % 32 + 32 * k, col), g, i))
+                        .collect();
+                    let Some(parts) = parts else { continue };
+                    let split = (0..4).any(|j| {
+                        (j + 1..4).any(|k| {
+                            parts[j]
+                                .iter()
+                                .all(|v| parts[k].iter().all(|w| every_byte_differs(*v, *w)))
+                        })
+                    });
+                    if split {
+                        f.undefined.insert(RuleId::MmaBsDup);
+                        f.note(format!(
+                            "MMA-BS-DUP: the scale factors at lane {}, column {} differ in every byte between 32-lane partitions",
+                            l % 32,
+                            col
+                        ));
+                    }
+                }
+            }
         }
     }
 }

@@ -102,6 +102,8 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     }
     ub::scan(p, &u, &mut f);
     let a = alloc::analyse(p, &u, &clocks, opts, &mut f);
+    // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs).
+    mma_rules::data(&u, &clocks, &a, &mut f);
     for (g, i) in &clocks.stuck {
         f.must_deadlock.push(block_site(
             &u,
