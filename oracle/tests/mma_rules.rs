@@ -676,3 +676,47 @@ fn mma_bs_dup() {
     assert!(differs(lane0(t), lane0(!t)));
     flagged(&scales([s; 4], [t, !t, t, t]), RuleId::MmaBsDup);
 }
+
+#[test]
+fn run_time_probes_break_their_rule_at_run_time() {
+    // The `run-*` probes (compared with ptxas in oracle_vs_ptxas.rs) are statically
+    // well-formed; each breaks the run-time rule its name says, except the valid K = 96 one.
+    let want = [
+        ("run-k-explicit-cta1", Some(RuleId::MmaKExplicit)),
+        ("run-k96-sm_100a", Some(RuleId::MmaK96Target)),
+        ("run-k96-sm_103a-valid", None),
+        ("run-mxf4-m256-cta1", Some(RuleId::MmaShapeValid)),
+        ("run-mxf4-idesc-reserved", Some(RuleId::IdescReserved)),
+        ("run-mxf4-sfid-1", Some(RuleId::MmaBsSfid)),
+        ("run-mxf4nvf4-ue4m3-2x", Some(RuleId::MmaBsVec)),
+        ("run-mxf4-transpose", Some(RuleId::MmaTransposeKind)),
+        (
+            "run-tf32-transpose-noswizzle",
+            Some(RuleId::MmaTransposeSwz),
+        ),
+        ("run-f8-transpose-b-n24", Some(RuleId::MmaT8bN)),
+        ("run-e2m1-transpose-a", Some(RuleId::MmaTransposeSubbyte)),
+        ("run-ws-zcm-shift-17-m32", Some(RuleId::MmaZcmShift)),
+        (
+            "run-collector-use-unfilled",
+            Some(RuleId::MmaCollectorValid),
+        ),
+    ];
+    let ps = probes::probes();
+    for (name, rule) in want {
+        let p = ps
+            .iter()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("probe {name} missing"));
+        assert_eq!(p.breaks, None, "{name} is statically well-formed");
+        let r = undefined_rules(&p.program);
+        match rule {
+            Some(rule) => assert!(r.contains(&rule), "{name}: {r:?} lacks {rule}"),
+            // (A probe is not a full pair program: only the K rules are asked about.)
+            None => assert!(
+                !r.contains(&RuleId::MmaKExplicit) && !r.contains(&RuleId::MmaK96Target),
+                "{name}: {r:?}"
+            ),
+        }
+    }
+}
