@@ -20,7 +20,17 @@
 //! minimized (the store writes atomically). A kill loses at most the cases completed since the
 //! last checkpoint, and those are simply run again on restart: their findings are already
 //! stored (the store deduplicates), and their counts were never recorded.
+//!
+//! # Ctrl-C
+//!
+//! After the first Ctrl-C, SIGTERM or SIGHUP (`crate::interrupt`) the workers take no new case
+//! and abandon the cases in flight: a case whose targets ran while the signal arrived is not
+//! counted and its findings are not stored (a terminal's Ctrl-C also reaches child processes
+//! such as ptxas, so its verdicts are not trusted); a minimization in progress ends at its next
+//! candidate. Then the run writes the checkpoint and every report as at a normal end, with
+//! `complete: false`; a restart runs the abandoned cases again.
 
+use crate::interrupt;
 use crate::progress::{self, Progress};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -31,11 +41,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::minimize;
+use tcgen05_drivers::outcome::Outcome as TargetOutcome;
 use tcgen05_drivers::report::{
     self, Coverage, RuleSet, Summary, TargetCounts, coverage::rules_exercised,
 };
 use tcgen05_drivers::store::{self, Store};
-use tcgen05_drivers::target::{self, Target};
+use tcgen05_drivers::target::{self, Target, TargetKind};
 use tcgen05_generators::Config as GenConfig;
 use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_ir::Case;
@@ -342,8 +353,8 @@ fn worker(sh: &Shared<'_>, w: usize) {
         }
     };
     let shard = sh.cfg.identity.shard;
-    loop {
-        if sh.stop.load(Ordering::Relaxed) {
+    'cases: loop {
+        if sh.stop.load(Ordering::Relaxed) || interrupt::requested() {
             break;
         }
         if sh.time_up() {
@@ -359,6 +370,10 @@ fn worker(sh: &Shared<'_>, w: usize) {
         }
         let case = sh.stream.case(shard.case_index(p)).case;
         let (verdicts, rules) = judge(&case, &mut targets, &sh.opts);
+        if interrupt::requested() {
+            // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
+            break;
+        }
         for (k, v) in verdicts.iter().enumerate() {
             if let Verdict::Discrepancy(d) = v {
                 let t = &mut targets[k];
@@ -367,10 +382,16 @@ fn worker(sh: &Shared<'_>, w: usize) {
                 if sh.store.contains(&sig) || !lock(&sh.claimed).insert(id.clone()) {
                     continue;
                 }
-                if let Err(e) = record_finding(sh, &case, t.as_mut(), &sig) {
-                    lock(&sh.errors).push(format!("storing finding {id}: {e}"));
+                match record_finding(sh, &case, t.as_mut(), &sig) {
+                    Ok(Recorded::Stored) => lock(&sh.new_findings).push(sig.to_string()),
+                    Ok(Recorded::Lost) => {}
+                    Ok(Recorded::Abandoned) => {
+                        // Unclaimed, so that the restart that runs this case again stores it.
+                        lock(&sh.claimed).remove(&id);
+                        break 'cases;
+                    }
+                    Err(e) => lock(&sh.errors).push(format!("storing finding {id}: {e}")),
                 }
-                lock(&sh.new_findings).push(sig.to_string());
             }
         }
         let mut s = lock(&sh.state);
@@ -387,14 +408,49 @@ fn worker(sh: &Shared<'_>, w: usize) {
     }
 }
 
+/// What became of a new discrepancy.
+enum Recorded {
+    /// Stored in the findings store.
+    Stored,
+    /// Neither the minimized nor the original case showed a discrepancy again (a flaky
+    /// target): nothing stored.
+    Lost,
+    /// The campaign was interrupted before it was stored: the case is abandoned.
+    Abandoned,
+}
+
+/// A target that stops running cases once the campaign is interrupted (it answers "not run",
+/// which no signature matches), so that a minimization in progress ends at its next candidate.
+struct StopOnInterrupt<'a>(&'a mut dyn Target);
+
+impl Target for StopOnInterrupt<'_> {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn version(&self) -> String {
+        self.0.version()
+    }
+    fn kind(&self) -> TargetKind {
+        self.0.kind()
+    }
+    fn run(&mut self, case: &Case) -> TargetOutcome {
+        if interrupt::requested() {
+            TargetOutcome::NotRun("the campaign was interrupted".into())
+        } else {
+            self.0.run(case)
+        }
+    }
+}
+
 fn record_finding(
     sh: &Shared<'_>,
     case: &Case,
     t: &mut dyn Target,
     sig: &Signature,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Recorded> {
+    let mut t = StopOnInterrupt(t);
     let min_case = if sh.cfg.minimize {
-        match minimize::minimize(case, t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
+        match minimize::minimize(case, &mut t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
             Ok(m) if &m.signature == sig => m.case,
             _ => case.clone(),
         }
@@ -403,30 +459,32 @@ fn record_finding(
     };
     let exp = tcgen05_oracle::expect_with(&min_case.program, &sh.opts);
     let obs = t.run(&min_case);
+    if interrupt::requested() {
+        return Ok(Recorded::Abandoned);
+    }
     // The minimized case may lose its discrepancy on this run (a flaky target): then the
     // original is stored instead.
     let Verdict::Discrepancy(d) = diff::compare(&min_case.program, &exp, &obs) else {
-        {
-            let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
-            let obs0 = t.run(case);
-            return match diff::compare(&case.program, &exp0, &obs0) {
-                Verdict::Discrepancy(d0) => {
-                    let rep = store::make_report(
-                        sig,
-                        &d0,
-                        vec![(t.name(), t.version())],
-                        &exp0,
-                        &obs0,
-                        (case.program.size(), case.program.size()),
-                    );
-                    sh.store
-                        .add(case, case, &rep)
-                        .map(|_| ())
-                        .map_err(Into::into)
-                }
-                _ => Ok(()),
-            };
+        let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
+        let obs0 = t.run(case);
+        if interrupt::requested() {
+            return Ok(Recorded::Abandoned);
         }
+        return match diff::compare(&case.program, &exp0, &obs0) {
+            Verdict::Discrepancy(d0) => {
+                let rep = store::make_report(
+                    sig,
+                    &d0,
+                    vec![(t.name(), t.version())],
+                    &exp0,
+                    &obs0,
+                    (case.program.size(), case.program.size()),
+                );
+                sh.store.add(case, case, &rep)?;
+                Ok(Recorded::Stored)
+            }
+            _ => Ok(Recorded::Lost),
+        };
     };
     let rep = store::make_report(
         sig,
@@ -437,7 +495,7 @@ fn record_finding(
         (case.program.size(), min_case.program.size()),
     );
     sh.store.add(&min_case, case, &rep)?;
-    Ok(())
+    Ok(Recorded::Stored)
 }
 
 /// What [`run`] did.
@@ -451,6 +509,8 @@ pub struct Outcome {
     pub cases_this_run: u64,
     /// Wall time of this run.
     pub wall: Duration,
+    /// Whether a signal stopped the run (`crate::interrupt`).
+    pub interrupted: bool,
 }
 
 /// Runs (or continues) a campaign.
@@ -571,6 +631,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
         sh.checkpoint()?;
         anyhow::bail!("{e}");
     }
+    let interrupted = interrupt::requested();
     {
         let mut s = lock(&sh.state);
         let all_done = sh.limit_positions.is_some_and(|n| s.done.count() >= n);
@@ -587,13 +648,15 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
         summary,
         new_findings,
         wall: sh.started.elapsed(),
+        interrupted,
     })
 }
 
 fn header(cfg: &Config) -> String {
     let id = &cfg.identity;
+    // Two short lines rather than one long one: most terminals are 80 columns or more.
     format!(
-        "tcgen05-fuzz campaign: targets {}, seed {}, edition {}, shard {}, {} job(s), out {}",
+        "tcgen05-fuzz campaign  targets {}  seed {}  edition {}  shard {}  {} job(s)\n  out {}",
         id.targets.join(","),
         id.seed,
         id.edition,
@@ -619,6 +682,7 @@ fn snapshot(sh: &Shared<'_>, done_before: u64) -> progress::Snapshot {
         targets,
         findings,
         last_finding: lock(&sh.new_findings).last().cloned(),
+        stopping: interrupt::requested(),
     }
 }
 

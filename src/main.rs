@@ -2,10 +2,12 @@
 //!
 //! Exit codes (also in the README): 0 success / clean; 1 findings or discrepancies were
 //! reported; 2 the input could not be read or the command line is wrong; 3 an internal error
-//! of the harness.
+//! of the harness; 130 a campaign stopped by Ctrl-C, SIGTERM or SIGHUP (its checkpoint and
+//! reports are written; rerun it to continue).
 
 mod cmd;
 mod engine;
+mod interrupt;
 mod progress;
 
 use clap::{Parser, Subcommand};
@@ -59,7 +61,14 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd::check::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Minimize(a) => cmd::minimize::run(a),
-        Command::Campaign(a) => cmd::campaign::run(a),
+        Command::Campaign(a) => {
+            // Ctrl-C stops a campaign cleanly (src/interrupt.rs). Without the handler it still
+            // resumes from its last checkpoint, so a failure to install it is only a warning.
+            if let Err(e) = interrupt::install() {
+                eprintln!("tcgen05-fuzz: warning: {e:#}; Ctrl-C will end the campaign at once");
+            }
+            cmd::campaign::run(a)
+        }
         Command::Corpus(c) => cmd::corpus::run(c),
         Command::Bench(a) => cmd::bench::run(a),
         Command::SimServer(a) => cmd::sim_server::run(a),

@@ -49,6 +49,8 @@ pub struct Snapshot {
     pub findings: usize,
     /// The newest finding of this run.
     pub last_finding: Option<String>,
+    /// A signal asked the campaign to stop (`crate::interrupt`); it is finishing up.
+    pub stopping: bool,
 }
 
 impl Snapshot {
@@ -87,25 +89,39 @@ pub fn clock(d: Duration) -> String {
     }
 }
 
-/// The live display, as lines.
+/// What the display says while a stopped campaign finishes up.
+pub const STOPPING: &str = "stopping (signal): abandoning the cases in flight, writing the \
+                            checkpoint and reports; Ctrl-C again quits at once";
+
+/// The live display, as lines (the header may hold several). Each line is drawn on one row of
+/// the terminal: [`Progress`] turns line wrapping off while drawing, so a line wider than the
+/// terminal is cut at its edge instead of wrapping onto a row the next redraw would not erase.
 pub fn live_lines(header: &str, s: &Snapshot) -> Vec<String> {
-    let mut v = vec![header.to_string()];
+    let mut v: Vec<String> = header.lines().map(str::to_string).collect();
     let limit = s.case_limit.map(|n| format!(" / {n}")).unwrap_or_default();
     v.push(format!(
-        "  elapsed {}   remaining {}   cases {}{limit}   {:.0} cases/s   findings {}",
+        "  elapsed {}  remaining {}  cases {}{limit}  {:.0} cases/s  findings {}",
         clock(s.elapsed),
         s.remaining().map_or("?".to_string(), clock),
         s.cases,
         s.rate(),
         s.findings
     ));
+    // The target column fits the longest name (`sim+ld-num-truncated`, `ptxas@13.5`, ...).
+    let w = s
+        .targets
+        .iter()
+        .map(|t| t.target.len())
+        .chain([6])
+        .max()
+        .unwrap_or(6);
     v.push(format!(
-        "  {:<28} {:>10} {:>10} {:>10} {:>13}",
+        "  {:<w$} {:>9} {:>9} {:>9} {:>13}",
         "target", "cases", "agree", "skip", "discrepancies"
     ));
     for t in &s.targets {
         v.push(format!(
-            "  {:<28} {:>10} {:>10} {:>10} {:>13}",
+            "  {:<w$} {:>9} {:>9} {:>9} {:>13}",
             t.target,
             t.cases,
             t.agree,
@@ -115,6 +131,9 @@ pub fn live_lines(header: &str, s: &Snapshot) -> Vec<String> {
     }
     if let Some(f) = &s.last_finding {
         v.push(format!("  newest finding: {f}"));
+    }
+    if s.stopping {
+        v.push(format!("  {STOPPING}"));
     }
     v
 }
@@ -152,6 +171,7 @@ pub struct Progress {
     header: String,
     drawn: usize,
     last_line: Instant,
+    said_stopping: bool,
 }
 
 impl Progress {
@@ -165,6 +185,7 @@ impl Progress {
             header,
             drawn: 0,
             last_line: Instant::now(),
+            said_stopping: false,
         }
     }
 
@@ -180,6 +201,10 @@ impl Progress {
         match self.mode {
             Mode::Live => self.redraw(s),
             Mode::Plain(every) => {
+                if s.stopping && !self.said_stopping {
+                    eprintln!("{STOPPING}");
+                    self.said_stopping = true;
+                }
                 if self.last_line.elapsed() >= every {
                     eprintln!("{}", plain_line(s));
                     self.last_line = Instant::now();
@@ -191,7 +216,9 @@ impl Progress {
 
     fn redraw(&mut self, s: &Snapshot) {
         let lines = live_lines(&self.header, s);
-        let mut out = String::new();
+        // Line wrapping off (DECAWM) while drawing: every line takes exactly one row, so moving
+        // up `drawn` rows reaches the first one whatever the terminal's width.
+        let mut out = String::from("\x1b[?7l");
         if self.drawn > 0 {
             // Up to the first line drawn, and clear to the end of the screen.
             out.push_str(&format!("\x1b[{}A\r\x1b[J", self.drawn));
@@ -200,6 +227,7 @@ impl Progress {
             out.push_str(l);
             out.push('\n');
         }
+        out.push_str("\x1b[?7h");
         self.drawn = lines.len();
         let mut e = std::io::stderr().lock();
         let _ = e.write_all(out.as_bytes());
@@ -231,6 +259,7 @@ mod tests {
             targets: vec![TargetCounts::new("sim", "1")],
             findings: 2,
             last_finding: None,
+            stopping: false,
         }
     }
 
@@ -251,6 +280,37 @@ mod tests {
     fn clocks_read_like_clocks() {
         assert_eq!(clock(Duration::from_secs(65)), "1:05");
         assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+
+    #[test]
+    fn the_live_display_shows_what_the_issue_asks() {
+        // Issue 8: cases/s, per-target agree / skip / discrepancy counts, findings so far,
+        // elapsed and remaining time.
+        let header = "tcgen05-fuzz campaign  targets sim\n  out o";
+        let l = live_lines(header, &snap()).join("\n");
+        for want in [
+            "elapsed 0:30",
+            "remaining 0:20",
+            "cases 300 / 500",
+            "10 cases/s",
+            "findings 2",
+            "agree",
+            "skip",
+            "discrepancies",
+        ] {
+            assert!(l.contains(want), "no `{want}` in:\n{l}");
+        }
+        assert_eq!(l.lines().next(), Some("tcgen05-fuzz campaign  targets sim"));
+        assert!(!l.contains("stopping"));
+        let stopping = Snapshot {
+            stopping: true,
+            ..snap()
+        };
+        assert!(
+            live_lines(header, &stopping)
+                .join("\n")
+                .contains("Ctrl-C again")
+        );
     }
 
     #[test]

@@ -11,34 +11,34 @@ use std::process::Command;
 
 /// The campaign command, with the arguments every test shares. `sim+ld-num-truncated` is the
 /// simulator with an injected bug (ld `.num > .x1` fills only the first repetition), so the
-/// campaign has real findings to keep or lose.
+/// campaign has real findings to keep or lose. `extra` may name other `--targets` or `--seed`.
 pub fn campaign(out: &Path, cases: u64, extra: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_tcgen05-fuzz"));
-    c.args([
-        "campaign",
-        "--targets",
-        "sim+ld-num-truncated",
-        "--jobs",
-        "2",
-    ])
-    .args([
-        "--no-minimize",
-        "--progress",
-        "quiet",
-        "--checkpoint-every",
-        "50ms",
-    ])
-    .arg("--cases")
-    .arg(cases.to_string())
-    .arg("--out")
-    .arg(out)
-    .args(extra)
-    .args(if extra.contains(&"--seed") {
-        &[][..]
-    } else {
-        &["--seed", "11"][..]
-    })
-    .env_remove("TCGEN05_TARGETS");
+    c.arg("campaign")
+        .args(if extra.contains(&"--targets") {
+            &[][..]
+        } else {
+            &["--targets", "sim+ld-num-truncated"][..]
+        })
+        .args(["--jobs", "2"])
+        .args([
+            "--no-minimize",
+            "--progress",
+            "quiet",
+            "--checkpoint-every",
+            "50ms",
+        ])
+        .arg("--cases")
+        .arg(cases.to_string())
+        .arg("--out")
+        .arg(out)
+        .args(extra)
+        .args(if extra.contains(&"--seed") {
+            &[][..]
+        } else {
+            &["--seed", "11"][..]
+        })
+        .env_remove("TCGEN05_TARGETS");
     c
 }
 

@@ -5,6 +5,9 @@
 //! tcgen05-fuzz campaign --time 60s --out out/campaign
 //! tcgen05-fuzz campaign --targets sim,ptxas@13.5 --cases 100000 --jobs 8 --shard 3/16 --out out/s3
 //! ```
+//!
+//! Exit status: 0 nothing found, 1 findings, 2 bad arguments, 3 internal error, 130 stopped by
+//! Ctrl-C / SIGTERM / SIGHUP after writing the checkpoint and reports (`crate::interrupt`).
 
 use super::{EXIT_FINDINGS, bad_input};
 use crate::engine::{self, CaseMix, Identity, Shard};
@@ -172,6 +175,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "reports: {}/report.md, report.json, junit.xml, coverage.md, coverage.svg",
         args.out.display()
     );
+    if o.interrupted {
+        println!(
+            "interrupted: checkpoint {}/state.json written (the cases in flight were abandoned \
+             and will run again); rerun the same command to continue",
+            args.out.display()
+        );
+        return Ok(ExitCode::from(crate::interrupt::EXIT_INTERRUPTED));
+    }
     if !s.complete {
         println!("incomplete: rerun the same command to continue");
     }

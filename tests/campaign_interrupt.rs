@@ -1,0 +1,255 @@
+//! Ctrl-C during a campaign (issue 8: "after Ctrl-C or a killed process, nothing already
+//! recorded is lost and a restart with the same `--out` continues where it stopped").
+//!
+//! The first SIGINT stops the campaign cleanly: it writes its checkpoint and every report,
+//! says where they are and exits 130 (README, exit codes); the restart runs exactly the cases
+//! not yet recorded and ends where an uninterrupted run ends. A second SIGINT exits at once,
+//! even while a case is stuck in a target, with the checkpoint whole.
+
+#[path = "campaign_common.rs"]
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+const CASES: u64 = 6000;
+/// Cases checkpointed before the signal: early, so that even a fast machine is still running.
+const STOP_AFTER: u64 = 200;
+/// README, exit codes: a campaign stopped by a signal.
+const EXIT_INTERRUPTED: i32 = 130;
+
+fn signal(child: &Child, sig: &str) {
+    let st = Command::new("kill")
+        .args(["-s", sig, &child.id().to_string()])
+        .status()
+        .expect("kill(1) runs");
+    assert!(st.success(), "kill -s {sig} failed");
+}
+
+/// Waits for the child to exit, at most `limit`.
+fn wait_at_most(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return Some(st);
+        }
+        if t0.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until the campaign has checkpointed `n` cases and stored a finding.
+fn wait_for_progress(child: &mut Child, out: &Path, n: u64) -> u64 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the campaign finished ({status}) before the signal; raise CASES");
+        }
+        let done = state_cases(out).unwrap_or(0);
+        if done >= n && !findings(out).is_empty() {
+            return done;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no progress in 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Checks that the per-target counts of a report add up to its case count.
+fn counts_add_up(r: &serde_json::Value) {
+    let cases = r["cases"].as_u64().expect("cases");
+    for t in r["targets"].as_array().expect("targets") {
+        assert_eq!(t["cases"].as_u64(), Some(cases), "{t}");
+    }
+}
+
+#[test]
+fn sigint_stops_cleanly_and_the_restart_continues() {
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("reference");
+    let stopped = dir.path().join("stopped");
+
+    // The reference: one uninterrupted run. The injected bug gives findings: exit code 1.
+    let st = campaign(&reference, CASES, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let want = report(&reference);
+    assert_eq!(want["cases"], CASES);
+
+    // The same campaign, stopped by one SIGINT once some of it is recorded.
+    let mut child = campaign(&stopped, CASES, &[])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let before = wait_for_progress(&mut child, &stopped, STOP_AFTER);
+    let findings_before = findings(&stopped);
+    signal(&child, "INT");
+    let status = wait_at_most(&mut child, Duration::from_secs(60));
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("the campaign did not stop within 60 s of SIGINT");
+    };
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        status.code(),
+        Some(EXIT_INTERRUPTED),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // It says where the state and the reports are.
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{}/state.json", stopped.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("{}/report.md", stopped.display())),
+        "{stdout}"
+    );
+
+    // The checkpoint and every report were written at the stop, and agree with each other.
+    let after = state_cases(&stopped).expect("state.json");
+    assert!(
+        after >= before,
+        "checkpoint went back from {before} to {after}"
+    );
+    assert!(after < CASES, "stopped after the end: {after} cases");
+    let r = report(&stopped);
+    assert_eq!(r["cases"], after, "report.json and state.json disagree");
+    assert_eq!(r["complete"], false);
+    counts_add_up(&r);
+    assert_eq!(report_findings(&r), findings(&stopped));
+    assert!(findings(&stopped).is_superset(&findings_before));
+    for f in ["report.md", "junit.xml", "coverage.md", "coverage.svg"] {
+        assert!(
+            !read(&stopped.join(f)).is_empty(),
+            "{f} was not written at the stop"
+        );
+    }
+    let md = read(&stopped.join("report.md"));
+    assert!(
+        md.contains(&after.to_string()),
+        "report.md lacks {after}:\n{md}"
+    );
+
+    // The restart runs only what is left, and ends where the reference ended.
+    let st = campaign(&stopped, CASES, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let out = String::from_utf8_lossy(&st.stdout);
+    let this_run: u64 = out
+        .split(" in this run")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no case count in: {out}"));
+    assert_eq!(
+        this_run,
+        CASES - after,
+        "the restart must run exactly the cases not yet recorded"
+    );
+    let got = report(&stopped);
+    assert_eq!(got["cases"], CASES);
+    assert_eq!(got["complete"], true);
+    assert_eq!(got["targets"], want["targets"], "per-target counts differ");
+    assert_eq!(got["coverage"], want["coverage"], "coverage matrix differs");
+    assert_eq!(findings(&stopped), findings(&reference));
+}
+
+#[test]
+fn a_second_sigint_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stuck");
+    // A second target that answers its first 40 cases (the built-in simulator over the
+    // external protocol: the handshake line and 40 replies), then keeps its output open and
+    // answers nothing: each worker gets stuck in a case for the reply timeout (10 s).
+    // (A shell loop, not `head`, which holds its output in a buffer while it is a pipe.)
+    let stall = format!(
+        "external:{} sim-server | {{ i=0; while [ $i -lt 41 ] && IFS= read -r l; do \
+         printf '%s\\n' \"$l\"; i=$((i+1)); done; sleep 30; }}",
+        env!("CARGO_BIN_EXE_tcgen05-fuzz")
+    );
+    let targets = format!("sim+ld-num-truncated,{stall}");
+    let mut cmd = campaign(&out, CASES, &["--targets", &targets]);
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // Wait until the cases stop advancing (the external target no longer answers).
+    let t0 = Instant::now();
+    let mut last = (0, Instant::now());
+    let stuck_at = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = child.wait_with_output().unwrap();
+            panic!(
+                "the campaign ended ({status}) before it got stuck: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let n = state_cases(&out).unwrap_or(0);
+        if n != last.0 {
+            last = (n, Instant::now());
+        } else if n > 0 && last.1.elapsed() > Duration::from_millis(1500) {
+            break n;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(300),
+            "no progress in 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+
+    // The first SIGINT cannot finish: a worker waits for the stuck target.
+    signal(&child, "INT");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the campaign ended though a case was stuck in a target"
+    );
+    // The second exits at once (well inside the 10 s reply timeout).
+    let t1 = Instant::now();
+    signal(&child, "INT");
+    let status = wait_at_most(&mut child, Duration::from_secs(5));
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("a second SIGINT did not end the campaign within 5 s");
+    };
+    assert!(t1.elapsed() < Duration::from_secs(5));
+    assert_eq!(status.code(), Some(EXIT_INTERRUPTED));
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("interrupted twice"), "{err}");
+
+    // Nothing recorded was lost: the checkpoint is whole and holds at least what it held.
+    let after = state_cases(&out).expect("state.json is whole");
+    assert!(
+        after >= stuck_at,
+        "checkpoint went back from {stuck_at} to {after}"
+    );
+    let state: serde_json::Value = serde_json::from_str(&read(&out.join("state.json"))).unwrap();
+    for t in state["targets"].as_array().expect("targets") {
+        assert_eq!(t["cases"].as_u64(), Some(after), "{t}");
+    }
+}
