@@ -1,6 +1,8 @@
-//! MMA rules judged at run time from the instruction descriptor, the zero-column mask and the
-//! collector-buffer sequence (reference §2.7, §2.8, §3.7; §6 rows MMA-*). Every rule here has
-//! an unstated consequence (or UB), so a reachable breach makes the run `Undefined([rule])`.
+//! MMA rules judged at run time from the instruction descriptor, the zero-column mask, the
+//! collector-buffer sequence ([`event`], [`collector`], called from `ub.rs`) and the TMEM data
+//! of sparse metadata and scale factors ([`data`], called after the allocation analysis)
+//! (reference §2.7, §2.8, §3.7; §6 rows MMA-*). Every rule here has an unstated consequence
+//! (or UB), so a reachable breach makes the run `Undefined([rule])`.
 //!
 //! The layout-(a) rows that existed before (IDESC-RESERVED/ENC/SAT, MMA-SHAPE-VALID,
 //! MMA-SP-SELECTOR, the i8 half of MMA-TRANSPOSE-KIND) stay in `ub.rs`; this module adds the
