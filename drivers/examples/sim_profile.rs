@@ -1,26 +1,111 @@
-//! Runs the simulator on generated cases in a loop (for profiling):
-//! `cargo run --release -p tcgen05-drivers --example sim_profile -- [cases]`.
+//! Runs the simulator on the campaign's mixed case stream in a loop (for profiling):
+//! `cargo run --release -p tcgen05-drivers --example sim_profile -- [cases]`;
+//! `... -- digest [cases]` prints a digest of every scheduler's outcomes (with and without
+//! faults) instead, to check that a change to the simulator keeps its behaviour.
 
 use tcgen05_drivers::sim::faults::Faults;
 use tcgen05_drivers::sim::{Sched, SimConfig, simulate};
+use tcgen05_generators::cases::{Mode, Stream};
+
+fn digest(n: u64) {
+    use std::hash::{Hash, Hasher};
+    let stream = Stream::new(tcgen05_generators::Config::default(), 7, Mode::Mixed);
+    let mut names: Vec<String> = ["sim", "sim:rr", "sim:adversarial", "sim:random@3"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for f in tcgen05_drivers::sim::faults::Fault::ALL {
+        names.push(format!("sim+{}", f.name()));
+        names.push(format!("sim:adversarial+{}", f.name()));
+    }
+    for name in &names {
+        let cfg = SimConfig::parse(name)
+            .expect("a sim name")
+            .expect("well formed");
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut notrun = 0;
+        for i in 0..n {
+            let c = stream.case(i).case;
+            let o = simulate(&c.program, cfg, c.provenance.seed.unwrap_or(0));
+            notrun += u32::from(matches!(o, tcgen05_drivers::outcome::Outcome::NotRun(_)));
+            if name == "sim:rr" && std::env::var_os("SIM_DUMP").is_some() {
+                eprintln!("{i} {o:?}");
+            }
+            format!("{o:?}").hash(&mut h);
+        }
+        println!("{name:40} {:016x} notrun {notrun}", h.finish());
+    }
+}
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("digest") {
+        let n = std::env::args()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2000);
+        return digest(n);
+    }
     let n: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(2000);
-    let cfg = tcgen05_generators::Config::default();
-    let cases: Vec<_> = (0..256)
-        .map(|i| tcgen05_generators::valid_case(&cfg, tcgen05_generators::case_seed(1, i)))
-        .collect();
+        .unwrap_or(20000);
+    let stream = Stream::new(tcgen05_generators::Config::default(), 1, Mode::Mixed);
+    let cases: Vec<_> = (0..3000).map(|i| stream.case(i).case).collect();
     let sim = SimConfig {
         sched: Sched::Random(None),
         faults: Faults::NONE,
     };
+    if let Some(one) = std::env::var("SIM_ONE")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+    {
+        let c = &cases[one];
+        eprintln!("{:#?}", c.program);
+        for _ in 0..n {
+            simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
+        }
+        return;
+    }
+    if std::env::var_os("SIM_SLOWEST").is_some() {
+        let mut times: Vec<(f64, usize)> = cases
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let t = std::time::Instant::now();
+                for _ in 0..5 {
+                    simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
+                }
+                (t.elapsed().as_secs_f64() / 5.0, i)
+            })
+            .collect();
+        let total: f64 = times.iter().map(|t| t.0).sum();
+        times.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let mut acc = 0.0;
+        for (k, (t, i)) in times.iter().enumerate().take(40) {
+            acc += t;
+            let c = &cases[*i];
+            println!(
+                "case {i}: {:.1} us ({:.1}% cumulative) stmts {} warps {} ctas {}",
+                t * 1e6,
+                100.0 * acc / total,
+                c.program.warps.iter().map(Vec::len).sum::<usize>(),
+                c.program.warps.len(),
+                c.program.launch.ctas(),
+            );
+            if k == 39 {
+                println!(
+                    "total {:.1} us per case on average",
+                    total / cases.len() as f64 * 1e6
+                );
+            }
+        }
+        return;
+    }
     let t = std::time::Instant::now();
     let mut done = 0u64;
     for i in 0..n {
-        let o = simulate(&cases[(i % 256) as usize].program, sim, i);
+        let c = &cases[(i % 3000) as usize];
+        let o = simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
         done += u64::from(o.words().is_some());
     }
     println!(

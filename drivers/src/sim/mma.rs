@@ -19,12 +19,14 @@
 //!   sums (k mod 8) added pairwise, then added to
 //!   `D * 2^-scale` when enable-input-d holds; an f16 D is rounded to nearest even; i8 sums
 //!   in 32-bit wrapping arithmetic, saturating when idesc bit 3 is set.
+//! - A NaN result is written as the canonical quiet NaN, `0x7FC0_0000` (f16 D: `0x7E00`):
+//!   the sign and payload of a NaN otherwise depend on the host's operand order.
 //! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
 //!
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
 use super::faults::{Fault, Faults};
-use super::tmem::Tmem;
+use super::tmem::{Lazy, Tmem};
 use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,11 +83,13 @@ impl MmaPlan {
             && self.kind == later.kind
     }
 
-    /// Computes D into `tmem`, reading A and B from the CTA's data regions.
+    /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),
+    /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
+    /// values are those of an eager computation now).
     pub fn perform(&self, regions: &[Vec<u32>], tmem: &mut Tmem) -> Result<(), String> {
-        let (mm, nn, kk) = (self.m as usize, self.n as usize, self.k as usize);
-        let mut a = vec![0f32; mm * kk];
-        let mut b = vec![0f32; nn * kk];
+        let kk = self.k as usize;
+        let mut a = Vec::with_capacity(self.m as usize * kk);
+        let mut b = Vec::with_capacity(self.n as usize * kk);
         for r in 0..self.m {
             for k in 0..self.k {
                 let v = match &self.a {
@@ -93,69 +97,108 @@ impl MmaPlan {
                     None => {
                         let byte = k * self.a_ty.bytes();
                         let cell = tmem
-                            .get(r, self.a_col + byte / 4)
+                            .read(r, self.a_col + byte / 4)
                             .ok_or("MMA A outside TMEM")?;
                         decode(self.a_ty, cell >> (8 * (byte % 4)), cell)
                     }
                 };
-                a[r as usize * kk + k as usize] = if self.neg_a { -v } else { v };
+                a.push(if self.neg_a { -v } else { v });
             }
         }
         for r in 0..self.n {
             for k in 0..self.k {
                 let v = load(regions, &self.b, self.b_ty, r, k)?;
-                b[r as usize * kk + k as usize] = if self.neg_b { -v } else { v };
+                b.push(if self.neg_b { -v } else { v });
             }
         }
-        let scale = (2f32).powi(-i32::from(self.scale_d));
-        for m in 0..mm {
-            if let Some(d) = &self.dol
-                && d.get(m / 32)
+        let mut lanes = 0u128;
+        for m in 0..self.m {
+            let skip = self.dol.as_ref().is_some_and(|d| {
+                d.get((m / 32) as usize)
                     .is_some_and(|w| (w >> (m % 32) & 1 == 1) != self.dol_inverted)
-            {
-                continue;
-            }
-            let arow = &a[m * kk..(m + 1) * kk];
-            for n in 0..nn {
-                let brow = &b[n * kk..(n + 1) * kk];
-                let col = self.d_col + n as u32;
-                let old = tmem.get(m as u32, col).ok_or("MMA D outside TMEM")?;
-                let v = if self.kind == MmaKind::I8 {
-                    // |a|, |b| <= 255 and K = 32: the dot product fits an i32.
-                    let dot: i32 = arow
-                        .iter()
-                        .zip(brow)
-                        .map(|(x, y)| *x as i32 * *y as i32)
-                        .sum();
-                    let mut acc = i64::from(dot);
-                    if self.enable_d {
-                        acc += i64::from(old as i32);
-                    }
-                    if self.saturate {
-                        acc.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
-                    } else {
-                        acc as i32 as u32
-                    }
-                } else {
-                    let mut acc = dot8(arow, brow);
-                    if self.enable_d {
-                        let prev = if self.d_f16 {
-                            f16_to_f32(old as u16)
-                        } else {
-                            f32::from_bits(old)
-                        };
-                        acc += prev * scale;
-                    }
-                    if self.d_f16 {
-                        u32::from(f32_to_f16(acc))
-                    } else {
-                        acc.to_bits()
-                    }
-                };
-                tmem.set(m as u32, col, v);
+            });
+            if !skip {
+                lanes |= 1 << m;
             }
         }
-        Ok(())
+        let product = Product {
+            int: self.kind == MmaKind::I8,
+            k: kk,
+            a,
+            b,
+            enable_d: self.enable_d,
+            d_f16: self.d_f16,
+            saturate: self.saturate,
+            scale: (2f32).powi(-i32::from(self.scale_d)),
+        };
+        if tmem.write_lazy(self.d_col, self.n, lanes, std::rc::Rc::new(product)) {
+            Ok(())
+        } else {
+            Err("MMA D outside TMEM".into())
+        }
+    }
+}
+
+/// The D of one performed MMA, cell by cell (row m in lane m, column n at `d + n`).
+#[derive(Debug)]
+struct Product {
+    int: bool,
+    k: usize,
+    /// A, row-major M x K, negated where the descriptor says.
+    a: Vec<f32>,
+    /// B, row-major N x K.
+    b: Vec<f32>,
+    enable_d: bool,
+    d_f16: bool,
+    saturate: bool,
+    scale: f32,
+}
+
+impl Lazy for Product {
+    fn needs_old(&self) -> bool {
+        self.enable_d
+    }
+
+    fn value(&self, lane: u32, col: u32, old: u32) -> u32 {
+        let (m, n, kk) = (lane as usize, col as usize, self.k);
+        let arow = &self.a[m * kk..(m + 1) * kk];
+        let brow = &self.b[n * kk..(n + 1) * kk];
+        if self.int {
+            // |a|, |b| <= 255 and K = 32: the dot product fits an i32.
+            let dot: i32 = arow
+                .iter()
+                .zip(brow)
+                .map(|(x, y)| *x as i32 * *y as i32)
+                .sum();
+            let mut acc = i64::from(dot);
+            if self.enable_d {
+                acc += i64::from(old as i32);
+            }
+            if self.saturate {
+                acc.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32
+            } else {
+                acc as i32 as u32
+            }
+        } else {
+            let mut acc = dot8(arow, brow);
+            if self.enable_d {
+                let prev = if self.d_f16 {
+                    f16_to_f32(old as u16)
+                } else {
+                    f32::from_bits(old)
+                };
+                acc += prev * self.scale;
+            }
+            if acc.is_nan() {
+                // A NaN's sign and payload depend on operand order in the host's float unit
+                // (and so on the compiler): the simulator writes the canonical quiet NaN.
+                if self.d_f16 { 0x7E00 } else { 0x7FC0_0000 }
+            } else if self.d_f16 {
+                u32::from(f32_to_f16(acc))
+            } else {
+                acc.to_bits()
+            }
+        }
     }
 }
 

@@ -21,10 +21,43 @@ pub fn poison(lane: u32, col: u32) -> u32 {
     0xDEAD_0000 ^ (lane * COLS + col)
 }
 
-/// 128 x 512 cells, stored per 32-column unit and created on first write.
+/// Cells that an asynchronous operation wrote but that are computed only when read: an MMA's
+/// D. `value` gives the cell at (lane, column offset from the layer's first column) from the
+/// cell's value just before the operation (`old`, only asked for when `needs_old` holds).
+pub trait Lazy: std::fmt::Debug {
+    /// Whether [`Lazy::value`] uses the cell's previous value (an accumulating MMA).
+    fn needs_old(&self) -> bool;
+    /// The cell's value.
+    fn value(&self, lane: u32, col: u32, old: u32) -> u32;
+}
+
+/// A rectangle of lazy cells: per column from `col0`, the lanes the layer still owns (a later
+/// write to a cell takes the cell out of every layer).
+#[derive(Debug, Clone)]
+struct Layer {
+    col0: u32,
+    lanes: Vec<u128>,
+    f: std::rc::Rc<dyn Lazy>,
+}
+
+impl Layer {
+    fn owns(&self, lane: u32, col: u32) -> bool {
+        col.wrapping_sub(self.col0) < self.lanes.len() as u32
+            && self.lanes[(col - self.col0) as usize] >> lane & 1 == 1
+    }
+}
+
+/// Layers kept lazy at most; the oldest is computed into the cells beyond that.
+const MAX_LAYERS: usize = 48;
+
+/// 128 x 512 cells, stored per 32-column unit and created on first write, under a stack of
+/// lazy layers (MMA results, computed cell by cell when read). The lazy layers are an
+/// implementation device: every read gives what an eager computation at perform time would
+/// have written.
 #[derive(Debug, Default, Clone)]
 pub struct Tmem {
     units: Vec<Option<Box<[u32]>>>,
+    layers: Vec<Layer>,
 }
 
 impl Tmem {
@@ -32,25 +65,18 @@ impl Tmem {
     pub fn new() -> Self {
         Tmem {
             units: vec![None; (COLS / UNIT) as usize],
+            layers: Vec::new(),
         }
     }
 
-    /// Reads a cell; `None` when outside the array.
-    pub fn get(&self, lane: u32, col: u32) -> Option<u32> {
-        if lane >= LANES || col >= COLS {
-            return None;
-        }
-        Some(match &self.units[(col / UNIT) as usize] {
+    fn base(&self, lane: u32, col: u32) -> u32 {
+        match &self.units[(col / UNIT) as usize] {
             Some(u) => u[(lane * UNIT + col % UNIT) as usize],
             None => poison(lane, col),
-        })
+        }
     }
 
-    /// Writes a cell; `false` when outside the array.
-    pub fn set(&mut self, lane: u32, col: u32, v: u32) -> bool {
-        if lane >= LANES || col >= COLS {
-            return false;
-        }
+    fn set_base(&mut self, lane: u32, col: u32, v: u32) {
         let unit = (col / UNIT) as usize;
         let u = self.units[unit].get_or_insert_with(|| {
             let mut b = vec![0u32; UNIT_WORDS].into_boxed_slice();
@@ -62,7 +88,111 @@ impl Tmem {
             b
         });
         u[(lane * UNIT + col % UNIT) as usize] = v;
+    }
+
+    /// The cell as seen below layer `top` (layers `0..top`).
+    fn below(&self, top: usize, lane: u32, col: u32) -> u32 {
+        for i in (0..top).rev() {
+            let l = &self.layers[i];
+            if l.owns(lane, col) {
+                let old = if l.f.needs_old() {
+                    self.below(i, lane, col)
+                } else {
+                    0
+                };
+                return l.f.value(lane, col - l.col0, old);
+            }
+        }
+        self.base(lane, col)
+    }
+
+    /// Reads a cell; `None` when outside the array.
+    pub fn get(&self, lane: u32, col: u32) -> Option<u32> {
+        if lane >= LANES || col >= COLS {
+            return None;
+        }
+        Some(self.below(self.layers.len(), lane, col))
+    }
+
+    /// Reads a cell and keeps its value (a lazy cell is computed once); `None` when outside
+    /// the array.
+    pub fn read(&mut self, lane: u32, col: u32) -> Option<u32> {
+        let v = self.get(lane, col)?;
+        if !self.layers.is_empty() && self.layers.iter().any(|l| l.owns(lane, col)) {
+            self.set(lane, col, v);
+        }
+        Some(v)
+    }
+
+    /// Writes a cell; `false` when outside the array.
+    pub fn set(&mut self, lane: u32, col: u32, v: u32) -> bool {
+        if lane >= LANES || col >= COLS {
+            return false;
+        }
+        if !self.layers.is_empty() {
+            let bit = !(1u128 << lane);
+            for l in &mut self.layers {
+                if let Some(m) = l.lanes.get_mut(col.wrapping_sub(l.col0) as usize) {
+                    *m &= bit;
+                }
+            }
+        }
+        self.set_base(lane, col, v);
         true
+    }
+
+    /// Writes the lanes of `lanes` in the columns `[col0, col0 + cols)` lazily with `f`, as if
+    /// every cell were written now with `f.value(lane, col - col0, previous value)`; `false`
+    /// (and nothing written) when a column is outside the array.
+    pub fn write_lazy(
+        &mut self,
+        col0: u32,
+        cols: u32,
+        lanes: u128,
+        f: std::rc::Rc<dyn Lazy>,
+    ) -> bool {
+        if col0.checked_add(cols).is_none_or(|e| e > COLS) {
+            return false;
+        }
+        if !f.needs_old() {
+            // The new layer hides every older one in its rectangle.
+            for l in &mut self.layers {
+                for c in col0..col0 + cols {
+                    if let Some(m) = l.lanes.get_mut(c.wrapping_sub(l.col0) as usize) {
+                        *m &= !lanes;
+                    }
+                }
+            }
+            self.layers.retain(|l| l.lanes.iter().any(|&m| m != 0));
+        }
+        if self.layers.len() >= MAX_LAYERS {
+            self.flatten_oldest();
+        }
+        self.layers.push(Layer {
+            col0,
+            lanes: vec![lanes; cols as usize],
+            f,
+        });
+        true
+    }
+
+    /// Computes the oldest layer into the cells.
+    fn flatten_oldest(&mut self) {
+        let l = self.layers.remove(0);
+        for (i, &m) in l.lanes.iter().enumerate() {
+            let col = l.col0 + i as u32;
+            let mut bits = m;
+            while bits != 0 {
+                let lane = bits.trailing_zeros();
+                bits &= bits - 1;
+                let old = if l.f.needs_old() {
+                    self.base(lane, col)
+                } else {
+                    0
+                };
+                self.set_base(lane, col, l.f.value(lane, i as u32, old));
+            }
+        }
     }
 }
 
@@ -115,6 +245,59 @@ mod tests {
         assert_eq!(t.get(3, 41), Some(poison(3, 41)));
         assert_eq!(t.get(128, 0), None);
         assert!(!t.set(0, 512, 1));
+    }
+
+    /// A layer that adds its lane and column to the old value (or writes them).
+    #[derive(Debug)]
+    struct Add(bool);
+
+    impl Lazy for Add {
+        fn needs_old(&self) -> bool {
+            self.0
+        }
+        fn value(&self, lane: u32, col: u32, old: u32) -> u32 {
+            if self.0 {
+                old + 1000 * lane + col
+            } else {
+                1000 * lane + col
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_layers_read_as_eager_writes_would() {
+        let mut t = Tmem::new();
+        t.set(2, 10, 5);
+        // Lanes 0..4 of columns 8..12, accumulating onto the cells.
+        assert!(t.write_lazy(8, 4, 0b1111, std::rc::Rc::new(Add(true))));
+        assert_eq!(t.get(2, 10), Some(5 + 2000 + 2));
+        assert_eq!(t.get(1, 8), Some(poison(1, 8).wrapping_add(1000)));
+        // Lane 4 is not in the layer.
+        assert_eq!(t.get(4, 9), Some(poison(4, 9)));
+        // A second accumulating layer chains; an overwrite of one cell hides both.
+        assert!(t.write_lazy(10, 2, 0b100, std::rc::Rc::new(Add(true))));
+        assert_eq!(t.get(2, 10), Some(5 + 2000 + 2 + 2000));
+        assert_eq!(t.get(2, 11), Some(poison(2, 11).wrapping_add(2003 + 2001)));
+        t.set(2, 11, 9);
+        assert_eq!(t.get(2, 11), Some(9));
+        assert_eq!(t.read(2, 10), Some(4007));
+        assert_eq!(t.get(2, 10), Some(4007));
+        // A non-accumulating layer replaces what is below it.
+        assert!(t.write_lazy(8, 4, 0b100, std::rc::Rc::new(Add(false))));
+        assert_eq!(t.get(2, 10), Some(2002));
+        assert!(!t.write_lazy(510, 4, 1, std::rc::Rc::new(Add(false))));
+        // Many layers: the oldest are computed into the cells, with the same values.
+        let mut u = Tmem::new();
+        u.set(0, 0, 0);
+        for _ in 0..(2 * MAX_LAYERS) {
+            assert!(u.write_lazy(0, 1, 1, std::rc::Rc::new(Add(true))));
+        }
+        assert_eq!(u.get(0, 0), Some(0));
+        u.set(1, 0, 0);
+        for _ in 0..(2 * MAX_LAYERS) {
+            assert!(u.write_lazy(0, 1, 0b10, std::rc::Rc::new(Add(true))));
+        }
+        assert_eq!(u.get(1, 0), Some(2 * MAX_LAYERS as u32 * 1000));
     }
 
     #[test]
