@@ -63,8 +63,10 @@ enum ASrc {
 struct MmaPlan {
     issuer: usize,
     consumers: Vec<bool>,
-    /// The elected thread's statements (cp, mma, shift, commit).
+    /// The elected thread's statements before its commit (cp, mma, shift).
     issue: Vec<Stmt>,
+    /// Whether the commit addresses its mbarrier through `.shared::cluster`.
+    shared_cluster: bool,
     a_src: ASrc,
     a_cols: Option<Cols>,
     d: Cols,
@@ -184,9 +186,9 @@ impl<C: Choices> Builder<'_, C> {
         }
         let aw = self.c.below(nwarps as u32) as usize;
 
-        // MMA plan (cta_group::1 only).
-        let mma = if cg == CtaGroup::One && cfg.mma && !allocs.is_empty() {
-            self.plan_mma(tgt, nwarps, &mut allocs)
+        // MMA plan (`cta_group::1`, or `::2` issued by the even CTA of each pair).
+        let mma = if cfg.mma && !allocs.is_empty() {
+            self.plan_mma(tgt, version, cg, nwarps, &mut allocs)
         } else {
             None
         };
@@ -286,11 +288,7 @@ impl<C: Choices> Builder<'_, C> {
                 self.checkpoint(&mut code);
                 code.push(fence_after());
                 if w == m.issuer {
-                    code.push(Stmt::If {
-                        cond: Cond::ElectOne,
-                        then: m.issue.clone(),
-                        els: vec![],
-                    });
+                    code.push(issue_stmt(m, cg, cluster_size));
                 }
                 if m.consumers[w] {
                     self.maybe_spin(&mut code);
@@ -453,35 +451,78 @@ impl<C: Choices> Builder<'_, C> {
     }
 
     /// Plans an MMA: kind, shape, operands, columns, regions, issuer and consumers.
-    fn plan_mma(&mut self, tgt: Target, nwarps: usize, allocs: &mut [Alloc]) -> Option<MmaPlan> {
+    ///
+    /// With `cta_group::2` (reference §2.5, §3.7, MMA-PAIR) every CTA of the pair runs the same
+    /// setup (allocations of the same sizes, so the columns planned here exist in both CTAs;
+    /// its own shared-memory operands and scale factors), and only the even CTA issues the MMA
+    /// (and its cp / shift), which reads and writes both CTAs' TMEM; the commit multicasts its
+    /// arrive to both CTAs' mbarrier 0 (COMMIT-MCAST-MASK), so the consumers of each CTA wait
+    /// on their own.
+    fn plan_mma(
+        &mut self,
+        tgt: Target,
+        version: PtxVersion,
+        cg: CtaGroup,
+        nwarps: usize,
+        allocs: &mut [Alloc],
+    ) -> Option<MmaPlan> {
         let cfg = self.cfg;
-        // MMA-I8-TARGET: i8 only on sm_100a / sm_110a.
+        let two = cg == CtaGroup::Two;
+        // MMA-I8-TARGET: i8 only on sm_100a / sm_110a. Block-scaled kinds only where a
+        // scale-vector qualifier (or none) is allowed (MMA-BS-VEC-TARGET, GEN-PTXVER).
         let kinds: Vec<MmaKind> = cfg
             .mma_kinds
             .iter()
             .copied()
             .filter(|k| *k != MmaKind::I8 || target::has_i8(tgt))
-            .filter(|k| *k != MmaKind::Mxf8f6f4 || target::mx_scale_vec(tgt).is_some())
+            .filter(|k| !is_block_kind(*k) || !target::scale_vecs(*k, tgt, version).is_empty())
             .collect();
         let kind = *self.c.pick(&kinds)?;
-        // Block scaling (MMA-BS-KINDS): mxf8f6f4 requires it; no .ws for block-scaled kinds
+        // Block scaling (MMA-BS-KINDS): the mx kinds require it; no .ws for them
         // (MMA-WS-KINDS).
-        let block_scale = kind == MmaKind::Mxf8f6f4;
+        let block_scale = is_block_kind(kind);
+        let scale_vec = if block_scale {
+            *self.c.pick(target::scale_vecs(kind, tgt, version))?
+        } else {
+            None
+        };
         // .ws: cta_group::1 only, kinds f16/tf32/f8f6f4/i8 (MMA-WS-CTA1, MMA-WS-KINDS); dense N
-        // in {64, 128, 256}, M in {32, 64, 128} (§2.7). Non-ws: M = 128 (M = 64 is the
-        // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table.
-        let ws = !block_scale && self.c.percent(cfg.ws_pct);
+        // in {64, 128, 256}, M in {32, 64, 128} (§2.7). Non-ws ::1: M = 128 (M = 64 is the
+        // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table. ::2:
+        // M = 256 (128 lanes in each CTA of the pair) or 128, N in steps of 16 (i8: 32).
+        let ws = !block_scale && !two && self.c.percent(cfg.ws_pct);
         let m = if ws {
             [32, 64, 128][self.c.below(3) as usize]
+        } else if two && self.c.percent(75) {
+            256
         } else {
             128
         };
-        let ns: &[u32] = if ws { &[64, 128] } else { &[8, 16, 32, 64] };
+        // K = 96 (idesc bit 31): dense mxf4/mxf4nvf4, ::2, M = 256, sm_103a only
+        // (MMA-K-EXPLICIT, MMA-K96-TARGET).
+        let k96 = two
+            && m == 256
+            && matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
+            && tgt == Target::Sm103a
+            && self.c.percent(50);
+        let ns: &[u32] = if ws {
+            &[64, 128]
+        } else if two {
+            &[16, 32, 64]
+        } else {
+            &[8, 16, 32, 64]
+        };
         let start = self.c.below(ns.len() as u32) as usize;
         let mut d = None;
         let mut n = 0;
         for &cand in ns[..=start].iter().rev() {
-            if !ws && !mmaenc::n_ok_cta1(kind, cand) {
+            let ok = ws
+                || if two {
+                    mmaenc::n_ok_cta2(kind, cand)
+                } else {
+                    mmaenc::n_ok_cta1(kind, cand)
+                };
+            if !ok {
                 continue;
             }
             if let Some(cols) = take(allocs, cand) {
@@ -511,20 +552,23 @@ impl<C: Choices> Builder<'_, C> {
             }
         }
         let mut issue = Vec::with_capacity(6);
+        // Rows of A in each CTA: M, or M / 2 per CTA of a pair (at most 128, one per lane).
+        let a_rows = if two { m / 2 } else { m }.max(32);
         let a = match (a_src, a_cols) {
             (ASrc::Smem, _) | (_, None) => {
-                let r = self.region(m * row);
+                let r = self.region(a_rows * row);
                 fills.push((r, elem));
                 MmaA::Desc(mmaenc::kmajor_desc(r))
             }
             (ASrc::Cp, Some(ac)) => {
-                // cp.128x256b: 128 lanes x 256 bits = the 8 columns of A (§3.5); cp::1 → mma::1
-                // is pipeline pair 2 (§4.2, MCM-PIPE-CP-MMA).
+                // cp.128x256b: 128 lanes x 256 bits = the 8 columns of A (§3.5); cp::N → mma::N
+                // is pipeline pair 2 (§4.2, MCM-PIPE-CP-MMA). A ::2 cp copies in both CTAs
+                // from each one's own shared memory (CP-PAIR).
                 let r = self.region(128 * 32);
                 fills.push((r, elem));
                 issue.push(Stmt::Tc(Op::Cp {
                     form: CpForm {
-                        cta_group: CtaGroup::One,
+                        cta_group: cg,
                         shape: CpShape::S128x256b,
                         multicast: None,
                         dst_fmt: None,
@@ -539,14 +583,20 @@ impl<C: Choices> Builder<'_, C> {
         };
         let rb = self.region(n * row);
         fills.push((rb, elem));
-        let idesc = if block_scale {
-            mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2))
-        } else {
-            mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
+        let idesc = match kind {
+            MmaKind::Mxf8f6f4 => mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2)),
+            MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => {
+                // UE4M3 scale factors only for mxf4nvf4 with a size of 4 (§3.7 table).
+                let four = matches!(scale_vec, Some(ScaleVec::X4 | ScaleVec::Block16));
+                let ue8m0 = !(kind == MmaKind::Mxf4nvf4 && four && self.c.percent(50));
+                mmaenc::idesc_mxf4(m, n, ue8m0, false, k96)
+            }
+            _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode(),
         };
-        // Scale factors (§3.7 .block_scale): scale_A (M x 1) and scale_B (1 x N) in TMEM,
-        // duplicated into all four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies
-        // 32 lanes x 128 bits (4 columns) into every lane quarter; cp::1 → mma::1 is pipelined.
+        // Scale factors (§3.7 .block_scale): scale_A and scale_B in TMEM, duplicated into all
+        // four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies 32 lanes x 128 bits
+        // (4 columns: room for the 1, 2, 3, 4 or 6 one-byte factors per row of every
+        // scale-vector size) into every lane quarter; cp::N → mma::N is pipelined.
         let mut scales = None;
         if block_scale {
             let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
@@ -555,7 +605,7 @@ impl<C: Choices> Builder<'_, C> {
                 fills.push((r, FillElem::Word));
                 issue.push(Stmt::Tc(Op::Cp {
                     form: CpForm {
-                        cta_group: CtaGroup::One,
+                        cta_group: cg,
                         shape: CpShape::S32x128b,
                         multicast: Some(CpMulticast::Warpx4),
                         dst_fmt: None,
@@ -591,20 +641,17 @@ impl<C: Choices> Builder<'_, C> {
         let form = MmaForm {
             ws,
             sp: false,
-            cta_group: CtaGroup::One,
+            cta_group: cg,
             kind,
             block_scale,
-            // MMA-BS-VEC, MMA-BS-VEC-TARGET: 1X (sm_100a) or block32 (sm_100f, sm_110f).
-            scale_vec: if block_scale {
-                target::mx_scale_vec(tgt)
-            } else {
-                None
-            },
+            scale_vec,
             ashift: false,
             collector,
         };
         let scale_ok =
             matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
+        // MMA-DOL-SIZE: 4 elements for ::1, 8 for ::2.
+        let dol_len = if two { 8 } else { 4 };
         let mk = |c: &mut C, enable: bool| -> Stmt {
             Stmt::Tc(Op::Mma(Box::new(Mma {
                 form,
@@ -615,9 +662,9 @@ impl<C: Choices> Builder<'_, C> {
                 idesc,
                 scale_a: scales.map(|s| s.0),
                 scale_b: scales.map(|s| s.1),
-                // Optional (MMA-DOL-SIZE): 4 elements for ::1; not in .ws or .block_scale forms.
+                // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms.
                 disable_output_lane: (!ws && !block_scale && c.percent(10))
-                    .then(|| (0..4).map(|_| c.word()).collect()),
+                    .then(|| (0..dol_len).map(|_| c.word()).collect()),
                 enable_input_d: enable,
                 scale_input_d: (!ws && enable && scale_ok && c.percent(30))
                     .then(|| c.below(16) as u8),
@@ -630,12 +677,12 @@ impl<C: Choices> Builder<'_, C> {
         if self.c.percent(30) {
             issue.push(mk(self.c, true));
         }
-        // mma::1 → shift::1 is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
+        // mma::N → shift::N is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
         // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
         if cfg.shift && target::has_shift(tgt) && self.c.percent(30) {
             issue.push(Stmt::Tc(Op::Shift {
                 form: ShiftForm {
-                    cta_group: CtaGroup::One,
+                    cta_group: cg,
                     down_first: false,
                 },
                 taddr: TmemRef::slot(d.slot, 0, d.col as u16),
@@ -664,7 +711,7 @@ impl<C: Choices> Builder<'_, C> {
             let decomp = self.c.percent(25);
             issue.push(Stmt::Tc(Op::Cp {
                 form: CpForm {
-                    cta_group: CtaGroup::One,
+                    cta_group: cg,
                     shape,
                     multicast,
                     dst_fmt: decomp.then_some(CpDstFmt::B8x16),
@@ -680,8 +727,7 @@ impl<C: Choices> Builder<'_, C> {
                 src: mmaenc::kmajor_desc(r),
             }));
         }
-        // COMMIT-TRACK: the commit makes mbarrier 0 track every earlier async op of the thread.
-        issue.push(commit(CtaGroup::One, 0, self.c.percent(50)));
+        let shared_cluster = two || self.c.percent(50);
         let issuer = self.c.below(nwarps as u32) as usize;
         let mut consumers: Vec<bool> = (0..nwarps).map(|_| self.c.percent(60)).collect();
         if !consumers.iter().any(|x| *x) {
@@ -691,6 +737,7 @@ impl<C: Choices> Builder<'_, C> {
             issuer,
             consumers,
             issue,
+            shared_cluster,
             a_src,
             a_cols,
             d,
@@ -698,6 +745,53 @@ impl<C: Choices> Builder<'_, C> {
             fills,
         })
     }
+}
+
+/// Whether the kind is block-scaled (MMA-BS-KINDS: mxf8f6f4, mxf4, mxf4nvf4).
+fn is_block_kind(k: MmaKind) -> bool {
+    matches!(k, MmaKind::Mxf8f6f4 | MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
+}
+
+/// The statement that issues a plan's MMA: one elected thread of the issuing warp, in every
+/// CTA for `cta_group::1`; for `::2`, in the even CTA of each pair only, whose commit
+/// multicasts the arrive to both CTAs of its pair (ctaMask bits `rank` and `rank + 1`,
+/// COMMIT-MCAST-MASK; reference §2.5, §3.9).
+fn issue_stmt(plan: &MmaPlan, cg: CtaGroup, cluster_size: u8) -> Stmt {
+    let elected = |commit_stmt: Stmt| {
+        let mut then = plan.issue.clone();
+        then.push(commit_stmt);
+        Stmt::If {
+            cond: Cond::ElectOne,
+            then,
+            els: vec![],
+        }
+    };
+    if cg == CtaGroup::One {
+        // COMMIT-TRACK: the commit makes mbarrier 0 track every earlier async op of the thread.
+        return elected(commit(CtaGroup::One, 0, plan.shared_cluster));
+    }
+    // Pairs from the last to the first, so the chain of ifs tests rank 0 first.
+    let mut chain: Vec<Stmt> = Vec::new();
+    for even in (0..cluster_size.max(2)).step_by(2).rev() {
+        let c = Stmt::Tc(Op::Commit {
+            form: CommitForm {
+                cta_group: CtaGroup::Two,
+                arrive_one: true,
+                shared_cluster: true,
+                multicast: true,
+                ty: Ty::B64,
+            },
+            mbar: 0,
+            addr: MbarAddr::Shared,
+            cta_mask: Some(0b11 << even),
+        });
+        chain = vec![Stmt::If {
+            cond: Cond::CtaRank(even),
+            then: vec![elected(c)],
+            els: chain,
+        }];
+    }
+    chain.pop().expect("at least one pair")
 }
 
 /// Takes `width` free columns from the first allocation that has them.

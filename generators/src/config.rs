@@ -19,15 +19,17 @@ pub const TCGEN05_TARGETS: &[Target] = &[
 /// The legal nCols values (reference §2.3: powers of two in [32, 512]).
 pub const LEGAL_NCOLS: &[u32] = &[32, 64, 128, 256, 512];
 
-/// The MMA kinds the builder can generate valid programs for: the dense kinds of idesc layout
-/// (a), and block-scaled mxf8f6f4 (scale factors copied into TMEM by cp.32x128b.warpx4).
-/// mxf4/mxf4nvf4 (idesc layout (c), 4-bit packing) are not generated yet.
+/// The MMA kinds the builder can generate valid programs for: the kinds of idesc layout (a),
+/// and the block-scaled kinds mxf8f6f4 (layout (b)), mxf4 and mxf4nvf4 (layout (c)), with
+/// scale factors copied into TMEM by cp.32x128b.warpx4 (reference §2.8, §3.7).
 pub const BUILDER_MMA_KINDS: &[MmaKind] = &[
     MmaKind::F16,
     MmaKind::Tf32,
     MmaKind::F8f6f4,
     MmaKind::I8,
     MmaKind::Mxf8f6f4,
+    MmaKind::Mxf4,
+    MmaKind::Mxf4nvf4,
 ];
 
 /// What the builder may generate. Every list is a set of allowed choices; an empty list turns
@@ -63,7 +65,8 @@ pub struct Config {
     pub st_ld: bool,
     /// `tcgen05.ld.red` flows (only on targets that have it). Default: on.
     pub ld_red: bool,
-    /// st → mma → ld, cp → mma → ld and smem → mma → ld flows (`cta_group::1`). Default: on.
+    /// st → mma → ld, cp → mma → ld and smem → mma → ld flows. Default: on. With
+    /// `cta_group::2` the even CTA of each pair issues the MMA for both (reference §2.5).
     pub mma: bool,
     /// `tcgen05.cp` (A operand, and extra copies). Default: on. Needs `mma` (completion goes
     /// through commit).
@@ -239,7 +242,7 @@ mod tests {
             targets: vec![Target::Sm90a, Target::Sm100a, Target::Sm100a],
             cluster_sizes: vec![1, 3],
             ncols: vec![48, 64, 1024],
-            mma_kinds: vec![MmaKind::Mxf4, MmaKind::F16],
+            mma_kinds: vec![MmaKind::Mxf4, MmaKind::F16, MmaKind::Mxf4],
             ..Config::default()
         };
         c.sanitize();
@@ -248,7 +251,7 @@ mod tests {
         // No cluster of two CTAs is left, so no CTA pair: cta_group::2 goes (reference §2.5).
         assert_eq!(c.cta_groups, vec![CtaGroup::One]);
         assert_eq!(c.ncols, vec![64]);
-        assert_eq!(c.mma_kinds, vec![MmaKind::F16]);
+        assert_eq!(c.mma_kinds, vec![MmaKind::Mxf4, MmaKind::F16]);
         let d = Config::default();
         let mut d2 = d.clone();
         d2.sanitize();

@@ -63,9 +63,18 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
     match op {
         Op::Ld { form, .. } => out.push(format!("ldst.num{}", form.num)),
         Op::St { form, .. } => out.push(format!("ldst.num{}", form.num)),
+        Op::Commit { form, .. } if form.multicast => out.push("commit.multicast::cluster".into()),
+        Op::Cp { form, .. } => out.push(format!("cp{}", form.cta_group)),
         Op::Mma(m) => {
+            out.push(format!("mma{}", m.form.cta_group));
             if let Some(v) = m.form.scale_vec {
                 out.push(format!("mma{v}"));
+            } else if m.form.block_scale {
+                // MMA-BS-MXF4-DEFAULT: no size written.
+                out.push("mma.block_scale.default-size".into());
+            }
+            if idesc::Idesc::new(m.form.kind, m.idesc).k96() {
+                out.push("mma.k96".into());
             }
             if m.disable_output_lane.is_some() {
                 out.push("mma.disable-output-lane".into());
@@ -122,6 +131,14 @@ pub fn claimed() -> Vec<String> {
     }
     v.push("commit.cta_group::1".into());
     v.push("commit.cta_group::1.shared::cluster".into());
+    // cta_group::2: the pair's MMA, cp, shift and multicast commit (reference §2.5, §3.9).
+    v.push("commit.cta_group::2.shared::cluster".into());
+    v.push("commit.multicast::cluster".into());
+    for g in CtaGroup::ALL {
+        v.push(format!("cp{g}"));
+        v.push(format!("shift{g}"));
+        v.push(format!("mma{g}"));
+    }
     for s in CpShape::LEGAL {
         let mcs: &[&str] = match s {
             CpShape::S64x128b => &[".warpx2::02_13", ".warpx2::01_23"],
@@ -134,10 +151,14 @@ pub fn claimed() -> Vec<String> {
             }
         }
     }
-    v.push("shift.cta_group::1".into());
-    v.push(format!("mma{}", MmaKind::Mxf8f6f4));
-    v.push("mma.scale_vec::1X".into());
-    v.push("mma.block32".into());
+    for k in [MmaKind::Mxf8f6f4, MmaKind::Mxf4, MmaKind::Mxf4nvf4] {
+        v.push(format!("mma{k}"));
+    }
+    for sv in ScaleVec::ALL {
+        v.push(format!("mma{sv}"));
+    }
+    v.push("mma.block_scale.default-size".into());
+    v.push("mma.k96".into());
     for k in [MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4, MmaKind::I8] {
         v.push(format!("mma{k}"));
         v.push(format!("mma{k}.collector::a::discard"));

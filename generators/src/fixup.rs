@@ -185,6 +185,13 @@ fn legal_ldst(op: &Op, q: u16, col0: u32, width: u32, ld_red_ok: bool) -> Vec<St
         ),
         _ => return Vec::new(),
     };
+    // LDST-SHAPE: a spelling the spec does not list becomes `.32x32b` (LDST-NUM needs nothing:
+    // the `.num` search below only draws listed counts).
+    let shape = if shape.is_legal() {
+        shape
+    } else {
+        LdStShape::S32x32b
+    };
     let red = red && ld_red_ok && matches!(shape, LdStShape::S32x32b | LdStShape::S16x32bx2);
     let pack = pack && !red;
     let mult = if pack { 2 } else { 1 };

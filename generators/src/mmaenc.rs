@@ -48,6 +48,28 @@ pub fn idesc_mxf8f6f4(m: u32, n: u32, a_type: u32, b_type: u32) -> u32 {
         | ((m >> 7) & 3) << 27
 }
 
+/// The idesc of a `.kind::mxf4` / `.kind::mxf4nvf4` MMA (reference §2.8 layout (c)): A type
+/// E2M1 = 1 at bits 7-9, B type E2M1 = 1 at bits 10-11 (bit 12 reserved), N >> 3 at 17-22,
+/// scale type at bit 23 (`ue8m0`: UE8M0 = 1, else UE4M3 = 0, mxf4nvf4 only), M >> 7 at 27-28,
+/// scale-factor IDs 0 (legal with every scale-vector size), bit 2 for `.sp`, bit 31 the K
+/// selector (1: dense K = 96, MMA-K-EXPLICIT), transpose bits 0 (MMA-TRANSPOSE-KIND).
+pub fn idesc_mxf4(m: u32, n: u32, ue8m0: bool, sparse: bool, k96: bool) -> u32 {
+    u32::from(sparse) << 2
+        | 1 << 7
+        | 1 << 10
+        | ((n >> 3) & 0x3F) << 17
+        | u32::from(ue8m0) << 23
+        | ((m >> 7) & 3) << 27
+        | u32::from(k96) << 31
+}
+
+/// Whether N is legal for a dense non-ws `cta_group::2` MMA of this kind (§2.7 table):
+/// 16..256 step 16; i8: 32..256 step 32.
+pub fn n_ok_cta2(kind: MmaKind, n: u32) -> bool {
+    let step = if kind == MmaKind::I8 { 32 } else { 16 };
+    (step..=256).contains(&n) && n.is_multiple_of(step)
+}
+
 /// Dense K of a kind (§2.7): f16 16, tf32 8, f8f6f4 32, i8 32.
 pub fn dense_k(kind: MmaKind) -> u32 {
     match kind {
@@ -64,7 +86,8 @@ pub fn row_bytes(kind: MmaKind) -> u32 {
     match kind {
         MmaKind::F16 => 16 * 2,
         MmaKind::Tf32 => 8 * 4,
-        // 8-bit elements (the builder's mxf8f6f4 uses e4m3/e5m2), K = 32.
+        // 8-bit elements (the builder's mxf8f6f4 uses e4m3/e5m2), K = 32; 4-bit e2m1
+        // elements of mxf4/mxf4nvf4, K = 64: also 32 bytes.
         _ => 32,
     }
 }
@@ -170,7 +193,28 @@ mod tests {
     }
 
     #[test]
+    fn mxf4_idesc_follows_layout_c() {
+        // §2.8 layout (c): A E2M1 = 1 at 7-9, B at 10-11, N >> 3 at 17-22, scale type bit 23,
+        // M >> 7 at 27-28, K selector bit 31, sparse bit 2; bits 3, 6, 12, 24-26 reserved.
+        let v = idesc_mxf4(256, 64, true, false, true);
+        assert_eq!(v >> 7 & 7, 1);
+        assert_eq!(v >> 10 & 3, 1);
+        assert_eq!(v >> 17 & 0x3F, 8);
+        assert_eq!(v >> 23 & 1, 1);
+        assert_eq!(v >> 27 & 3, 2);
+        assert_eq!(v >> 31, 1);
+        assert_eq!(
+            v & (1 << 3 | 1 << 6 | 1 << 12 | 0b111 << 24 | 0b11 << 29 | 0b11 << 4),
+            0
+        );
+        let s = idesc_mxf4(128, 8, false, true, false);
+        assert_eq!((s >> 2 & 1, s >> 23 & 1, s >> 31), (1, 0, 0));
+    }
+
+    #[test]
     fn n_table_follows_the_reference() {
+        assert!(n_ok_cta2(MmaKind::F16, 16) && !n_ok_cta2(MmaKind::F16, 8));
+        assert!(n_ok_cta2(MmaKind::I8, 64) && !n_ok_cta2(MmaKind::I8, 48));
         assert!(n_ok_cta1(MmaKind::F16, 8) && n_ok_cta1(MmaKind::F16, 256));
         assert!(!n_ok_cta1(MmaKind::F16, 12) && !n_ok_cta1(MmaKind::F16, 264));
         assert!(

@@ -126,7 +126,8 @@ fn p_mma(c: &mut Config) {
     c.ws_pct = 0;
     // Block-scaled forms have their own operand rules (no ashift, no disable-output-lane,
     // target-gated scale vectors): only the p_mma_bs mutators use them.
-    c.mma_kinds.retain(|k| *k != MmaKind::Mxf8f6f4);
+    c.mma_kinds
+        .retain(|k| !matches!(k, MmaKind::Mxf8f6f4 | MmaKind::Mxf4 | MmaKind::Mxf4nvf4));
 }
 
 /// A block-scaled mxf8f6f4 MMA on sm_100a (`.scale_vec::1X`) with nothing else target-gated.
