@@ -7,7 +7,7 @@
 //! ```
 
 use arbitrary::Unstructured;
-use tcgen05_fuzz_targets::{backend, diff_sim, near_miss};
+use tcgen05_fuzz_targets::{backend, diff_sim, near_miss, ptx_roundtrip};
 use tcgen05_ir::{Case, Intent, Provenance};
 
 fn case_of(target: &str, data: &[u8]) -> Result<Case, String> {
@@ -25,13 +25,7 @@ fn case_of(target: &str, data: &[u8]) -> Result<Case, String> {
             .map_err(|e| e.to_string())?
             .ok_or_else(none),
         "ptx_roundtrip" => {
-            let b = tcgen05_ir::arb::Bounds {
-                warps: 6,
-                funcs: 3,
-                stmts: 12,
-                depth: 3,
-            };
-            let program = tcgen05_ir::arb::program(&mut u, b).map_err(|e| e.to_string())?;
+            let program = ptx_roundtrip::program_of(&mut u).map_err(|e| e.to_string())?;
             Ok(Case {
                 program,
                 intent: Intent::Unknown,

@@ -1,8 +1,8 @@
 #!/bin/bash -eu
 # OSS-Fuzz / ClusterFuzzLite build script for tcgen05-fuzz: builds every cargo-fuzz target of
-# fuzz/ with the sanitizer flags the builder image sets, and copies the binaries, their seed
-# corpora and dictionaries to $OUT. The opt-in targets `ptxas` and `cuda` are left out: they
-# need a ptxas binary or a GPU, which the fuzzing infrastructure does not have.
+# fuzz/ with the sanitizer flags the builder image sets, and copies the binaries and their seed
+# corpora to $OUT. The opt-in targets `ptxas` and `cuda` are left out: they need a ptxas binary
+# or a GPU, which the fuzzing infrastructure does not have.
 cd "$SRC/tcgen05-fuzz"
 
 TARGETS="diff_sim near_miss ptx_roundtrip parse_ptx codec"
@@ -16,15 +16,11 @@ for t in $TARGETS; do
   cp "$BUILD/$t" "$OUT/"
 done
 
-# Seed corpora: case files for `codec`, PTX text for `parse_ptx` (generated cases and real
-# compiler output). diff_sim and near_miss read bytes through the generators, which no stored
-# program maps back to, so they start from an empty corpus.
-seed_zip() {
-  local name=$1; shift
-  local tmp; tmp=$(mktemp -d)
-  for f in "$@"; do [ -f "$f" ] && cp "$f" "$tmp/$(echo "$f" | tr '/' '_')"; done
-  if [ -n "$(ls -A "$tmp")" ]; then (cd "$tmp" && zip -q -r "$OUT/${name}_seed_corpus.zip" .); fi
-  rm -rf "$tmp"
-}
-seed_zip codec corpus/seeds/*.case corpus/regressions/*/case.case
-seed_zip parse_ptx corpus/seeds/*.ptx corpus/regressions/*/case.ptx $(find corpus/realworld -name '*.ptx' | head -200)
+# Seed corpora: corpus/seeds/<target>/ holds inputs in the form each target reads (written by
+# `cargo run -p tcgen05-fuzz-targets --example gen_seeds -- corpus/seeds`, see fuzz/README.md);
+# the infrastructure unpacks $OUT/<target>_seed_corpus.zip as the target's starting corpus.
+for t in $TARGETS; do
+  if [ -n "$(ls -A "corpus/seeds/$t" 2>/dev/null)" ]; then
+    (cd "corpus/seeds/$t" && zip -q -j "$OUT/${t}_seed_corpus.zip" ./*)
+  fi
+done

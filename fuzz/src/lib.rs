@@ -12,6 +12,7 @@ pub mod near_miss;
 pub mod parse_ptx;
 pub mod ptx_roundtrip;
 pub mod ptxas;
+pub mod seeds;
 
 /// Runs `f` on `n` pseudo-random byte strings of up to `len` bytes from `seed` (for smoke tests).
 pub fn test_n_times(

@@ -25,9 +25,13 @@ pub fn run_text(text: &str) {
     }
 }
 
-/// One iteration: the input is taken as text (lossily), mixed with PTX-looking fragments so
-/// that the fuzzer reaches deep into the grammar quickly.
+/// One iteration: the input is parsed twice, as text itself (lossily decoded: real PTX seeds,
+/// `corpus/seeds/parse_ptx/`, are read as they are), and as a recipe mixing PTX-looking
+/// fragments with text, so that the fuzzer also reaches deep into the grammar from bytes.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+    run_text(&String::from_utf8_lossy(
+        u.peek_bytes(u.len()).unwrap_or_default(),
+    ));
     const FRAGMENTS: &[&str] = &[
         ".version 8.6\n",
         ".target sm_100a\n",

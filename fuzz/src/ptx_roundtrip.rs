@@ -2,12 +2,13 @@
 //! and prints the same bytes twice.
 
 use arbitrary::Unstructured;
+use tcgen05_ir::Program;
 use tcgen05_ir::arb::{Bounds, program};
 use tcgen05_ir::ptx::{emit, lift};
 
-/// One iteration.
-pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    let p = program(
+/// The program the bytes describe.
+pub fn program_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Program> {
+    program(
         u,
         Bounds {
             warps: 6,
@@ -15,7 +16,12 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
             stmts: 12,
             depth: 3,
         },
-    )?;
+    )
+}
+
+/// One iteration.
+pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
+    let p = program_of(u)?;
     let text = emit(&p);
     let back =
         lift(&text).unwrap_or_else(|e| panic!("the printer's output does not lift: {e}\n{text}"));
