@@ -65,7 +65,8 @@ struct Cta {
     permit: bool,
     slots: Vec<u32>,
     mbars: Vec<Mbar>,
-    regions: Vec<Vec<u32>>,
+    /// Shared, so that a performed MMA keeps the words it read (copy on write).
+    regions: Vec<std::rc::Rc<Vec<u32>>>,
     bar_gen: u32,
     bar_count: u32,
     bar_released: Vec<u32>,
@@ -172,7 +173,7 @@ struct Tracker {
 #[derive(Debug)]
 pub struct Machine<'p> {
     p: &'p Program,
-    code: Code<'p>,
+    code: std::rc::Rc<Code<'p>>,
     faults: Faults,
     policy: Policy,
     words: Vec<u32>,
@@ -216,7 +217,7 @@ impl<'p> Machine<'p> {
                     .smem
                     .regions
                     .iter()
-                    .map(|b| vec![0u32; (b.max(&16) / 4) as usize])
+                    .map(|b| std::rc::Rc::new(vec![0u32; (b.max(&16) / 4) as usize]))
                     .collect(),
                 bar_gen: 0,
                 bar_count: 0,
@@ -252,7 +253,7 @@ impl<'p> Machine<'p> {
         let clusters = (nctas / cs.max(1)).max(1) as usize;
         let mut m = Machine {
             p,
-            code,
+            code: std::rc::Rc::new(code),
             faults,
             policy,
             words,
@@ -491,7 +492,7 @@ impl<'p> Machine<'p> {
     fn give_up(&mut self, w: usize) {
         if let Some(Ins::MbarWait { site, .. }) = self.ins(w).cloned() {
             let mask = self.warps[w].mask;
-            self.record(w, site, mask, |_| vec![observe::MBAR_GAVE_UP]);
+            self.record(w, site, mask, observe::MBAR_GAVE_UP);
         }
         let wr = &mut self.warps[w];
         wr.block = None;
@@ -506,11 +507,13 @@ impl<'p> Machine<'p> {
     // ----- stepping -----
 
     fn step(&mut self, w: usize) {
-        let Some(ins) = self.ins(w).cloned() else {
+        let code = std::rc::Rc::clone(&self.code);
+        let wr = &self.warps[w];
+        let Some(ins) = code.bodies[wr.body].get(wr.pc as usize) else {
             self.warps[w].done = true;
             return;
         };
-        match self.exec(w, &ins) {
+        match self.exec(w, ins) {
             Step::Progress => {
                 self.warps[w].block = None;
             }
@@ -739,12 +742,13 @@ impl<'p> Machine<'p> {
                     let rel = self.live_ids(&m.released);
                     self.warps[w].acquired.extend(rel);
                 }
-                self.record(w, *site, mask, |_| vec![observe::MBAR_COMPLETED]);
+                self.record(w, *site, mask, observe::MBAR_COMPLETED);
                 self.advance(w)
             }
             Ins::Fill { region, seed, elem } => {
                 let c = self.warps[w].cta;
                 if let Some(r) = self.ctas[c].regions.get_mut(usize::from(*region)) {
+                    let r = std::rc::Rc::make_mut(r);
                     for lane in lanes(mask) {
                         let mut i = lane;
                         while (i as usize) < r.len() {
@@ -762,7 +766,7 @@ impl<'p> Machine<'p> {
                     .get(usize::from(*slot))
                     .copied()
                     .unwrap_or(0);
-                self.record(w, *site, mask, |_| vec![v]);
+                self.record(w, *site, mask, v);
                 self.advance(w)
             }
             Ins::Ld { op, ld } => {
@@ -872,31 +876,32 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn record(&mut self, w: usize, site: Site, mask: u32, data: impl Fn(u32) -> Vec<u32>) {
+    /// Records a one-word observation (the same word for every lane of `mask`).
+    fn record(&mut self, w: usize, site: Site, mask: u32, v: u32) {
         let base = self.warp_block(w) + site.offset as usize;
         for lane in lanes(mask) {
             self.words[base + lane as usize] = 1;
-            let d = base + 32 + (lane * site.words) as usize;
-            for (i, v) in data(lane).into_iter().enumerate().take(site.words as usize) {
-                self.words[d + i] = v;
+            if site.words > 0 {
+                self.words[base + 32 + (lane * site.words) as usize] = v;
             }
         }
     }
 
     fn record_ld(&mut self, w: usize, ld: u32, mask: u32) {
         let info = self.code.lds[ld as usize];
-        let regs = self.warps[w]
-            .regs
-            .get(ld as usize)
-            .cloned()
-            .unwrap_or_default();
+        let site = info.site;
+        let base = self.warp_block(w) + site.offset as usize;
         let words = info.words as usize;
-        self.record(w, info.site, mask, |lane| {
+        let sw = site.words as usize;
+        let regs: &[u32] = self.warps[w].regs.get(ld as usize).map_or(&[], |r| r);
+        for lane in lanes(mask) {
+            self.words[base + lane as usize] = 1;
+            let d = base + 32 + lane as usize * sw;
             let s = lane as usize * words;
-            (0..words)
-                .map(|i| regs.get(s + i).copied().unwrap_or(0))
-                .collect()
-        });
+            for i in 0..words.min(sw) {
+                self.words[d + i] = regs.get(s + i).copied().unwrap_or(0);
+            }
+        }
     }
 
     /// The TMEM address a warp computes for `t` (the lowest active lane's, when lanes disagree:
@@ -1489,33 +1494,27 @@ impl<'p> Machine<'p> {
                 let pack = form.pack.is_some();
                 let mut out = std::mem::take(&mut self.warps[w].regs[*ld as usize]);
                 for t in lanes(*lm) {
-                    let mut vals = Vec::with_capacity(*nregs as usize);
-                    for i in 0..*nregs {
-                        let v = if i < limit {
-                            let (lo, co) = tmem::cell_of(form.shape, t, i, split);
-                            let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
-                            if pack {
-                                let a = self.cell(c, lane, col0 + 2 * co);
-                                let b = self.cell(c, lane, col0 + 2 * co + 1);
-                                (a & 0xFFFF) | (b << 16)
-                            } else {
-                                self.cell(c, lane, col0 + co)
-                            }
-                        } else {
-                            out.get((t * info.words + i) as usize).copied().unwrap_or(0)
-                        };
-                        vals.push(v);
-                    }
                     let base = (t * info.words) as usize;
-                    for (i, v) in vals.iter().enumerate() {
-                        if let Some(slot) = out.get_mut(base + i) {
-                            *slot = *v;
+                    for i in 0..limit {
+                        let (lo, co) = tmem::cell_of(form.shape, t, i, split);
+                        let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
+                        let v = if pack {
+                            let a = self.cell(c, lane, col0 + 2 * co);
+                            let b = self.cell(c, lane, col0 + 2 * co + 1);
+                            (a & 0xFFFF) | (b << 16)
+                        } else {
+                            self.cell(c, lane, col0 + co)
+                        };
+                        if let Some(slot) = out.get_mut(base + i as usize) {
+                            *slot = v;
                         }
                     }
-                    if form.red
-                        && let Some(slot) = out.get_mut(base + *nregs as usize)
-                    {
-                        *slot = reduce(form, &vals);
+                    if form.red {
+                        let n = *nregs as usize;
+                        let r = out.get(base..base + n).map(|vals| reduce(form, vals));
+                        if let (Some(r), Some(slot)) = (r, out.get_mut(base + n)) {
+                            *slot = r;
+                        }
                     }
                 }
                 if let Some(mut t) = stash {

@@ -27,6 +27,8 @@
 
 use super::faults::{Fault, Faults};
 use super::tmem::{Lazy, Tmem};
+use std::cell::RefCell;
+use std::rc::Rc;
 use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,31 +88,26 @@ impl MmaPlan {
     /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),
     /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
     /// values are those of an eager computation now).
-    pub fn perform(&self, regions: &[Vec<u32>], tmem: &mut Tmem) -> Result<(), String> {
+    pub fn perform(&self, regions: &[Rc<Vec<u32>>], tmem: &mut Tmem) -> Result<(), String> {
         let kk = self.k as usize;
-        let mut a = Vec::with_capacity(self.m as usize * kk);
-        let mut b = Vec::with_capacity(self.n as usize * kk);
-        for r in 0..self.m {
-            for k in 0..self.k {
-                let v = match &self.a {
-                    Some(desc) => load(regions, desc, self.a_ty, r, k)?,
-                    None => {
+        let a = match &self.a {
+            Some(desc) => Rows::smem(regions, desc, self.a_ty, self.neg_a, self.m, self.k)?,
+            None => {
+                let mut a = Vec::with_capacity(self.m as usize * kk);
+                for r in 0..self.m {
+                    for k in 0..self.k {
                         let byte = k * self.a_ty.bytes();
                         let cell = tmem
                             .read(r, self.a_col + byte / 4)
                             .ok_or("MMA A outside TMEM")?;
-                        decode(self.a_ty, cell >> (8 * (byte % 4)), cell)
+                        let v = decode(self.a_ty, cell >> (8 * (byte % 4)), cell);
+                        a.push(if self.neg_a { -v } else { v });
                     }
-                };
-                a.push(if self.neg_a { -v } else { v });
+                }
+                Rows::decoded(a, self.m, self.k)
             }
-        }
-        for r in 0..self.n {
-            for k in 0..self.k {
-                let v = load(regions, &self.b, self.b_ty, r, k)?;
-                b.push(if self.neg_b { -v } else { v });
-            }
-        }
+        };
+        let b = Rows::smem(regions, &self.b, self.b_ty, self.neg_b, self.n, self.k)?;
         let mut lanes = 0u128;
         for m in 0..self.m {
             let skip = self.dol.as_ref().is_some_and(|d| {
@@ -131,11 +128,105 @@ impl MmaPlan {
             saturate: self.saturate,
             scale: (2f32).powi(-i32::from(self.scale_d)),
         };
-        if tmem.write_lazy(self.d_col, self.n, lanes, std::rc::Rc::new(product)) {
+        if tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
             Ok(())
         } else {
             Err("MMA D outside TMEM".into())
         }
+    }
+}
+
+/// The rows of an operand (A: M x K, B: N x K), negated where the instruction descriptor
+/// says, decoded on first use from the shared-memory words as they were when the MMA performed
+/// (the region is shared copy-on-write with the CTA).
+#[derive(Debug)]
+struct Rows {
+    k: usize,
+    src: Option<(Rc<Vec<u32>>, SmemDesc, Elem, bool)>,
+    data: RefCell<Vec<f32>>,
+    done: RefCell<Vec<bool>>,
+}
+
+impl Rows {
+    fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
+        Rows {
+            k: k as usize,
+            src: None,
+            data: RefCell::new(data),
+            done: RefCell::new(vec![true; rows as usize]),
+        }
+    }
+
+    /// An operand in shared memory; `Err` (the first element outside its data region) when
+    /// any element is outside it.
+    fn smem(
+        regions: &[Rc<Vec<u32>>],
+        desc: &SmemDesc,
+        ty: Elem,
+        neg: bool,
+        rows: u32,
+        k: u32,
+    ) -> Result<Rows, String> {
+        let region = &regions[usize::from(desc.region)];
+        // The largest address is the sum of the largest row and element terms (every term
+        // grows with its index inside a core matrix and from one core matrix to the next).
+        let last = |n: u32, f: &dyn Fn(u32) -> u32| {
+            let mut m = f(n.saturating_sub(1));
+            if n > 8 {
+                m = m.max(f(8 * ((n - 1) / 8) - 1));
+            }
+            m
+        };
+        let (bytes, lbo, sbo) = (
+            ty.bytes(),
+            u32::from(desc.lbo_enc) << 4,
+            u32::from(desc.sbo_enc) << 4,
+        );
+        let t = 16 / bytes;
+        let max_row = last(rows, &|r| (r % 8) * 16 + (r / 8) * sbo);
+        let max_k = (0..k)
+            .map(|k| (k % t) * bytes + (k / t) * lbo)
+            .max()
+            .unwrap_or(0);
+        if rows == 0 || ((desc.offset + max_row + max_k) / 4) as usize >= region.len() {
+            // Name the first element outside, in row-major order.
+            for r in 0..rows {
+                for kk in 0..k {
+                    load(regions, desc, ty, r, kk)?;
+                }
+            }
+        }
+        Ok(Rows {
+            k: k as usize,
+            src: Some((Rc::clone(region), *desc, ty, neg)),
+            data: RefCell::new(vec![0f32; (rows * k) as usize]),
+            done: RefCell::new(vec![false; rows as usize]),
+        })
+    }
+
+    /// Decodes row `r` if it is not yet.
+    fn ensure(&self, r: usize) {
+        if self.done.borrow()[r] {
+            return;
+        }
+        if let Some((region, d, ty, neg)) = &self.src {
+            let mut data = self.data.borrow_mut();
+            let row = &mut data[r * self.k..(r + 1) * self.k];
+            let bytes = ty.bytes();
+            let t = 16 / bytes;
+            let lbo = u32::from(d.lbo_enc) << 4;
+            let sbo = u32::from(d.sbo_enc) << 4;
+            let r32 = r as u32;
+            let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
+            for (k, x) in row.iter_mut().enumerate() {
+                let k = k as u32;
+                let addr = row_addr + (k % t) * bytes + (k / t) * lbo;
+                let word = region.get((addr / 4) as usize).copied().unwrap_or(0);
+                let v = decode(*ty, word >> (8 * (addr % 4)), word);
+                *x = if *neg { -v } else { v };
+            }
+        }
+        self.done.borrow_mut()[r] = true;
     }
 }
 
@@ -144,10 +235,8 @@ impl MmaPlan {
 struct Product {
     int: bool,
     k: usize,
-    /// A, row-major M x K, negated where the descriptor says.
-    a: Vec<f32>,
-    /// B, row-major N x K.
-    b: Vec<f32>,
+    a: Rows,
+    b: Rows,
     enable_d: bool,
     d_f16: bool,
     saturate: bool,
@@ -161,8 +250,11 @@ impl Lazy for Product {
 
     fn value(&self, lane: u32, col: u32, old: u32) -> u32 {
         let (m, n, kk) = (lane as usize, col as usize, self.k);
-        let arow = &self.a[m * kk..(m + 1) * kk];
-        let brow = &self.b[n * kk..(n + 1) * kk];
+        self.a.ensure(m);
+        self.b.ensure(n);
+        let (a, b) = (self.a.data.borrow(), self.b.data.borrow());
+        let arow = &a[m * kk..(m + 1) * kk];
+        let brow = &b[n * kk..(n + 1) * kk];
         if self.int {
             // |a|, |b| <= 255 and K = 32: the dot product fits an i32.
             let dot: i32 = arow
@@ -325,7 +417,7 @@ pub fn plan(
     })
 }
 
-fn load(regions: &[Vec<u32>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
+fn load(regions: &[Rc<Vec<u32>>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
     let bytes = ty.bytes();
     let t = 16 / bytes;
     let lbo = u32::from(d.lbo_enc) << 4;
