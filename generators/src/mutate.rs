@@ -186,6 +186,30 @@ fn p_pair(c: &mut Config) {
     c.cluster_sizes = vec![2];
 }
 
+/// A `cta_group::2` MMA (issued by the even CTA of the pair) of a kind without block scaling
+/// and without `.ws` (reference §2.5, §3.7).
+fn p_pair_mma(c: &mut Config) {
+    p_pair(c);
+    c.mma = true;
+    c.ws_pct = 0;
+    c.mma_kinds = vec![MmaKind::F16, MmaKind::Tf32, MmaKind::F8f6f4];
+}
+
+/// A dense `cta_group::2` mxf4/mxf4nvf4 MMA on a target other than sm_103a (so K = 64).
+fn p_pair_mxf4(c: &mut Config) {
+    p_pair(c);
+    c.mma = true;
+    c.mma_kinds = vec![MmaKind::Mxf4, MmaKind::Mxf4nvf4];
+    c.targets = vec![Target::Sm100a, Target::Sm100f, Target::Sm110f];
+}
+
+/// A block-scaled mxf4nvf4 MMA (`cta_group::1`).
+fn p_mma_nvf4(c: &mut Config) {
+    one_cta(c);
+    c.mma = true;
+    c.mma_kinds = vec![MmaKind::Mxf4nvf4];
+}
+
 fn p_cluster_cta1(c: &mut Config) {
     c.cta_groups = vec![CtaGroup::One];
     c.cluster_sizes = vec![2];
@@ -1079,6 +1103,139 @@ fn m_peer_exists(p: &mut Program, _: &mut dyn Choices) -> bool {
     true
 }
 
+/// MMA-WS-CTA1 (§3.7: `.ws` forms accept only `.cta_group::1`): the pair's `::2` MMA spelled
+/// `.ws`. The operands `.ws` forms lack go (disable-output-lane, MMA-DOL-SIZE; scale-input-d,
+/// MMA-SCALE-D-KIND; the `::a` collector, MMA-COLLECTOR-BUF), so only the cta_group speaks.
+fn m_ws_cta2(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Mma(m) if m.form.cta_group == CtaGroup::Two && !m.form.block_scale),
+        &mut |op, _| {
+            if let Op::Mma(m) = op {
+                m.form.ws = true;
+                m.form.collector = None;
+                m.disable_output_lane = None;
+                m.scale_input_d = None;
+            }
+        },
+    )
+}
+
+/// MMA-BS-NVF4-EXPLICIT (§3.7: mxf4nvf4 must state its scale-vector size): the qualifier
+/// dropped, with UE8M0 scale factors (idesc bit 23), which every size of mxf4nvf4 accepts, so
+/// the descriptor stays valid whatever size is meant (MMA-BS-VEC).
+fn m_nvf4_implicit(p: &mut Program, c: &mut dyn Choices) -> bool {
+    with_op(
+        p,
+        c,
+        &|op| matches!(op, Op::Mma(m) if m.form.kind == MmaKind::Mxf4nvf4),
+        &mut |op, _| {
+            if let Op::Mma(m) = op {
+                m.form.scale_vec = None;
+                m.idesc |= 1 << 23;
+            }
+        },
+    )
+}
+
+/// MMA-K96-TARGET (§2.7, §2.8 layout (c) bit 31: K = 96 needs sm_103a): a dense `::2`
+/// M = 256 mxf4/mxf4nvf4 MMA (the one shape where K = 96 exists, MMA-K-EXPLICIT) asks for
+/// K = 96 on sm_100a, sm_100f or sm_110f.
+fn m_k96_target(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if p.launch.target == Target::Sm103a {
+        return false;
+    }
+    with_op(
+        p,
+        c,
+        &|op| {
+            matches!(op, Op::Mma(m) if m.form.cta_group == CtaGroup::Two
+                && !m.form.sp
+                && matches!(m.form.kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
+                && idesc::Idesc::new(m.form.kind, m.idesc).m() == 256)
+        },
+        &mut |op, _| {
+            if let Op::Mma(m) = op {
+                m.idesc |= 1 << 31;
+            }
+        },
+    )
+}
+
+/// DEALLOC-PAIR-BLOCK (§2.5, §3.1, ptx93 wording: a `::2` dealloc may block until the peer
+/// warp's dealloc): the odd CTA skips the pair's last dealloc, so the even CTA's dealloc has
+/// no partner. The optional relinquish goes from both CTAs first (reference §3.1), so no later
+/// collective of the odd CTA pairs with the lonely dealloc (ALLOC-ISSUER).
+fn m_dealloc_pair_block(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let Some(aw) = alloc_warp(p) else {
+        return false;
+    };
+    let code = &mut p.warps[aw];
+    code.retain(|s| !matches!(s, Stmt::Tc(Op::Relinquish { .. })));
+    let Some(last) = code.iter().rposition(
+        |s| matches!(s, Stmt::Tc(Op::Dealloc { form, .. }) if form.cta_group == CtaGroup::Two),
+    ) else {
+        return false;
+    };
+    let d = std::mem::replace(&mut code[last], Stmt::Spin(0));
+    code[last] = Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![],
+        els: vec![d],
+    };
+    true
+}
+
+/// WAIT-SCOPE (§3.4: wait::ld waits for the loads *issued by the executing thread* before
+/// it): the `wait::ld` that completes a warp's last load moves to another warp, just before
+/// that warp's last synchronization; the loading warp relies on another thread's wait.
+fn m_wait_scope(p: &mut Program, c: &mut dyn Choices) -> bool {
+    let n = p.warps.len();
+    if n < 2 {
+        return false;
+    }
+    let loads = |code: &[Stmt]| {
+        code.iter()
+            .any(|s| matches!(s, Stmt::Tc(op) if is_plain_ld(op)))
+    };
+    // A warp whose loads are all top level, each followed by its wait::ld.
+    let cands: Vec<usize> = (0..n)
+        .filter(|&w| {
+            let code = &p.warps[w];
+            loads(code)
+                && (0..code.len()).all(|i| {
+                    !matches!(&code[i], Stmt::Tc(op) if is_plain_ld(op))
+                        || matches!(code.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::Ld))
+                })
+        })
+        .collect();
+    let Some(&w) = cands.get(c.below(cands.len().max(1) as u32) as usize) else {
+        return false;
+    };
+    let others: Vec<usize> = (0..n).filter(|&o| o != w).collect();
+    let other = others[c.below(others.len() as u32) as usize];
+    // The last load of warp w loses its wait::ld.
+    let code = &mut p.warps[w];
+    let Some(i) = code
+        .iter()
+        .rposition(|s| matches!(s, Stmt::Tc(op) if is_plain_ld(op)))
+    else {
+        return false;
+    };
+    let wt = code.remove(i + 1);
+    // The other warp waits instead, before its last barrier.
+    let oc = &mut p.warps[other];
+    let Some(at) = oc
+        .iter()
+        .rposition(|s| matches!(s, Stmt::BarCta | Stmt::ClusterArrive { .. }))
+    else {
+        return false;
+    };
+    oc.insert(at, wt);
+    true
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dynamic rules the issue names.
 
@@ -1663,6 +1820,41 @@ pub const MUTATORS: &[Mutator] = &[
         edition: EditionHint::Any,
         patch: p_pair,
         apply: m_peer_exists,
+    },
+    Mutator {
+        name: "ws-cta-group-2",
+        rule: RuleId::MmaWsCta1,
+        edition: EditionHint::Any,
+        patch: p_pair_mma,
+        apply: m_ws_cta2,
+    },
+    Mutator {
+        name: "nvf4-no-scale-vec",
+        rule: RuleId::MmaBsNvf4Explicit,
+        edition: EditionHint::Any,
+        patch: p_mma_nvf4,
+        apply: m_nvf4_implicit,
+    },
+    Mutator {
+        name: "k96-off-sm103a",
+        rule: RuleId::MmaK96Target,
+        edition: EditionHint::Any,
+        patch: p_pair_mxf4,
+        apply: m_k96_target,
+    },
+    Mutator {
+        name: "peer-skips-dealloc",
+        rule: RuleId::DeallocPairBlock,
+        edition: EditionHint::Ptx93,
+        patch: p_pair,
+        apply: m_dealloc_pair_block,
+    },
+    Mutator {
+        name: "wait-ld-in-another-warp",
+        rule: RuleId::WaitScope,
+        edition: EditionHint::Any,
+        patch: p_ldst32,
+        apply: m_wait_scope,
     },
     Mutator {
         name: "alloc-after-relinquish-loop",
