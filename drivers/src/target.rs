@@ -180,15 +180,30 @@ pub fn parse_list(list: &str) -> Vec<String> {
 /// The environment variable that names the default target list.
 pub const TARGETS_VAR: &str = "TCGEN05_TARGETS";
 
-/// The target list: `flag` (from `--targets`) if given, else `TCGEN05_TARGETS`, else `sim`.
+/// The target list: `flag` (from `--targets`) if given, else `TCGEN05_TARGETS`, else `sim`;
+/// group names expanded ([`expand_list`]).
 pub fn from_env(flag: Option<&str>) -> Vec<String> {
     if let Some(f) = flag {
-        return parse_list(f);
+        return expand_list(parse_list(f));
     }
     match std::env::var(TARGETS_VAR) {
-        Ok(v) if !parse_list(&v).is_empty() => parse_list(&v),
+        Ok(v) if !parse_list(&v).is_empty() => expand_list(parse_list(&v)),
         _ => vec!["sim".to_string()],
     }
+}
+
+/// Expands names that stand for several targets (`ptxas`: one `ptxas@<version>` per installed
+/// ptxas, `crate::ptxas::expand`) and drops repeats, keeping the first.
+pub fn expand_list(names: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        for m in crate::ptxas::expand(&n).unwrap_or_else(|| vec![n]) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    out
 }
 
 /// Builds every target of a list; the first failure is the error.

@@ -240,18 +240,38 @@ fn resolve(
     if diags.iter().any(|d| d.is_internal_error()) {
         return bisect(out, stats);
     }
-    // A header-level fatal holds for every case of the batch (they share the header).
-    if let Some(h) = diags.iter().find(|d| d.is_header_level()) {
-        for &i in idx {
-            out[i] = Some(CompileVerdict::Rejected(vec![CaseDiagnostic {
-                diag: (*h).clone(),
-                instruction: None,
-            }]));
+    // A header-level fatal holds for every case of the batch (they share the header). Its line,
+    // if it names one, is the merged header's; each case gets the line of the same directive
+    // in its own module, as a compile of that module alone reports it.
+    let header_diag = |h: &Diagnostic, i: usize| {
+        let directive = h
+            .line
+            .and_then(|l| merged.text.lines().nth((l as usize).checked_sub(1)?))
+            .map(str::trim);
+        let line = directive.and_then(|dir| {
+            modules[i]
+                .lines()
+                .position(|l| l.trim() == dir)
+                .map(|k| k as u32 + 1)
+        });
+        CaseDiagnostic {
+            diag: Diagnostic { line, ..h.clone() },
+            instruction: line.and_then(|l| locate(&modules[i], l)),
         }
-        return Ok(());
-    }
+    };
+    let mut header = false;
+    // A fatal error of one case (a parse error) may stop ptxas before it checks later cases.
+    let mut stopped = false;
     let mut per_case: BTreeMap<usize, Vec<CaseDiagnostic>> = BTreeMap::new();
     for d in &diags {
+        if d.is_header_level() {
+            header = true;
+            for &i in idx {
+                per_case.entry(i).or_default().push(header_diag(d, i));
+            }
+            continue;
+        }
+        stopped |= d.severity == Severity::Fatal;
         let by_line = d
             .line
             .and_then(|l| merged.map(l))
@@ -276,6 +296,24 @@ fn resolve(
             // Not attributable to one case: only smaller batches can say whose it is.
             None => return bisect(out, stats),
         }
+    }
+    if header {
+        // Every case is rejected. A case with diagnostics of its own has them all; one with
+        // the header's alone has no others, unless ptxas stopped early.
+        let mut rest = Vec::new();
+        for &i in idx {
+            let d = per_case.remove(&i).unwrap_or_default();
+            if stopped && d.iter().all(|x| x.diag.is_header_level()) {
+                rest.push(i);
+            } else {
+                out[i] = Some(CompileVerdict::Rejected(d));
+            }
+        }
+        if !rest.is_empty() {
+            stats.splits += 1;
+            resolve(scratch, install, modules, &rest, opts, out, stats)?;
+        }
+        return Ok(());
     }
     if *code == 0 {
         for &i in idx {

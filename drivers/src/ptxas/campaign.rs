@@ -36,6 +36,8 @@ pub struct CampaignConfig {
     pub reduce_share_pct: u32,
     /// Check the SASS of one in this many accepted cases (0: never).
     pub sass_every: usize,
+    /// Options of the campaign's compiles ([`CompileOptions::verdict`]: `-O0`).
+    pub options: CompileOptions,
 }
 
 impl Default for CampaignConfig {
@@ -48,6 +50,7 @@ impl Default for CampaignConfig {
             reduce_tries: 400,
             reduce_share_pct: 40,
             sass_every: 16,
+            options: CompileOptions::verdict(),
         }
     }
 }
@@ -144,13 +147,13 @@ pub fn default_source(rng: &mut Rng) -> Case {
     }
 }
 
-/// Judges one program with every version, one process each (the minimization predicate).
+/// Judges one program with every version, one process each, with [`CompileOptions::verdict`].
 pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     let module = ptx::emit(p);
     let verdicts: Vec<CompileVerdict> = installs
         .iter()
         .map(|i| {
-            compile_one(i, &module, &CompileOptions::default()).unwrap_or_else(|e| {
+            compile_one(i, &module, &CompileOptions::verdict()).unwrap_or_else(|e| {
                 CompileVerdict::Crashed {
                     signal: None,
                     message: format!("could not run ptxas: {e}"),
@@ -161,13 +164,14 @@ pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     differential::report(installs, verdicts, tcgen05_oracle::check(p))
 }
 
-/// Judges many programs with every version, batched (the minimization predicate).
+/// Judges many programs with every version, batched, with [`CompileOptions::verdict`] (the
+/// minimization predicate).
 pub fn judge_programs(installs: &[PtxasInstall], ps: &[Program], batch: usize) -> Vec<CaseReport> {
     let modules: Vec<String> = ps.iter().map(ptx::emit).collect();
     let per_version: Vec<Vec<CompileVerdict>> = installs
         .iter()
         .map(
-            |i| match compile_batched(i, &modules, batch, &CompileOptions::default()) {
+            |i| match compile_batched(i, &modules, batch, &CompileOptions::verdict()) {
                 Ok((v, _)) => v,
                 Err(e) => vec![
                     CompileVerdict::Crashed {
@@ -247,17 +251,16 @@ pub fn run(
         let mut per_version: Vec<Vec<CompileVerdict>> = Vec::new();
         for (k, i) in installs.iter().enumerate() {
             let t = Instant::now();
-            let (v, stats) =
-                match compile_batched(i, &modules, cfg.batch_size, &CompileOptions::default()) {
-                    Ok(x) => x,
-                    Err(e) => {
-                        let c = CompileVerdict::Crashed {
-                            signal: None,
-                            message: format!("could not run ptxas: {e}"),
-                        };
-                        (vec![c; modules.len()], Default::default())
-                    }
-                };
+            let (v, stats) = match compile_batched(i, &modules, cfg.batch_size, &cfg.options) {
+                Ok(x) => x,
+                Err(e) => {
+                    let c = CompileVerdict::Crashed {
+                        signal: None,
+                        message: format!("could not run ptxas: {e}"),
+                    };
+                    (vec![c; modules.len()], Default::default())
+                }
+            };
             rep.versions[k].seconds += t.elapsed().as_secs_f64();
             rep.versions[k].cases += modules.len();
             rep.versions[k].processes += stats.processes;

@@ -11,9 +11,12 @@
 //! `Cuda compilation tools, release 12.8, V12.8.93`); two paths that report the same full
 //! version are the same target, and the first one found is kept.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 /// A ptxas release, e.g. 12.8.93.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -142,8 +145,28 @@ pub fn tools_dir() -> Option<PathBuf> {
         .filter(|d| d.is_dir())
 }
 
-/// Runs `ptxas --version` and parses it.
+/// Runs `ptxas --version` and parses it. The answer is remembered per path and modification
+/// time, so listing the installs again (`expand`, `build`, `candidates`) runs no process.
 pub fn probe_version(path: &Path) -> Result<ToolVersion, String> {
+    type Seen = HashMap<PathBuf, (Option<SystemTime>, Result<ToolVersion, String>)>;
+    static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
+    let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    if let Ok(seen) = SEEN.lock()
+        && let Some((t, r)) = seen.as_ref().and_then(|m| m.get(path))
+        && mtime.is_some()
+        && *t == mtime
+    {
+        return r.clone();
+    }
+    let r = probe_version_now(path);
+    if let Ok(mut seen) = SEEN.lock() {
+        seen.get_or_insert_with(HashMap::new)
+            .insert(path.to_path_buf(), (mtime, r.clone()));
+    }
+    r
+}
+
+fn probe_version_now(path: &Path) -> Result<ToolVersion, String> {
     let out = Command::new(path)
         .arg("--version")
         .output()
@@ -208,6 +231,28 @@ pub fn installed() -> Vec<PtxasInstall> {
     }
     out.sort_by_key(|i| i.version);
     out
+}
+
+/// The target name of each install, in order: `ptxas@<major.minor>`, or the full
+/// `ptxas@<major.minor.patch>` where two installs share a `major.minor` (e.g. a 12.8.61 named
+/// by `$TCGEN05_PTXAS` beside the installed 12.8.93), so that every install has a name of its
+/// own.
+pub fn target_names(installs: &[PtxasInstall]) -> Vec<String> {
+    installs
+        .iter()
+        .map(|i| {
+            let shared = installs
+                .iter()
+                .filter(|j| j.version.label() == i.version.label())
+                .count()
+                > 1;
+            if shared {
+                format!("ptxas@{}", i.version)
+            } else {
+                i.name()
+            }
+        })
+        .collect()
 }
 
 /// Binaries that were named or found but could not be used, with the reason.
@@ -349,5 +394,17 @@ mod tests {
         assert!(select("ptxas@twelve", &all).unwrap().is_err());
         assert!(select("sim", &all).is_none());
         assert!(select("ptxas", &[]).unwrap().is_err());
+    }
+
+    #[test]
+    fn two_builds_of_one_release_get_full_names() {
+        let all = vec![fake("12.8.61"), fake("12.8.93"), fake("13.0.88")];
+        assert_eq!(
+            target_names(&all),
+            vec!["ptxas@12.8.61", "ptxas@12.8.93", "ptxas@13.0"]
+        );
+        // Each full name selects its own build.
+        let b = select("ptxas@12.8.93", &all).unwrap().unwrap();
+        assert_eq!(b[0].version.patch, 93);
     }
 }

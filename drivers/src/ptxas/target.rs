@@ -1,7 +1,7 @@
 //! `PtxasTarget`: one installed ptxas as a compile-only [`Target`].
 
 use super::batch::{compile_batched, compile_one};
-use super::install::{PtxasInstall, installed, select};
+use super::install::{PtxasInstall, installed, select, target_names};
 use super::run::{CompileOptions, Severity as PSev};
 use super::verdict::{CaseDiagnostic, CompileVerdict};
 use crate::outcome::{Diagnostic, Outcome, Severity};
@@ -16,6 +16,9 @@ pub const DEFAULT_BATCH: usize = 16;
 /// A ptxas binary as a compile-only target.
 #[derive(Debug, Clone)]
 pub struct PtxasTarget {
+    /// The target's name: `ptxas@12.8`, or `ptxas@12.8.93` when two builds of 12.8 are
+    /// installed ([`target_names`]).
+    pub name: String,
     /// The binary and its version.
     pub install: PtxasInstall,
     /// Options of every compile (guardrail, time limit, arch override).
@@ -25,11 +28,13 @@ pub struct PtxasTarget {
 }
 
 impl PtxasTarget {
-    /// A target for `install` with default options.
+    /// A target for `install`, compiling with [`CompileOptions::verdict`] (`-O0`: the
+    /// verdicts of the default level, sooner).
     pub fn new(install: PtxasInstall) -> Self {
         PtxasTarget {
+            name: install.name(),
             install,
-            options: CompileOptions::default(),
+            options: CompileOptions::verdict(),
             batch_size: DEFAULT_BATCH,
         }
     }
@@ -108,7 +113,7 @@ fn last_lines(s: &str) -> String {
 
 impl Target for PtxasTarget {
     fn name(&self) -> String {
-        self.install.name()
+        self.name.clone()
     }
 
     fn version(&self) -> String {
@@ -135,28 +140,35 @@ pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
         return None;
     }
     let all = installed();
+    let names = target_names(&all);
     Some(match select(name, &all)? {
         Ok(v) => {
             let newest = v
                 .into_iter()
                 .next_back()
                 .expect("select never returns an empty list");
-            Ok(Box::new(PtxasTarget::new(newest)) as Box<dyn Target>)
+            let mut t = PtxasTarget::new(newest);
+            if let Some(k) = all.iter().position(|i| i.path == t.install.path) {
+                t.name = names[k].clone();
+            }
+            Ok(Box::new(t) as Box<dyn Target>)
         }
         Err(reason) => Err(Unavailable(reason)),
     })
 }
 
-/// Expands a target name into the names it stands for: `ptxas` into one `ptxas@<version>` per
-/// installed ptxas (issue 6: `--targets ptxas` means every installed version); any other
-/// ptxas name into itself. `None` when the name is not a ptxas name.
+/// Expands a target name into the names it stands for: `ptxas` into one name per installed
+/// ptxas (issue 6: `--targets ptxas` means every installed version, those of
+/// `scripts/setup-ptxas`, `$TCGEN05_PTXAS` and `$PATH`); any other ptxas name into itself.
+/// `None` when the name is not a ptxas name. With nothing installed, `ptxas` stays as it is,
+/// so that building it says why it is unavailable.
 pub fn expand(name: &str) -> Option<Vec<String>> {
     if name == "ptxas" {
         let all = installed();
         return Some(if all.is_empty() {
             vec![name.to_string()]
         } else {
-            all.iter().map(PtxasInstall::name).collect()
+            target_names(&all)
         });
     }
     name.starts_with("ptxas@").then(|| vec![name.to_string()])
@@ -180,8 +192,9 @@ pub fn candidates() -> Vec<TargetInfo> {
         }];
     }
     all.iter()
-        .map(|i| TargetInfo {
-            name: i.name(),
+        .zip(target_names(&all))
+        .map(|(i, name)| TargetInfo {
+            name,
             kind: TargetKind::CompileOnly,
             version: Some(i.version.to_string()),
             availability: Availability::Available,

@@ -1,8 +1,10 @@
 //! Every installed ptxas >= 13.0 accepts a sample of 1,000 Valid generated cases (issue 4).
 //!
 //! ptxas is found through `TCGEN05_PTXAS` (colon-separated paths) or `.tools/cuda/*/bin/ptxas`
-//! under the workspace root (installed by `scripts/setup-ptxas`). Without any, the test prints
-//! why and passes, except when `CI` is set (CI installs ptxas), where it fails.
+//! under the workspace root (installed by `scripts/setup-ptxas`), on its own (not through the
+//! drivers' discovery). Without any ptxas at build time the test is ignored
+//! (`cfg(tcgen05_no_ptxas)`, `drivers/build.rs`); with only ptxas 12.x it says so and passes.
+//! (Moved here from the workspace's `tests/` in session 2, so that it can be ignored.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,7 +32,7 @@ fn candidates() -> Vec<PathBuf> {
             .map(PathBuf::from)
             .collect();
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/cuda");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/cuda");
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
         .map(|d| {
             d.filter_map(|e| e.ok())
@@ -44,6 +46,10 @@ fn candidates() -> Vec<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    tcgen05_no_ptxas,
+    ignore = "no ptxas installed at build time (scripts/setup-ptxas)"
+)]
 fn every_installed_ptxas_13_or_later_accepts_1000_valid_cases() {
     let ptxases: Vec<(PathBuf, (u32, u32))> = candidates()
         .into_iter()
@@ -53,7 +59,7 @@ fn every_installed_ptxas_13_or_later_accepts_1000_valid_cases() {
     if ptxases.is_empty() {
         let why = "no ptxas >= 13.0 found (set TCGEN05_PTXAS or run scripts/setup-ptxas)";
         assert!(std::env::var_os("CI").is_none(), "{why}, and CI is set");
-        eprintln!("skipped: {why}");
+        eprintln!("nothing to check: {why}");
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
