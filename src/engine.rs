@@ -229,13 +229,24 @@ pub fn build_targets(
     w: usize,
     jobs: usize,
 ) -> Result<Vec<Box<dyn Target>>, target::TargetError> {
+    build_targets_in(names, w, jobs, Edition::default())
+}
+
+/// [`build_targets`] for a campaign of `edition`: `sim` targets take the edition's wording
+/// (`target::resolve_in`).
+pub fn build_targets_in(
+    names: &[String],
+    w: usize,
+    jobs: usize,
+    edition: Edition,
+) -> Result<Vec<Box<dyn Target>>, target::TargetError> {
     names
         .iter()
         .map(|n| {
             if n == "cuda" && jobs > 1 {
                 target::resolve(&format!("cuda:{w}"))
             } else {
-                target::resolve(n)
+                target::resolve_in(n, edition)
             }
         })
         .collect()
@@ -344,7 +355,12 @@ pub fn summary_of(s: &State, out: &Path) -> Summary {
 }
 
 fn worker(sh: &Shared<'_>, w: usize) {
-    let mut targets = match build_targets(&sh.cfg.identity.targets, w, sh.cfg.jobs) {
+    let mut targets = match build_targets_in(
+        &sh.cfg.identity.targets,
+        w,
+        sh.cfg.jobs,
+        sh.cfg.identity.edition,
+    ) {
         Ok(t) => t,
         Err(e) => {
             lock(&sh.errors).push(e.to_string());
@@ -517,7 +533,7 @@ pub struct Outcome {
 pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
     std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
     // The targets must build here before anything is written (a clear error, exit code 2).
-    let probe = build_targets(&cfg.identity.targets, 0, cfg.jobs)
+    let probe = build_targets_in(&cfg.identity.targets, 0, cfg.jobs, cfg.identity.edition)
         .map_err(|e| crate::cmd::bad_input(e.to_string()))?;
     let id_path = cfg.out.join("campaign.json");
     if id_path.exists() {

@@ -15,6 +15,7 @@ fn pipeline(c: &mut Criterion) {
     let sim = SimConfig {
         sched: Sched::Random(None),
         faults: Faults::NONE,
+        wording: Default::default(),
     };
     let cases: Vec<_> = (0..BATCH)
         .map(|i| valid_case(&cfg, case_seed(1, i)))

@@ -54,6 +54,7 @@ fn main() {
     let sim = SimConfig {
         sched: Sched::Random(None),
         faults: Faults::NONE,
+        wording: Default::default(),
     };
     if let Some(one) = std::env::var("SIM_ONE")
         .ok()

@@ -153,6 +153,24 @@ pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
     }
 }
 
+/// Builds the target `name` for a campaign of the oracle edition `edition`: like [`resolve`],
+/// except that a `sim` target whose name chooses no wording takes the edition's
+/// ([`crate::sim::Wording`]: an implementation choice of the simulator, selected by name).
+pub fn resolve_in(
+    name: &str,
+    edition: tcgen05_oracle::Edition,
+) -> Result<Box<dyn Target>, TargetError> {
+    let name = name.trim();
+    match crate::sim::build_in(name, crate::sim::Wording::named(edition.as_str())) {
+        Some(Ok(t)) => Ok(t),
+        Some(Err(reason)) => Err(TargetError::Unavailable {
+            name: name.to_string(),
+            reason,
+        }),
+        None => resolve(name),
+    }
+}
+
 /// Builds the target `name` if it is known and available here.
 pub fn build(name: &str) -> Option<Box<dyn Target>> {
     resolve(name).ok()

@@ -2,17 +2,14 @@
 
 use tcgen05_drivers::outcome::{Outcome, TrapKind};
 use tcgen05_drivers::sim::faults::{Fault, Faults};
-use tcgen05_drivers::sim::{Sched, SimConfig, explore, simulate};
+use tcgen05_drivers::sim::{Sched, SimConfig, Wording, explore, simulate};
 use tcgen05_ir::observe::{CHECKPOINT_DONE, Layout, View};
 use tcgen05_ir::samples::*;
 use tcgen05_ir::values::st_value;
 use tcgen05_ir::*;
 
 fn cfg(sched: Sched) -> SimConfig {
-    SimConfig {
-        sched,
-        faults: Faults::NONE,
-    }
+    SimConfig::new(sched)
 }
 
 const ALL: [Sched; 4] = [
@@ -230,9 +227,79 @@ fn injected_faults_change_defined_outcomes() {
             SimConfig {
                 sched: Sched::Adversarial,
                 faults: Faults::one(f),
+                wording: Default::default(),
             },
             0,
         );
         assert_ne!(good, bad, "{}", f.name());
+    }
+}
+
+#[test]
+fn a_pair_dealloc_waits_for_its_peer_only_in_the_ptx93_wording() {
+    // The §2.5 example: the even CTA deallocates (::2) before a cluster barrier, the odd CTA
+    // after it. PTX ISA 9.2/9.3 (DEALLOC-PAIR-BLOCK): the even CTA's dealloc may wait for the
+    // odd CTA's, which waits at the barrier for the even CTA: a wait cycle. The seed
+    // documents: "dealloc does not wait", so the program completes and frees every column.
+    let cg = CtaGroup::Two;
+    let mut p = single_warp_roundtrip();
+    p.launch.cluster_size = 2;
+    let barrier = || vec![Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
+    let mut even = vec![dealloc(cg, 0, 64)];
+    even.extend(barrier());
+    let mut odd = barrier();
+    odd.push(dealloc(cg, 0, 64));
+    p.warps[0] = vec![
+        alloc(cg, 0, 64),
+        Stmt::If {
+            cond: Cond::CtaOdd,
+            then: odd,
+            els: even,
+        },
+        relinquish(cg),
+    ];
+    for s in ALL {
+        let seeds = simulate(&p, cfg(s), 3);
+        assert!(
+            matches!(seeds, Outcome::Completed { .. }),
+            "{s:?} seeds: {}",
+            seeds.summary()
+        );
+        let ptx93 = SimConfig {
+            wording: Wording::PTX93,
+            ..cfg(s)
+        };
+        let o = simulate(&p, ptx93, 3);
+        assert!(
+            matches!(o, Outcome::Hung { .. }),
+            "{s:?} ptx93: {}",
+            o.summary()
+        );
+    }
+    // Target names choose the wording; a campaign's edition chooses it where they do not.
+    let named = |n: &str| SimConfig::parse(n).unwrap().unwrap().wording;
+    assert_eq!(named("sim"), Wording::SEEDS);
+    assert_eq!(named("sim:adversarial~ptx93+fence-noop"), Wording::PTX93);
+    assert!(SimConfig::parse("sim~ptx94").unwrap().is_err());
+    let case = Case {
+        program: p.clone(),
+        intent: Intent::Valid,
+        provenance: Provenance {
+            seed: Some(3),
+            origin: "test".into(),
+            family: None,
+        },
+    };
+    for (name, edition, hangs) in [
+        ("sim:rr", tcgen05_oracle::Edition::Seeds, false),
+        ("sim:rr", tcgen05_oracle::Edition::Ptx93, true),
+        ("sim:rr~seeds", tcgen05_oracle::Edition::Ptx93, false),
+    ] {
+        let mut t = tcgen05_drivers::target::resolve_in(name, edition).unwrap();
+        assert_eq!(
+            matches!(t.run(&case), Outcome::Hung { .. }),
+            hangs,
+            "{name} {edition}"
+        );
     }
 }

@@ -175,6 +175,7 @@ pub struct Machine<'p> {
     p: &'p Program,
     code: std::rc::Rc<Code<'p>>,
     faults: Faults,
+    wording: super::Wording,
     policy: Policy,
     words: Vec<u32>,
     ctas: Vec<Cta>,
@@ -194,7 +195,8 @@ enum Step {
 
 impl<'p> Machine<'p> {
     /// A machine at the start of the kernel.
-    pub fn new(p: &'p Program, faults: Faults, policy: Policy) -> Machine<'p> {
+    pub fn new(p: &'p Program, config: super::SimConfig, policy: Policy) -> Machine<'p> {
+        let faults = config.faults;
         let code = Code::of(p);
         let words = vec![0u32; code.layout.total_words()];
         let l = &p.launch;
@@ -255,6 +257,7 @@ impl<'p> Machine<'p> {
             p,
             code: std::rc::Rc::new(code),
             faults,
+            wording: config.wording,
             policy,
             words,
             ctas,
@@ -1026,7 +1029,7 @@ impl<'p> Machine<'p> {
                 let a = self.taddr(w, taddr);
                 let n = ncols_of(ncols);
                 let c = self.warps[w].cta;
-                if form.cta_group == CtaGroup::Two {
+                if form.cta_group == CtaGroup::Two && self.wording.pair_dealloc_waits {
                     return self.pair(w, PairKind::Dealloc, n, a & 0xFFFF, 0);
                 }
                 self.free(c, a & 0xFFFF, n);
@@ -1157,6 +1160,7 @@ impl<'p> Machine<'p> {
             }
             Op::Mma(m) => {
                 let reorder = self.fault(Fault::MmaPipelineReordered);
+                let same_kind = self.wording.mma_pipeline_same_kind;
                 for lane in lanes(mask) {
                     let plan = match mma::plan(
                         self.p,
@@ -1178,7 +1182,7 @@ impl<'p> Machine<'p> {
                         w,
                         lane,
                         |k| match k {
-                            AKind::Mma(prev) => prev.same_pipeline(&plan) && !reorder,
+                            AKind::Mma(prev) => prev.same_pipeline(&plan, same_kind) && !reorder,
                             AKind::Shift { .. } => true,
                             _ => false,
                         },

@@ -77,12 +77,13 @@ pub struct MmaPlan {
 
 impl MmaPlan {
     /// Whether an earlier MMA `self` is pipeline-ordered before `later` (MCM-PIPE-MMA-MMA:
-    /// same accumulator, shape and kind; the stricter 9.2+ reading, OQ-27).
-    pub fn same_pipeline(&self, later: &MmaPlan) -> bool {
+    /// same accumulator and shape, and with `same_kind` (the 9.2+ reading, OQ-27) the same
+    /// kind).
+    pub fn same_pipeline(&self, later: &MmaPlan, same_kind: bool) -> bool {
         self.d_col == later.d_col
             && self.m == later.m
             && self.n == later.n
-            && self.kind == later.kind
+            && (!same_kind || self.kind == later.kind)
     }
 
     /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),

@@ -42,7 +42,9 @@
 //!
 //! alloc blocks while its columns are not free (ALLOC-BLOCKS); a `::2` alloc/dealloc blocks
 //! until the peer CTA's k-th collective arrives (ALLOC-PAIR-BLOCK: the k-th collective of the
-//! even CTA pairs with the k-th of the odd CTA; a collective with no peer CTA blocks forever);
+//! even CTA pairs with the k-th of the odd CTA; a collective with no peer CTA blocks forever),
+//! except a `::2` dealloc under the seeds wording ([`Wording`]), which frees the executing
+//! CTA's columns and goes on;
 //! `barrier.sync` waits for every warp of the CTA that has not finished; `barrier.cluster.wait`
 //! waits until every unfinished warp of the cluster has arrived as often as the waiter; a
 //! bounded `mbarrier.try_wait` loop succeeds when the phase completes and gives up only when
@@ -109,25 +111,103 @@ pub enum Sched {
     Exhaustive,
 }
 
-/// A simulator configuration: scheduler and injected faults.
+/// Behaviours where the two wordings of the spec differ (the oracle's editions, oracle/README.md
+/// "Editions"). Each is an implementation choice of the simulator: a campaign builds its `sim`
+/// targets with the wording of its edition ([`crate::target::resolve_in`]); a target name may
+/// also choose one with `~seeds` or `~ptx93`. Default: [`Wording::SEEDS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wording {
+    /// A `cta_group::2` dealloc blocks until the peer CTA's warp reaches its dealloc, then
+    /// frees the columns of both CTAs (DEALLOC-PAIR-BLOCK, the PTX ISA 9.2/9.3 text). When
+    /// false (the seed documents' text: "dealloc does not wait"), it frees the executing
+    /// CTA's columns at once and goes on.
+    pub pair_dealloc_waits: bool,
+    /// Two MMAs of one thread on the same accumulator are pipeline-ordered only when they
+    /// also have the same kind (MCM-PIPE-MMA-MMA, OQ-27: the 9.2+ text). When false (the
+    /// seed documents' text), the same accumulator and shape order them.
+    pub mma_pipeline_same_kind: bool,
+}
+
+impl Wording {
+    /// The seed documents' text (PTX ISA 9.0/9.1): the oracle's `seeds` edition.
+    pub const SEEDS: Wording = Wording {
+        pair_dealloc_waits: false,
+        mma_pipeline_same_kind: false,
+    };
+    /// The PTX ISA 9.2/9.3 text: the oracle's `ptx93` edition.
+    pub const PTX93: Wording = Wording {
+        pair_dealloc_waits: true,
+        mma_pipeline_same_kind: true,
+    };
+
+    /// The wording called `name` (`seeds` or `ptx93`, the oracle's edition names).
+    pub fn named(name: &str) -> Option<Wording> {
+        match name {
+            "seeds" => Some(Wording::SEEDS),
+            "ptx93" => Some(Wording::PTX93),
+            _ => None,
+        }
+    }
+}
+
+impl Default for Wording {
+    fn default() -> Self {
+        Wording::SEEDS
+    }
+}
+
+/// A simulator configuration: scheduler, wording and injected faults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SimConfig {
     /// The scheduler.
     pub sched: Sched,
     /// Injected faults (empty for the real simulator).
     pub faults: Faults,
+    /// Behaviours where the spec's wordings differ.
+    pub wording: Wording,
 }
 
 impl SimConfig {
-    /// Parses a target name `sim[:sched[@seed]][+fault...]`; `None` if it is not a sim name,
-    /// `Some(Err)` if it is one but malformed.
+    /// A configuration with this scheduler, no faults and the default wording.
+    pub fn new(sched: Sched) -> SimConfig {
+        SimConfig {
+            sched,
+            faults: Faults::NONE,
+            wording: Wording::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    /// Parses a target name `sim[:sched[@seed]][~wording][+fault...]`; `None` if it is not a
+    /// sim name, `Some(Err)` if it is one but malformed.
     pub fn parse(name: &str) -> Option<Result<SimConfig, String>> {
+        Some(Self::parse_wording(name)?.map(|(c, _)| c))
+    }
+
+    /// Like [`SimConfig::parse`], and whether the name chose its wording.
+    fn parse_wording(name: &str) -> Option<Result<(SimConfig, bool), String>> {
         let rest = name.strip_prefix("sim")?;
-        if !(rest.is_empty() || rest.starts_with(':') || rest.starts_with('+')) {
+        if !(rest.is_empty()
+            || rest.starts_with(':')
+            || rest.starts_with('+')
+            || rest.starts_with('~'))
+        {
             return None;
         }
         let mut parts = rest.split('+');
         let head = parts.next().unwrap_or("");
+        let (head, wording) = match head.split_once('~') {
+            Some((h, w)) => match Wording::named(w) {
+                Some(w) => (h, Some(w)),
+                None => {
+                    return Some(Err(format!(
+                        "unknown simulator wording `{w}` (expected seeds or ptx93)"
+                    )));
+                }
+            },
+            None => (head, None),
+        };
         let sched = match head.strip_prefix(':').unwrap_or(head) {
             "" | "random" => Sched::Random(None),
             "rr" => Sched::RoundRobin,
@@ -149,7 +229,14 @@ impl SimConfig {
                 None => return Some(Err(format!("unknown simulator fault `{f}`"))),
             }
         }
-        Some(Ok(SimConfig { sched, faults }))
+        Some(Ok((
+            SimConfig {
+                sched,
+                faults,
+                wording: wording.unwrap_or_default(),
+            },
+            wording.is_some(),
+        )))
     }
 }
 
@@ -161,16 +248,12 @@ pub fn simulate(p: &Program, config: SimConfig, seed: u64) -> Outcome {
     }
     match config.sched {
         Sched::Random(s) => {
-            Machine::new(p, config.faults, Policy::Choose).run(&mut Rng::new(s.unwrap_or(seed)))
+            Machine::new(p, config, Policy::Choose).run(&mut Rng::new(s.unwrap_or(seed)))
         }
-        Sched::RoundRobin => {
-            Machine::new(p, config.faults, Policy::RoundRobin).run(&mut Rng::new(0))
-        }
-        Sched::Adversarial => {
-            Machine::new(p, config.faults, Policy::Adversarial).run(&mut Rng::new(0))
-        }
+        Sched::RoundRobin => Machine::new(p, config, Policy::RoundRobin).run(&mut Rng::new(0)),
+        Sched::Adversarial => Machine::new(p, config, Policy::Adversarial).run(&mut Rng::new(0)),
         Sched::Exhaustive => {
-            let all = explore(p, config.faults, EXHAUSTIVE_RUNS);
+            let all = explore_with(p, config, EXHAUSTIVE_RUNS);
             let first = all
                 .first()
                 .cloned()
@@ -180,8 +263,22 @@ pub fn simulate(p: &Program, config: SimConfig, seed: u64) -> Outcome {
     }
 }
 
-/// Every distinct outcome of up to `max_runs` schedules, in depth-first order.
+/// Every distinct outcome of up to `max_runs` schedules, in depth-first order (default
+/// wording).
 pub fn explore(p: &Program, faults: Faults, max_runs: u32) -> Vec<Outcome> {
+    explore_with(
+        p,
+        SimConfig {
+            faults,
+            ..SimConfig::new(Sched::Exhaustive)
+        },
+        max_runs,
+    )
+}
+
+/// Every distinct outcome of up to `max_runs` schedules of `config`'s simulator, in
+/// depth-first order.
+pub fn explore_with(p: &Program, config: SimConfig, max_runs: u32) -> Vec<Outcome> {
     if let Some(why) = unsupported(p) {
         return vec![Outcome::NotRun(why)];
     }
@@ -189,7 +286,7 @@ pub fn explore(p: &Program, faults: Faults, max_runs: u32) -> Vec<Outcome> {
     let mut out: Vec<Outcome> = Vec::new();
     for _ in 0..max_runs {
         e.rewind();
-        let o = Machine::new(p, faults, Policy::Choose).run(&mut e);
+        let o = Machine::new(p, config, Policy::Choose).run(&mut e);
         if !out.contains(&o) {
             out.push(o);
         }
@@ -268,8 +365,22 @@ impl Target for SimTarget {
 
 /// Builds `sim` targets (names in [`crate::target`]); faults are `+<fault>` suffixes.
 pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
-    Some(match SimConfig::parse(name)? {
-        Ok(c) => Ok(Box::new(SimTarget::new(name, c)) as Box<dyn Target>),
+    build_in(name, None)
+}
+
+/// Builds `sim` targets with `wording` where the name does not choose one (`~seeds`,
+/// `~ptx93`); `None`: the default wording.
+pub fn build_in(
+    name: &str,
+    wording: Option<Wording>,
+) -> Option<Result<Box<dyn Target>, Unavailable>> {
+    Some(match SimConfig::parse_wording(name)? {
+        Ok((mut c, chosen)) => {
+            if !chosen && let Some(w) = wording {
+                c.wording = w;
+            }
+            Ok(Box::new(SimTarget::new(name, c)) as Box<dyn Target>)
+        }
         Err(e) => Err(Unavailable(e)),
     })
 }
