@@ -188,17 +188,7 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
 
 /// Rules of kind static, dynamic-UB or blocking without a mutator, and why. A new mutator
 /// must remove its rule from this list; a rule that loses its mutator fails the test.
-const NO_MUTATOR: &[(RuleId, &str)] = &[
-    (RuleId::MmaSpMxf4Target, "needs sparse MMAs, not built yet"),
-    (
-        RuleId::MmaSpMetaTf32,
-        "needs sparse MMAs with metadata in TMEM, not built yet",
-    ),
-    (
-        RuleId::MmaSpMetaMxf4,
-        "needs sparse MMAs with metadata in TMEM, not built yet",
-    ),
-];
+const NO_MUTATOR: &[(RuleId, &str)] = &[];
 
 #[test]
 fn every_static_ub_and_blocking_rule_has_a_mutator_or_a_reason() {

@@ -69,6 +69,10 @@ struct MmaPlan {
     shared_cluster: bool,
     a_src: ASrc,
     a_cols: Option<Cols>,
+    /// TMEM the quarter warps (ranks 0-3) fill by `tcgen05.st` before the sync, as
+    /// (columns, seed): scale factors written with one seed by all four quarters (so every
+    /// 32-lane partition holds the same values, MMA-BS-DUP) and sparse metadata.
+    st_fills: Vec<(Cols, u32)>,
     d: Cols,
     n: u32,
     /// Regions the issuer fills: (region, element kind).
@@ -270,6 +274,21 @@ impl<C: Choices> Builder<'_, C> {
                     None,
                     self.c.word(),
                 ));
+                code.push(wait(WaitOp::St));
+            }
+            if let Some(m) = &mma
+                && w < 4
+                && !m.st_fills.is_empty()
+            {
+                for (cols, seed) in &m.st_fills {
+                    let taddr = TmemRef::slot(cols.slot, 32 * q, cols.col as u16);
+                    code.push(st(
+                        st_form(LdStShape::S32x32b, num_for(cols.width), false),
+                        taddr,
+                        None,
+                        *seed,
+                    ));
+                }
                 code.push(wait(WaitOp::St));
             }
             if let Some(win) = windows[w / 4]
@@ -491,9 +510,18 @@ impl<C: Choices> Builder<'_, C> {
         // half-datapath layout F, MMA-HALFDP-ALIGN, left out), N from the §2.7 table. ::2:
         // M = 256 (128 lanes in each CTA of the pair) or 128, N in steps of 16 (i8: 32).
         let ws = !block_scale && !two && self.c.percent(cfg.ws_pct);
+        // .sp (sparse A, metadata in TMEM): non-ws forms here; mxf4/mxf4nvf4 sparse only on
+        // sm_100a, sm_110a, sm_103a (MMA-SP-MXF4-TARGET); the metadata is written by the
+        // quarter warps' st, so the four quarters must exist.
+        let sparse = !ws
+            && nwarps >= 4
+            && cfg.st_ld
+            && (!matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
+                || matches!(tgt, Target::Sm100a | Target::Sm110a | Target::Sm103a))
+            && self.c.percent(cfg.sparse_pct);
         let m = if ws {
             [32, 64, 128][self.c.below(3) as usize]
-        } else if two && self.c.percent(75) {
+        } else if two && (sparse || self.c.percent(75)) {
             256
         } else {
             128
@@ -501,6 +529,7 @@ impl<C: Choices> Builder<'_, C> {
         // K = 96 (idesc bit 31): dense mxf4/mxf4nvf4, ::2, M = 256, sm_103a only
         // (MMA-K-EXPLICIT, MMA-K96-TARGET).
         let k96 = two
+            && !sparse
             && m == 256
             && matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
             && tgt == Target::Sm103a
@@ -584,21 +613,49 @@ impl<C: Choices> Builder<'_, C> {
         let rb = self.region(n * row);
         fills.push((rb, elem));
         let idesc = match kind {
-            MmaKind::Mxf8f6f4 => mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2)),
+            MmaKind::Mxf8f6f4 => {
+                mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2))
+                    | u32::from(sparse) << 2
+            }
             MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => {
                 // UE4M3 scale factors only for mxf4nvf4 with a size of 4 (§3.7 table).
                 let four = matches!(scale_vec, Some(ScaleVec::X4 | ScaleVec::Block16));
                 let ue8m0 = !(kind == MmaKind::Mxf4nvf4 && four && self.c.percent(50));
-                mmaenc::idesc_mxf4(m, n, ue8m0, false, k96)
+                mmaenc::idesc_mxf4(m, n, ue8m0, sparse, k96)
             }
-            _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode(),
+            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR).
+            _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode() | u32::from(sparse) << 2,
         };
+        let mut st_fills = Vec::with_capacity(3);
+        // Sparse metadata (§3.7 "Sparse A"): two columns per row (the 4:8 kinds need 64 bits
+        // per row at K = 128; the others less). Every quarter stores it with one seed whose
+        // low nibble is 0b1110, a value every kind lists (MMA-SP-META-TF32, -MXF4, -24), so
+        // the first metadata nibble of each partition's first row is valid. The other nibbles
+        // are `lane * mul + seed` (values.rs) and cannot all be chosen: see generators/README.
+        let mut meta = None;
+        if sparse {
+            let mc = take(allocs, 2)?;
+            st_fills.push((mc, self.c.word() & !0xF | 0b1110));
+            meta = Some(TmemRef::slot(mc.slot, 0, mc.col as u16));
+        }
         // Scale factors (§3.7 .block_scale): scale_A and scale_B in TMEM, duplicated into all
         // four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies 32 lanes x 128 bits
         // (4 columns: room for the 1, 2, 3, 4 or 6 one-byte factors per row of every
         // scale-vector size) into every lane quarter; cp::N → mma::N is pipelined.
         let mut scales = None;
-        if block_scale {
+        // Scale factors by st when the four quarter warps exist (half the time, always
+        // without cp): one seed per matrix in all four quarters, so the 32-lane partitions
+        // hold the same bytes (MMA-BS-DUP); else by cp.32x128b.warpx4 below.
+        let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(50));
+        if by_st {
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
+            st_fills.push((sa, self.c.word()));
+            st_fills.push((sb, self.c.word()));
+            scales = Some((
+                TmemRef::slot(sa.slot, 0, sa.col as u16),
+                TmemRef::slot(sb.slot, 0, sb.col as u16),
+            ));
+        } else if block_scale {
             let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
             for sc in [sa, sb] {
                 let r = self.region(32 * 16);
@@ -640,7 +697,7 @@ impl<C: Choices> Builder<'_, C> {
         };
         let form = MmaForm {
             ws,
-            sp: false,
+            sp: sparse,
             cta_group: cg,
             kind,
             block_scale,
@@ -658,7 +715,7 @@ impl<C: Choices> Builder<'_, C> {
                 d: TmemRef::slot(d.slot, 0, d.col as u16),
                 a,
                 b: mmaenc::kmajor_desc(rb),
-                sp_meta: None,
+                sp_meta: meta,
                 idesc,
                 scale_a: scales.map(|s| s.0),
                 scale_b: scales.map(|s| s.1),
@@ -740,6 +797,7 @@ impl<C: Choices> Builder<'_, C> {
             shared_cluster,
             a_src,
             a_cols,
+            st_fills,
             d,
             n,
             fills,

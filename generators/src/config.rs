@@ -77,6 +77,12 @@ pub struct Config {
     pub mma_kinds: Vec<MmaKind>,
     /// Percent of MMAs issued as `.ws`. Default: 15.
     pub ws_pct: u8,
+    /// Percent of non-ws MMAs issued as `.sp` (sparse A; needs 4 warps, which write the
+    /// metadata by `tcgen05.st`). Default: 0, also in swarm configs: the IR's st values are
+    /// `lane * mul + seed`, so only the first nibble of each partition's first metadata row
+    /// can be chosen valid (MMA-SP-META-*); the other nibbles are whatever the seed gives.
+    /// Near-miss mutators of the sparse rules turn it on.
+    pub sparse_pct: u8,
     /// Most st/ld flows per warp. Default: 2.
     pub max_flows_per_warp: u8,
     /// Percent chance of a schedule knob (`Stmt::Spin`) at each eligible point. Default: 10.
@@ -116,6 +122,7 @@ impl Default for Config {
             shift: true,
             mma_kinds: BUILDER_MMA_KINDS.to_vec(),
             ws_pct: 15,
+            sparse_pct: 0,
             max_flows_per_warp: 2,
             spin_pct: 10,
             max_spin: 64,
@@ -161,6 +168,7 @@ impl Config {
         dedup(&mut self.mma_kinds);
         self.pack_pct = self.pack_pct.min(100);
         self.ws_pct = self.ws_pct.min(100);
+        self.sparse_pct = self.sparse_pct.min(100);
         self.max_flows_per_warp = self.max_flows_per_warp.min(8);
         self.max_spin = self.max_spin.min(1 << 16);
         self.spin_pct = self.spin_pct.min(100);
@@ -218,6 +226,7 @@ impl<'a> Arbitrary<'a> for Config {
             shift: u.arbitrary()?,
             mma_kinds: subset(u, BUILDER_MMA_KINDS)?,
             ws_pct: u.int_in_range(0..=50)?,
+            sparse_pct: 0,
             max_flows_per_warp: u.int_in_range(1..=4)?,
             spin_pct: u.int_in_range(0..=50)?,
             max_spin: u.int_in_range(1..=256)?,

@@ -210,6 +210,39 @@ fn p_mma_nvf4(c: &mut Config) {
     c.mma_kinds = vec![MmaKind::Mxf4nvf4];
 }
 
+/// A sparse (`.sp`) MMA of `kinds` in a CTA of at least four warps (the quarter warps write
+/// its metadata), with no cp and no shift (the oracle judges metadata written by st only).
+fn sparse(c: &mut Config, kinds: &[MmaKind]) {
+    one_cta(c);
+    c.mma = true;
+    c.ws_pct = 0;
+    c.sparse_pct = 100;
+    c.min_warps = 4;
+    c.max_warps = c.max_warps.max(4);
+    c.mma_kinds = kinds.to_vec();
+    c.cp = false;
+    c.shift = false;
+    c.st_ld = true;
+}
+
+/// Sparse mxf4 on sm_103a (an arch-specific target that has it, with no scale-vector
+/// qualifier, the one mxf4 form sm_103a takes).
+fn p_sp_mxf4_103a(c: &mut Config) {
+    sparse(c, &[MmaKind::Mxf4]);
+    c.targets = vec![Target::Sm103a];
+}
+
+/// Sparse tf32.
+fn p_sp_tf32(c: &mut Config) {
+    sparse(c, &[MmaKind::Tf32]);
+}
+
+/// Sparse mxf4 / mxf4nvf4 on sm_100a, scale factors written by st (no cp).
+fn p_sp_mxf4(c: &mut Config) {
+    sparse(c, &[MmaKind::Mxf4, MmaKind::Mxf4nvf4]);
+    c.targets = vec![Target::Sm100a];
+}
+
 fn p_cluster_cta1(c: &mut Config) {
     c.cta_groups = vec![CtaGroup::One];
     c.cluster_sizes = vec![2];
@@ -1236,6 +1269,63 @@ fn m_wait_scope(p: &mut Program, c: &mut dyn Choices) -> bool {
     true
 }
 
+/// MMA-SP-MXF4-TARGET (§1: mma.sp with mxf4/mxf4nvf4 needs sm_100a, sm_110a or sm_103a):
+/// the sm_103a program moved to sm_103f (same PTX version; no shift, i8 or scale-vector
+/// qualifier in the base, so no other target rule applies).
+fn m_sp_mxf4_target(p: &mut Program, _: &mut dyn Choices) -> bool {
+    let has = !walk::find_ops(p, &|op| {
+        matches!(op, Op::Mma(m) if m.form.sp && matches!(m.form.kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4))
+    })
+    .is_empty();
+    if !has || p.launch.target != Target::Sm103a {
+        return false;
+    }
+    p.launch.target = Target::Sm103f;
+    true
+}
+
+/// Sets the seed of the st that writes the first metadata cell (lane 0 of the
+/// `[sp-meta-tmem]` column) of a sparse MMA of one of `kinds` to 0: that cell then holds 0,
+/// and no nibble of 0 is a listed metadata value (§3.7 "Sparse A").
+fn zero_metadata(p: &mut Program, kinds: &[MmaKind]) -> bool {
+    let metas: Vec<TmemRef> = p
+        .ops()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::Mma(m) if m.form.sp && kinds.contains(&m.form.kind) => m.sp_meta,
+            _ => None,
+        })
+        .collect();
+    let Some(t) = metas.first().copied() else {
+        return false;
+    };
+    let paths = walk::find_ops(
+        p,
+        &|op| matches!(op, Op::St { taddr, .. } if taddr.base == t.base && taddr.col == t.col && taddr.lane == t.lane),
+    );
+    if paths.is_empty() {
+        return false;
+    }
+    for path in paths {
+        if let Op::St { seed, .. } = walk::op_mut(p, &path) {
+            *seed = 0;
+        }
+    }
+    true
+}
+
+/// MMA-SP-META-TF32 (UB, §3.7: tf32 metadata nibbles other than 0b1110 / 0b0100): the first
+/// metadata cell of a sparse tf32 MMA holds 0.
+fn m_sp_meta_tf32(p: &mut Program, _: &mut dyn Choices) -> bool {
+    zero_metadata(p, &[MmaKind::Tf32])
+}
+
+/// MMA-SP-META-MXF4 (UB, §3.7: mxf4/mxf4nvf4 metadata outside the seven listed values): the
+/// first metadata cell of a sparse mxf4/mxf4nvf4 MMA holds 0.
+fn m_sp_meta_mxf4(p: &mut Program, _: &mut dyn Choices) -> bool {
+    zero_metadata(p, &[MmaKind::Mxf4, MmaKind::Mxf4nvf4])
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dynamic rules the issue names.
 
@@ -1855,6 +1945,27 @@ pub const MUTATORS: &[Mutator] = &[
         edition: EditionHint::Any,
         patch: p_ldst32,
         apply: m_wait_scope,
+    },
+    Mutator {
+        name: "sparse-mxf4-sm103f",
+        rule: RuleId::MmaSpMxf4Target,
+        edition: EditionHint::Any,
+        patch: p_sp_mxf4_103a,
+        apply: m_sp_mxf4_target,
+    },
+    Mutator {
+        name: "sparse-tf32-zero-metadata",
+        rule: RuleId::MmaSpMetaTf32,
+        edition: EditionHint::Any,
+        patch: p_sp_tf32,
+        apply: m_sp_meta_tf32,
+    },
+    Mutator {
+        name: "sparse-mxf4-zero-metadata",
+        rule: RuleId::MmaSpMetaMxf4,
+        edition: EditionHint::Any,
+        patch: p_sp_mxf4,
+        apply: m_sp_meta_mxf4,
     },
     Mutator {
         name: "alloc-after-relinquish-loop",
