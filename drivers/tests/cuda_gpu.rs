@@ -62,13 +62,10 @@ fn case(p: Program, intent: Intent) -> Case {
     }
 }
 
-/// The generator configuration of emulation campaigns (the default: every feature).
+/// The generator configuration of emulation campaigns: the default (every feature, mma and
+/// cp included).
 fn emu_gen() -> tcgen05_generators::Config {
-    tcgen05_generators::Config {
-        mma: false,
-        cp: false,
-        ..tcgen05_generators::Config::default()
-    }
+    tcgen05_generators::Config::default()
 }
 
 fn percentile(v: &mut [u64], q: f64) -> u64 {
@@ -293,6 +290,190 @@ fn deadlocks_are_hung_with_their_checkpoints() {
     log("hang.log", &format!("after the hangs: {:?}", t.stats()));
 }
 
+/// A PTX module whose one warp waits on an mbarrier nobody arrives on, at most `tries` tries of
+/// `try_` (an `mbarrier.*_wait` instruction writing `%p2`, on `[bar]`), and thread 0 records the
+/// `%globaltimer` nanoseconds the loop took (words 0-1) and the tries it made (word 2). With
+/// `sleep_ns` > 0 a failed try is followed by `nanosleep.u32 sleep_ns` (the emulation's loop).
+fn wait_loop_ptx(try_: &str, sleep_ns: u32, tries: u32) -> String {
+    let sleep = if sleep_ns > 0 {
+        format!("\tnanosleep.u32 {sleep_ns};\n")
+    } else {
+        String::new()
+    };
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.shared .align 8 .b64 bar;\n\
+         .visible .entry tc_kernel(.param .u64 obs)\n{{\n\
+         \t.reg .pred %p<4>;\n\t.reg .b32 %r<4>;\n\t.reg .b64 %rd<5>;\n\
+         \tld.param.u64 %rd1, [obs];\n\tcvta.to.global.u64 %rd1, %rd1;\n\
+         \tmov.u32 %r1, %tid.x;\n\tsetp.eq.u32 %p1, %r1, 0;\n\
+         \t@%p1 mbarrier.init.shared::cta.b64 [bar], 1;\n\tbarrier.sync 0;\n\
+         \tmov.u64 %rd2, %globaltimer;\n\tmov.u32 %r2, 0;\n$TOP:\n\t{try_}\n\
+         \t@%p2 bra $DONE;\n{sleep}\tadd.u32 %r2, %r2, 1;\n\tsetp.lt.u32 %p3, %r2, {tries};\n\
+         \t@%p3 bra $TOP;\n$DONE:\n\tmov.u64 %rd3, %globaltimer;\n\tsub.u64 %rd3, %rd3, %rd2;\n\
+         \t@!%p1 bra $END;\n\tst.global.u64 [%rd1], %rd3;\n\tst.global.u32 [%rd1+8], %r2;\n\
+         $END:\n\tret;\n}}\n"
+    )
+}
+
+/// How long one try of a bounded mbarrier wait takes when nobody arrives, for the wait
+/// instructions the harness could use: `try_wait` (what the IR printer emits, the `cuda`
+/// target's code), `try_wait` with a 100 ns `suspendTimeHint` (session 1's emulation) and
+/// `test_wait` with a `nanosleep` after each failed try (the emulation now). A bounded wait of 2^20 tries (the generators' bound) must
+/// give up inside the watchdog for the oracle's "gives up" expectation to be observable; this
+/// says, per instruction, how long 2^20 tries take on this device.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn mbarrier_wait_try_times() {
+    use tcgen05_drivers::cuda::protocol::{Compile, RunRequest, RunResult};
+    use tcgen05_drivers::cuda::supervisor::{Ended, Limits, Supervisor, WorkerSpec};
+    let exe = cuda::find_worker(Config::from_env(0).worker.as_ref()).expect("worker");
+    let mut sup = Supervisor::start(
+        WorkerSpec {
+            exe,
+            args: vec!["--device".into(), "0".into()],
+            env: vec![],
+        },
+        Limits::default(),
+    )
+    .expect("device");
+    let variants = [
+        (
+            "try_wait (no hint; the IR printer, cuda target)".to_string(),
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p2, [bar], 0;",
+            0,
+        ),
+        (
+            "try_wait, suspendTimeHint 100 ns (cuda-emu, session 1)".to_string(),
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p2, [bar], 0, 100;",
+            0,
+        ),
+        (
+            format!(
+                "test_wait + nanosleep {} ns (cuda-emu now)",
+                cuda::emu::TRY_SLEEP_NS
+            ),
+            "mbarrier.test_wait.parity.acquire.cta.shared::cta.b64 %p2, [bar], 0;",
+            cuda::emu::TRY_SLEEP_NS,
+        ),
+    ];
+    let mut id = 0;
+    let mut per_try = Vec::new();
+    for (name, try_, sleep_ns) in variants {
+        // A short probe first (64 tries finish even at 10 ms a try), then about 0.3 s of tries.
+        let mut tries = 64u32;
+        let mut ns_per_try = 0f64;
+        for round in 0..2 {
+            id += 1;
+            let req = RunRequest {
+                id,
+                ptx: wait_loop_ptx(try_, sleep_ns, tries),
+                kernel: "tc_kernel".into(),
+                compile: Compile::Jit,
+                grid_x: 1,
+                block_x: 32,
+                cluster_x: 1,
+                dyn_smem: 0,
+                obs_words: 4,
+                status_words: 0,
+                timeout_ms: 30_000,
+            };
+            let r = sup.run(&req);
+            let Ended::Reported {
+                result: RunResult::Completed { words, timing, .. },
+                ..
+            } = &r
+            else {
+                panic!("{name}, {tries} tries: {r:?}")
+            };
+            let ns = u64::from(words[0]) | (u64::from(words[1]) << 32);
+            // Nobody arrives: every try fails, and the loop makes exactly `tries` of them.
+            assert_eq!(words[2], tries, "{name}: {words:?}");
+            ns_per_try = ns as f64 / f64::from(tries);
+            log(
+                "mbarrier-wait.log",
+                &format!(
+                    "{name}: {tries} tries in {:.3} ms ({ns_per_try:.1} ns a try; launch+run {} us)",
+                    ns as f64 / 1e6,
+                    timing.run_us
+                ),
+            );
+            if round == 0 {
+                tries = ((3e8 / ns_per_try.max(1.0)) as u32).clamp(64, 1 << 22);
+            }
+        }
+        per_try.push((name, ns_per_try));
+    }
+    for (name, ns) in &per_try {
+        log(
+            "mbarrier-wait.log",
+            &format!(
+                "{name}: 2^20 tries would take {:.2} s",
+                ns * f64::from(1u32 << 20) / 1e9
+            ),
+        );
+    }
+    // The emulation's try must let 2^20 tries end well inside the default 2 s watchdog.
+    let emu_ns = per_try[2].1;
+    assert!(
+        emu_ns * f64::from(1u32 << 20) < 1e9,
+        "test_wait: {emu_ns} ns a try"
+    );
+}
+
+/// The `no-arrive` weakenings of the two cross-thread litmus families (reference §4.4 rows 3
+/// and 4 without the producer's arrive): the consumer's bounded wait (2^20 tries) must give
+/// up and the program complete (the oracle's expectation), inside the default 2 s watchdog.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn no_arrive_weakenings_give_up_and_complete() {
+    let mut t = emu(2000);
+    let members = tcgen05_generators::litmus::all_members();
+    let mut seen = 0;
+    for m in members.iter().filter(|m| m.name.ends_with("no-arrive")) {
+        seen += 1;
+        let c = case(m.program.clone(), m.intent.clone());
+        let start = Instant::now();
+        let o = t.run(&c);
+        let took = start.elapsed();
+        let v = judge(&c, &o);
+        log(
+            "no-arrive.log",
+            &format!(
+                "{}: {} in {took:?} (launch+run {} us); verdict {}",
+                m.name,
+                o.summary(),
+                t.last.timing.run_us,
+                verdict_name(&v)
+            ),
+        );
+        let Outcome::Completed { words } = &o else {
+            panic!("{}: {o:?}", m.name)
+        };
+        // Some lane's wait gave up: nobody arrives on mbarrier 1.
+        let layout = Layout::of(&m.program);
+        let view = View {
+            layout: &layout,
+            words,
+        };
+        let mut gave_up = 0;
+        for (w, sites) in layout.warp_sites.iter().enumerate() {
+            for site in sites.iter().filter(|s| s.kind == observe::SiteKind::Mbar) {
+                gave_up += (0..32)
+                    .filter_map(|l| view.record(0, w, site, l))
+                    .filter(|r| r[0] == observe::MBAR_GAVE_UP)
+                    .count();
+            }
+        }
+        assert!(gave_up > 0, "{}: no wait gave up", m.name);
+        assert!(took < Duration::from_secs(2), "{}: {took:?}", m.name);
+        assert!(!matches!(v, Verdict::Discrepancy(_)), "{}: {v:?}", m.name);
+    }
+    assert_eq!(
+        seen, 2,
+        "the two cross-thread families each have one no-arrive member"
+    );
+}
+
 /// A trapping case followed by 100 good cases in one campaign: the trap is the trapping
 /// case's, and the 100 agree with the oracle on a fresh worker.
 #[test]
@@ -399,9 +580,9 @@ fn emulation_campaign() {
         let tally = Arc::clone(&tally);
         let litmus = Arc::clone(&litmus);
         handles.push(std::thread::spawn(move || {
-            // Generated waits give up after 2^20 mbarrier tries, which can take longer than
-            // the default 2 s watchdog when nobody arrives: allow 10 s.
-            let mut t = emu(10_000);
+            // The default watchdog (2 s): an emulated bounded wait of 2^20 tries gives up in
+            // tens of milliseconds (mbarrier_wait_try_times).
+            let mut t = emu(2000);
             let mut spawned_here = 0;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
@@ -498,9 +679,11 @@ fn emulation_campaign() {
         percentile(&mut tl.compile_us, 0.5),
         percentile(&mut tl.compile_us, 0.9),
     );
-    let (r50, r90) = (
+    let (r50, r90, r99, rmax) = (
         percentile(&mut tl.run_us, 0.5),
         percentile(&mut tl.run_us, 0.9),
+        percentile(&mut tl.run_us, 0.99),
+        percentile(&mut tl.run_us, 1.0),
     );
     let (b50, b90) = (
         percentile(&mut tl.readback_us, 0.5),
@@ -508,7 +691,7 @@ fn emulation_campaign() {
     );
     let summary = format!(
         "cases {n}, workers {workers}, wall {:.1} s, {:.1} cases/s per GPU\noutcomes {:#?}\nverdicts (each case in the edition of its rule) {:#?}\nverdicts with every case in the ptx93 edition {:#?}\nworker processes started: {spawned}\n\
-         per completed case ({completed}): compile p50 {} us p90 {} us; launch+run p50 {} us p90 {} us; readback p50 {} us p90 {} us\n\
+         per completed case ({completed}): compile p50 {} us p90 {} us; launch+run p50 {} us p90 {} us p99 {} us max {} us; readback p50 {} us p90 {} us\n\
          harness errors: {}\ndiscrepancies (first {}):\n{}",
         wall.as_secs_f64(),
         n as f64 / wall.as_secs_f64(),
@@ -519,6 +702,8 @@ fn emulation_campaign() {
         c90,
         r50,
         r90,
+        r99,
+        rmax,
         b50,
         b90,
         tl.harness_errors.len(),

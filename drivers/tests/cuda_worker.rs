@@ -23,6 +23,7 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
     Config {
         device: 0,
         timeout: Duration::from_millis(timeout_ms),
+        try_wait_ns: cuda::DEFAULT_TRY_WAIT_NS,
         ptxas: None,
         guardrail: false,
         worker: Some(worker()),

@@ -18,6 +18,7 @@
 //! | wait::ld / wait::st | `bar.warp.sync` (the accesses already completed) |
 //! | fence::* | `fence.acq_rel.cluster` |
 //! | shift (§3.6) | rows `lane+0..30` move down one lane in 8 columns (OQ-16: our choice), in both CTAs for `::2` |
+//! | mbarrier wait (`MbarWait`: a loop of at most `max_tries` tries) | each try is one non-blocking `mbarrier.test_wait.parity.acquire` (the program's scope) and, if it fails, a `nanosleep` of [`TRY_SLEEP_NS`] (bounded by the PTX ISA at twice that), so 2^20 tries take 0.13 s on an H100. A `try_wait` instead suspends its thread for a system-dependent time per failing try: 3.95 us on an H100 (driver 580), and a `suspendTimeHint` does not shorten it (ptxas adds a `NANOSLEEP.SYNCS` of the hint after the same `SYNCS.PHASECHK.TRANS64.TRYWAIT`), so 2^20 tries took 4.1 s of GPU time, which time slices between the campaign's contexts stretched past a 10 s watchdog (docs/blackwell.md). The IR counts tries, not time, and the ISA lets a `try_wait` return false after any time limit, so a try that does not suspend keeps the program's meaning |
 //! | commit (§3.9) | the tracked operations completed at issue, so one `mbarrier.arrive.release.cluster` (count 1) on the named mbarrier, or on each CTA of `ctaMask` |
 //! | mma (§3.7) | completes at issue, by each issuing thread. For dense `cta_group::1`, M = 128, kinds f16 (f32 D) / tf32 / i8, A and B in shared memory K-major without swizzle: D = A·B (+ D·2^-scale) computed in f32 (s32 for i8) over the canonical layout (core matrices of 8 rows × 16 bytes, LBO along K, SBO along M/N) into data-path layout D (row m → lane m), skipping disabled output lanes. Every other form leaves D unchanged (its layouts are figures only, OQ-22/OQ-29) |
 //! | cp (§3.5) | completes at issue; the cells it would write keep their old values (layouts are figures only, OQ-17) |
@@ -49,10 +50,13 @@ use tcgen05_ir::{
 pub const SPIN_LIMIT: u32 = 1 << 19;
 /// Nanoseconds per spin round.
 pub const SPIN_NS: u32 = 1000;
-/// Suspend-time hint of each emulated `mbarrier.try_wait` (ns): a bounded wait of 2^20 tries on
-/// an mbarrier nobody signals then gives up in well under a second instead of after the
-/// system-dependent limit per try (over 10 s on an H200), so it completes inside the watchdog.
-pub const TRY_WAIT_NS: u32 = 100;
+/// Nanoseconds each failed try of an emulated bounded mbarrier wait sleeps (`nanosleep`, which
+/// the PTX ISA bounds by twice the request) before the next `mbarrier.test_wait`. On an H100
+/// (driver 580) a try then takes 128 ns, so a wait of 2^20 tries on a phase that never
+/// completes gives up after 0.13 s of GPU time (at most about 0.26 s by the `nanosleep` bound),
+/// far inside the default 2 s watchdog even when a few contexts share the GPU by time slices,
+/// and still far longer than any emulated operation a legitimate wait waits for.
+pub const TRY_SLEEP_NS: u32 = 100;
 /// Words of the status block (second kernel parameter).
 pub const STATUS_WORDS: u32 = 8;
 /// Largest dynamic shared memory a block may use on sm_90 (227 KiB), the default capacity.
@@ -902,8 +906,11 @@ impl<'a> Body<'a> {
                     let (p, q) = (self.pr(), self.pr());
                     self.line(&format!("mov.u32 %r{c}, 0;"));
                     self.label(&format!("$MW{n}_top"));
+                    // Each try is one non-blocking `test_wait` and, when it fails, a bounded
+                    // `nanosleep` (module docs: a `try_wait` suspends for a system-dependent
+                    // time per try, about 4 us on Hopper whatever the suspendTimeHint).
                     self.line(&format!(
-                        "mbarrier.try_wait.parity.acquire{}.shared::cta.b64 %p{p}, [tc_mbar+{}], {}, {TRY_WAIT_NS};",
+                        "mbarrier.test_wait.parity.acquire{}.shared::cta.b64 %p{p}, [tc_mbar+{}], {};",
                         scope.as_str(),
                         8 * u32::from(*bar),
                         u8::from(*parity)
@@ -911,6 +918,7 @@ impl<'a> Body<'a> {
                     self.line(&format!("@%p{p} bra $MW{n}_done;"));
                     self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
                     self.line(&format!("setp.lt.u32 %p{q}, %r{c}, {max_tries};"));
+                    self.line(&format!("@%p{q} nanosleep.u32 {TRY_SLEEP_NS};"));
                     self.line(&format!("@%p{q} bra $MW{n}_top;"));
                     self.line(&format!("mov.u32 %r{v}, {};", observe::MBAR_GAVE_UP));
                     self.line(&format!("bra $MW{n}_rec;"));
@@ -1955,7 +1963,7 @@ enum PairOp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tcgen05_ir::samples;
+    use tcgen05_ir::{Scope, samples};
 
     #[test]
     fn codes_round_trip_and_have_rules() {
@@ -1979,6 +1987,49 @@ mod tests {
         assert_eq!(l.tmem_cols, 448);
         assert_eq!(l.dyn_smem, 448 * 512);
         assert!(l.ptx.contains("atom.shared.cas.b32"));
+    }
+
+    /// A bounded mbarrier wait is a loop of exactly `max_tries` non-blocking tests with the
+    /// program's acquire scope, and bounded sleeps between them: no `try_wait`, whose per-try
+    /// suspension is system-dependent (module docs).
+    #[test]
+    fn bounded_mbarrier_waits_are_loops_of_non_blocking_tests() {
+        for (scope, text) in [(Scope::Cta, ".cta"), (Scope::Cluster, ".cluster")] {
+            let p = Program {
+                launch: samples::launch(1),
+                smem: tcgen05_ir::Smem {
+                    slots: 0,
+                    mbarriers: 2,
+                    regions: vec![],
+                },
+                warps: vec![vec![
+                    Stmt::MbarInit { bar: 1, count: 1 },
+                    Stmt::MbarWait {
+                        bar: 1,
+                        parity: true,
+                        scope,
+                        max_tries: 12345,
+                    },
+                ]],
+                funcs: vec![],
+            };
+            let l = lower(&p, &EmuConfig::default()).unwrap();
+            assert!(!l.ptx.contains("try_wait"), "{}", l.ptx);
+            let test = l
+                .ptx
+                .lines()
+                .find(|x| x.contains("mbarrier.test_wait"))
+                .unwrap_or_else(|| panic!("no test_wait:\n{}", l.ptx));
+            let want = format!("mbarrier.test_wait.parity.acquire{text}.shared::cta.b64 %p");
+            assert!(test.trim_start().starts_with(&want), "{test}");
+            assert!(test.ends_with(", [tc_mbar+8], 1;"), "{test}");
+            assert!(l.ptx.contains(", 12345;"), "{}", l.ptx);
+            assert!(
+                l.ptx.contains(&format!("nanosleep.u32 {TRY_SLEEP_NS};")),
+                "{}",
+                l.ptx
+            );
+        }
     }
 
     #[test]

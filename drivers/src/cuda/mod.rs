@@ -12,6 +12,7 @@
 //! | --- | --- | --- |
 //! | `TCGEN05_CUDA_WORKER` | next to the running binary | the worker executable |
 //! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
+//! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -37,6 +38,70 @@ use tcgen05_ir::{Case, Program};
 /// The worker binary's file name.
 pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 
+/// Default of `TCGEN05_CUDA_TRY_WAIT_NS`: nanoseconds one `mbarrier.try_wait` on a phase that
+/// does not complete may suspend its thread before it returns false. The PTX ISA leaves this
+/// "system-dependent" and treats `suspendTimeHint` as a hint only. Measured on an H100 (driver
+/// 580): 3.95 us a try, hint or not; the default doubles that for a margin (several
+/// contexts time-slicing the GPU). Measure it on each Blackwell box (`mbarrier-wait.log` of
+/// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
+pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
+
+/// The most a case's bounded waits may add to its watchdog (a wait of `u32::MAX` tries is a
+/// deliberate deadlock, not a slow give-up).
+pub const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
+
+/// Upper bound of the `mbarrier.try_wait` tries a run of `p` can make in all: every bounded
+/// wait (`MbarWait`) counted with the iterations of the loops around it and once per call of
+/// its function, summed over the warp programs (a wait that gives up can let
+/// another warp reach its own wait only afterwards, so the sum, not the maximum, bounds the
+/// time; every CTA runs the same warp programs at once). Saturates instead of overflowing.
+pub fn bounded_wait_tries(p: &Program) -> u64 {
+    fn tries(p: &Program, body: &[tcgen05_ir::Stmt], depth: u32) -> u64 {
+        use tcgen05_ir::Stmt;
+        if depth > 16 {
+            // Deeper call chains are refused by the lowering (cycles); count nothing more.
+            return 0;
+        }
+        body.iter().fold(0u64, |acc, s| {
+            let n = match s {
+                Stmt::MbarWait { max_tries, .. } => u64::from(*max_tries),
+                Stmt::Loop { count, body } => {
+                    u64::from(*count).saturating_mul(tries(p, body, depth))
+                }
+                Stmt::If { then, els, .. } => {
+                    tries(p, then, depth).saturating_add(tries(p, els, depth))
+                }
+                Stmt::Call(f) => p
+                    .funcs
+                    .get(usize::from(*f))
+                    .map_or(0, |f| tries(p, &f.body, depth + 1)),
+                _ => 0,
+            };
+            acc.saturating_add(n)
+        })
+    }
+    p.warps
+        .iter()
+        .fold(0u64, |acc, w| acc.saturating_add(tries(p, w, 0)))
+}
+
+/// The watchdog of one case. `cuda-emu` cases get `cfg.timeout`: the emulation's tries are
+/// non-blocking tests (see [`emu`]), so 2^20 of them take milliseconds. A `cuda` case runs
+/// the program's own `mbarrier.try_wait` loops, and each failing try may suspend for a
+/// system-dependent time (`cfg.try_wait_ns`), so a wait that must give up needs up to
+/// `max_tries * try_wait_ns`: the case gets `cfg.timeout` plus that for all its bounded waits
+/// ([`bounded_wait_tries`]), at most [`MAX_WAIT_BUDGET`] more. Without it, a program whose
+/// bounded wait must give up (the oracle's expectation) would be reported `Hung`.
+pub fn case_timeout(flavour: Flavour, cfg: &Config, p: &Program) -> Duration {
+    match flavour {
+        Flavour::Emu => cfg.timeout,
+        Flavour::Hardware => {
+            let ns = bounded_wait_tries(p).saturating_mul(cfg.try_wait_ns);
+            cfg.timeout + Duration::from_nanos(ns).min(MAX_WAIT_BUDGET)
+        }
+    }
+}
+
 /// Whether this build can drive CUDA devices at all (the `cuda` feature).
 pub fn support_compiled_in() -> bool {
     cfg!(feature = "cuda")
@@ -56,8 +121,10 @@ pub enum Flavour {
 pub struct Config {
     /// Device ordinal.
     pub device: u32,
-    /// Watchdog per case.
+    /// Watchdog per case (a `cuda` case's grows with its bounded waits: [`case_timeout`]).
     pub timeout: Duration,
+    /// `cuda` only: nanoseconds a failing `mbarrier.try_wait` may take ([`DEFAULT_TRY_WAIT_NS`]).
+    pub try_wait_ns: u64,
     /// Compile through ptxas instead of the driver JIT.
     pub ptxas: Option<PathBuf>,
     /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
@@ -77,6 +144,9 @@ impl Config {
         let timeout = var("TCGEN05_CUDA_TIMEOUT_MS")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(2000u64);
+        let try_wait_ns = var("TCGEN05_CUDA_TRY_WAIT_NS")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_TRY_WAIT_NS);
         let guardrail = var("TCGEN05_CUDA_GUARDRAIL").is_some_and(|v| v != "0");
         let want_ptxas = var("TCGEN05_CUDA_COMPILER").is_some_and(|v| v == "ptxas") || guardrail;
         let ptxas = if want_ptxas { find_ptxas() } else { None };
@@ -87,6 +157,7 @@ impl Config {
         Config {
             device,
             timeout: Duration::from_millis(timeout),
+            try_wait_ns,
             ptxas,
             guardrail,
             worker: var("TCGEN05_CUDA_WORKER").map(PathBuf::from),
@@ -349,7 +420,7 @@ impl CudaTarget {
             dyn_smem,
             obs_words: layout.total_words() as u32,
             status_words,
-            timeout_ms: self.cfg.timeout.as_millis() as u64,
+            timeout_ms: case_timeout(self.flavour, &self.cfg, p).as_millis() as u64,
         })
     }
 
@@ -590,5 +661,72 @@ impl Target for CudaTarget {
 
     fn run(&mut self, case: &Case) -> Outcome {
         self.run_program(&case.program)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_ir::{Cond, Scope, Stmt, samples};
+
+    fn wait(max_tries: u32) -> Stmt {
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries,
+        }
+    }
+
+    fn cfg() -> Config {
+        let mut c = Config::from_env(0);
+        c.timeout = Duration::from_millis(2000);
+        c.try_wait_ns = 10_000;
+        c
+    }
+
+    #[test]
+    fn bounded_waits_are_counted_through_loops_branches_calls_and_warps() {
+        let mut p = samples::single_warp_roundtrip();
+        assert_eq!(bounded_wait_tries(&p), 0);
+        p.funcs.push(tcgen05_ir::Func {
+            body: vec![wait(7)],
+        });
+        p.warps[0].extend([
+            wait(100),
+            Stmt::Loop {
+                count: 3,
+                body: vec![wait(10), Stmt::Call(0)],
+            },
+            Stmt::If {
+                cond: Cond::LaneEq(0),
+                then: vec![wait(1000)],
+                els: vec![wait(5)],
+            },
+        ]);
+        p.warps.push(vec![wait(20_000)]);
+        // 100 + 3 * (10 + 7) + 1000 + 5, and the second warp's 20,000.
+        assert_eq!(bounded_wait_tries(&p), 100 + 51 + 1005 + 20_000);
+        p.warps
+            .push(vec![wait(u32::MAX), wait(u32::MAX), wait(u32::MAX)]);
+        assert!(bounded_wait_tries(&p) > 3 * u64::from(u32::MAX));
+    }
+
+    #[test]
+    fn only_hardware_cases_wait_for_their_bounded_waits() {
+        let c = cfg();
+        let mut p = samples::single_warp_roundtrip();
+        assert_eq!(case_timeout(Flavour::Hardware, &c, &p), c.timeout);
+        // 2^20 tries of 10 us: 10.49 s more than the base watchdog.
+        p.warps[0].push(wait(1 << 20));
+        let t = case_timeout(Flavour::Hardware, &c, &p);
+        assert_eq!(t, c.timeout + Duration::from_nanos((1u64 << 20) * 10_000));
+        assert_eq!(case_timeout(Flavour::Emu, &c, &p), c.timeout);
+        // A deliberate deadlock (u32::MAX tries) stays bounded.
+        p.warps[0].push(wait(u32::MAX));
+        assert_eq!(
+            case_timeout(Flavour::Hardware, &c, &p),
+            c.timeout + MAX_WAIT_BUDGET
+        );
     }
 }
