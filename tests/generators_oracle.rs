@@ -7,8 +7,21 @@ use tcgen05_oracle::{Edition, Options, RunVerdict, check, expect_with};
 /// Number of seeded Valid cases the issue asks for.
 const VALID_CASES: u64 = 10_000;
 
-fn configs() -> [(&'static str, Config); 2] {
-    [("default", Config::default()), ("sm100a", Config::sm100a())]
+fn configs() -> [(&'static str, Config); 3] {
+    [
+        ("default", Config::default()),
+        ("sm100a", Config::sm100a()),
+        // Sparse MMAs are off by default (Config::sparse_pct); here every MMA that can be
+        // sparse is, in CTAs of 4+ warps (the quarter warps write the metadata).
+        (
+            "sparse",
+            Config {
+                sparse_pct: 100,
+                min_warps: 4,
+                ..Config::default()
+            },
+        ),
+    ]
 }
 
 #[test]
