@@ -7,7 +7,7 @@ use tcgen05_oracle::{Edition, Options, RunVerdict, check, expect_with};
 /// Number of seeded Valid cases the issue asks for.
 const VALID_CASES: u64 = 10_000;
 
-fn configs() -> [(&'static str, Config); 3] {
+fn configs() -> [(&'static str, Config); 4] {
     [
         ("default", Config::default()),
         ("sm100a", Config::sm100a()),
@@ -18,6 +18,16 @@ fn configs() -> [(&'static str, Config); 3] {
             Config {
                 sparse_pct: 100,
                 min_warps: 4,
+                ..Config::default()
+            },
+        ),
+        // cta_group::2 in clusters of four CTAs: two pairs, each issued by its even CTA with
+        // its own ctaMask (reference §2.5, §3.9).
+        (
+            "two-pairs",
+            Config {
+                cluster_sizes: vec![4],
+                cta_groups: vec![tcgen05_ir::CtaGroup::Two],
                 ..Config::default()
             },
         ),
