@@ -31,7 +31,8 @@ pub struct Args {
     /// The ptxas target (default: the newest installed).
     #[arg(long)]
     pub ptxas: Option<String>,
-    /// Rounds of the bare-against-campaign comparison (best of each is kept).
+    /// Rounds of the bare-against-campaign and the ptxas unbatched-against-batched comparisons
+    /// (best of each is kept).
     #[arg(long, default_value_t = 3)]
     pub repeat: u32,
     /// Seed of the cases.
@@ -209,29 +210,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "diff::compare_with, layout precomputed",
     ));
 
+    // ptxas (issue 6): the same cases through one process per case and through batches, with
+    // the same flags (the targets' verdict level, -O0), alternately `--repeat` times, best of
+    // each kept; one pass of one process per case at ptxas's default level (-O3) for scale.
     let mut ptxas_speedup = None;
     match args.ptxas.clone().or_else(newest_ptxas) {
         Some(name) => {
-            let mut t = target::resolve(&name).map_err(|e| bad_input(e.to_string()))?;
+            let all = tcgen05_drivers::ptxas::installed();
+            let install = match tcgen05_drivers::ptxas::install::select(&name, &all) {
+                Some(Ok(v)) => v.into_iter().next_back(),
+                _ => None,
+            }
+            .ok_or_else(|| bad_input(format!("{name}: not an installed ptxas")))?;
+            use tcgen05_drivers::target::Target as _;
+            let mut t = tcgen05_drivers::ptxas::PtxasTarget::new(install);
             let m = args.ptxas_cases.min(n).max(1) as usize;
             let some = &cases[..m];
-            let (_, d1) = timed(|| some.iter().map(|c| t.run(c)).count());
-            let (_, d2) = timed(|| t.run_batch(some).len());
+            let mut d1 = Duration::MAX;
+            let mut d2 = Duration::MAX;
+            for _ in 0..args.repeat.max(1) {
+                d1 = d1.min(timed(|| some.iter().map(|c| t.run(c)).count()).1);
+                d2 = d2.min(timed(|| t.run_batch(some).len()).1);
+            }
+            t.options = tcgen05_drivers::ptxas::CompileOptions::default();
+            let (_, d0) = timed(|| some.iter().map(|c| t.run(c)).count());
             let a = stage(
                 &format!("{name} unbatched"),
                 m as u64,
                 d1,
-                "one ptxas process per case",
+                "one ptxas process per case, -O0 (the targets' verdict level)",
             );
             let b = stage(
                 &format!("{name} batched"),
                 m as u64,
                 d2,
-                "Target::run_batch",
+                &format!(
+                    "Target::run_batch: {} cases a process, -O0",
+                    tcgen05_drivers::ptxas::target::DEFAULT_BATCH
+                ),
+            );
+            let c = stage(
+                &format!("{name} unbatched -O3"),
+                m as u64,
+                d0,
+                "one process per case at ptxas's default level, one pass (for scale)",
             );
             ptxas_speedup = Some(b.cases_per_s / a.cases_per_s);
             stages.push(a);
             stages.push(b);
+            stages.push(c);
         }
         None => stages.push(Stage {
             stage: "ptxas".into(),
@@ -295,7 +322,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(x) = b.ptxas_batch_speedup {
-                println!("ptxas batched / unbatched: {x:.1}x");
+                println!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
             }
             println!(
                 "campaign overhead: {:.1}% of the bare pipeline's cases/s (best of {})",
