@@ -15,6 +15,15 @@
 //! 4. (with an MMA) sync, then **mma**: one elected thread issues [cp →] mma [→ mma] [→ shift]
 //!    (pipelined pairs, §4.2) and commits to an mbarrier; consumer warps wait on it, fence
 //!    `after_thread_sync` and load D from their quarter (canonical pattern 4, §4.4).
+//!    With `cta_group::2` (§2.5, §3.7, §3.9) both CTAs of the pair allocate `::2` with the
+//!    same sizes, initialize their mbarrier (`fence.mbarrier_init`, then the cluster barrier)
+//!    and fill their own shared-memory operands; only the even CTA issues the MMA, cp and
+//!    shift (`%cluster_ctarank` tested per pair), and its commit multicasts the arrive to both
+//!    CTAs' mbarriers (`.multicast::cluster`, ctaMask of the pair), so each CTA's consumers
+//!    wait on their own. Block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4) get their scale factors
+//!    by cp.32x128b.warpx4 or by the four quarter warps' st with one seed (both duplicate them
+//!    into every 32-lane partition, MMA-BS-DUP); `.sp` MMAs (off by default,
+//!    `Config::sparse_pct`) get their metadata from the quarter warps' st.
 //! 5. sync (DEALLOC-PAIR-SYNC for `::2`), then **teardown**: the allocating warp fences,
 //!    deallocates every allocation with its own (address, nCols) and relinquishes last.
 //!

@@ -67,6 +67,9 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
         Op::Cp { form, .. } => out.push(format!("cp{}", form.cta_group)),
         Op::Mma(m) => {
             out.push(format!("mma{}", m.form.cta_group));
+            if m.form.sp {
+                out.push(format!("mma.sp{}{}", m.form.cta_group, m.form.kind));
+            }
             if let Some(v) = m.form.scale_vec {
                 out.push(format!("mma{v}"));
             } else if m.form.block_scale {
@@ -177,6 +180,18 @@ pub fn claimed() -> Vec<String> {
     v
 }
 
+/// The sparse keys the builder claims with [`crate::Config::sparse_pct`] on (it is off by
+/// default): every non-ws kind as `.sp`, with `cta_group::1` and `::2` (reference §2.7).
+pub fn claimed_sparse() -> Vec<String> {
+    let mut v = Vec::with_capacity(16);
+    for g in CtaGroup::ALL {
+        for k in crate::config::BUILDER_MMA_KINDS {
+            v.push(format!("mma.sp{g}{k}"));
+        }
+    }
+    v
+}
+
 /// The keys `p` reaches.
 pub fn reached(p: &Program, out: &mut std::collections::HashSet<String>) {
     let mut v = Vec::with_capacity(8);
@@ -230,6 +245,25 @@ mod tests {
         for f in litmus::FAMILIES {
             assert!(families.contains(f.name), "family {} not reached", f.name);
         }
+    }
+
+    #[test]
+    fn sparse_config_reaches_every_sparse_form_within_10000_cases() {
+        let cfg = Config {
+            sparse_pct: 100,
+            min_warps: 4,
+            ..Config::default()
+        };
+        let s = Stream::new(cfg, 0x5FA, Mode::Valid);
+        let mut forms = HashSet::new();
+        for i in 0..BUDGET {
+            reached(&s.case(i).case.program, &mut forms);
+        }
+        let missing: Vec<String> = claimed_sparse()
+            .into_iter()
+            .filter(|k| !forms.contains(k))
+            .collect();
+        assert!(missing.is_empty(), "sparse forms not reached: {missing:?}");
     }
 
     #[test]
