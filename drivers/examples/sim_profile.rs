@@ -56,6 +56,27 @@ fn main() {
         faults: Faults::NONE,
         wording: Default::default(),
     };
+    if let Ok(find) = std::env::var("SIM_FIND") {
+        for (i, c) in cases.iter().enumerate() {
+            let o = simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
+            if let tcgen05_drivers::outcome::Outcome::NotRun(why) = &o
+                && why.contains(&find)
+            {
+                println!(
+                    "case {i} ({:?}, {:?}): {why}",
+                    c.intent, c.provenance.family
+                );
+                println!("regions {:?}", c.program.smem.regions);
+                c.program.walk(&mut |s| {
+                    if let tcgen05_ir::Stmt::Tc(op @ tcgen05_ir::Op::Cp { .. }) = s {
+                        println!("  {op:?}");
+                    }
+                });
+                return;
+            }
+        }
+        return;
+    }
     if let Some(one) = std::env::var("SIM_ONE")
         .ok()
         .and_then(|s| s.parse::<usize>().ok())

@@ -1552,13 +1552,34 @@ impl<'p> Machine<'p> {
                 }
             }
             AKind::Mma(plan) => {
-                let peer = self.peer(c);
-                let cta = &mut self.ctas[c];
-                let res = plan.perform(&cta.regions, &mut cta.tmem);
+                let res = match self.peer(c).filter(|_| plan.pair()) {
+                    // cta_group::2: D in both CTAs of the pair, the even CTA first.
+                    Some(p) => {
+                        let (e, o) = if self.ctas[c].rank & 1 == 0 {
+                            (c, p)
+                        } else {
+                            (p, c)
+                        };
+                        let (lo, hi) = self.ctas.split_at_mut(e.max(o));
+                        let (x, y) = (&mut lo[e.min(o)], &mut hi[0]);
+                        let (even, odd) = if e < o { (x, y) } else { (y, x) };
+                        plan.perform_halves([
+                            Some((&even.regions, &mut even.tmem)),
+                            Some((&odd.regions, &mut odd.tmem)),
+                        ])
+                    }
+                    None if plan.pair() && self.ctas[c].rank & 1 == 1 => {
+                        let cta = &mut self.ctas[c];
+                        plan.perform_halves([None, Some((&cta.regions, &mut cta.tmem))])
+                    }
+                    None => {
+                        let cta = &mut self.ctas[c];
+                        plan.perform(&cta.regions, &mut cta.tmem)
+                    }
+                };
                 if let Err(e) = res {
                     self.abort = Some(Outcome::NotRun(e));
                 }
-                let _ = peer;
             }
             AKind::Cp {
                 desc,
@@ -1583,17 +1604,12 @@ impl<'p> Machine<'p> {
                                 + (r / 8) * sbo
                                 + (b % 16)
                                 + (b / 16) * lbo;
-                            let Some(v) = self.ctas[t].regions[usize::from(desc.region)]
+                            // A source word beyond the data region reads as 0 (documented
+                            // in sim/mod.rs).
+                            let v = self.ctas[t].regions[usize::from(desc.region)]
                                 .get((addr / 4) as usize)
                                 .copied()
-                            else {
-                                if self.abort.is_none() {
-                                    self.abort = Some(Outcome::NotRun(format!(
-                                        "cp source byte {addr} is outside its data region"
-                                    )));
-                                }
-                                continue;
-                            };
+                                .unwrap_or(0);
                             for &l in &dest[r as usize] {
                                 self.set_cell(t, l, col0 + cell, v);
                             }

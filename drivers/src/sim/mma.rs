@@ -73,9 +73,28 @@ pub struct MmaPlan {
     scale_d: u8,
     dol: Option<Vec<u32>>,
     dol_inverted: bool,
+    /// `cta_group::2`: D in both CTAs of the pair (see the module documentation).
+    pair: bool,
+    /// `.ashift`: A's rows shifted down by one.
+    ashift: bool,
+    /// `.sp` or `.block_scale`: D cells get [`OPAQUE`] values.
+    opaque: bool,
 }
 
+/// The value base of the cells a `.sp` or `.block_scale` MMA writes: the simulator does not
+/// compute them (their layouts are figure-only, OQ-22, OQ-23, OQ-32); cell (lane, column)
+/// gets `OPAQUE ^ (lane * 512 + column)`.
+pub const OPAQUE: u32 = 0x5BA5_0000;
+
+/// One CTA's part of an MMA: its data regions and its TMEM.
+pub type Half<'a> = (&'a [Rc<Vec<u32>>], &'a mut Tmem);
+
 impl MmaPlan {
+    /// Whether D is in both CTAs of the pair (`cta_group::2`).
+    pub fn pair(&self) -> bool {
+        self.pair
+    }
+
     /// Whether an earlier MMA `self` is pipeline-ordered before `later` (MCM-PIPE-MMA-MMA:
     /// same accumulator and shape, and with `same_kind` (the 9.2+ reading, OQ-27) the same
     /// kind).
@@ -90,50 +109,95 @@ impl MmaPlan {
     /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
     /// values are those of an eager computation now).
     pub fn perform(&self, regions: &[Rc<Vec<u32>>], tmem: &mut Tmem) -> Result<(), String> {
+        self.perform_halves([Some((regions, tmem)), None])
+    }
+
+    /// Performs the MMA on the CTAs of `halves`: `[even, odd]` of the pair for
+    /// `cta_group::2` (`None` where the CTA does not exist), `[own, None]` for `::1`.
+    pub fn perform_halves(&self, mut halves: [Option<Half<'_>>; 2]) -> Result<(), String> {
         let kk = self.k as usize;
-        let a = match &self.a {
-            Some(desc) => Rows::smem(regions, desc, self.a_ty, self.neg_a, self.m, self.k)?,
-            None => {
-                let mut a = Vec::with_capacity(self.m as usize * kk);
-                for r in 0..self.m {
-                    for k in 0..self.k {
-                        let byte = k * self.a_ty.bytes();
-                        let cell = tmem
-                            .read(r, self.a_col + byte / 4)
-                            .ok_or("MMA A outside TMEM")?;
-                        let v = decode(self.a_ty, cell >> (8 * (byte % 4)), cell);
-                        a.push(if self.neg_a { -v } else { v });
-                    }
-                }
-                Rows::decoded(a, self.m, self.k)
-            }
-        };
-        let b = Rows::smem(regions, &self.b, self.b_ty, self.neg_b, self.n, self.k)?;
-        let mut lanes = 0u128;
-        for m in 0..self.m {
-            let skip = self.dol.as_ref().is_some_and(|d| {
-                d.get((m / 32) as usize)
-                    .is_some_and(|w| (w >> (m % 32) & 1 == 1) != self.dol_inverted)
-            });
-            if !skip {
-                lanes |= 1 << m;
-            }
-        }
-        let product = Product {
-            int: self.kind == MmaKind::I8,
-            k: kk,
-            a,
-            b,
-            enable_d: self.enable_d,
-            d_f16: self.d_f16,
-            saturate: self.saturate,
-            scale: (2f32).powi(-i32::from(self.scale_d)),
-        };
-        if tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
-            Ok(())
+        let parts = if self.pair { 2 } else { 1 };
+        // Rows of D (and A) in each CTA; N columns, B's rows split between the CTAs.
+        let rows = if self.pair && self.m == 128 {
+            64
         } else {
-            Err("MMA D outside TMEM".into())
+            self.m.min(128)
+        };
+        let b_parts: Vec<(u32, &[Rc<Vec<u32>>])> = if self.opaque {
+            Vec::new()
+        } else {
+            let own = halves.iter().flatten().map(|h| h.0).next().unwrap_or(&[]);
+            let even = halves[0].as_ref().map_or(own, |h| h.0);
+            let odd = halves[1].as_ref().map_or(own, |h| h.0);
+            if self.pair {
+                vec![(0, even), (self.n / 2, odd)]
+            } else {
+                vec![(0, even)]
+            }
+        };
+        let b = if self.opaque {
+            None
+        } else {
+            Some(Rc::new(Rows::smem(
+                &b_parts, &self.b, self.b_ty, self.neg_b, self.n, self.k,
+            )?))
+        };
+        for (h, half) in halves.iter_mut().enumerate().take(parts) {
+            let Some((regions, tmem)) = half else {
+                continue;
+            };
+            let a = if self.opaque {
+                None
+            } else {
+                Some(match &self.a {
+                    Some(desc) => {
+                        Rows::smem(&[(0, *regions)], desc, self.a_ty, self.neg_a, rows, self.k)?
+                    }
+                    None => {
+                        let mut a = Vec::with_capacity(rows as usize * kk);
+                        for r in 0..rows {
+                            for k in 0..self.k {
+                                let byte = k * self.a_ty.bytes();
+                                let cell = tmem
+                                    .read(r, self.a_col + byte / 4)
+                                    .ok_or("MMA A outside TMEM")?;
+                                let v = decode(self.a_ty, cell >> (8 * (byte % 4)), cell);
+                                a.push(if self.neg_a { -v } else { v });
+                            }
+                        }
+                        Rows::decoded(a, rows, self.k)
+                    }
+                })
+            };
+            let mut lanes = 0u128;
+            for m in 0..rows {
+                // DOL bit 128 * h + m for lane m of the pair's CTA h (OQ-31 for ::2).
+                let bit = 128 * h as u32 + m;
+                let skip = self.dol.as_ref().is_some_and(|d| {
+                    d.get((bit / 32) as usize)
+                        .is_some_and(|w| (w >> (bit % 32) & 1 == 1) != self.dol_inverted)
+                });
+                if !skip {
+                    lanes |= 1 << m;
+                }
+            }
+            let product = Product {
+                int: self.kind == MmaKind::I8,
+                k: kk,
+                a,
+                b: b.clone(),
+                ashift: self.ashift,
+                d_col: self.d_col,
+                enable_d: self.enable_d,
+                d_f16: self.d_f16,
+                saturate: self.saturate,
+                scale: (2f32).powi(-i32::from(self.scale_d)),
+            };
+            if !tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
+                return Err("MMA D outside TMEM".into());
+            }
         }
+        Ok(())
     }
 }
 
@@ -143,7 +207,11 @@ impl MmaPlan {
 #[derive(Debug)]
 struct Rows {
     k: usize,
-    src: Option<(Rc<Vec<u32>>, SmemDesc, Elem, bool)>,
+    /// From row `.0` on, the rows come from region `.1` (row `r` at local row `r - .0`).
+    src: Vec<(u32, Rc<Vec<u32>>)>,
+    desc: SmemDesc,
+    ty: Elem,
+    neg: bool,
     data: RefCell<Vec<f32>>,
     done: RefCell<Vec<bool>>,
 }
@@ -152,22 +220,64 @@ impl Rows {
     fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
         Rows {
             k: k as usize,
-            src: None,
+            src: Vec::new(),
+            desc: SmemDesc {
+                region: 0,
+                offset: 0,
+                lbo_enc: 0,
+                sbo_enc: 0,
+                fixed: 0,
+                base_offset: 0,
+                lbo_abs: false,
+                swizzle: 0,
+                reserved: 0,
+            },
+            ty: Elem::F16,
+            neg: false,
             data: RefCell::new(data),
             done: RefCell::new(vec![true; rows as usize]),
         }
     }
 
-    /// An operand in shared memory; `Err` (the first element outside its data region) when
-    /// any element is outside it.
+    /// An operand in shared memory, its rows from the CTAs of `parts` (first row, the CTA's
+    /// regions); `Err` (the first element outside its data region) when any element is
+    /// outside it.
     fn smem(
-        regions: &[Rc<Vec<u32>>],
+        parts: &[(u32, &[Rc<Vec<u32>>])],
         desc: &SmemDesc,
         ty: Elem,
         neg: bool,
         rows: u32,
         k: u32,
     ) -> Result<Rows, String> {
+        let mut src = Vec::with_capacity(parts.len());
+        for (i, (first, regions)) in parts.iter().enumerate() {
+            let end = parts.get(i + 1).map_or(rows, |p| p.0);
+            let region = regions
+                .get(usize::from(desc.region))
+                .ok_or("an MMA operand's data region does not exist")?;
+            Self::check(regions, desc, ty, end - first, k)?;
+            src.push((*first, Rc::clone(region)));
+        }
+        Ok(Rows {
+            k: k as usize,
+            src,
+            desc: *desc,
+            ty,
+            neg,
+            data: RefCell::new(vec![0f32; (rows * k) as usize]),
+            done: RefCell::new(vec![false; rows as usize]),
+        })
+    }
+
+    /// `Err` naming the first element outside its region, if any.
+    fn check(
+        regions: &[Rc<Vec<u32>>],
+        desc: &SmemDesc,
+        ty: Elem,
+        rows: u32,
+        k: u32,
+    ) -> Result<(), String> {
         let region = &regions[usize::from(desc.region)];
         // The largest address is the sum of the largest row and element terms (every term
         // grows with its index inside a core matrix and from one core matrix to the next).
@@ -197,12 +307,7 @@ impl Rows {
                 }
             }
         }
-        Ok(Rows {
-            k: k as usize,
-            src: Some((Rc::clone(region), *desc, ty, neg)),
-            data: RefCell::new(vec![0f32; (rows * k) as usize]),
-            done: RefCell::new(vec![false; rows as usize]),
-        })
+        Ok(())
     }
 
     /// Decodes row `r` if it is not yet.
@@ -210,14 +315,16 @@ impl Rows {
         if self.done.borrow()[r] {
             return;
         }
-        if let Some((region, d, ty, neg)) = &self.src {
+        if let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) {
+            let (d, ty, neg) = (&self.desc, &self.ty, &self.neg);
+            let local = r - *first as usize;
             let mut data = self.data.borrow_mut();
             let row = &mut data[r * self.k..(r + 1) * self.k];
             let bytes = ty.bytes();
             let t = 16 / bytes;
             let lbo = u32::from(d.lbo_enc) << 4;
             let sbo = u32::from(d.sbo_enc) << 4;
-            let r32 = r as u32;
+            let r32 = local as u32;
             let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
             for (k, x) in row.iter_mut().enumerate() {
                 let k = k as u32;
@@ -236,8 +343,11 @@ impl Rows {
 struct Product {
     int: bool,
     k: usize,
-    a: Rows,
-    b: Rows,
+    /// `None` for `.sp` / `.block_scale`: the cells get [`OPAQUE`] values.
+    a: Option<Rows>,
+    b: Option<Rc<Rows>>,
+    ashift: bool,
+    d_col: u32,
     enable_d: bool,
     d_f16: bool,
     saturate: bool,
@@ -250,10 +360,19 @@ impl Lazy for Product {
     }
 
     fn value(&self, lane: u32, col: u32, old: u32) -> u32 {
-        let (m, n, kk) = (lane as usize, col as usize, self.k);
-        self.a.ensure(m);
-        self.b.ensure(n);
-        let (a, b) = (self.a.data.borrow(), self.b.data.borrow());
+        let (Some(ra), Some(rb)) = (&self.a, &self.b) else {
+            return OPAQUE ^ (lane * 512 + self.d_col + col);
+        };
+        // .ashift: D row m uses A row m - 1 (row 0 keeps A row 0).
+        let am = if self.ashift {
+            lane.saturating_sub(1)
+        } else {
+            lane
+        } as usize;
+        let (m, n, kk) = (am, col as usize, self.k);
+        ra.ensure(m);
+        rb.ensure(n);
+        let (a, b) = (ra.data.borrow(), rb.data.borrow());
         let arow = &a[m * kk..(m + 1) * kk];
         let brow = &b[n * kk..(n + 1) * kk];
         if self.int {
@@ -341,23 +460,45 @@ pub fn plan(
             "the simulator does not implement {what} (tcgen05.mma)"
         ))
     };
-    if f.cta_group != CtaGroup::One {
-        return no(".cta_group::2 MMA");
+    let pair = f.cta_group == CtaGroup::Two;
+    if m.zero_col_mask.is_some_and(|z| z != 0) {
+        return no("a non-zero zero-column mask");
     }
-    if f.sp
-        || f.block_scale
-        || f.ashift
-        || m.sp_meta.is_some()
-        || m.zero_col_mask.is_some_and(|z| z != 0)
-    {
-        return no(".sp/.block_scale/.ashift forms or a non-zero zero-column mask");
+    let idesc = m.idesc;
+    let n = (idesc >> 17 & 0x3F) << 3;
+    if f.sp || f.block_scale {
+        if d >> 16 != 0 || n == 0 || n > 256 {
+            return no("a D lane field other than 0 (or N outside 8..256)");
+        }
+        return Ok(MmaPlan {
+            kind: f.kind,
+            m: (idesc >> 24 & 0x1F) << 4,
+            n,
+            k: 0,
+            a_ty: Elem::F16,
+            b_ty: Elem::F16,
+            d_f16: false,
+            neg_a: false,
+            neg_b: false,
+            saturate: false,
+            a: None,
+            a_col: 0,
+            b: m.b,
+            d_col: d & 0xFFFF,
+            enable_d: m.enable_input_d,
+            scale_d: 0,
+            dol: m.disable_output_lane.clone(),
+            dol_inverted: faults.has(Fault::MmaDolInverted),
+            pair,
+            ashift: false,
+            opaque: true,
+        });
     }
     let (a, a_col) = match (&m.a, a_tmem) {
         (MmaA::Desc(d), _) => (Some(*d), 0),
         (MmaA::Tmem(_), Some(t)) if t >> 16 == 0 => (None, t & 0xFFFF),
         _ => return no("A in TMEM with a lane field other than 0"),
     };
-    let idesc = m.idesc;
     let kind = f.kind;
     let k = match kind {
         MmaKind::F16 => 16,
@@ -369,8 +510,11 @@ pub fn plan(
         return no("sparse, transposed or B-reuse instruction descriptors");
     }
     let mm = (idesc >> 24 & 0x1F) << 4;
-    let n = (idesc >> 17 & 0x3F) << 3;
-    let m_ok = mm == 128 || (f.ws && (mm == 32 || mm == 64));
+    let m_ok = if pair {
+        mm == 128 || mm == 256
+    } else {
+        mm == 128 || (f.ws && (mm == 32 || mm == 64))
+    };
     if !m_ok || n == 0 || n > 256 {
         return no("this M (or N outside 8..256)");
     }
@@ -415,6 +559,9 @@ pub fn plan(
         },
         dol: m.disable_output_lane.clone(),
         dol_inverted: faults.has(Fault::MmaDolInverted),
+        pair,
+        ashift: f.ashift,
+        opaque: false,
     })
 }
 
@@ -544,6 +691,84 @@ pub fn f32_to_f16(x: f32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn mma(cg: CtaGroup, idesc: u32, sp: bool) -> (Program, Mma) {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            fixed: 1,
+            base_offset: 0,
+            lbo_abs: false,
+            swizzle: 0,
+            reserved: 0,
+        };
+        let mut p = tcgen05_ir::samples::single_warp_roundtrip();
+        p.smem.regions = vec![4096, 4096];
+        let m = Mma {
+            form: tcgen05_ir::form::MmaForm {
+                ws: false,
+                sp,
+                cta_group: cg,
+                kind: MmaKind::I8,
+                block_scale: false,
+                scale_vec: None,
+                ashift: false,
+                collector: None,
+            },
+            d: tcgen05_ir::TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: None,
+            scale_b: None,
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        };
+        (p, m)
+    }
+
+    #[test]
+    fn a_pair_mma_writes_its_rows_in_both_ctas() {
+        // i8 (idesc D s32 = 2 at bits 4-5, A and B s8 = 1 at bits 7-9 / 10-12), N = 8 (bits
+        // 17-22 hold N >> 3), M = 256 (bits 24-28 hold M >> 4): reference §2.8.
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | 1 << 17 | 16 << 24;
+        let (p, m) = mma(CtaGroup::Two, idesc, false);
+        let plan = plan(&p, &m, 0, None, Faults::NONE).expect("a ::2 i8 MMA runs");
+        // A: every s8 element 1; B: every element 2 in the even CTA, 3 in the odd CTA.
+        let fill = |b: u8| Rc::new(vec![u32::from_le_bytes([b; 4]); 1024]);
+        let even_regions = vec![fill(1), fill(2)];
+        let odd_regions = vec![fill(1), fill(3)];
+        let (mut te, mut to) = (Tmem::new(), Tmem::new());
+        plan.perform_halves([
+            Some((&even_regions, &mut te)),
+            Some((&odd_regions, &mut to)),
+        ])
+        .expect("in range");
+        // K = 32: D = 32 * 1 * 2 for B rows 0..4 (the even CTA's half of N), 32 * 3 after.
+        for (t, lane) in [(&te, 0), (&te, 127), (&to, 5)] {
+            assert_eq!(t.get(lane, 0), Some(64));
+            assert_eq!(t.get(lane, 7), Some(96));
+            assert_eq!(t.get(lane, 8), Some(crate::sim::tmem::poison(lane, 8)));
+        }
+    }
+
+    #[test]
+    fn a_sparse_mma_writes_documented_values_in_its_region() {
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | 2 << 17 | 8 << 24;
+        let (p, m) = mma(CtaGroup::One, idesc, true);
+        let plan = plan(&p, &m, 32, None, Faults::NONE).expect("runs");
+        let mut t = Tmem::new();
+        let regions = vec![Rc::new(vec![0; 1024]), Rc::new(vec![0; 1024])];
+        plan.perform(&regions, &mut t).expect("in range");
+        // N = 16 columns from column 32, lanes 0..128.
+        assert_eq!(t.get(3, 40), Some(OPAQUE ^ (3 * 512 + 40)));
+        assert_eq!(t.get(3, 48), Some(crate::sim::tmem::poison(3, 48)));
+    }
 
     #[test]
     fn half_precision_conversions_match_ieee_encodings() {
