@@ -615,8 +615,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
                     // Woken early when the last worker finishes, so a short run does not wait
                     // for the rest of a tick.
                     std::thread::park_timeout(prog.tick());
-                    let snap = snapshot(shr, done_before);
-                    prog.update(&snap);
+                    if prog.wants_update(interrupt::requested()) {
+                        prog.update(&snapshot(shr, done_before));
+                    }
                     if last_ckpt.elapsed() >= cfg.checkpoint_every {
                         shr.checkpoint()?;
                         last_ckpt = Instant::now();
@@ -670,14 +671,14 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
 
 fn header(cfg: &Config) -> String {
     let id = &cfg.identity;
-    // Two short lines rather than one long one: most terminals are 80 columns or more.
+    // Short lines rather than one long one: the live display is drawn for 80 columns.
     format!(
-        "tcgen05-fuzz campaign  targets {}  seed {}  edition {}  shard {}  {} job(s)\n  out {}",
-        id.targets.join(","),
+        "tcgen05-fuzz campaign: seed {}, edition {}, shard {}, {} job(s)\n  targets {}\n  out {}",
         id.seed,
         id.edition,
         id.shard,
         cfg.jobs,
+        id.targets.join(","),
         cfg.out.display()
     )
 }

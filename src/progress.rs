@@ -90,8 +90,18 @@ pub fn clock(d: Duration) -> String {
 }
 
 /// What the display says while a stopped campaign finishes up.
-pub const STOPPING: &str = "stopping (signal): abandoning the cases in flight, writing the \
-                            checkpoint and reports; Ctrl-C again quits at once";
+pub const STOPPING: &str = "stopping: writing the checkpoint and reports; Ctrl-C again quits now";
+
+/// `s` cut to `width` characters, with `…` as its last one when it was cut.
+pub fn shorten(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
 
 /// The live display, as lines (the header may hold several). Each line is drawn on one row of
 /// the terminal: [`Progress`] turns line wrapping off while drawing, so a line wider than the
@@ -130,7 +140,9 @@ pub fn live_lines(header: &str, s: &Snapshot) -> Vec<String> {
         ));
     }
     if let Some(f) = &s.last_finding {
-        v.push(format!("  newest finding: {f}"));
+        // Signatures run long; the display is drawn for 80 columns (the findings are listed
+        // in full at the end and in the reports).
+        v.push(shorten(&format!("  newest finding: {f}"), 80));
     }
     if s.stopping {
         v.push(format!("  {STOPPING}"));
@@ -194,6 +206,18 @@ impl Progress {
         // A quarter second redraws smoothly; plain and quiet modes still need the tick for
         // checkpoints, which are cheap.
         Duration::from_millis(250)
+    }
+
+    /// Whether [`Progress::update`] would show anything now (the snapshot it needs costs a
+    /// directory listing: not taken for nothing).
+    pub fn wants_update(&self, stopping: bool) -> bool {
+        match self.mode {
+            Mode::Live => true,
+            Mode::Plain(every) => {
+                (stopping && !self.said_stopping) || self.last_line.elapsed() >= every
+            }
+            Mode::Quiet => false,
+        }
     }
 
     /// Shows a snapshot (live: redraw; plain: a line when one is due).
@@ -277,6 +301,13 @@ mod tests {
     }
 
     #[test]
+    fn long_lines_are_shortened_with_an_ellipsis() {
+        assert_eq!(shorten("abcdef", 6), "abcdef");
+        assert_eq!(shorten("abcdefg", 6), "abcde…");
+        assert_eq!(shorten("ééééééé", 3).chars().count(), 3);
+    }
+
+    #[test]
     fn clocks_read_like_clocks() {
         assert_eq!(clock(Duration::from_secs(65)), "1:05");
         assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
@@ -286,7 +317,7 @@ mod tests {
     fn the_live_display_shows_what_the_issue_asks() {
         // Issue 8: cases/s, per-target agree / skip / discrepancy counts, findings so far,
         // elapsed and remaining time.
-        let header = "tcgen05-fuzz campaign  targets sim\n  out o";
+        let header = "tcgen05-fuzz campaign: seed 0\n  targets sim\n  out o";
         let l = live_lines(header, &snap()).join("\n");
         for want in [
             "elapsed 0:30",
@@ -300,7 +331,7 @@ mod tests {
         ] {
             assert!(l.contains(want), "no `{want}` in:\n{l}");
         }
-        assert_eq!(l.lines().next(), Some("tcgen05-fuzz campaign  targets sim"));
+        assert_eq!(l.lines().next(), Some("tcgen05-fuzz campaign: seed 0"));
         assert!(!l.contains("stopping"));
         let stopping = Snapshot {
             stopping: true,

@@ -4,8 +4,18 @@
 //! engine against the bare pipeline (its overhead: progress, checkpoints, findings store,
 //! reports).
 //!
-//! Timings on a shared machine are noisy: the campaign comparison runs bare and campaign
-//! alternately `--repeat` times and keeps the best of each.
+//! The stage rows and the campaign rows are timed by the CPU time of this process where it
+//! can be read (Unix), which the other processes of a shared machine disturb far less than
+//! wall time; the ptxas rows by wall time (ptxas runs in child processes).
+//!
+//! The campaign rows measure the same work twice: the same cases of the same stream (same
+//! seed, same mix), the same targets and oracle edition, one thread; the bare loop counts the
+//! verdicts as the campaign does, and the two counts must be identical (printed as "same
+//! work"). Timings on a shared machine are noisy: the comparison runs `--repeat` rounds,
+//! alternating which of the two goes first, and keeps the best of each. Its headline figure
+//! is by CPU time of the whole process (every thread: the campaign's progress thread counts),
+//! which other processes on the machine disturb far less than wall time; the wall-time figure
+//! and the spread of the per-round figures (the noise) are printed beside it.
 
 use super::{Format, bad_input};
 use crate::engine::{self, CaseMix, Identity, Shard};
@@ -14,10 +24,11 @@ use serde::Serialize;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tcgen05_drivers::diff;
+use tcgen05_drivers::report::TargetCounts;
 use tcgen05_drivers::target::{self, Availability};
 use tcgen05_ir::Case;
 use tcgen05_ir::observe::Layout;
-use tcgen05_oracle::{Edition, Options};
+use tcgen05_oracle::Edition;
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -32,8 +43,8 @@ pub struct Args {
     #[arg(long)]
     pub ptxas: Option<String>,
     /// Rounds of the bare-against-campaign and the ptxas unbatched-against-batched comparisons
-    /// (best of each is kept).
-    #[arg(long, default_value_t = 3)]
+    /// (best of each is kept; the campaign comparison alternates which goes first).
+    #[arg(long, default_value_t = 5)]
     pub repeat: u32,
     /// Seed of the cases.
     #[arg(long, default_value_t = 0)]
@@ -67,8 +78,68 @@ pub struct Bench {
     pub stages: Vec<Stage>,
     /// ptxas batched rate over unbatched rate.
     pub ptxas_batch_speedup: Option<f64>,
-    /// 1 - campaign rate / bare pipeline rate, in percent.
+    /// 1 - campaign rate / bare pipeline rate, in percent, by process CPU time (best round of
+    /// each); by wall time where CPU time cannot be read (not Unix).
     pub campaign_overhead_pct: f64,
+    /// The same by wall time (best round of each).
+    pub campaign_overhead_wall_pct: f64,
+    /// The overhead of each round (bare and campaign back to back), in percent, by the same
+    /// clock as `campaign_overhead_pct`: their spread is the noise of the measurement.
+    pub campaign_overhead_rounds_pct: Vec<f64>,
+    /// The campaign's fixed cost in milliseconds (same clock): opening the output folder,
+    /// building the targets, the final checkpoint and reports; measured as a one-case campaign.
+    pub campaign_fixed_cost_ms: f64,
+    /// The overhead without the fixed cost, in percent: what a long campaign pays per case.
+    pub campaign_overhead_per_case_pct: f64,
+    /// Whether the bare pipeline and the campaign counted the same verdicts on every target
+    /// (they ran the same cases on the same targets).
+    pub same_work: bool,
+}
+
+/// Time spent by one measured run.
+#[derive(Debug, Clone, Copy)]
+struct Spent {
+    wall: Duration,
+    /// CPU time of the whole process (user + system, every thread), if it can be read.
+    cpu: Option<Duration>,
+}
+
+impl Spent {
+    /// The clock the overhead is computed with: CPU time where there is one.
+    fn clock(self) -> Duration {
+        self.cpu.unwrap_or(self.wall)
+    }
+}
+
+/// CPU time of this process: every thread, including those that have ended (the campaign's
+/// progress thread), in nanoseconds (`clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`).
+#[cfg(unix)]
+fn process_cpu() -> Option<Duration> {
+    use nix::time::{ClockId, clock_gettime};
+    let t = clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID).ok()?;
+    Some(Duration::new(
+        u64::try_from(t.tv_sec()).ok()?,
+        u32::try_from(t.tv_nsec()).ok()?,
+    ))
+}
+
+/// No CPU clock: the wall clock is used.
+#[cfg(not(unix))]
+fn process_cpu() -> Option<Duration> {
+    None
+}
+
+/// Runs `f`, measuring wall and process CPU time.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, Spent) {
+    let c0 = process_cpu();
+    let t0 = Instant::now();
+    let v = f();
+    let wall = t0.elapsed();
+    let cpu = match (c0, process_cpu()) {
+        (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+        _ => None,
+    };
+    (v, Spent { wall, cpu })
 }
 
 fn stage(name: &str, cases: u64, d: Duration, note: &str) -> Stage {
@@ -81,6 +152,13 @@ fn stage(name: &str, cases: u64, d: Duration, note: &str) -> Stage {
         ratio_to_pipeline: None,
         note: note.into(),
     }
+}
+
+/// Runs `f`, giving its CPU time where it can be read (the stages run on this thread), else
+/// its wall time.
+fn cpu_timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let (v, spent) = measured(f);
+    (v, spent.clock())
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -100,21 +178,34 @@ fn identity(seed: u64) -> Identity {
     }
 }
 
-/// The bare pipeline: generate, expect, sim, compare, in a loop, nothing else.
-fn bare(id: &Identity, n: u64) -> anyhow::Result<Duration> {
+/// The bare pipeline: generate, expect, run on the targets, compare, in a loop, counting the
+/// verdicts (to show it did the campaign's work), nothing else.
+fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
     let stream = engine::stream(id);
     let opts = engine::options(id);
     let mut targets =
         engine::build_targets(&id.targets, 0, 1).map_err(|e| bad_input(e.to_string()))?;
-    let t = Instant::now();
-    for i in 0..n {
-        let case = stream.case(i).case;
-        std::hint::black_box(engine::judge(&case, &mut targets, &opts));
-    }
-    Ok(t.elapsed())
+    let mut counts: Vec<TargetCounts> = targets
+        .iter()
+        .map(|t| TargetCounts::new(&t.name(), &t.version()))
+        .collect();
+    let ((), spent) = measured(|| {
+        for i in 0..n {
+            // Case `i` of the seed space is position `i` of the unsharded campaign.
+            let case = stream.case(i).case;
+            let (verdicts, rules) = engine::judge(&case, &mut targets, &opts);
+            for (c, v) in counts.iter_mut().zip(&verdicts) {
+                c.record(v);
+            }
+            std::hint::black_box(rules);
+        }
+    });
+    Ok((counts, spent))
 }
 
-fn campaign(id: &Identity, n: u64) -> anyhow::Result<Duration> {
+/// The campaign engine on the same cases: the whole `engine::run`, from opening the output
+/// folder to the last report.
+fn campaign(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
     let dir = std::env::temp_dir().join(format!(
         "tcgen05-bench-{}-{}",
         std::process::id(),
@@ -132,9 +223,15 @@ fn campaign(id: &Identity, n: u64) -> anyhow::Result<Duration> {
         reports_every: Duration::from_secs(30),
         progress: progress::Mode::Quiet,
     };
-    let o = engine::run(&cfg);
+    let (o, spent) = measured(|| engine::run(&cfg));
     let _ = std::fs::remove_dir_all(&dir);
-    Ok(o?.wall)
+    let o = o?;
+    anyhow::ensure!(
+        o.cases_this_run == n,
+        "the campaign ran {} cases, not {n}",
+        o.cases_this_run
+    );
+    Ok((o.summary.targets, spent))
 }
 
 fn newest_ptxas() -> Option<String> {
@@ -162,24 +259,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let n = args.cases;
     let id = identity(args.seed);
     let stream = engine::stream(&id);
-    let opts = Options::default();
+    let opts = engine::options(&id);
     let mut stages = Vec::new();
 
-    let (cases, d) = timed(|| (0..n).map(|i| stream.case(i).case).collect::<Vec<Case>>());
+    let (cases, d) = cpu_timed(|| (0..n).map(|i| stream.case(i).case).collect::<Vec<Case>>());
     stages.push(stage(
         "generate",
         n,
         d,
         "mixed stream: valid, near miss, litmus",
     ));
-    let (_, d) = timed(|| {
+    let (_, d) = cpu_timed(|| {
         cases
             .iter()
             .map(|c| tcgen05_oracle::check(&c.program).len())
             .sum::<usize>()
     });
     stages.push(stage("check", n, d, "oracle static check"));
-    let (expected, d) = timed(|| {
+    let (expected, d) = cpu_timed(|| {
         cases
             .iter()
             .map(|c| tcgen05_oracle::expect_with(&c.program, &opts))
@@ -192,10 +289,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "oracle run expectation (includes check)",
     ));
     let mut sim = target::resolve("sim").map_err(|e| bad_input(e.to_string()))?;
-    let (outcomes, d) = timed(|| cases.iter().map(|c| sim.run(c)).collect::<Vec<_>>());
+    let (outcomes, d) = cpu_timed(|| cases.iter().map(|c| sim.run(c)).collect::<Vec<_>>());
     stages.push(stage("sim", n, d, "simulator, random scheduler"));
     let layouts: Vec<Layout> = cases.iter().map(|c| Layout::of(&c.program)).collect();
-    let (_, d) = timed(|| {
+    let (_, d) = cpu_timed(|| {
         cases
             .iter()
             .zip(&layouts)
@@ -270,25 +367,68 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }),
     }
 
-    let mut best_bare = Duration::MAX;
-    let mut best_camp = Duration::MAX;
-    for _ in 0..args.repeat.max(1) {
-        best_bare = best_bare.min(bare(&id, n)?);
-        best_camp = best_camp.min(campaign(&id, n)?);
+    let rounds = args.repeat.max(1);
+    let mut bare_runs: Vec<Spent> = Vec::new();
+    let mut camp_runs: Vec<Spent> = Vec::new();
+    let mut same_work = true;
+    for r in 0..rounds {
+        // Alternate which goes first, so that a drift of the machine's load over the rounds
+        // does not favour one of them.
+        let (b, c) = if r % 2 == 0 {
+            let b = bare(&id, n)?;
+            (b, campaign(&id, n)?)
+        } else {
+            let c = campaign(&id, n)?;
+            (bare(&id, n)?, c)
+        };
+        same_work &= b.0 == c.0;
+        bare_runs.push(b.1);
+        camp_runs.push(c.1);
     }
+    let best = |v: &[Spent], f: fn(Spent) -> Duration| v.iter().map(|s| f(*s)).min();
+    let best_bare_wall = best(&bare_runs, |s| s.wall).unwrap_or(Duration::MAX);
+    let best_camp_wall = best(&camp_runs, |s| s.wall).unwrap_or(Duration::MAX);
+    let best_bare = best(&bare_runs, Spent::clock).unwrap_or(Duration::MAX);
+    let best_camp = best(&camp_runs, Spent::clock).unwrap_or(Duration::MAX);
+    let overhead_of = |b: Duration, c: Duration| {
+        // 1 - (n / c) / (n / b): the campaign's rate against the bare pipeline's.
+        100.0 * (1.0 - b.as_secs_f64() / c.as_secs_f64().max(1e-9))
+    };
+    let by_cpu = bare_runs.iter().chain(&camp_runs).all(|s| s.cpu.is_some());
+    let clock = if by_cpu { "CPU" } else { "wall" };
+    let overhead = overhead_of(best_bare, best_camp);
+    // The fixed cost: a campaign of one case (best of the rounds). Without it, the campaign of
+    // n cases does n - 1 cases more, against n - 1 of the bare pipeline's.
+    let mut fixed = Duration::MAX;
+    for _ in 0..rounds {
+        fixed = fixed.min(campaign(&id, 1)?.1.clock());
+    }
+    let per_case = if n > 1 {
+        overhead_of(
+            best_bare.mul_f64((n - 1) as f64 / n as f64),
+            best_camp.saturating_sub(fixed),
+        )
+    } else {
+        overhead
+    };
+    let overhead_wall = overhead_of(best_bare_wall, best_camp_wall);
+    let per_round: Vec<f64> = bare_runs
+        .iter()
+        .zip(&camp_runs)
+        .map(|(b, c)| overhead_of(b.clock(), c.clock()))
+        .collect();
     let pipe = stage(
         "pipeline (bare)",
         n,
         best_bare,
-        "generate + expect + sim + compare, one thread",
+        "generate + expect + sim + compare + count, one thread",
     );
     let camp = stage(
         "campaign",
         n,
         best_camp,
-        "the campaign engine, 1 job: + progress, checkpoints, store, reports",
+        "the same cases through the campaign engine, 1 job: + progress, checkpoints, store, reports",
     );
-    let overhead = 100.0 * (1.0 - camp.cases_per_s / pipe.cases_per_s);
     let pipe_rate = pipe.cases_per_s;
     stages.push(pipe);
     stages.push(camp);
@@ -301,10 +441,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stages,
         ptxas_batch_speedup: ptxas_speedup,
         campaign_overhead_pct: overhead,
+        campaign_overhead_wall_pct: overhead_wall,
+        campaign_overhead_rounds_pct: per_round,
+        campaign_fixed_cost_ms: fixed.as_secs_f64() * 1000.0,
+        campaign_overhead_per_case_pct: per_case,
+        same_work,
     };
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
         Format::Text => {
+            println!(
+                "seconds: {}",
+                if by_cpu {
+                    "CPU time of this process (the ptxas rows: wall time, their work is in \
+                     child processes)"
+                } else {
+                    "wall time (no CPU clock here)"
+                }
+            );
             println!(
                 "{:<28} {:>7} {:>9} {:>12} {:>10}  note",
                 "stage", "cases", "seconds", "cases/s", "x pipeline"
@@ -324,10 +478,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if let Some(x) = b.ptxas_batch_speedup {
                 println!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
             }
+            let lo = b
+                .campaign_overhead_rounds_pct
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min);
+            let hi = b
+                .campaign_overhead_rounds_pct
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max);
             println!(
-                "campaign overhead: {:.1}% of the bare pipeline's cases/s (best of {})",
-                b.campaign_overhead_pct,
-                args.repeat.max(1)
+                "campaign overhead: {:.1}% of the bare pipeline's cases/s by {clock} time \
+                 ({:.1}% by wall time); best of {rounds} alternating rounds each; the rounds \
+                 ranged {lo:.1}% .. {hi:.1}% (noise)",
+                b.campaign_overhead_pct, b.campaign_overhead_wall_pct,
+            );
+            println!(
+                "  of which a fixed cost of {:.1} ms (setup, final checkpoint and reports: a \
+                 one-case campaign); without it, {:.1}% per case (what a long campaign pays)",
+                b.campaign_fixed_cost_ms, b.campaign_overhead_per_case_pct
+            );
+            println!(
+                "same work: {}",
+                if b.same_work {
+                    format!(
+                        "yes: {n} cases of one stream on {}, identical verdict counts",
+                        id.targets.join(",")
+                    )
+                } else {
+                    "NO: the verdict counts of the bare pipeline and the campaign differ \
+                     (a nondeterministic target?); the overhead compares different work"
+                        .to_string()
+                }
             );
         }
     }
