@@ -26,7 +26,8 @@ use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
 use tcgen05_oracle::catalogue;
 use tcgen05_oracle::{
-    Expected, LeakStatus, ObsExpect, ObsItem, ObsKey, RunVerdict, SiteRef, WordExpect,
+    Expected, LaneExpect, LeakStatus, ObsExpect, ObsItem, ObsKey, ObsSite, RunVerdict, SiteExpect,
+    SiteRef, WordExpect,
 };
 
 /// Why a comparison was skipped.
@@ -262,6 +263,11 @@ fn compare_run(
     let rules = expected.run.rules.clone();
     match &expected.run.verdict {
         RunVerdict::Undefined(r) => return Verdict::Skip(SkipReason::Unspecified(r.clone())),
+        RunVerdict::NotJudged(why) => {
+            return Verdict::Skip(SkipReason::Incomparable(format!(
+                "the oracle does not judge this program: {why}"
+            )));
+        }
         RunVerdict::Completes => match outcome {
             Outcome::Hung { blocked, .. } => {
                 let forms = hang_forms(outcome);
@@ -384,7 +390,7 @@ fn compare_run(
     }
     let view = View { layout, words };
     for key in &expected.assumes_completed {
-        if let Some(site) = site_for(layout, key)
+        if let Some(site) = site_for(layout, &key.site_key())
             && view_record(&view, key, &site).is_some_and(|r| r.first() == Some(&MBAR_GAVE_UP))
         {
             return Verdict::Skip(SkipReason::WaitGaveUp);
@@ -393,7 +399,7 @@ fn compare_run(
     compare_obs(program, layout, &view, expected)
 }
 
-fn site_for(layout: &Layout, key: &ObsKey) -> Option<Site> {
+fn site_for(layout: &Layout, key: &ObsSite) -> Option<Site> {
     match key.site {
         SiteRef::Warp(i) => layout
             .warp_sites
@@ -439,12 +445,17 @@ fn compare_obs(
     let mut addrs: BTreeMap<u32, Vec<(ObsKey, u32)>> = BTreeMap::new();
     let mut ncols: BTreeMap<u32, u32> = BTreeMap::new();
     for item in &expected.obs {
-        if let ObsExpect::Check(c) = &item.expect {
-            ncols.insert(c.alloc, c.ncols);
-            if let Some(site) = site_for(layout, &item.key)
-                && let Some(r) = view_record(view, &item.key, &site)
-            {
-                addrs.entry(c.alloc).or_default().push((item.key, r[0]));
+        let SiteExpect::Same(ObsExpect::Check(c)) = &item.expect else {
+            continue;
+        };
+        ncols.insert(c.alloc, c.ncols);
+        let Some(site) = site_for(layout, &item.key) else {
+            continue;
+        };
+        for (lane, _) in item.iter() {
+            let key = item.key.lane(lane);
+            if let Some(r) = view_record(view, &key, &site) {
+                addrs.entry(c.alloc).or_default().push((key, r[0]));
             }
         }
     }
@@ -452,17 +463,17 @@ fn compare_obs(
         let Some(site) = site_for(layout, &item.key) else {
             continue;
         };
-        let rec = view_record(view, &item.key, &site);
-        if let Some(why) = check_item(item, rec, &addrs, &ncols) {
-            let forms = site_forms(program, &item.key);
+        if let Some((lane, why)) = check_site(view, &site, item, &addrs, &ncols) {
+            let key = item.key.lane(lane);
+            let forms = site_forms(program, &key);
             return Verdict::Discrepancy(Discrepancy {
                 kind: DiscrepancyKind::ValueOutsideAllowed,
                 rules: item.rules.clone(),
                 forms,
-                key: Some(item.key),
+                key: Some(key),
                 detail: format!(
                     "cta {} warp {} lane {} site {:?}: {why}",
-                    item.key.cta, item.key.warp, item.key.lane, item.key.site
+                    key.cta, key.warp, key.lane, key.site
                 ),
             });
         }
@@ -470,19 +481,87 @@ fn compare_obs(
     Verdict::Agree
 }
 
+/// The first lane of `item` whose record is outside what it allows, and why.
+fn check_site(
+    view: &View<'_>,
+    site: &Site,
+    item: &ObsItem,
+    addrs: &BTreeMap<u32, Vec<(ObsKey, u32)>>,
+    ncols: &BTreeMap<u32, u32>,
+) -> Option<(u8, String)> {
+    let key = item.key;
+    if key.cta >= view.layout.ctas || usize::from(key.warp) >= view.layout.warp_base.len() {
+        return None;
+    }
+    if let SiteExpect::Same(ObsExpect::Unspecified(_)) = &item.expect {
+        return None;
+    }
+    let base = view.layout.warp_block(key.cta, usize::from(key.warp)) + site.offset as usize;
+    let n = site.words as usize;
+    let (Some(valid), Some(data)) = (
+        view.words.get(base..base + 32),
+        view.words.get(base + 32..base + 32 + 32 * n),
+    ) else {
+        return None;
+    };
+    // Fast path: every expected lane recorded and predicted exactly, one slice per lane.
+    if let SiteExpect::Exact { words, data: want } = &item.expect
+        && *words as usize == n
+        && want.len() == 32 * n
+    {
+        let mut m = item.lanes;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let got = &data[l * n..(l + 1) * n];
+            let exp = &want[l * n..(l + 1) * n];
+            if valid[l] == 0 {
+                return Some((
+                    l as u8,
+                    "expected a record, the lane recorded nothing".into(),
+                ));
+            }
+            if got != exp {
+                return Some((
+                    l as u8,
+                    format!("expected {}, observed {}", hex(exp), hex(got)),
+                ));
+            }
+        }
+        return None;
+    }
+    for (lane, e) in item.iter() {
+        let l = usize::from(lane);
+        let rec = (valid[l] != 0).then(|| &data[l * n..(l + 1) * n]);
+        if let Some(why) = check_lane(e, rec, addrs, ncols) {
+            return Some((lane, why));
+        }
+    }
+    None
+}
+
 fn hex(v: &[u32]) -> String {
     let parts: Vec<String> = v.iter().map(|x| format!("{x:#010x}")).collect();
     format!("[{}]", parts.join(", "))
 }
 
-/// Why `rec` is outside what `item` allows, or `None` if it is allowed.
-fn check_item(
-    item: &ObsItem,
+/// Why `rec` is outside what `e` allows, or `None` if it is allowed.
+fn check_lane(
+    e: LaneExpect<'_>,
     rec: Option<&[u32]>,
     addrs: &BTreeMap<u32, Vec<(ObsKey, u32)>>,
     ncols: &BTreeMap<u32, u32>,
 ) -> Option<String> {
-    match (&item.expect, rec) {
+    let e = match e {
+        LaneExpect::Exact(v) => {
+            return match rec {
+                None => Some("expected a record, the lane recorded nothing".into()),
+                Some(r) => (v != r).then(|| format!("expected {}, observed {}", hex(v), hex(r))),
+            };
+        }
+        LaneExpect::Is(e) => e,
+    };
+    match (e, rec) {
         (ObsExpect::Unspecified(_), _) => None,
         (ObsExpect::Absent, None) => None,
         (ObsExpect::Absent, Some(r)) => Some(format!("expected no record, observed {}", hex(r))),

@@ -13,7 +13,7 @@ use tcgen05_generators::mutate::{EditionHint, MUTATORS, Mutator};
 use tcgen05_generators::{BytesChoices, Config, builder};
 use tcgen05_ir::{Case, Intent, Provenance};
 use tcgen05_oracle::catalogue::{self, Kind};
-use tcgen05_oracle::{Edition, ObsExpect, Options, RunVerdict};
+use tcgen05_oracle::{Edition, LaneExpect, ObsExpect, Options, RunVerdict};
 
 /// The near miss the bytes describe, with its mutator; `None` when the mutator found nothing
 /// to break in the base program.
@@ -75,6 +75,10 @@ pub fn check(case: &Case, m: &Mutator) {
         return;
     }
     let e = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition(m)));
+    if let RunVerdict::NotJudged(_) = e.run.verdict {
+        // Past the oracle's work bound: nothing to check.
+        return;
+    }
     if row.kind() != Kind::Static {
         let mut flagged: Vec<_> = e.violations.iter().map(|x| x.rule).collect();
         match &e.run.verdict {
@@ -82,18 +86,23 @@ pub fn check(case: &Case, m: &Mutator) {
             RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
                 flagged.extend(e.run.rules.iter().copied())
             }
-            RunVerdict::Completes => {}
+            RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
         }
         flagged.extend(e.leak.rules.iter().copied());
         for o in &e.obs {
-            match &o.expect {
-                ObsExpect::Unspecified(r) => {
-                    flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
+            for (_, lane) in o.iter() {
+                match lane {
+                    LaneExpect::Is(ObsExpect::Unspecified(r)) => {
+                        flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
+                    }
+                    LaneExpect::Is(ObsExpect::PerWord(_) | ObsExpect::OneOf(_)) => {
+                        flagged.extend(o.rules.iter().copied())
+                    }
+                    LaneExpect::Exact(_)
+                    | LaneExpect::Is(
+                        ObsExpect::Exact(_) | ObsExpect::Check(_) | ObsExpect::Absent,
+                    ) => {}
                 }
-                ObsExpect::PerWord(_) | ObsExpect::OneOf(_) => {
-                    flagged.extend(o.rules.iter().copied())
-                }
-                ObsExpect::Exact(_) | ObsExpect::Check(_) | ObsExpect::Absent => {}
             }
         }
         if !flagged.contains(&m.rule) {

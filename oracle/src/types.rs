@@ -200,6 +200,10 @@ pub enum RunVerdict {
     /// outcome is allowed, and every observation is unspecified. An empty list means the
     /// cause is outside the tcgen05 chapter (see [`Expected::notes`]).
     Undefined(Vec<RuleId>),
+    /// The oracle does not judge this program (its unrolled size is past the work bound, or
+    /// it is malformed outside the tcgen05 model): no outcome agrees or disagrees with it, so
+    /// a comparison must skip, with this reason.
+    NotJudged(String),
 }
 
 /// The run verdict with the rules that decided it.
@@ -287,9 +291,142 @@ pub enum ObsExpect {
     Unspecified(Vec<RuleId>),
 }
 
-/// One lane's expected record, with the rules that decided it.
+/// One site of one warp of one CTA: the key of a site record ([`ObsItem`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObsSite {
+    /// Global CTA index.
+    pub cta: u32,
+    /// Warp rank in the CTA (whose warp block holds the record).
+    pub warp: u8,
+    /// The site.
+    pub site: SiteRef,
+}
+
+impl ObsSite {
+    /// The key of `lane`'s record of this site.
+    pub fn lane(self, lane: u8) -> ObsKey {
+        ObsKey {
+            cta: self.cta,
+            warp: self.warp,
+            site: self.site,
+            lane,
+        }
+    }
+}
+
+impl ObsKey {
+    /// The site this lane's record belongs to.
+    pub fn site_key(&self) -> ObsSite {
+        ObsSite {
+            cta: self.cta,
+            warp: self.warp,
+            site: self.site,
+        }
+    }
+}
+
+/// What the lanes of one site record may hold.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SiteExpect {
+    /// Every lane of [`ObsItem::lanes`] may hold what this says.
+    Same(ObsExpect),
+    /// Every lane of [`ObsItem::lanes`] holds exactly its `words` data words:
+    /// `data[lane * words..(lane + 1) * words]` (lane-major over all 32 lanes; the words of
+    /// lanes outside the mask are 0 and mean nothing).
+    Exact {
+        /// Data words per lane.
+        words: u32,
+        /// `32 * words` values.
+        data: Vec<u32>,
+    },
+    /// One expectation per lane, indexed by lane (32 entries; only those of
+    /// [`ObsItem::lanes`] mean anything).
+    Each(Vec<ObsExpect>),
+}
+
+/// One lane's expectation, borrowed from its site record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneExpect<'a> {
+    /// Exactly these data words.
+    Exact(&'a [u32]),
+    /// Any other expectation (never [`ObsExpect::Exact`] for records built from
+    /// [`SiteExpect::Exact`]; may be `Exact` inside [`SiteExpect::Same`]/[`SiteExpect::Each`]).
+    Is(&'a ObsExpect),
+}
+
+impl LaneExpect<'_> {
+    /// The exact data words, if the lane is predicted exactly.
+    pub fn exact(&self) -> Option<&[u32]> {
+        match *self {
+            LaneExpect::Exact(v) => Some(v),
+            LaneExpect::Is(ObsExpect::Exact(v)) => Some(v),
+            LaneExpect::Is(_) => None,
+        }
+    }
+
+    /// An owned [`ObsExpect`] (allocates; for tests and reports).
+    pub fn to_owned(&self) -> ObsExpect {
+        match *self {
+            LaneExpect::Exact(v) => ObsExpect::Exact(v.to_vec()),
+            LaneExpect::Is(e) => e.clone(),
+        }
+    }
+}
+
+/// The expected records of one site of one warp of one CTA: every lane of `lanes`, with the
+/// rules that decided them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObsItem {
+    /// Which site.
+    pub key: ObsSite,
+    /// The lanes that have an expectation (bit `l`: lane `l`).
+    pub lanes: u32,
+    /// What they may hold.
+    pub expect: SiteExpect,
+    /// The rules that decided it.
+    pub rules: Vec<RuleId>,
+}
+
+impl ObsItem {
+    /// The expectation of `lane`, if it has one.
+    pub fn lane(&self, lane: u8) -> Option<LaneExpect<'_>> {
+        if lane >= 32 || self.lanes >> lane & 1 == 0 {
+            return None;
+        }
+        let l = usize::from(lane);
+        Some(match &self.expect {
+            SiteExpect::Same(e) => LaneExpect::Is(e),
+            SiteExpect::Exact { words, data } => {
+                let n = *words as usize;
+                LaneExpect::Exact(data.get(l * n..(l + 1) * n)?)
+            }
+            SiteExpect::Each(v) => LaneExpect::Is(v.get(l)?),
+        })
+    }
+
+    /// Every lane with an expectation, in lane order.
+    pub fn iter(&self) -> impl Iterator<Item = (u8, LaneExpect<'_>)> {
+        (0..32u8).filter_map(|l| self.lane(l).map(|e| (l, e)))
+    }
+
+    /// Whether some lane's expectation is not exact (a race, or an unspecified value): the
+    /// rules of such a record say why.
+    pub fn has_inexact(&self) -> bool {
+        self.iter().any(|(_, e)| {
+            matches!(
+                e,
+                LaneExpect::Is(
+                    ObsExpect::Unspecified(_) | ObsExpect::PerWord(_) | ObsExpect::OneOf(_)
+                )
+            )
+        })
+    }
+}
+
+/// One lane's expectation as an owned record (the per-lane view of [`Expected::obs`], for
+/// tests and reports; [`Expected::per_lane`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LaneRecord {
     /// Which record.
     pub key: ObsKey,
     /// What it may hold.
@@ -326,8 +463,8 @@ pub struct Expected {
     pub violations: Vec<Violation>,
     /// The run verdict.
     pub run: RunExpect,
-    /// Per observation record, sorted by key. A lane/site pair missing from the list has no
-    /// expectation (treat as unspecified).
+    /// Per observation site, sorted by key, each with the lanes it expects. A lane/site pair
+    /// missing from the list has no expectation (treat as unspecified).
     pub obs: Vec<ObsItem>,
     /// Leak status at exit.
     pub leak: LeakExpect,
@@ -340,12 +477,34 @@ pub struct Expected {
 }
 
 impl Expected {
-    /// The expectation of one record, if any.
-    pub fn lookup(&self, key: &ObsKey) -> Option<&ObsItem> {
+    /// The record of one site, if any.
+    pub fn site(&self, key: &ObsSite) -> Option<&ObsItem> {
         self.obs
             .binary_search_by(|o| o.key.cmp(key))
             .ok()
             .map(|i| &self.obs[i])
+    }
+
+    /// The expectation of one lane's record, if any, with its site record.
+    pub fn lookup(&self, key: &ObsKey) -> Option<(&ObsItem, LaneExpect<'_>)> {
+        let item = self.site(&key.site_key())?;
+        item.lane(key.lane).map(|e| (item, e))
+    }
+
+    /// Every lane's expectation as an owned record, sorted by key (allocates: for tests and
+    /// reports, not for the comparison loop).
+    pub fn per_lane(&self) -> Vec<LaneRecord> {
+        let mut v = Vec::new();
+        for item in &self.obs {
+            for (lane, e) in item.iter() {
+                v.push(LaneRecord {
+                    key: item.key.lane(lane),
+                    expect: e.to_owned(),
+                    rules: item.rules.clone(),
+                });
+            }
+        }
+        v
     }
 
     /// Whether the program is statically well-formed.

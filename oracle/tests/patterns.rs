@@ -161,11 +161,11 @@ fn program(warps: u8, bodies: Vec<Vec<Stmt>>) -> Program {
 /// The record of the first ld site of warp `w` for `lane`.
 fn ld_record(e: &Expected, w: u8, lane: u8) -> ObsExpect {
     let item = e
-        .obs
-        .iter()
+        .per_lane()
+        .into_iter()
         .find(|o| o.key.warp == w && o.key.lane == lane && o.rules.contains(&RuleId::LdAsync))
         .unwrap_or_else(|| panic!("no ld record for warp {w} lane {lane}: {:#?}", e.obs));
-    item.expect.clone()
+    item.expect
 }
 
 fn exact(e: &Expected, w: u8, lane: u8) -> Option<Vec<u32>> {

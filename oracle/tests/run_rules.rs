@@ -313,7 +313,7 @@ fn alloc_store_weak_needs_synchronization() {
         p
     };
     let e = expect(&two(true));
-    let w1 = e.obs.iter().find(|o| o.key.warp == 1).unwrap();
+    let w1 = e.per_lane().into_iter().find(|o| o.key.warp == 1).unwrap();
     assert!(matches!(
         w1.expect,
         ObsExpect::Check(AddrCheck {
@@ -324,7 +324,7 @@ fn alloc_store_weak_needs_synchronization() {
         })
     ));
     let e = expect(&two(false));
-    let w1 = e.obs.iter().find(|o| o.key.warp == 1).unwrap();
+    let w1 = e.per_lane().into_iter().find(|o| o.key.warp == 1).unwrap();
     assert_eq!(
         w1.expect,
         ObsExpect::Unspecified(vec![RuleId::AllocStoreWeak])
@@ -559,7 +559,7 @@ fn mcm_proxy_fence_is_needed_for_exact_mma_values() {
     };
     let is_exact = |p: &Program| {
         let e = expect(p);
-        e.obs
+        e.per_lane()
             .iter()
             .any(|o| o.rules.contains(&RuleId::LdAsync) && matches!(o.expect, ObsExpect::Exact(_)))
     };
@@ -578,7 +578,7 @@ fn wait_kind_and_commit_not_ldst() {
     };
     let is_exact = |p: &Program| {
         let e = expect(p);
-        e.obs
+        e.per_lane()
             .iter()
             .any(|o| o.rules.contains(&RuleId::LdAsync) && matches!(o.expect, ObsExpect::Exact(_)))
     };
@@ -662,7 +662,7 @@ fn mma_disable_output_lane_and_scale_d() {
     };
     let rec = |p: &Program, lane: u8| {
         expect(p)
-            .obs
+            .per_lane()
             .into_iter()
             .find(|o| o.rules.contains(&RuleId::LdAsync) && o.key.lane == lane)
             .unwrap()

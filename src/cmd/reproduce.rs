@@ -138,10 +138,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                         r.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
                     )
                 }
+                RunVerdict::NotJudged(why) => format!("not judged ({why})"),
             };
             println!(
                 "  run: {run}; {} observation expectation(s); leak: {:?}",
-                expected.obs.len(),
+                expected
+                    .obs
+                    .iter()
+                    .map(|o| o.lanes.count_ones())
+                    .sum::<u32>(),
                 expected.leak.status
             );
             for (n, v, o, d) in &rows {

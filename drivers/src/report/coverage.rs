@@ -11,7 +11,7 @@ use crate::diff::Verdict;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt::Write as _;
 use tcgen05_ir::{Case, Intent, RuleId};
-use tcgen05_oracle::{Expected, ObsExpect, RunVerdict, catalogue};
+use tcgen05_oracle::{Expected, LaneExpect, ObsExpect, RunVerdict, catalogue};
 
 /// Words in a [`RuleSet`]: room for 256 rules (the catalogue has about 130; a test checks).
 const WORDS: usize = 4;
@@ -74,9 +74,11 @@ pub fn rules_exercised(case: &Case, e: &Expected) -> RuleSet {
         for r in &o.rules {
             s.insert(*r);
         }
-        if let ObsExpect::Unspecified(rs) = &o.expect {
-            for r in rs {
-                s.insert(*r);
+        for (_, lane) in o.iter() {
+            if let LaneExpect::Is(ObsExpect::Unspecified(rs)) = lane {
+                for r in rs {
+                    s.insert(*r);
+                }
             }
         }
     }

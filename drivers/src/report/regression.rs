@@ -55,6 +55,7 @@ impl OracleSummary {
                 RunVerdict::MayBlock { .. } => "may-block",
                 RunVerdict::MustDeadlock { .. } => "must-deadlock",
                 RunVerdict::Undefined(_) => "undefined",
+                RunVerdict::NotJudged(_) => "not-judged",
             }
             .into(),
             leak: match e.leak.status {

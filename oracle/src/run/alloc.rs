@@ -11,7 +11,7 @@
 
 use super::sync::{self, Clocks};
 use super::unroll::Unrolled;
-use super::{Findings, block_site, lanes};
+use super::{Findings, block_site};
 use crate::types::*;
 use tcgen05_ir::*;
 
@@ -242,18 +242,16 @@ pub fn analyse(
                     vec![RuleId::AllocAddrStore],
                 ),
             };
-            for lane in lanes(e.mask) {
-                a.addr_obs.push(ObsItem {
-                    key: ObsKey {
-                        cta,
-                        warp: (g % w) as u8,
-                        site,
-                        lane,
-                    },
-                    expect: expect.clone(),
-                    rules: rules.clone(),
-                });
-            }
+            a.addr_obs.push(ObsItem {
+                key: ObsSite {
+                    cta,
+                    warp: (g % w) as u8,
+                    site,
+                },
+                lanes: e.mask,
+                expect: SiteExpect::Same(expect),
+                rules,
+            });
         }
     }
     a

@@ -132,15 +132,26 @@ fn element(
     v.is_finite().then_some(v)
 }
 
-/// The D values (row-major M × N) of an exact MMA: `Some(v)` per written cell (`None` where
-/// the value is not exact), or `None` for a whole-result miss. `old` gives the old D cell
-/// values when enable-input-d is set.
-pub fn compute(
-    m: &Mma,
-    a: &RegionData,
-    b: &RegionData,
-    old: &dyn Fn(u32, u32) -> Option<u32>,
-) -> Option<Vec<Option<u32>>> {
+/// The operands of an exact MMA, read once: A by row and B by column (negation applied), so
+/// that any D cell is one K-long dot product, computed only when some reader asks for it
+/// (demand-driven: an ld reads a few columns of the M × N result).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// M.
+    pub mm: u32,
+    /// N.
+    pub n: u32,
+    kk: u32,
+    kind: MmaKind,
+    enable_input_d: bool,
+    scale: u8,
+    arow: Vec<f64>,
+    bcol: Vec<f64>,
+}
+
+/// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
+/// element that is not exact).
+pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     let (mm, n) = exact_shape(m)?;
     let MmaA::Desc(ad) = &m.a else { return None };
     let kind = m.form.kind;
@@ -162,47 +173,83 @@ pub fn compute(
             bcol[(c * kk + k) as usize] = if nb { -v } else { v };
         }
     }
-    let s = m.scale_input_d.unwrap_or(0);
-    let mut out = Vec::with_capacity((mm * n) as usize);
-    for r in 0..mm {
-        for c in 0..n {
-            let mut sum = 0f64;
-            let mut abs = 0f64;
-            for k in 0..kk {
-                let t = arow[(r * kk + k) as usize] * bcol[(c * kk + k) as usize];
-                sum += t;
-                abs += t.abs();
-            }
-            let cell = if kind == MmaKind::I8 {
-                // MMA-ENABLE-D: D = A·B (+ D); exact while no s32 overflow (OQ-19).
-                let prev = if m.enable_input_d {
-                    old(r, c).map(|v| i64::from(v as i32))
-                } else {
-                    Some(0)
-                };
-                prev.and_then(|p| {
-                    let v = p + sum as i64;
-                    (i64::from(i32::MIN)..=i64::from(i32::MAX))
-                        .contains(&v)
-                        .then_some(v as i32 as u32)
-                })
+    Some(Prepared {
+        mm,
+        n,
+        kk,
+        kind,
+        enable_input_d: m.enable_input_d,
+        scale: m.scale_input_d.unwrap_or(0),
+        arow,
+        bcol,
+    })
+}
+
+impl Prepared {
+    /// D at (row, col): `Some(bits)` where exact, `None` otherwise. `old` is the old D cell
+    /// value (used when enable-input-d is set).
+    pub fn cell(&self, r: u32, c: u32, old: Option<u32>) -> Option<u32> {
+        if r >= self.mm || c >= self.n {
+            return None;
+        }
+        let kk = self.kk as usize;
+        let a = &self.arow[r as usize * kk..(r as usize + 1) * kk];
+        let b = &self.bcol[c as usize * kk..(c as usize + 1) * kk];
+        let mut sum = 0f64;
+        let mut abs = 0f64;
+        for (x, y) in a.iter().zip(b) {
+            let t = x * y;
+            sum += t;
+            abs += t.abs();
+        }
+        if self.kind == MmaKind::I8 {
+            // MMA-ENABLE-D: D = A·B (+ D); exact while no s32 overflow (OQ-19).
+            let prev = if self.enable_input_d {
+                old.map(|v| i64::from(v as i32))
             } else {
-                // MMA-SCALE-D-SEM: D = A·B + D·2^-s; exact when every partial sum fits the
-                // 24-bit significand at the 2^-s grain.
-                let prev = if m.enable_input_d {
-                    old(r, c).map(|v| f64::from(f32::from_bits(v)) * 2f64.powi(-i32::from(s)))
-                } else {
-                    Some(0.0)
-                };
-                prev.and_then(|p| {
-                    let grain = 2f64.powi(-i32::from(s));
-                    let exact = p.is_finite()
-                        && (p / grain).fract() == 0.0
-                        && (abs + p.abs()) / grain < 16_777_216.0;
-                    exact.then(|| ((sum + p) as f32).to_bits())
-                })
+                Some(0)
             };
-            out.push(cell);
+            prev.and_then(|p| {
+                let v = p + sum as i64;
+                (i64::from(i32::MIN)..=i64::from(i32::MAX))
+                    .contains(&v)
+                    .then_some(v as i32 as u32)
+            })
+        } else {
+            // MMA-SCALE-D-SEM: D = A·B + D·2^-s; exact when every partial sum fits the
+            // 24-bit significand at the 2^-s grain.
+            let s = i32::from(self.scale);
+            let prev = if self.enable_input_d {
+                old.map(|v| f64::from(f32::from_bits(v)) * 2f64.powi(-s))
+            } else {
+                Some(0.0)
+            };
+            prev.and_then(|p| {
+                let grain = 2f64.powi(-s);
+                let exact = p.is_finite()
+                    && (p / grain).fract() == 0.0
+                    && (abs + p.abs()) / grain < 16_777_216.0;
+                exact.then(|| ((sum + p) as f32).to_bits())
+            })
+        }
+    }
+}
+
+/// The D values (row-major M × N) of an exact MMA: `Some(v)` per written cell (`None` where
+/// the value is not exact), or `None` for a whole-result miss. `old` gives the old D cell
+/// values when enable-input-d is set. (Every cell at once; the oracle itself uses
+/// [`prepare`] and [`Prepared::cell`] on demand.)
+pub fn compute(
+    m: &Mma,
+    a: &RegionData,
+    b: &RegionData,
+    old: &dyn Fn(u32, u32) -> Option<u32>,
+) -> Option<Vec<Option<u32>>> {
+    let p = prepare(m, a, b)?;
+    let mut out = Vec::with_capacity((p.mm * p.n) as usize);
+    for r in 0..p.mm {
+        for c in 0..p.n {
+            out.push(p.cell(r, c, old(r, c)));
         }
     }
     Some(out)

@@ -34,6 +34,8 @@ pub struct Findings {
     pub must_deadlock: Vec<BlockSite>,
     /// Rules that decided the run verdict.
     pub run_rules: BTreeSet<RuleId>,
+    /// Set when a stage ran past its work bound: the program is not judged.
+    pub not_judged: Option<String>,
 }
 
 impl Findings {
@@ -72,17 +74,19 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         );
     }
     let u = unroll::unroll(p);
-    if let Some(why) = &u.broken {
-        f.note(format!("not judged: {why}"));
-        return finish(
-            opts,
-            violations,
-            RunVerdict::Undefined(Vec::new()),
-            f,
-            obs,
-            leak,
-            assumes,
-        );
+    let events: usize = u.warps.iter().map(Vec::len).sum();
+    let clock_words = events.saturating_mul(2 * u.warps.len());
+    let broken = u.broken.clone().or_else(|| {
+        (clock_words > unroll::CLOCK_WORD_BUDGET).then(|| {
+            format!(
+                "{events} events × {} clock words, more than {} (work bound)",
+                2 * u.warps.len(),
+                unroll::CLOCK_WORD_BUDGET
+            )
+        })
+    });
+    if let Some(why) = broken {
+        return not_judged(opts, violations, f, why);
     }
     let clocks = sync::clocks(&u, p, false);
     for n in &clocks.notes {
@@ -127,6 +131,9 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     }
     leak = a.leak.clone();
     let values = tmem::values(p, &u, &clocks, &a, opts, &mut f);
+    if let Some(why) = f.not_judged.take() {
+        return not_judged(opts, violations, f, why);
+    }
     if !f.undefined.is_empty() {
         let rules: Vec<RuleId> = f.undefined.iter().copied().collect();
         return finish(
@@ -145,36 +152,34 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     for (g, i, r) in &clocks.waits {
         let e = &u.warps[*g][*i];
         let Some(site) = e.site else { continue };
-        let (cta, warp) = ((*g / clocks.w) as u32, (*g % clocks.w) as u8);
-        for lane in lanes(e.mask) {
-            let key = ObsKey {
-                cta,
-                warp,
-                site,
-                lane,
-            };
-            let expect = match r {
-                sync::WaitResult::MayComplete => {
-                    assumes.push(key);
-                    ObsExpect::OneOf(vec![
-                        vec![observe::MBAR_COMPLETED],
-                        vec![observe::MBAR_GAVE_UP],
-                    ])
-                }
-                sync::WaitResult::GivesUp => ObsExpect::Exact(vec![observe::MBAR_GAVE_UP]),
-            };
-            obs.push(ObsItem {
-                key,
-                expect,
-                rules: vec![RuleId::CommitArrive, RuleId::CommitTrack],
-            });
-        }
+        let key = ObsSite {
+            cta: (*g / clocks.w) as u32,
+            warp: (*g % clocks.w) as u8,
+            site,
+        };
+        let expect = match r {
+            sync::WaitResult::MayComplete => {
+                assumes.extend(lanes(e.mask).map(|l| key.lane(l)));
+                ObsExpect::OneOf(vec![
+                    vec![observe::MBAR_COMPLETED],
+                    vec![observe::MBAR_GAVE_UP],
+                ])
+            }
+            sync::WaitResult::GivesUp => ObsExpect::Exact(vec![observe::MBAR_GAVE_UP]),
+        };
+        obs.push(ObsItem {
+            key,
+            lanes: e.mask,
+            expect: SiteExpect::Same(expect),
+            rules: vec![RuleId::CommitArrive, RuleId::CommitTrack],
+        });
     }
-    // The last record of a site wins (a site in a loop or a function called twice).
+    // The last record of a site wins, lane by lane (a site in a loop or a function called
+    // twice).
     if !obs.is_sorted_by(|x, y| x.key < y.key) {
-        obs.reverse();
+        // Stable: records of one site stay in execution order.
         obs.sort_by_key(|x| x.key);
-        obs.dedup_by(|later, first| later.key == first.key);
+        obs = merge_sites(obs);
     }
     let verdict = if !f.must_deadlock.is_empty() {
         RunVerdict::MustDeadlock {
@@ -188,6 +193,32 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         RunVerdict::Completes
     };
     finish(opts, violations, verdict, f, obs, leak, assumes)
+}
+
+/// The expectation of a program the oracle does not judge (three-valued: a comparison skips).
+fn not_judged(
+    opts: &Options,
+    violations: Vec<Violation>,
+    mut f: Findings,
+    why: String,
+) -> Expected {
+    f.note(format!("not judged: {why}"));
+    f.undefined.clear();
+    f.must_deadlock.clear();
+    f.may_block.clear();
+    f.run_rules.clear();
+    finish(
+        opts,
+        violations,
+        RunVerdict::NotJudged(why),
+        f,
+        Vec::new(),
+        LeakExpect {
+            status: LeakStatus::MayLeak,
+            rules: Vec::new(),
+        },
+        Vec::new(),
+    )
 }
 
 fn finish(
@@ -216,6 +247,36 @@ fn finish(
         assumes_completed: assumes,
         notes: f.notes,
     }
+}
+
+/// Merges consecutive records of one site (sorted by key, execution order within a key): a
+/// later record's lanes replace an earlier one's; lanes only the earlier one has keep its
+/// expectation (the merged record then carries both records' rules).
+fn merge_sites(obs: Vec<ObsItem>) -> Vec<ObsItem> {
+    let mut out: Vec<ObsItem> = Vec::with_capacity(obs.len());
+    for item in obs {
+        match out.last_mut() {
+            Some(prev) if prev.key == item.key => {
+                if item.lanes & prev.lanes == prev.lanes {
+                    *prev = item;
+                } else {
+                    let mut each: Vec<ObsExpect> = vec![ObsExpect::Unspecified(Vec::new()); 32];
+                    for (l, e) in prev.iter().chain(item.iter()) {
+                        each[usize::from(l)] = e.to_owned();
+                    }
+                    prev.lanes |= item.lanes;
+                    prev.expect = SiteExpect::Each(each);
+                    for r in item.rules {
+                        if !prev.rules.contains(&r) {
+                            prev.rules.push(r);
+                        }
+                    }
+                }
+            }
+            _ => out.push(item),
+        }
+    }
+    out
 }
 
 /// The lanes of a mask, as u8.

@@ -21,7 +21,6 @@ use super::mma::{self, RegionData};
 use super::sync::Clocks;
 use super::unroll::Unrolled;
 use crate::types::*;
-use std::collections::HashMap;
 use tcgen05_ir::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,28 +67,110 @@ struct Acc<'a> {
     commit: Option<u32>,
     /// The first before-fence or commit after the issue (pipelines across threads).
     pfence: Option<usize>,
-    /// Values written (row-major over the first region), for exact MMAs.
-    written: Option<Vec<Option<u32>>>,
+    /// The operands and old D values of an exact MMA (its values are computed per cell, on
+    /// demand).
+    mma: Option<Box<MmaVals>>,
     /// Whether the values it writes are known (st .32x32b, exact mma).
     known: bool,
 }
 
-/// The cell value candidates of one word.
-fn word_expect(cands: &[Option<u32>]) -> WordExpect {
+/// What an exact MMA needs to give the value of any cell it writes.
+#[derive(Debug)]
+struct MmaVals {
+    p: mma::Prepared,
+    /// Old D values (row-major M × N) when enable-input-d is set; empty otherwise.
+    old: Vec<Option<u32>>,
+    /// MMA-DOL-SEM: lanes whose disable-output-lane bit is set.
+    dol: [u32; 4],
+}
+
+impl MmaVals {
+    fn value(&self, row: u32, col: u32) -> Option<u32> {
+        let old = self
+            .old
+            .get((row * self.p.n + col) as usize)
+            .copied()
+            .flatten();
+        if self
+            .dol
+            .get((row / 32) as usize)
+            .is_some_and(|w| w >> (row % 32) & 1 == 1)
+        {
+            // Not written: the lane keeps its old value, known only when enable-input-d read it.
+            return old;
+        }
+        self.p.cell(row, col, old)
+    }
+}
+
+/// The rules a read's races break, as flags (most specific rule of reference §6 per racing
+/// write; see [`Ctx::race_rule`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Races(u8);
+
+impl Races {
+    const RULES: [RuleId; 5] = [
+        RuleId::McmAsyncUnordered,
+        RuleId::McmStBeforeUse,
+        RuleId::McmXthread,
+        RuleId::McmXthreadNonpipe,
+        RuleId::McmLdWar,
+    ];
+
+    fn add(&mut self, r: RuleId) {
+        if let Some(i) = Self::RULES.iter().position(|x| *x == r) {
+            self.0 |= 1 << i;
+        }
+    }
+
+    /// Whether some cell races.
+    pub fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    /// The rules, in catalogue order.
+    pub fn rules(self) -> impl Iterator<Item = RuleId> {
+        Self::RULES
+            .into_iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 >> i & 1 == 1)
+            .map(|(_, r)| r)
+    }
+}
+
+/// Reusable buffers of [`Ctx::read`] (no allocation per read or per cell).
+#[derive(Debug, Default)]
+struct Scratch {
+    /// `seen[a] == epoch`: access `a` was examined by the current read.
+    seen: Vec<u32>,
+    epoch: u32,
+    writers: Vec<usize>,
+    kept_before: Vec<bool>,
+    ord: Vec<bool>,
+    is_before: Vec<bool>,
+    is_after: Vec<bool>,
+    before: Vec<usize>,
+    race: Vec<usize>,
+    race_rule: Vec<RuleId>,
+    cands: Vec<Option<u32>>,
+    cov: Vec<usize>,
+}
+
+/// The cell value candidates of one word (sorts `cands`).
+fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
     if let [one] = cands {
         return one.map_or(WordExpect::Unspecified, WordExpect::Exact);
     }
     if cands.is_empty() || cands.iter().any(|c| c.is_none()) {
         return WordExpect::Unspecified;
     }
-    let mut v: Vec<u32> = cands.iter().map(|c| c.expect("checked")).collect();
-    v.sort_unstable();
-    v.dedup();
-    if v.len() == 1 {
-        WordExpect::Exact(v[0])
-    } else {
-        WordExpect::OneOf(v)
+    cands.sort_unstable();
+    if cands.iter().all(|c| *c == cands[0]) {
+        return cands[0].map_or(WordExpect::Unspecified, WordExpect::Exact);
     }
+    let mut v: Vec<u32> = cands.iter().map(|c| c.expect("checked")).collect();
+    v.dedup();
+    WordExpect::OneOf(v)
 }
 
 /// The writes of one warp to one block, in program order.
@@ -108,17 +189,30 @@ struct Ctx<'c, 'a> {
     a: &'c AllocAnalysis,
     opts: &'c Options,
     accs: Vec<Acc<'a>>,
-    /// Accesses by allocation.
-    /// Writing accesses by (allocation, lane block of 32, column block of 32), in
-    /// happens-before-consistent order.
-    by_block: HashMap<(u32, u32, u32), Vec<Segment>>,
+    /// Writing accesses per (allocation, lane block of 32, column), in program order per
+    /// warp: index [`Ctx::slot`]. A read visits only the columns it reads.
+    by_col: Vec<Vec<Segment>>,
+    /// First index in `by_col` of each allocation (4 lane blocks × its columns).
+    col_base: Vec<usize>,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
     poisoned: Vec<bool>,
+    /// Elementary steps taken (index entries, writes examined, cells, events scanned): past
+    /// [`WORK_BUDGET`] the program is not judged.
+    work: std::cell::Cell<u64>,
 }
+
+/// Most elementary steps the value analysis takes before it gives up judging the program.
+pub const WORK_BUDGET: u64 = 1 << 26;
 
 impl<'a> Ctx<'_, 'a> {
     fn cta(&self, g: usize) -> u32 {
         (g / self.c.w) as u32
+    }
+
+    /// The `by_col` index of (allocation, lane block, column).
+    fn slot(&self, inst: u32, lb: u32, col: u32) -> usize {
+        let n = self.a.insts[inst as usize].ncols as usize;
+        self.col_base[inst as usize] + lb as usize * n + col as usize
     }
 
     /// Resolves a TMEM address at event (g, i) to (allocation, lane, column).
@@ -205,6 +299,10 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
             for (i, e) in evs.iter().enumerate().take(reached) {
+                if self.work.get() > WORK_BUDGET {
+                    // Not judged (checked by the caller): stop building the index.
+                    return;
+                }
                 let Stmt::Tc(op) = e.stmt else { continue };
                 let (kind, cg) = match op {
                     Op::Ld { .. } => (Kind::Ld, None),
@@ -386,8 +484,10 @@ impl<'a> Ctx<'_, 'a> {
                 let idx = self.accs.len();
                 for r in regions.iter().filter(|r| r.write) {
                     for lb in r.l0 / 32..r.l1.div_ceil(32) {
-                        for cb in r.c0 / 32..r.c1.div_ceil(32) {
-                            let v = self.by_block.entry((r.inst, lb, cb)).or_default();
+                        for col in r.c0..r.c1 {
+                            let slot = self.slot(r.inst, lb, col);
+                            self.work.set(self.work.get() + 1);
+                            let v = &mut self.by_col[slot];
                             if v.last().is_none_or(|s| s.g != g) {
                                 v.push(Segment {
                                     g,
@@ -415,7 +515,7 @@ impl<'a> Ctx<'_, 'a> {
                     xfence,
                     commit,
                     pfence,
-                    written: None,
+                    mma: None,
                     known,
                 });
             }
@@ -506,57 +606,76 @@ impl<'a> Ctx<'_, 'a> {
             Op::St { seed, .. } if w.known => {
                 Some(values::st_value(*seed, lane - r.l0, col - r.c0))
             }
-            Op::Mma(_) => {
-                let n = r.c1 - r.c0;
-                let v = w.written.as_ref()?;
-                v.get(((lane - r.l0) * n + (col - r.c0)) as usize)
-                    .copied()
-                    .flatten()
-            }
+            Op::Mma(_) => w.mma.as_ref()?.value(lane - r.l0, col - r.c0),
             _ => None,
         }
     }
 
-    /// Candidate values of every cell of `cells` read by access `ri` (in region order).
-    fn read(&self, ri: usize, inst: u32, cells: &[(u32, u32)]) -> (Vec<WordExpect>, bool) {
+    /// Candidate values of every cell of the rectangle `(l0, l1, c0, c1)` of allocation
+    /// `inst` read by access `ri`, lane-major into `out`; returns whether some cell races
+    /// and which rules the races break ([`Ctx::race_rule`]).
+    fn read(
+        &self,
+        ri: usize,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &mut Scratch,
+        out: &mut Vec<WordExpect>,
+    ) -> Races {
+        out.clear();
         let r = &self.accs[ri];
-        // The rectangle read.
-        let (mut l0, mut l1, mut c0, mut c1) = (u32::MAX, 0, u32::MAX, 0);
-        for &(l, c) in cells {
-            (l0, l1, c0, c1) = (l0.min(l), l1.max(l + 1), c0.min(c), c1.max(c + 1));
-        }
         let full = |x: &Region| {
             x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
         };
+        if sc.seen.len() < self.accs.len() {
+            sc.seen.resize(self.accs.len(), 0);
+        }
+        sc.epoch = sc.epoch.wrapping_add(1);
+        if sc.epoch == 0 {
+            sc.seen.fill(0);
+            sc.epoch = 1;
+        }
+        let epoch = sc.epoch;
+        sc.seen[ri] = epoch;
+        // For an ld, "ordered after R" is monotone along each warp's program order (R's
+        // completion is known to a later issue of a warp once it is known to an earlier one;
+        // an ld is in no pipeline), so the writes after R are cut by a binary search.
+        let monotone = r.kind == Kind::Ld;
         // Latest first within each warp's writes: skip writes ordered after R, and writes
         // ordered before a kept write that is before R and covers what they wrote of R's cells
         // (dominated: never the last). Once a st is dominated by a same-warp write covering all
         // of R, every older st of that warp is too (waits are monotone): stop there.
-        let mut writers: Vec<usize> = Vec::new();
-        let mut kept_before: Vec<bool> = Vec::new();
+        sc.writers.clear();
+        sc.kept_before.clear();
         for lb in l0 / 32..l1.div_ceil(32) {
-            for cb in c0 / 32..c1.div_ceil(32) {
-                let Some(segs) = self.by_block.get(&(inst, lb, cb)) else {
-                    continue;
-                };
+            for col in c0..c1 {
+                let segs = &self.by_col[self.slot(inst, lb, col)];
                 for seg in segs {
-                    for p in (0..seg.idx.len()).rev() {
+                    let end = if monotone {
+                        seg.idx
+                            .partition_point(|&wi| !self.ordered(r, &self.accs[wi]))
+                    } else {
+                        seg.idx.len()
+                    };
+                    self.work.set(self.work.get() + end as u64 + 1);
+                    for p in (0..end).rev() {
                         let wi = seg.idx[p];
-                        if wi == ri || writers.contains(&wi) {
+                        if sc.seen[wi] == epoch {
                             continue;
                         }
+                        sc.seen[wi] = epoch;
                         let w = &self.accs[wi];
                         let Some(wr) = w.regions.iter().find(|x| x.write && x.inst == inst) else {
                             continue;
                         };
                         let (il0, il1, ic0, ic1) =
                             (wr.l0.max(l0), wr.l1.min(l1), wr.c0.max(c0), wr.c1.min(c1));
-                        if il0 >= il1 || ic0 >= ic1 || self.ordered(r, w) {
+                        if il0 >= il1 || ic0 >= ic1 || (!monotone && self.ordered(r, w)) {
                             continue;
                         }
                         let mut dominated = false;
                         let mut cut = false;
-                        for (&k, &b) in writers.iter().zip(&kept_before) {
+                        for (&k, &b) in sc.writers.iter().zip(&sc.kept_before) {
                             let kk = &self.accs[k];
                             let covers = kk.regions.iter().any(|x| {
                                 x.write
@@ -578,16 +697,19 @@ impl<'a> Ctx<'_, 'a> {
                         if dominated {
                             continue;
                         }
-                        kept_before.push(self.ordered(w, r));
-                        writers.push(wi);
+                        sc.kept_before.push(self.ordered(w, r));
+                        sc.writers.push(wi);
                     }
                 }
             }
         }
         // Direct order with R, then closed transitively through the other writers (a write
         // ordered before a write that is ordered before R is before R, and so on).
+        let writers = &sc.writers;
         let k = writers.len();
-        let mut ord = vec![false; k * k];
+        let ord = &mut sc.ord;
+        ord.clear();
+        ord.resize(k * k, false);
         for a in 0..k {
             for b in 0..k {
                 if a != b {
@@ -606,69 +728,125 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
         }
-        let mut is_before: Vec<bool> = writers
-            .iter()
-            .map(|&wi| self.ordered(&self.accs[wi], r))
-            .collect();
-        let mut is_after: Vec<bool> = writers
-            .iter()
-            .map(|&wi| self.ordered(r, &self.accs[wi]))
-            .collect();
+        sc.is_before.clear();
+        sc.is_before.extend(sc.kept_before.iter().copied());
+        sc.is_after.clear();
+        sc.is_after
+            .extend(writers.iter().map(|&wi| self.ordered(r, &self.accs[wi])));
         for a in 0..k {
             for b in 0..k {
-                if ord[a * k + b] && is_before[b] {
-                    is_before[a] = true;
+                if ord[a * k + b] && sc.is_before[b] {
+                    sc.is_before[a] = true;
                 }
-                if ord[b * k + a] && is_after[b] {
-                    is_after[a] = true;
+                if ord[b * k + a] && sc.is_after[b] {
+                    sc.is_after[a] = true;
                 }
             }
         }
-        let before: Vec<usize> = (0..k).filter(|&a| is_before[a]).collect();
-        let race: Vec<usize> = (0..k)
-            .filter(|&a| !is_before[a] && !is_after[a])
-            .map(|a| writers[a])
-            .collect();
-        let nb = before.len();
-        let ord: Vec<bool> = (0..nb * nb)
-            .map(|x| ord[before[x / nb] * k + before[x % nb]])
-            .collect();
-        let before: Vec<usize> = before.iter().map(|&a| writers[a]).collect();
+        sc.before.clear();
+        sc.before.extend((0..k).filter(|&a| sc.is_before[a]));
+        sc.race.clear();
+        sc.race.extend(
+            (0..k)
+                .filter(|&a| !sc.is_before[a] && !sc.is_after[a])
+                .map(|a| writers[a]),
+        );
+        sc.race_rule.clear();
+        sc.race_rule
+            .extend(sc.race.iter().map(|&wi| self.race_rule(&self.accs[wi], r)));
+        let nb = sc.before.len();
+        let before = &sc.before;
         let covers = |wi: usize, l: u32, c: u32| {
             self.accs[wi]
                 .regions
                 .iter()
                 .any(|x| x.write && x.inst == inst && x.covers(l, c))
         };
-        let mut out = Vec::with_capacity(cells.len());
-        let mut any_race = false;
-        let (mut cands, mut cov) = (Vec::new(), Vec::new());
-        for &(l, c) in cells {
-            cands.clear();
-            cov.clear();
-            cov.extend((0..nb).filter(|&a| covers(before[a], l, c)));
-            let mut maximal = 0;
-            for &a in &cov {
-                if !cov.iter().any(|&b| b != a && ord[a * nb + b]) {
-                    maximal += 1;
-                    cands.push(self.value_at(&self.accs[before[a]], inst, l, c));
+        out.reserve(((l1 - l0) * (c1 - c0)) as usize);
+        self.work.set(
+            self.work.get() + u64::from((l1 - l0) * (c1 - c0)) * (k as u64 + 1) + (k * k) as u64,
+        );
+        let mut races = Races::default();
+        for l in l0..l1 {
+            for c in c0..c1 {
+                sc.cands.clear();
+                sc.cov.clear();
+                sc.cov
+                    .extend((0..nb).filter(|&a| covers(writers[before[a]], l, c)));
+                let mut maximal = 0;
+                for &a in &sc.cov {
+                    if !sc
+                        .cov
+                        .iter()
+                        .any(|&b| b != a && ord[before[a] * k + before[b]])
+                    {
+                        maximal += 1;
+                        sc.cands
+                            .push(self.value_at(&self.accs[writers[before[a]]], inst, l, c));
+                    }
                 }
-            }
-            // Two unordered writes both before R: they race with each other (MCM-ASYNC-UNORDERED).
-            any_race |= maximal > 1;
-            if cov.is_empty() {
-                // Never written in this allocation (OQ-9): unspecified.
-                cands.push(None);
-            }
-            for &wi in &race {
-                if covers(wi, l, c) {
-                    any_race = true;
-                    cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                // Two unordered writes both before R: they race with each other
+                // (MCM-ASYNC-UNORDERED).
+                if maximal > 1 {
+                    races.add(RuleId::McmAsyncUnordered);
                 }
+                if sc.cov.is_empty() {
+                    // Never written in this allocation (OQ-9): unspecified.
+                    sc.cands.push(None);
+                }
+                for (&wi, &rule) in sc.race.iter().zip(&sc.race_rule) {
+                    if covers(wi, l, c) {
+                        races.add(rule);
+                        sc.cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                    }
+                }
+                out.push(word_expect(&mut sc.cands));
             }
-            out.push(word_expect(&cands));
         }
-        (out, any_race)
+        races
+    }
+
+    /// The most specific rule of reference §6 a write `w` racing with the read `r` breaks
+    /// (neither is ordered before the other):
+    /// - an earlier st of the reader's own warp with no `wait::st` between: MCM-ST-BEFORE-USE
+    ///   (§9.7.16.6.4.2);
+    /// - a later write of the reader's own warp with no `wait::ld` between: MCM-LD-WAR
+    ///   (§9.7.16.6.4.5);
+    /// - a write of another warp whose completion is known to the reader's thread, but not at
+    ///   its issue (the consumer lacks `fence::after_thread_sync`), or whose issue is
+    ///   synchronized with the reader without the fences: MCM-XTHREAD (§9.7.16.6.3-4);
+    /// - a write of another warp synchronized through the fences before its completion
+    ///   (no `wait::st` / commit + mbarrier before the producer's fence and sync):
+    ///   MCM-XTHREAD-NONPIPE (§9.7.16.6.4.4);
+    /// - otherwise MCM-ASYNC-UNORDERED (§9.7.16.6.1-2).
+    fn race_rule(&self, w: &Acc<'_>, r: &Acc<'_>) -> RuleId {
+        if w.g == r.g {
+            return match (w.kind, w.i < r.i, r.kind) {
+                (Kind::St, true, _) => RuleId::McmStBeforeUse,
+                (_, false, Kind::Ld) => RuleId::McmLdWar,
+                _ => RuleId::McmAsyncUnordered,
+            };
+        }
+        if self.done_before_event(w, r.g, r.i) {
+            return RuleId::McmXthread;
+        }
+        // The completion witness (wait or commit) happens before R, without the fence pair.
+        let witnessed = match w.kind {
+            Kind::Ld | Kind::St => w.wait.is_some_and(|wi| self.c.hb(w.g, wi, r.g, r.i)),
+            _ => false,
+        };
+        if witnessed {
+            return RuleId::McmXthread;
+        }
+        if w.pfence
+            .is_some_and(|fi| self.c.issue_knows(r.g, r.i, w.g, fi as u32))
+        {
+            return RuleId::McmXthreadNonpipe;
+        }
+        if self.c.hb(w.g, w.i, r.g, r.i) {
+            return RuleId::McmXthread;
+        }
+        RuleId::McmAsyncUnordered
     }
 
     /// The data of a shared-memory region at the MMA issue (g, i), if one fill is ordered
@@ -684,6 +862,7 @@ impl<'a> Ctx<'_, 'a> {
             if self.cta(h) != cta {
                 continue;
             }
+            self.work.set(self.work.get() + self.c.reached[h] as u64);
             for (j, e) in evs.iter().enumerate().take(self.c.reached[h]) {
                 match e.stmt {
                     Stmt::Fill {
@@ -715,8 +894,8 @@ impl<'a> Ctx<'_, 'a> {
         (mask == u32::MAX && fenced).then_some(RegionData { elem, seed, bytes })
     }
 
-    /// Computes the values an exact MMA writes.
-    fn mma_values(&mut self, ai: usize) {
+    /// Prepares the values an exact MMA writes (computed per cell when read).
+    fn mma_values(&mut self, ai: usize, sc: &mut Scratch, buf: &mut Vec<WordExpect>) {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
         if !self.opts.figure_layouts
@@ -742,43 +921,28 @@ impl<'a> Ctx<'_, 'a> {
         if n != nn {
             return;
         }
+        let Some(p) = mma::prepare(m, &a, &b) else {
+            return;
+        };
         let old = if m.enable_input_d {
-            let cells: Vec<(u32, u32)> = (0..128)
-                .flat_map(|l| (r.c0..r.c1).map(move |c| (l, c)))
-                .collect();
-            let (v, _) = self.read(ai, r.inst, &cells);
-            v.into_iter()
+            self.read(ai, r.inst, (0, 128, r.c0, r.c1), sc, buf);
+            buf.iter()
                 .map(|c| match c {
-                    WordExpect::Exact(x) => Some(x),
+                    WordExpect::Exact(x) => Some(*x),
                     _ => None,
                 })
                 .collect()
         } else {
             Vec::new()
         };
-        let oldf = |row: u32, col: u32| old.get((row * n + col) as usize).copied().flatten();
-        let Some(mut vals) = mma::compute(m, &a, &b, &oldf) else {
-            return;
-        };
-        // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written: it keeps its
-        // old value, known only when enable-input-d read it.
-        if let Some(dol) = &m.disable_output_lane {
-            for lane in 0..128u32 {
-                let bit = dol
-                    .get((lane / 32) as usize)
-                    .is_some_and(|w| w >> (lane % 32) & 1 == 1);
-                if bit {
-                    for col in 0..n {
-                        vals[(lane * n + col) as usize] = if m.enable_input_d {
-                            oldf(lane, col)
-                        } else {
-                            None
-                        };
-                    }
-                }
+        // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
+        let mut dol = [0u32; 4];
+        if let Some(d) = &m.disable_output_lane {
+            for (x, y) in dol.iter_mut().zip(d) {
+                *x = *y;
             }
         }
-        self.accs[ai].written = Some(vals);
+        self.accs[ai].mma = Some(Box::new(MmaVals { p, old, dol }));
         self.accs[ai].known = true;
     }
 }
@@ -799,10 +963,24 @@ pub fn values(
         a,
         opts,
         accs: Vec::new(),
-        by_block: HashMap::new(),
+        by_col: Vec::new(),
+        col_base: Vec::with_capacity(a.insts.len()),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
+        work: std::cell::Cell::new(0),
     };
+    let mut total = 0;
+    for x in &a.insts {
+        cx.col_base.push(total);
+        total += 4 * x.ncols as usize;
+    }
+    cx.by_col.resize_with(total, Vec::new);
     cx.collect(f);
+    if cx.work.get() > WORK_BUDGET {
+        f.not_judged = Some(format!(
+            "more than {WORK_BUDGET} TMEM index entries (work bound)"
+        ));
+        return Vec::new();
+    }
     // In-flight accesses at their allocation's dealloc (DEALLOC-PAIR-SYNC, OQ-4, MCM-LD-WAR)
     // and accesses after it (OQ-9).
     let mut war = vec![false; cx.accs.len()];
@@ -836,9 +1014,17 @@ pub fn values(
     let mut order: Vec<usize> = (0..cx.accs.len()).collect();
     order.sort_by_key(|&k| c.seq[cx.accs[k].g][cx.accs[k].i]);
     let mut out: Vec<ObsItem> = Vec::new();
+    let mut sc = Scratch::default();
+    let mut buf: Vec<WordExpect> = Vec::new();
     for k in order {
+        if cx.work.get() > WORK_BUDGET {
+            f.not_judged = Some(format!(
+                "more than {WORK_BUDGET} steps of TMEM value analysis (work bound)"
+            ));
+            return Vec::new();
+        }
         match cx.accs[k].kind {
-            Kind::Mma => cx.mma_values(k),
+            Kind::Mma => cx.mma_values(k, &mut sc, &mut buf),
             Kind::Ld => {
                 let x = &cx.accs[k];
                 let e = &u.warps[x.g][x.i];
@@ -847,64 +1033,80 @@ pub fn values(
                     continue;
                 };
                 let (cta, warp) = ((x.g / c.w) as u32, (x.g % c.w) as u8);
-                let words = usize::from(*nregs) + usize::from(form.red);
                 let simple = !form.red && form.shape == LdStShape::S32x32b && form.pack.is_none();
                 let mut rules = vec![RuleId::LdAsync];
-                let per_lane: Vec<ObsExpect> = if cx.poisoned[cta as usize % cx.poisoned.len()]
-                    || war[k]
-                {
+                let expect = if cx.poisoned[cta as usize % cx.poisoned.len()] || war[k] {
                     rules.push(RuleId::McmLdWar);
-                    vec![ObsExpect::Unspecified(vec![RuleId::McmLdWar]); 32]
+                    SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::McmLdWar]))
                 } else if !simple || x.regions.len() != 1 {
                     // OQ-10 (16-lane shapes, pack), OQ-13 (ld.red), or outside the allocation.
-                    vec![ObsExpect::Unspecified(vec![RuleId::LdAsync]); 32]
+                    SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::LdAsync]))
                 } else {
                     let r = x.regions[0];
-                    let cells: Vec<(u32, u32)> = (0..32)
-                        .flat_map(|t| (0..u32::from(*nregs)).map(move |i| (r.l0 + t, r.c0 + i)))
-                        .collect();
-                    let (cands, race) = cx.read(k, r.inst, &cells);
-                    if race {
-                        rules.push(RuleId::McmAsyncUnordered);
-                    }
-                    let n = usize::from(*nregs);
-                    (0..32)
-                        .map(|t| {
-                            let ws = &cands[t * n..(t + 1) * n];
-                            if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
-                                ObsExpect::Exact(
-                                    ws.iter()
-                                        .map(|w| if let WordExpect::Exact(v) = w { *v } else { 0 })
-                                        .collect(),
-                                )
-                            } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
-                                ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
-                            } else {
-                                ObsExpect::PerWord(ws.to_vec())
-                            }
-                        })
-                        .collect()
+                    let n = u32::from(*nregs);
+                    let races = cx.read(
+                        k,
+                        r.inst,
+                        (r.l0, r.l0 + 32, r.c0, r.c0 + n),
+                        &mut sc,
+                        &mut buf,
+                    );
+                    rules.extend(races.rules());
+                    ld_expect(&buf, n as usize, e.mask)
                 };
-                let _ = words;
-                for (lane, expect) in per_lane.into_iter().enumerate() {
-                    let lane = lane as u8;
-                    if e.mask >> lane & 1 == 0 {
-                        continue;
-                    }
-                    out.push(ObsItem {
-                        key: ObsKey {
-                            cta,
-                            warp,
-                            site,
-                            lane,
-                        },
-                        expect,
-                        rules: rules.clone(),
-                    });
-                }
+                out.push(ObsItem {
+                    key: ObsSite { cta, warp, site },
+                    lanes: e.mask,
+                    expect,
+                    rules,
+                });
             }
             _ => {}
         }
     }
     out
+}
+
+/// The site expectation of an ld from its cells (lane-major, `n` words per lane).
+fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
+    let lane_cells = |t: usize| &cells[t * n..(t + 1) * n];
+    let in_mask = |t: usize| mask >> t & 1 == 1;
+    if (0..32).filter(|&t| in_mask(t)).all(|t| {
+        lane_cells(t)
+            .iter()
+            .all(|w| matches!(w, WordExpect::Exact(_)))
+    }) {
+        let data = (0..32)
+            .flat_map(|t| {
+                lane_cells(t).iter().map(move |w| match w {
+                    WordExpect::Exact(v) if in_mask(t) => *v,
+                    _ => 0,
+                })
+            })
+            .collect();
+        return SiteExpect::Exact {
+            words: n as u32,
+            data,
+        };
+    }
+    let each: Vec<ObsExpect> = (0..32)
+        .map(|t| {
+            let ws = lane_cells(t);
+            if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
+                ObsExpect::Exact(
+                    ws.iter()
+                        .map(|w| if let WordExpect::Exact(v) = w { *v } else { 0 })
+                        .collect(),
+                )
+            } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
+                ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
+            } else {
+                ObsExpect::PerWord(ws.to_vec())
+            }
+        })
+        .collect();
+    match each.first() {
+        Some(first) if each.iter().all(|x| x == first) => SiteExpect::Same(first.clone()),
+        _ => SiteExpect::Each(each),
+    }
 }

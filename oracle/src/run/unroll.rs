@@ -36,8 +36,21 @@ pub struct Unrolled<'a> {
     pub broken: Option<String>,
 }
 
-/// Most events the oracle will unroll (about 50 MB of events): beyond it, it says so.
-pub const EVENT_BUDGET: usize = 1 << 20;
+/// Most events the oracle will unroll (about 10 MB of events): beyond it, the program is not
+/// judged ([`crate::RunVerdict::NotJudged`]).
+pub const EVENT_BUDGET: usize = 1 << 18;
+
+/// Most warps in a grid (CTAs × warps per CTA) the oracle will judge: vector clocks cost
+/// warps × warps words per step.
+pub const WARP_BUDGET: usize = 1024;
+
+/// Most vector-clock words (events × 2 × warps) the oracle will keep: beyond it, the program
+/// is not judged (64 MiB).
+pub const CLOCK_WORD_BUDGET: usize = 1 << 24;
+
+/// Most statements the unroller will visit, events or not (nested loops whose bodies produce
+/// no event cost time too): beyond it, the program is not judged.
+pub const VISIT_BUDGET: usize = 1 << 22;
 
 struct Ctx<'a> {
     p: &'a Program,
@@ -48,6 +61,7 @@ struct Ctx<'a> {
     out: Vec<Ev<'a>>,
     live: u32,
     budget: usize,
+    visits: usize,
     broken: Option<String>,
     depth: u32,
 }
@@ -113,6 +127,12 @@ impl<'a> Ctx<'a> {
             let my_id = *id;
             *id += 1;
             let m = mask & self.live;
+            self.visits += 1;
+            if self.visits > VISIT_BUDGET && self.broken.is_none() {
+                self.broken = Some(format!(
+                    "more than {VISIT_BUDGET} statements visited while unrolling (work bound)"
+                ));
+            }
             if m == 0 || self.broken.is_some() {
                 *id += count(s) - 1;
                 *site += sites(s);
@@ -169,7 +189,9 @@ impl<'a> Ctx<'a> {
                 }
                 _ => {
                     if self.out.len() >= self.budget {
-                        self.broken = Some(format!("more than {} events", self.budget));
+                        self.broken = Some(format!(
+                            "more than {EVENT_BUDGET} unrolled events (work bound)"
+                        ));
                         continue;
                     }
                     self.out.push(Ev {
@@ -245,10 +267,21 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     }
     let l = &p.launch;
     let cs = u32::from(l.cluster_size.max(1));
-    let mut warps = Vec::with_capacity(l.ctas() as usize * p.warps.len());
+    let total_warps = l.ctas() as usize * p.warps.len();
+    if total_warps > WARP_BUDGET {
+        return Unrolled {
+            warps: Vec::new(),
+            locs,
+            broken: Some(format!(
+                "{total_warps} warps in the grid, more than {WARP_BUDGET} (work bound: the clocks are warps × warps)"
+            )),
+        };
+    }
+    let mut warps = Vec::with_capacity(total_warps);
     let mut budget = EVENT_BUDGET;
+    let mut visits = 0;
     let mut broken = None;
-    for cta in 0..l.ctas() {
+    'ctas: for cta in 0..l.ctas() {
         for (w, code) in p.warps.iter().enumerate() {
             let rank = (cta % cs) as u8;
             let mut c = Ctx {
@@ -260,16 +293,22 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 out: Vec::new(),
                 live: u32::MAX,
                 budget,
+                visits,
                 broken: None,
                 depth: 0,
             };
             let (mut id, mut site) = (wbase[w], 0);
             c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
             budget -= c.out.len();
+            visits = c.visits;
             if broken.is_none() {
                 broken = c.broken.take();
             }
             warps.push(c.out);
+            if broken.is_some() {
+                // Not judged: stop unrolling (the rest would only cost time).
+                break 'ctas;
+            }
         }
     }
     Unrolled {
