@@ -56,6 +56,14 @@ const CITES_ANOTHER_RULE: &[(RuleId, &str)] = &[
         "reference §3.4: wait::ld covers only the executing thread's loads; a load completed only by another warp's wait is a race (LD-ASYNC, MCM-LD-WAR)",
     ),
     (
+        RuleId::McmStBeforeUse,
+        "reference §6: a TMEM location written by st must not be read until wait::st; the oracle cites LD-ASYNC",
+    ),
+    (
+        RuleId::McmXthread,
+        "reference §4.3: the consumer needs fence::after_thread_sync after the wait; the oracle cites MCM-ASYNC-UNORDERED",
+    ),
+    (
         RuleId::McmXthreadNonpipe,
         "reference §4.4 row 4: the producer must wait::st before synchronizing; the oracle cites MCM-ASYNC-UNORDERED",
     ),
@@ -116,14 +124,11 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
                         flagged.extend(e.run.rules.iter().copied())
                     }
                     RunVerdict::Completes => {}
-                    RunVerdict::NotJudged(why) => {
-                        panic!("{}: oracle does not judge: {why}", m.name)
-                    }
                 }
                 flagged.extend(e.leak.rules.iter().copied());
                 // A race shows in the values: records that are not exactly predicted carry
                 // the rules that made them so.
-                for o in e.per_lane() {
+                for o in &e.obs {
                     use tcgen05_oracle::ObsExpect as O;
                     match &o.expect {
                         O::Unspecified(r) => {
@@ -149,11 +154,11 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
                     let base = base_of(m, seed * 1000);
                     let eb = expect_with(&base, &Options::edition(*ed));
                     // ... or a record gains a rule it does not have in the base (the race).
-                    let lost = e.per_lane().iter().any(|o| match eb.lookup(&o.key) {
-                        Some((bi, b)) => {
-                            (b.exact().is_some()
+                    let lost = e.obs.iter().any(|o| match eb.lookup(&o.key) {
+                        Some(b) => {
+                            (matches!(b.expect, tcgen05_oracle::ObsExpect::Exact(_))
                                 && !matches!(o.expect, tcgen05_oracle::ObsExpect::Exact(_)))
-                                || o.rules.iter().any(|r| !bi.rules.contains(r))
+                                || o.rules.iter().any(|r| !b.rules.contains(r))
                         }
                         None => false,
                     });
@@ -176,6 +181,72 @@ fn run_near_misses_are_flagged_with_exactly_their_rule() {
                     e.run
                 ));
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Mutators whose run verdict also names another rule, and why (from the spec, not from the
+/// oracle's output): the test below fails if the extra rule disappears or another appears.
+const ALSO_FLAGGED: &[(&str, RuleId, &str)] = &[
+    (
+        "peer-skips-dealloc",
+        RuleId::AllocFreeBeforeExit,
+        "reference §3.1: the CTA that skips its ::2 dealloc keeps its allocation (the oracle reports MayLeak although the kernel, deadlocked, never exits)",
+    ),
+    (
+        "alloc-beyond-capacity",
+        RuleId::AllocFreeBeforeExit,
+        "reference §3.1: the blocked alloc never returns, so its warp never frees the first allocation (the oracle reports MayLeak although the kernel, deadlocked, never exits)",
+    ),
+];
+
+#[test]
+fn run_near_misses_flag_no_other_rule() {
+    // "Breaks that rule and only that rule" (issue 4), for the run: the verdict's rules, the
+    // static violations and a possible leak name nothing but the mutator's rule (race values
+    // are left to the test above: a race makes values unspecified under several rules).
+    let mut failures = Vec::new();
+    for m in MUTATORS {
+        if catalogue::row(m.rule).kinds == [Kind::Static] {
+            continue;
+        }
+        let allowed: Vec<RuleId> = ALSO_FLAGGED
+            .iter()
+            .filter(|(n, _, _)| *n == m.name)
+            .map(|(_, r, _)| *r)
+            .collect();
+        let mut seen_allowed = allowed.is_empty();
+        for seed in 0..SEEDS / 4 {
+            let p = near_miss(m, seed * 1000).expect("applies");
+            for ed in editions(m.edition) {
+                let e = expect_with(&p, &Options::edition(*ed));
+                let mut named: Vec<RuleId> = e.violations.iter().map(|v| v.rule).collect();
+                match &e.run.verdict {
+                    RunVerdict::Undefined(r) => named.extend(r.iter().copied()),
+                    RunVerdict::Completes => {}
+                    _ => named.extend(e.run.rules.iter().copied()),
+                }
+                if e.leak.status == tcgen05_oracle::LeakStatus::MayLeak {
+                    named.extend(e.leak.rules.iter().copied());
+                }
+                named.retain(|r| *r != m.rule);
+                seen_allowed |= named.iter().any(|r| allowed.contains(r));
+                named.retain(|r| !allowed.contains(r));
+                if !named.is_empty() {
+                    failures.push(format!(
+                        "{} (seed {}, {ed}): also {named:?}",
+                        m.name,
+                        seed * 1000
+                    ));
+                }
+            }
+        }
+        if !seen_allowed {
+            failures.push(format!(
+                "{}: never flags {allowed:?} now: drop it from ALSO_FLAGGED",
+                m.name
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
