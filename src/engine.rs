@@ -222,18 +222,9 @@ pub fn options(id: &Identity) -> Options {
     Options::edition(id.edition)
 }
 
-/// Builds the targets of worker `w`. A target named plainly `cuda` becomes `cuda:<w>` when
-/// there are several workers, so that each GPU gets one worker.
-pub fn build_targets(
-    names: &[String],
-    w: usize,
-    jobs: usize,
-) -> Result<Vec<Box<dyn Target>>, target::TargetError> {
-    build_targets_in(names, w, jobs, Edition::default())
-}
-
-/// [`build_targets`] for a campaign of `edition`: `sim` targets take the edition's wording
-/// (`target::resolve_in`).
+/// Builds the targets of worker `w` for a campaign of `edition`: `sim` targets take the
+/// edition's wording (`target::resolve_in`). A target named plainly `cuda` becomes `cuda:<w>`
+/// when there are several workers, so that each GPU gets one worker.
 pub fn build_targets_in(
     names: &[String],
     w: usize,

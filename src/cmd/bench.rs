@@ -183,8 +183,9 @@ fn identity(seed: u64) -> Identity {
 fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
     let stream = engine::stream(id);
     let opts = engine::options(id);
-    let mut targets =
-        engine::build_targets(&id.targets, 0, 1).map_err(|e| bad_input(e.to_string()))?;
+    // The campaign's targets: `sim` takes the edition's wording, as in `engine::run`.
+    let mut targets = engine::build_targets_in(&id.targets, 0, 1, id.edition)
+        .map_err(|e| bad_input(e.to_string()))?;
     let mut counts: Vec<TargetCounts> = targets
         .iter()
         .map(|t| TargetCounts::new(&t.name(), &t.version()))
