@@ -37,7 +37,47 @@ fn digest(n: u64) {
     }
 }
 
+/// Prints the statements of a case file, one a line, indented by nesting.
+fn dump(path: &str) {
+    fn go(b: &[tcgen05_ir::Stmt], depth: usize) {
+        for s in b {
+            let pad = "  ".repeat(depth);
+            match s {
+                tcgen05_ir::Stmt::If { cond, then, els } => {
+                    println!("{pad}if {cond:?}");
+                    go(then, depth + 1);
+                    println!("{pad}else");
+                    go(els, depth + 1);
+                }
+                tcgen05_ir::Stmt::Loop { count, body } => {
+                    println!("{pad}loop {count}");
+                    go(body, depth + 1);
+                }
+                tcgen05_ir::Stmt::Tc(op) => {
+                    let t = format!("{op:?}");
+                    println!("{pad}{}", &t[..t.len().min(150)]);
+                }
+                other => println!("{pad}{other:?}"),
+            }
+        }
+    }
+    let bytes = std::fs::read(path).expect("readable");
+    let c = tcgen05_ir::codec::decode(&bytes).expect("a case");
+    println!("{:?} regions {:?}", c.program.launch, c.program.smem);
+    for (w, code) in c.program.warps.iter().enumerate() {
+        println!("warp {w}:");
+        go(code, 1);
+    }
+    for (f, func) in c.program.funcs.iter().enumerate() {
+        println!("func {f}:");
+        go(&func.body, 1);
+    }
+}
+
 fn main() {
+    if let Some(path) = std::env::args().nth(1).filter(|a| a.ends_with(".case")) {
+        return dump(&path);
+    }
     if std::env::args().nth(1).as_deref() == Some("digest") {
         let n = std::env::args()
             .nth(2)

@@ -5,7 +5,8 @@
 //! making the program smaller or simpler:
 //!
 //! 1. fewer clusters, then CTAs per cluster toward 1;
-//! 2. fewer warps (drop one warp's code);
+//! 2. fewer warps: drop one warp's code, or move one warp's code into another's (before or
+//!    after it), leaving it empty;
 //! 3. fewer statements: delta debugging over every statement (chunks of half, a quarter, ...,
 //!    one statement), children included;
 //! 4. unwrap: an `If` replaced by its `then` or `els` statements, a `Loop` by its body, loop
@@ -15,7 +16,11 @@
 //!    dealloc stay matched), ld/st shapes toward `.32x32b.x1`.
 //!
 //! A candidate is kept when the predicate holds: the same target still gives a discrepancy
-//! with the same [`Signature`]. Candidates already tried are skipped (by hash). The search is
+//! with the same [`Signature`]. On a target whose schedule comes from the case's seed (the
+//! simulator's random scheduler without `@seed`), a candidate that loses the discrepancy
+//! under the current seed is also tried under [`RESEEDS`] other seeds, derived from the
+//! current one: a smaller program shifts every later random choice, and the bug it shows
+//! usually needs only some schedule, not that one. Candidates already tried are skipped (by hash). The search is
 //! deterministic, reports each new smallest case through a callback, and stops at a fixed
 //! point or when the time budget is spent.
 
@@ -100,6 +105,7 @@ pub fn minimize(
     seen.insert(hash(&cur.program));
     let mut tries = 0u64;
     let mut timed_out = false;
+    let reseed = seeded_by_case(&target.name());
     'outer: loop {
         let mut progressed = false;
         for pass in PASSES {
@@ -115,12 +121,20 @@ pub fn minimize(
                         continue;
                     }
                     tries += 1;
-                    let cand = Case {
+                    let mut cand = Case {
                         program: p,
                         intent: cur.intent.clone(),
                         provenance: cur.provenance.clone(),
                     };
-                    if same_signature(&cand, target, opts, &signature) {
+                    let seed = cur.provenance.seed.unwrap_or(0);
+                    let seeds = if reseed { RESEEDS } else { 0 };
+                    let found = (0..=seeds).any(|k| {
+                        if k > 0 {
+                            cand.provenance.seed = Some(reseeded(seed, k));
+                        }
+                        same_signature(&cand, target, opts, &signature)
+                    });
+                    if found {
                         cur = cand;
                         on_smaller(&cur);
                         took = true;
@@ -147,6 +161,23 @@ pub fn minimize(
     })
 }
 
+/// Other seeds a candidate is tried under when the target's schedule follows the case's seed.
+pub const RESEEDS: u64 = 3;
+
+/// Whether `target`'s schedule comes from the case's seed: the simulator's random scheduler
+/// without an `@seed` (`sim`, `sim:random`, with any faults or wording).
+fn seeded_by_case(target: &str) -> bool {
+    matches!(
+        crate::sim::SimConfig::parse(target),
+        Some(Ok(c)) if c.sched == crate::sim::Sched::Random(None)
+    )
+}
+
+/// The k-th other seed of `seed` (SplitMix64's increment: distinct, deterministic).
+fn reseeded(seed: u64, k: u64) -> u64 {
+    seed.wrapping_add(k.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
 fn hash(p: &Program) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     p.hash(&mut h);
@@ -158,6 +189,7 @@ type Pass = fn(&Program) -> Vec<Program>;
 const PASSES: &[Pass] = &[
     shrink_grid,
     drop_warps,
+    merge_warps,
     drop_statements,
     drop_barrier_rounds,
     unwrap,
@@ -262,6 +294,39 @@ fn drop_warps(p: &Program) -> Vec<Program> {
             q.warps.remove(k);
             q.launch.warps_per_cta -= 1;
             v.push(q);
+        }
+    }
+    v
+}
+
+/// One warp's code moved into another warp (before, then after, its code), leaving the first
+/// warp empty: the same statements in fewer warps, so that barrier rounds and the
+/// synchronization between the two warps can go.
+fn merge_warps(p: &Program) -> Vec<Program> {
+    let mut v = Vec::new();
+    let n = p.warps.len();
+    if n < 2 {
+        return v;
+    }
+    for from in (0..n).rev() {
+        for into in 0..n {
+            if into == from || p.warps[from].is_empty() {
+                continue;
+            }
+            for before in [true, false] {
+                let mut q = p.clone();
+                let moved = q.warps[from].clone();
+                let dst = &mut q.warps[into];
+                if before {
+                    dst.splice(0..0, moved);
+                } else {
+                    dst.extend(moved);
+                }
+                // The source warp stays, empty: every other warp keeps its rank (and lane
+                // quarter); `drop_warps` removes it where the ranks do not matter.
+                q.warps[from].clear();
+                v.push(q);
+            }
         }
     }
     v
@@ -573,6 +638,35 @@ mod tests {
         let all: HashSet<Path> = paths(&p).into_iter().collect();
         assert_eq!(all.len(), p.size());
         assert!(delete(&p, &all).warps[0].is_empty());
+    }
+
+    #[test]
+    fn merging_warps_keeps_every_statement_and_every_rank() {
+        let mut p = single_warp_roundtrip();
+        p.warps.push(vec![Stmt::Spin(3)]);
+        p.launch.warps_per_cta = 2;
+        let c = merge_warps(&p);
+        // Warp 1 into warp 0 (before, after), warp 0 into warp 1 (before, after).
+        assert_eq!(c.len(), 4);
+        for q in &c {
+            assert_eq!(q.warps.len(), 2);
+            assert_eq!(q.size(), p.size());
+            assert!(q.warps.iter().any(Vec::is_empty));
+        }
+        assert_eq!(c[0].warps[0].first(), Some(&Stmt::Spin(3)));
+        assert_eq!(c[1].warps[0].last(), Some(&Stmt::Spin(3)));
+    }
+
+    #[test]
+    fn only_the_case_seeded_scheduler_is_reseeded() {
+        assert!(seeded_by_case("sim"));
+        assert!(seeded_by_case("sim+fence-noop"));
+        assert!(!seeded_by_case("sim:random@4"));
+        assert!(!seeded_by_case("sim:adversarial+fence-noop"));
+        assert!(!seeded_by_case("ptxas@13.5"));
+        let s: HashSet<u64> = (0..=RESEEDS).map(|k| reseeded(7, k)).collect();
+        assert_eq!(s.len(), RESEEDS as usize + 1);
+        assert_eq!(reseeded(7, 0), 7);
     }
 
     #[test]
