@@ -71,6 +71,16 @@ fn throughput(c: &mut Criterion) {
         })
     });
     g.finish();
+    // The two halves apart (expect runs check itself).
+    let mut g = c.benchmark_group("4 warps x 32 instructions");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("check", |b| {
+        b.iter(|| black_box(tcgen05_oracle::check(black_box(&p))))
+    });
+    g.bench_function("expect", |b| {
+        b.iter(|| black_box(tcgen05_oracle::expect(black_box(&p))))
+    });
+    g.finish();
 }
 
 fn growth(c: &mut Criterion) {

@@ -173,13 +173,63 @@ fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
     WordExpect::OneOf(v)
 }
 
-/// The writes of one warp to one block, in program order.
+/// The write index: per (allocation, lane block of 32, column) slot, the writing accesses in
+/// access order (so grouped by warp, program order within a warp), as one flat array
+/// (compressed rows: no allocation per slot).
 #[derive(Debug, Default)]
-struct Segment {
-    g: usize,
-    idx: Vec<usize>,
-    /// `all_st[p]`: every write in `idx[..=p]` is a `tcgen05.st`.
+struct ColIndex {
+    /// `(slot, access, is_st)` while collecting.
+    pending: Vec<(u32, u32, bool)>,
+    /// Slot `s`'s entries are `acc[start[s]..start[s + 1]]`.
+    start: Vec<u32>,
+    acc: Vec<u32>,
+    /// `all_st[e]`: every entry of the same slot and warp up to `e` is a `tcgen05.st`.
     all_st: Vec<bool>,
+}
+
+impl ColIndex {
+    /// Sorts the pending entries into rows (stable: access order kept within a slot).
+    fn build(&mut self, slots: usize, accs: &[Acc<'_>]) {
+        let mut count = vec![0u32; slots + 1];
+        for &(s, ..) in &self.pending {
+            count[s as usize + 1] += 1;
+        }
+        for i in 0..slots {
+            count[i + 1] += count[i];
+        }
+        self.start = count.clone();
+        let mut fill = count;
+        self.acc = vec![0; self.pending.len()];
+        let mut st = vec![false; self.pending.len()];
+        for &(s, a, is_st) in &self.pending {
+            let at = fill[s as usize] as usize;
+            self.acc[at] = a;
+            st[at] = is_st;
+            fill[s as usize] += 1;
+        }
+        self.pending = Vec::new();
+        self.all_st = vec![false; self.acc.len()];
+        for s in 0..slots {
+            let (a, b) = (self.start[s] as usize, self.start[s + 1] as usize);
+            let mut prev_g = usize::MAX;
+            let mut all = true;
+            for e in a..b {
+                let g = accs[self.acc[e] as usize].g;
+                if g != prev_g {
+                    all = true;
+                    prev_g = g;
+                }
+                all &= st[e];
+                self.all_st[e] = all;
+            }
+        }
+    }
+
+    /// The entries of slot `s`, and their `all_st` flags.
+    fn row(&self, s: usize) -> (&[u32], &[bool]) {
+        let (a, b) = (self.start[s] as usize, self.start[s + 1] as usize);
+        (&self.acc[a..b], &self.all_st[a..b])
+    }
 }
 
 struct Ctx<'c, 'a> {
@@ -191,7 +241,7 @@ struct Ctx<'c, 'a> {
     accs: Vec<Acc<'a>>,
     /// Writing accesses per (allocation, lane block of 32, column), in program order per
     /// warp: index [`Ctx::slot`]. A read visits only the columns it reads.
-    by_col: Vec<Vec<Segment>>,
+    by_col: ColIndex,
     /// First index in `by_col` of each allocation (4 lane blocks × its columns).
     col_base: Vec<usize>,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
@@ -487,19 +537,9 @@ impl<'a> Ctx<'_, 'a> {
                         for col in r.c0..r.c1 {
                             let slot = self.slot(r.inst, lb, col);
                             self.work.set(self.work.get() + 1);
-                            let v = &mut self.by_col[slot];
-                            if v.last().is_none_or(|s| s.g != g) {
-                                v.push(Segment {
-                                    g,
-                                    ..Segment::default()
-                                });
-                            }
-                            let seg = v.last_mut().expect("pushed");
-                            if seg.idx.last() != Some(&idx) {
-                                let prev = seg.all_st.last().copied().unwrap_or(true);
-                                seg.idx.push(idx);
-                                seg.all_st.push(prev && kind == Kind::St);
-                            }
+                            self.by_col
+                                .pending
+                                .push((slot as u32, idx as u32, kind == Kind::St));
                         }
                     }
                 }
@@ -622,7 +662,42 @@ impl<'a> Ctx<'_, 'a> {
         sc: &mut Scratch,
         out: &mut Vec<WordExpect>,
     ) -> Races {
-        out.clear();
+        self.plan(ri, inst, (l0, l1, c0, c1), sc);
+        self.cells(inst, (l0, l1, c0, c1), sc, out)
+    }
+
+    /// If the read planned in `sc` has one write ordered before it, covering the whole
+    /// rectangle, with known st values, and nothing racing: its values, lane-major.
+    fn single_st(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &Scratch,
+    ) -> Option<Vec<u32>> {
+        if !sc.race.is_empty() || sc.before.len() != 1 {
+            return None;
+        }
+        let w = &self.accs[sc.writers[sc.before[0]]];
+        let Op::St { seed, .. } = w.op else {
+            return None;
+        };
+        let wr = w.regions.iter().find(|x| x.inst == inst)?;
+        if !w.known || !(wr.write && wr.l0 <= l0 && wr.l1 >= l1 && wr.c0 <= c0 && wr.c1 >= c1) {
+            return None;
+        }
+        let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
+        for l in l0..l1 {
+            for c in c0..c1 {
+                v.push(values::st_value(*seed, l - wr.l0, c - wr.c0));
+            }
+        }
+        Some(v)
+    }
+
+    /// The writes a read must consider, into `sc`: `writers`, the `ord` matrix between them,
+    /// those ordered `before` it (indexes into `writers`) and those that `race` with it
+    /// (access indexes, with their `race_rule`).
+    fn plan(&self, ri: usize, inst: u32, (l0, l1, c0, c1): (u32, u32, u32, u32), sc: &mut Scratch) {
         let r = &self.accs[ri];
         let full = |x: &Region| {
             x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
@@ -649,17 +724,25 @@ impl<'a> Ctx<'_, 'a> {
         sc.kept_before.clear();
         for lb in l0 / 32..l1.div_ceil(32) {
             for col in c0..c1 {
-                let segs = &self.by_col[self.slot(inst, lb, col)];
-                for seg in segs {
+                let (row, row_st) = self.by_col.row(self.slot(inst, lb, col));
+                let mut s0 = 0;
+                while s0 < row.len() {
+                    // One warp's writes to this slot, in program order.
+                    let seg_g = self.accs[row[s0] as usize].g;
+                    let mut s1 = s0 + 1;
+                    while s1 < row.len() && self.accs[row[s1] as usize].g == seg_g {
+                        s1 += 1;
+                    }
+                    let (seg, seg_st) = (&row[s0..s1], &row_st[s0..s1]);
+                    s0 = s1;
                     let end = if monotone {
-                        seg.idx
-                            .partition_point(|&wi| !self.ordered(r, &self.accs[wi]))
+                        seg.partition_point(|&wi| !self.ordered(r, &self.accs[wi as usize]))
                     } else {
-                        seg.idx.len()
+                        seg.len()
                     };
                     self.work.set(self.work.get() + end as u64 + 1);
                     for p in (0..end).rev() {
-                        let wi = seg.idx[p];
+                        let wi = seg[p] as usize;
                         if sc.seen[wi] == epoch {
                             continue;
                         }
@@ -687,7 +770,7 @@ impl<'a> Ctx<'_, 'a> {
                             });
                             if b && covers && self.ordered(w, kk) {
                                 dominated = true;
-                                cut = kk.g == seg.g && seg.all_st[p] && kk.regions.iter().any(full);
+                                cut = kk.g == seg_g && seg_st[p] && kk.regions.iter().any(full);
                                 break;
                             }
                         }
@@ -754,6 +837,21 @@ impl<'a> Ctx<'_, 'a> {
         sc.race_rule.clear();
         sc.race_rule
             .extend(sc.race.iter().map(|&wi| self.race_rule(&self.accs[wi], r)));
+    }
+
+    /// The candidate values of every cell of a read planned in `sc` ([`Ctx::plan`]),
+    /// lane-major into `out`, and the rules its races break.
+    fn cells(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &mut Scratch,
+        out: &mut Vec<WordExpect>,
+    ) -> Races {
+        out.clear();
+        let writers = &sc.writers;
+        let k = writers.len();
+        let ord = &sc.ord;
         let nb = sc.before.len();
         let before = &sc.before;
         let covers = |wi: usize, l: u32, c: u32| {
@@ -963,7 +1061,7 @@ pub fn values(
         a,
         opts,
         accs: Vec::new(),
-        by_col: Vec::new(),
+        by_col: ColIndex::default(),
         col_base: Vec::with_capacity(a.insts.len()),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
@@ -973,8 +1071,8 @@ pub fn values(
         cx.col_base.push(total);
         total += 4 * x.ncols as usize;
     }
-    cx.by_col.resize_with(total, Vec::new);
     cx.collect(f);
+    cx.by_col.build(total, &cx.accs);
     if cx.work.get() > WORK_BUDGET {
         f.not_judged = Some(format!(
             "more than {WORK_BUDGET} TMEM index entries (work bound)"
@@ -1044,15 +1142,16 @@ pub fn values(
                 } else {
                     let r = x.regions[0];
                     let n = u32::from(*nregs);
-                    let races = cx.read(
-                        k,
-                        r.inst,
-                        (r.l0, r.l0 + 32, r.c0, r.c0 + n),
-                        &mut sc,
-                        &mut buf,
-                    );
-                    rules.extend(races.rules());
-                    ld_expect(&buf, n as usize, e.mask)
+                    let rect = (r.l0, r.l0 + 32, r.c0, r.c0 + n);
+                    cx.plan(k, r.inst, rect, &mut sc);
+                    if let Some(data) = cx.single_st(r.inst, rect, &sc) {
+                        // The common case: one st ordered before, nothing racing.
+                        SiteExpect::Exact { words: n, data }
+                    } else {
+                        let races = cx.cells(r.inst, rect, &mut sc, &mut buf);
+                        rules.extend(races.rules());
+                        ld_expect(&buf, n as usize, e.mask)
+                    }
                 };
                 out.push(ObsItem {
                     key: ObsSite { cta, warp, site },
