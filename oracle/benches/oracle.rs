@@ -54,6 +54,71 @@ fn program(warps: u8, per_warp: usize) -> Program {
     }
 }
 
+/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, field 1), if readable:
+/// on a shared machine wall-clock figures are inflated by the load, CPU time much less.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Runs `f` `n` times and returns (CPU ns per run, wall ns per run).
+fn cpu_per_run(n: u32, mut f: impl FnMut()) -> Option<(f64, f64)> {
+    f();
+    let (c0, t0) = (thread_cpu_ns()?, std::time::Instant::now());
+    for _ in 0..n {
+        f();
+    }
+    let (c1, t1) = (thread_cpu_ns()?, t0.elapsed());
+    Some((
+        (c1 - c0) as f64 / f64::from(n),
+        t1.as_nanos() as f64 / f64::from(n),
+    ))
+}
+
+/// Prints the CPU-time figures next to criterion's wall-clock ones: the throughput row and
+/// the size table (time per program, ×1/×10/×100 instructions per warp, 1/4/16 warps).
+/// `ORACLE_BENCH_NO_CPU_TABLE=1` skips it (to profile one criterion row).
+fn cpu_table(_: &mut Criterion) {
+    if std::env::var_os("ORACLE_BENCH_NO_CPU_TABLE").is_some() {
+        return;
+    }
+    let p = program(4, 32);
+    if let Some((cpu, wall)) = cpu_per_run(20_000, || {
+        black_box(tcgen05_oracle::check(black_box(&p)));
+        black_box(tcgen05_oracle::expect(black_box(&p)));
+    }) {
+        println!(
+            "cpu-time check+expect, 4 warps x 32: {:.1} us/program CPU ({:.0} programs/s on one core), {:.1} us wall",
+            cpu / 1e3,
+            1e9 / cpu,
+            wall / 1e3
+        );
+    }
+    println!("cpu-time size table (us per expect, CPU time):");
+    println!("| warps \\ instructions per warp | x1 (32) | x10 (320) | x100 (3,200) |");
+    println!("|---|---|---|---|");
+    for warps in [1u8, 4, 16] {
+        let mut row = format!("| {warps} |");
+        for scale in [1usize, 10, 100] {
+            let p = program(warps, 32 * scale);
+            let n = (20_000 / (scale * usize::from(warps))).max(5) as u32;
+            match cpu_per_run(n, || {
+                black_box(tcgen05_oracle::expect(black_box(&p)));
+            }) {
+                Some((cpu, _)) => {
+                    row.push_str(&format!(" {:.1} ({} stmts) |", cpu / 1e3, p.size()))
+                }
+                None => row.push_str(" - |"),
+            }
+        }
+        println!("{row}");
+    }
+}
+
 fn throughput(c: &mut Criterion) {
     let p = program(4, 32);
     assert!(tcgen05_oracle::check(&p).is_empty());
@@ -101,5 +166,5 @@ fn growth(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, throughput, growth);
+criterion_group!(benches, cpu_table, throughput, growth);
 criterion_main!(benches);

@@ -684,3 +684,179 @@ fn mma_disable_output_lane_and_scale_d() {
     };
     assert_eq!(f32::from_bits(w[0]), 1.5 * f32::from_bits(v[0]));
 }
+
+/// The rules of every ld record of `p` (the program must complete).
+fn ld_rules(p: &Program) -> Vec<RuleId> {
+    let e = expect(p);
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    let mut v: Vec<RuleId> = e
+        .obs
+        .iter()
+        .filter(|o| o.rules.contains(&RuleId::LdAsync))
+        .flat_map(|o| o.rules.iter().copied())
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Whether every ld record of `p` is predicted exactly.
+fn all_ld_exact(p: &Program) -> bool {
+    let e = expect(p);
+    e.per_lane()
+        .iter()
+        .filter(|o| o.rules.contains(&RuleId::LdAsync))
+        .all(|o| matches!(o.expect, ObsExpect::Exact(_)))
+}
+
+#[test]
+fn mcm_st_before_use_is_cited_for_an_ld_before_wait_st() {
+    // §9.7.16.6.4.2: a location written by st must not be read until wait::st.
+    let broken = one_warp(vec![
+        st(0, 0, 0, Num::X1, 3),
+        ld(0, 0, 0, Num::X1),
+        wait(WaitOp::Ld),
+        wait(WaitOp::St),
+    ]);
+    assert!(ld_rules(&broken).contains(&RuleId::McmStBeforeUse));
+    assert!(!all_ld_exact(&broken));
+    let kept = one_warp(roundtrip());
+    assert!(!ld_rules(&kept).contains(&RuleId::McmStBeforeUse));
+    assert!(all_ld_exact(&kept));
+}
+
+#[test]
+fn mcm_ld_war_is_cited_for_a_st_after_an_unwaited_ld() {
+    // §9.7.16.6.4.5: wait::ld must separate an ld from a later write of its cells.
+    let body = |waited: bool| {
+        let mut b = vec![
+            st(0, 0, 0, Num::X1, 1),
+            wait(WaitOp::St),
+            ld(0, 0, 0, Num::X1),
+        ];
+        if waited {
+            b.push(wait(WaitOp::Ld));
+        }
+        b.extend([st(0, 0, 0, Num::X1, 2), wait(WaitOp::St), wait(WaitOp::Ld)]);
+        one_warp(b)
+    };
+    assert!(ld_rules(&body(false)).contains(&RuleId::McmLdWar));
+    assert!(!ld_rules(&body(true)).contains(&RuleId::McmLdWar));
+}
+
+/// Five warps: warp 0 (quarter 0) allocates and produces, warp 4 (quarter 0 too) consumes
+/// after the second `barrier.sync`; warps 1-3 only take part in the barriers.
+fn producer_consumer(producer: Vec<Stmt>, consumer: Vec<Stmt>) -> Program {
+    let sync = |mut v: Vec<Stmt>| {
+        v.push(fence(FenceKind::BeforeThreadSync));
+        v.push(Stmt::BarCta);
+        v.push(fence(FenceKind::AfterThreadSync));
+        v
+    };
+    let mut w0 = sync(vec![alloc(CG, 0, 128)]);
+    w0.extend(producer);
+    w0.push(Stmt::BarCta);
+    w0 = sync(w0);
+    w0.extend([dealloc(CG, 0, 128), relinquish(CG)]);
+    let mut w4 = sync(vec![]);
+    w4.push(Stmt::BarCta);
+    w4.extend(consumer);
+    w4 = sync(w4);
+    let idle = vec![Stmt::BarCta, Stmt::BarCta, Stmt::BarCta];
+    Program {
+        launch: samples::launch(5),
+        smem: Smem {
+            slots: 1,
+            mbarriers: 0,
+            regions: vec![],
+        },
+        warps: vec![w0, idle.clone(), idle.clone(), idle, w4],
+        funcs: vec![],
+    }
+}
+
+#[test]
+fn mcm_xthread_is_cited_without_the_consumer_fence() {
+    // §9.7.16.6.3-4: cross-thread order needs before_thread_sync → sync → after_thread_sync.
+    let producer = vec![
+        st(0, 0, 0, Num::X1, 5),
+        wait(WaitOp::St),
+        fence(FenceKind::BeforeThreadSync),
+    ];
+    let consumer = |fenced: bool| {
+        let mut v = Vec::new();
+        if fenced {
+            v.push(fence(FenceKind::AfterThreadSync));
+        }
+        v.extend([ld(0, 0, 0, Num::X1), wait(WaitOp::Ld)]);
+        v
+    };
+    let broken = producer_consumer(producer.clone(), consumer(false));
+    assert!(ld_rules(&broken).contains(&RuleId::McmXthread));
+    assert!(!ld_rules(&broken).contains(&RuleId::McmXthreadNonpipe));
+    let kept = producer_consumer(producer, consumer(true));
+    assert!(!ld_rules(&kept).contains(&RuleId::McmXthread));
+    assert!(all_ld_exact(&kept));
+}
+
+#[test]
+fn mcm_xthread_nonpipe_is_cited_without_the_producer_wait() {
+    // §9.7.16.6.4.4: a non-pipelined producer must wait for completion before it syncs.
+    let producer = |waited: bool| {
+        let mut v = vec![st(0, 0, 0, Num::X1, 5)];
+        if waited {
+            v.push(wait(WaitOp::St));
+        }
+        v.push(fence(FenceKind::BeforeThreadSync));
+        v
+    };
+    let consumer = vec![
+        fence(FenceKind::AfterThreadSync),
+        ld(0, 0, 0, Num::X1),
+        wait(WaitOp::Ld),
+    ];
+    let mut broken = producer_consumer(producer(false), consumer.clone());
+    // The st completes before the teardown (its wait moves after the publishing barrier).
+    let at = broken.warps[0]
+        .iter()
+        .rposition(|s| matches!(s, Stmt::BarCta))
+        .unwrap();
+    broken.warps[0].insert(at - 1, wait(WaitOp::St));
+    assert!(ld_rules(&broken).contains(&RuleId::McmXthreadNonpipe));
+    assert!(!ld_rules(&broken).contains(&RuleId::McmXthread));
+    let kept = producer_consumer(producer(true), consumer);
+    assert!(!ld_rules(&kept).contains(&RuleId::McmXthreadNonpipe));
+    assert!(all_ld_exact(&kept));
+}
+
+#[test]
+fn past_the_work_bound_the_program_is_not_judged() {
+    // 255^3 unrolled fences: more events than the oracle unrolls (EVENT_BUDGET).
+    let nest = |inner: Vec<Stmt>| Stmt::Loop {
+        count: 255,
+        body: inner,
+    };
+    let big = one_warp(vec![nest(vec![nest(vec![nest(vec![fence(
+        FenceKind::BeforeThreadSync,
+    )])])])]);
+    let e = expect(&big);
+    assert!(e.violations.is_empty(), "{:?}", e.violations);
+    assert!(
+        matches!(e.run.verdict, RunVerdict::NotJudged(_)),
+        "{:?}",
+        e.run
+    );
+    assert!(e.obs.is_empty());
+    // Loops whose bodies produce no event still cost visits (VISIT_BUDGET).
+    let idle = one_warp(vec![nest(vec![nest(vec![nest(vec![lane_if(
+        Cond::WarpRank(3),
+        vec![fence(FenceKind::BeforeThreadSync)],
+    )])])])]);
+    assert!(matches!(
+        expect(&idle).run.verdict,
+        RunVerdict::NotJudged(_)
+    ));
+    // A nearby program inside the bound is judged.
+    let small = one_warp(vec![nest(vec![fence(FenceKind::BeforeThreadSync)])]);
+    assert_eq!(expect(&small).run.verdict, RunVerdict::Completes);
+}

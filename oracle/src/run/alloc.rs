@@ -64,24 +64,33 @@ pub struct AllocAnalysis {
 impl AllocAnalysis {
     /// What the slot `slot` read at event (g, i) of CTA `cta` holds.
     pub fn read_slot(&self, c: &Clocks, cta: u32, slot: u8, g: usize, i: usize) -> SlotRead {
-        let mut before: Vec<&Inst> = Vec::new();
-        for inst in self.insts.iter().filter(|x| x.cta == cta && x.slot == slot) {
+        // The stores ordered before the read; racing ones make it racy. The last of them is
+        // found in two passes (no allocation): a streaming maximum, then a check that every
+        // other one happens before it.
+        let mine = || {
+            self.insts
+                .iter()
+                .filter(move |x| x.cta == cta && x.slot == slot)
+        };
+        let mut last: Option<&Inst> = None;
+        for inst in mine() {
             let (ag, ai) = inst.at;
             if c.hb(ag, ai, g, i) && (ag, ai) != (g, i) {
-                before.push(inst);
+                if last.is_none_or(|m| c.hb(m.at.0, m.at.1, ag, ai)) {
+                    last = Some(inst);
+                }
             } else if !c.hb(g, i, ag, ai) {
                 return SlotRead::Racy;
             }
         }
-        let last = before.iter().find(|x| {
-            before
-                .iter()
-                .all(|y| x.id == y.id || c.hb(y.at.0, y.at.1, x.at.0, x.at.1))
-        });
-        match (before.is_empty(), last) {
-            (true, _) => SlotRead::Never,
-            (false, Some(x)) => SlotRead::Inst(x.id),
-            (false, None) => SlotRead::Racy,
+        let Some(m) = last else {
+            return SlotRead::Never;
+        };
+        let before = |x: &Inst| c.hb(x.at.0, x.at.1, g, i) && x.at != (g, i);
+        if mine().all(|y| y.id == m.id || !before(y) || c.hb(y.at.0, y.at.1, m.at.0, m.at.1)) {
+            SlotRead::Inst(m.id)
+        } else {
+            SlotRead::Racy
         }
     }
 }

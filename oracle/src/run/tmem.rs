@@ -49,6 +49,43 @@ impl Region {
     }
 }
 
+/// The regions of one access: at most two (a split ld/st, or a `::2` operation's own and peer
+/// allocation), kept inline (no allocation per access).
+#[derive(Debug, Clone, Copy, Default)]
+struct Regions {
+    r: [Option<Region>; 2],
+    n: usize,
+}
+
+impl Regions {
+    fn push(&mut self, x: Region) {
+        if let Some(slot) = self.r.get_mut(self.n) {
+            *slot = Some(x);
+            self.n += 1;
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Region> {
+        self.r[..self.n].iter().flatten()
+    }
+
+    fn first(&self) -> Option<&Region> {
+        self.iter().next()
+    }
+
+    fn len(&self) -> usize {
+        self.n
+    }
+}
+
+impl<'r> IntoIterator for &'r Regions {
+    type Item = &'r Region;
+    type IntoIter = std::iter::Flatten<std::slice::Iter<'r, Option<Region>>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.r[..self.n].iter().flatten()
+    }
+}
+
 /// One asynchronous TMEM operation.
 #[derive(Debug)]
 struct Acc<'a> {
@@ -58,7 +95,7 @@ struct Acc<'a> {
     op: &'a Op,
     cg: Option<CtaGroup>,
     issuer: u32,
-    regions: Vec<Region>,
+    regions: Regions,
     /// ld/st: the index of the first later wait of the same kind.
     wait: Option<usize>,
     /// ld/st: the first before-fence (or commit) at or after the wait.
@@ -277,7 +314,7 @@ impl<'a> Ctx<'_, 'a> {
     /// Adds a region; false if it leaves the allocation (OQ-9).
     fn region(
         &self,
-        out: &mut Vec<Region>,
+        out: &mut Regions,
         inst: u32,
         l: (u32, u32),
         c: (u32, u32),
@@ -362,7 +399,7 @@ impl<'a> Ctx<'_, 'a> {
                     Op::Shift { form, .. } => (Kind::Shift, Some(form.cta_group)),
                     _ => continue,
                 };
-                let mut regions = Vec::new();
+                let mut regions = Regions::default();
                 let mut wild = false;
                 let mut outside_read = false;
                 match op {
@@ -682,7 +719,7 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         };
         let wr = w.regions.iter().find(|x| x.inst == inst)?;
-        if !w.known || !(wr.write && wr.l0 <= l0 && wr.l1 >= l1 && wr.c0 <= c0 && wr.c1 >= c1) {
+        if !(w.known && wr.write && wr.l0 <= l0 && wr.l1 >= l1 && wr.c0 <= c0 && wr.c1 >= c1) {
             return None;
         }
         let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
@@ -1140,7 +1177,7 @@ pub fn values(
                     // OQ-10 (16-lane shapes, pack), OQ-13 (ld.red), or outside the allocation.
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::LdAsync]))
                 } else {
-                    let r = x.regions[0];
+                    let r = *x.regions.first().expect("one region");
                     let n = u32::from(*nregs);
                     let rect = (r.l0, r.l0 + 32, r.c0, r.c0 + n);
                     cx.plan(k, r.inst, rect, &mut sc);
