@@ -186,6 +186,8 @@ pub struct Machine<'p> {
     cluster_released: Vec<Vec<u32>>,
     abort: Option<Outcome>,
     rr: usize,
+    /// `::2` collectives waiting for their peer (no matching to do when 0).
+    open_pairs: usize,
 }
 
 enum Step {
@@ -268,6 +270,7 @@ impl<'p> Machine<'p> {
             cluster_released: vec![Vec::new(); clusters],
             abort: None,
             rr: 0,
+            open_pairs: 0,
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -320,7 +323,8 @@ impl<'p> Machine<'p> {
                 }
             }
             eligible.clear();
-            for &id in &self.pending {
+            let need_eligible = !(self.policy == Policy::Adversarial && !ready.is_empty());
+            for &id in self.pending.iter().filter(|_| need_eligible) {
                 if self.ops[id as usize]
                     .preds
                     .iter()
@@ -1348,6 +1352,7 @@ impl<'p> Machine<'p> {
     fn pair(&mut self, w: usize, kind: PairKind, ncols: u32, col: u32, slot: u8) -> Step {
         let c = self.warps[w].cta;
         if self.warps[w].pair_req.is_none() {
+            self.open_pairs += 1;
             self.ctas[c].pairs.push(PairReq {
                 warp: w,
                 kind,
@@ -1373,6 +1378,9 @@ impl<'p> Machine<'p> {
     /// Completes `::2` collectives whose two warps have both arrived: the k-th pending
     /// collective of the even CTA pairs with the k-th of the odd CTA.
     fn match_pairs(&mut self) {
+        if self.open_pairs == 0 {
+            return;
+        }
         for e in 0..self.ctas.len() {
             if self.ctas[e].rank & 1 == 1 {
                 continue;
@@ -1415,6 +1423,7 @@ impl<'p> Machine<'p> {
                 }
                 self.ctas[e].pairs[a].done = true;
                 self.ctas[o].pairs[b].done = true;
+                self.open_pairs -= 2;
                 let _ = (ra.warp, rb.warp);
             }
         }
