@@ -323,7 +323,7 @@ impl<'p> Machine<'p> {
                 }
             }
             eligible.clear();
-            let need_eligible = !(self.policy == Policy::Adversarial && !ready.is_empty());
+            let need_eligible = self.policy != Policy::Adversarial || ready.is_empty();
             for &id in self.pending.iter().filter(|_| need_eligible) {
                 if self.ops[id as usize]
                     .preds
