@@ -736,3 +736,94 @@ fn hang_forms(o: &Outcome) -> Vec<String> {
     v.dedup();
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_ir::samples::single_warp_roundtrip;
+    use tcgen05_oracle::{Edition, LeakExpect, RunExpect};
+
+    fn expected(verdict: RunVerdict) -> Expected {
+        Expected {
+            edition: Edition::Seeds,
+            violations: vec![],
+            run: RunExpect {
+                verdict,
+                rules: vec![],
+            },
+            obs: vec![],
+            leak: LeakExpect {
+                status: LeakStatus::NoLeak,
+                rules: vec![],
+            },
+            assumes_completed: vec![],
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn a_program_the_oracle_does_not_judge_is_skipped_whatever_the_outcome() {
+        let p = single_warp_roundtrip();
+        let e = expected(RunVerdict::NotJudged("past the work bound".into()));
+        let words = vec![0; Layout::of(&p).total_words()];
+        for o in [
+            Outcome::Completed { words },
+            Outcome::Trapped {
+                kind: crate::outcome::TrapKind::IllegalInstruction,
+                words: vec![],
+            },
+        ] {
+            match compare(&p, &e, &o) {
+                Verdict::Skip(SkipReason::Incomparable(why)) => {
+                    assert!(why.contains("does not judge"), "{why}")
+                }
+                v => panic!("{o:?}: expected a skip, got {v:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn exact_site_records_are_compared_lane_by_lane() {
+        let p = single_warp_roundtrip();
+        let layout = Layout::of(&p);
+        let real = tcgen05_oracle::expect(&p);
+        let item = real
+            .obs
+            .iter()
+            .find(|o| matches!(o.expect, SiteExpect::Exact { .. }))
+            .expect("the roundtrip's ld is predicted exactly");
+        // Build the buffer the spec allows: every expected lane records its exact words.
+        let mut words = vec![0u32; layout.total_words()];
+        let site = site_for(&layout, &item.key).expect("site");
+        let base =
+            layout.warp_block(item.key.cta, usize::from(item.key.warp)) + site.offset as usize;
+        let n = site.words as usize;
+        for (lane, e) in item.iter() {
+            let l = usize::from(lane);
+            words[base + l] = 1;
+            words[base + 32 + l * n..base + 32 + (l + 1) * n]
+                .copy_from_slice(e.exact().expect("exact"));
+        }
+        let mut only = real.clone();
+        only.obs = vec![item.clone()];
+        assert_eq!(
+            compare(
+                &p,
+                &only,
+                &Outcome::Completed {
+                    words: words.clone()
+                }
+            ),
+            Verdict::Agree
+        );
+        // One word of lane 5 off: a value discrepancy naming lane 5.
+        words[base + 32 + 5 * n] ^= 1;
+        match compare(&p, &only, &Outcome::Completed { words }) {
+            Verdict::Discrepancy(d) => {
+                assert_eq!(d.kind, DiscrepancyKind::ValueOutsideAllowed);
+                assert_eq!(d.key.map(|k| k.lane), Some(5));
+            }
+            v => panic!("expected a discrepancy, got {v:?}"),
+        }
+    }
+}
