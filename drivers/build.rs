@@ -12,18 +12,22 @@
 
 use std::path::{Path, PathBuf};
 
+/// The install folders: under `$TCGEN05_ROOT`, and the first `.tools/cuda` above the package
+/// and above the build's output folder. The last one matters where several checkouts share one
+/// target folder: cargo may share this script's output between them, and the tests find ptxas
+/// above their executable too (`ptxas::install::workspace_root`), so every checkout must get
+/// the same answer.
 fn tools_dirs() -> Vec<PathBuf> {
     let mut v = Vec::new();
     if let Some(r) = std::env::var_os("TCGEN05_ROOT").filter(|r| !r.is_empty()) {
         v.push(PathBuf::from(r).join(".tools/cuda"));
     }
-    if let Some(m) = std::env::var_os("CARGO_MANIFEST_DIR") {
-        let m = PathBuf::from(m);
-        if let Some(root) = m.ancestors().find(|a| a.join(".tools/cuda").is_dir()) {
-            v.push(root.join(".tools/cuda"));
-        } else if let Some(parent) = m.parent() {
-            // Not installed yet: watch where scripts/setup-ptxas will put it.
-            v.push(parent.join(".tools/cuda"));
+    for var in ["CARGO_MANIFEST_DIR", "OUT_DIR"] {
+        if let Some(m) = std::env::var_os(var) {
+            let m = PathBuf::from(m);
+            if let Some(root) = m.ancestors().find(|a| a.join(".tools/cuda").is_dir()) {
+                v.push(root.join(".tools/cuda"));
+            }
         }
     }
     v

@@ -88,6 +88,14 @@ impl Diagnostic {
             || (m.starts_with("PTX .version") && m.contains("does not support .target"))
     }
 
+    /// Whether the message says the tool predates the module: it does not know its `.version`
+    /// or its `.target` (`Unsupported .version 8.8; current version is '8.7'`, `Value
+    /// 'sm_100f' is not defined for option 'gpu-name'`). A newer ptxas may accept the module.
+    pub fn is_unknown_to_tool(&self) -> bool {
+        let m = &self.message;
+        m.starts_with("Unsupported .version") || m.contains("is not defined for option 'gpu-name'")
+    }
+
     /// Whether the message says ptxas itself failed (an internal error), not the input.
     pub fn is_internal_error(&self) -> bool {
         let m = self.message.to_ascii_lowercase();

@@ -8,10 +8,10 @@ use crate::outcome::{Diagnostic, Outcome, Severity};
 use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
 use tcgen05_ir::Case;
 
-/// Cases per ptxas process in [`Target::run_batch`]. 16: in `benches/ptxas_batching.rs`
-/// (2026-11-21) batches of 16 were as fast as 64 or 128 on ptxas 12.8 and faster on 13.5, whose
-/// time per entry grows with module size.
-pub const DEFAULT_BATCH: usize = 16;
+/// Cases per ptxas process in [`Target::run_batch`]. 64: at `-O0`, in `benches/ptxas_batching.rs`
+/// (2026-11-21, docs/ptxas.md), batches of 64 were as fast as or faster than batches of 16 on
+/// every version and mix, on a quiet machine and on a loaded one.
+pub const DEFAULT_BATCH: usize = 64;
 
 /// A ptxas binary as a compile-only target.
 #[derive(Debug, Clone)]
@@ -86,8 +86,20 @@ fn diagnostic(d: &CaseDiagnostic) -> Diagnostic {
     }
 }
 
-/// The shared [`Outcome`] of a verdict.
+/// The shared [`Outcome`] of a verdict. A rejection that only says the tool predates the case
+/// (an unknown `.version` or `.target`, [`super::Diagnostic::is_unknown_to_tool`]) is
+/// [`Outcome::NotRun`]: that ptxas cannot judge the case, which `diff::compare` skips instead
+/// of calling it a well-formed program rejected.
 pub fn outcome_of(v: &CompileVerdict) -> Outcome {
+    if let CompileVerdict::Rejected(d) = v
+        && let Some(first) = d.first()
+        && first.diag.is_unknown_to_tool()
+    {
+        return Outcome::NotRun(format!(
+            "this ptxas predates the case: {}",
+            first.diag.message
+        ));
+    }
     match v {
         CompileVerdict::Accepted => Outcome::Accepted,
         CompileVerdict::AcceptedWithWarnings(d) => {
