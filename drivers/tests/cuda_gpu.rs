@@ -514,9 +514,24 @@ fn a_trap_then_a_hundred_good_cases() {
     );
 }
 
-/// The edition a case is judged in: a near-miss of a rule that only the wider PTX ISA states
-/// (catalogue provenance W, e.g. DEALLOC-BARRIER-ORDER) in the newer wording, every other case
-/// in the default (seeds) wording.
+/// The edition a case is judged in: a near miss made by a mutator in the edition the mutator
+/// names (`EditionHint`: the edition that states its rule), else a near miss of a rule that only
+/// the wider PTX ISA states (catalogue provenance W, e.g. DEALLOC-BARRIER-ORDER) in the newer
+/// wording, every other case in the default (seeds) wording.
+fn edition_in(
+    c: &Case,
+    hint: Option<tcgen05_generators::mutate::EditionHint>,
+) -> tcgen05_oracle::Edition {
+    use tcgen05_generators::mutate::EditionHint;
+    match hint {
+        Some(EditionHint::Ptx93) => return tcgen05_oracle::Edition::Ptx93,
+        Some(EditionHint::Seeds) => return tcgen05_oracle::Edition::Seeds,
+        Some(EditionHint::Any) | None => {}
+    }
+    edition_of(c)
+}
+
+/// The edition of a case without a mutator's hint (see [`edition_in`]).
 fn edition_of(c: &Case) -> tcgen05_oracle::Edition {
     match &c.intent {
         Intent::NearMiss { breaks }
@@ -530,8 +545,12 @@ fn edition_of(c: &Case) -> tcgen05_oracle::Edition {
 }
 
 fn judge(c: &Case, o: &Outcome) -> Verdict {
+    judge_in(c, o, edition_of(c))
+}
+
+fn judge_in(c: &Case, o: &Outcome, edition: tcgen05_oracle::Edition) -> Verdict {
     let opts = tcgen05_oracle::Options {
-        edition: edition_of(c),
+        edition,
         ..tcgen05_oracle::Options::default()
     };
     diff::compare(
@@ -559,6 +578,7 @@ struct Tally {
     readback_us: Vec<u64>,
     harness_errors: Vec<String>,
     discrepancies: Vec<String>,
+    discrepancies_ptx93: Vec<String>,
 }
 
 /// ≥ 10,000 generated cases through `cuda-emu`, verdicts against the oracle, throughput.
@@ -566,6 +586,9 @@ struct Tally {
 #[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
 fn emulation_campaign() {
     let generated = env_u64("TCGEN05_GPU_CASES", 10_000);
+    // `TCGEN05_GPU_NEAR_MISS_ONLY=1`: only the litmus members and the near misses (every 50th
+    // case), with the same case numbers as the full campaign.
+    let near_miss_only = env_u64("TCGEN05_GPU_NEAR_MISS_ONLY", 0) == 1;
     let workers = env_u64("TCGEN05_GPU_WORKERS", 8);
     // Every litmus member first (canonical §4.4 patterns and their weakenings, lane quarters,
     // capacity, pair skew), then the generated cases.
@@ -591,6 +614,7 @@ fn emulation_campaign() {
                 }
                 // Mostly valid cases, and one in 50 a near-miss (traps, hangs and respawns
                 // inside the campaign).
+                let mut hint = None;
                 let (c, label) = if (i as usize) < litmus.len() {
                     let m = &litmus[i as usize];
                     (
@@ -601,15 +625,20 @@ fn emulation_campaign() {
                     let m = &tcgen05_generators::mutate::MUTATORS
                         [(i / 50) as usize % tcgen05_generators::mutate::MUTATORS.len()];
                     match tcgen05_generators::mutate::near_miss(m, i) {
-                        Some(p) => (
-                            case(p, Intent::NearMiss { breaks: m.rule }),
-                            m.name.to_string(),
-                        ),
+                        Some(p) => {
+                            hint = Some(m.edition);
+                            (
+                                case(p, Intent::NearMiss { breaks: m.rule }),
+                                m.name.to_string(),
+                            )
+                        }
                         None => (
                             tcgen05_generators::valid_case(&emu_gen(), i),
                             "valid".to_string(),
                         ),
                     }
+                } else if near_miss_only {
+                    continue;
                 } else {
                     (
                         tcgen05_generators::valid_case(&emu_gen(), i),
@@ -617,7 +646,7 @@ fn emulation_campaign() {
                     )
                 };
                 let o = t.run(&c);
-                let v = judge(&c, &o);
+                let v = judge_in(&c, &o, edition_in(&c, hint));
                 let opts93 = tcgen05_oracle::Options {
                     edition: tcgen05_oracle::Edition::Ptx93,
                     ..tcgen05_oracle::Options::default()
@@ -628,6 +657,15 @@ fn emulation_campaign() {
                     &o,
                 );
                 let mut tl = tally.lock().unwrap();
+                if let Verdict::Discrepancy(d) = &v93
+                    && tl.discrepancies_ptx93.len() < 200
+                {
+                    tl.discrepancies_ptx93.push(format!(
+                        "case {i} ({label}): {:?}: {}",
+                        d.kind,
+                        o.summary()
+                    ));
+                }
                 *tl.verdicts_ptx93
                     .entry(verdict_name(&v93).chars().take(40).collect())
                     .or_default() += 1;
@@ -690,9 +728,9 @@ fn emulation_campaign() {
         percentile(&mut tl.readback_us, 0.9),
     );
     let summary = format!(
-        "cases {n}, workers {workers}, wall {:.1} s, {:.1} cases/s per GPU\noutcomes {:#?}\nverdicts (each case in the edition of its rule) {:#?}\nverdicts with every case in the ptx93 edition {:#?}\nworker processes started: {spawned}\n\
+        "cases {n}, workers {workers}, wall {:.1} s, {:.1} cases/s per GPU\noutcomes {:#?}\nverdicts (each case in the edition of its rule: a mutator's edition, else the catalogue's) {:#?}\nverdicts with every case in the ptx93 edition {:#?}\nworker processes started: {spawned}\n\
          per completed case ({completed}): compile p50 {} us p90 {} us; launch+run p50 {} us p90 {} us p99 {} us max {} us; readback p50 {} us p90 {} us\n\
-         harness errors: {}\ndiscrepancies (first {}):\n{}",
+         harness errors: {}\ndiscrepancies (first {}):\n{}\ndiscrepancies with every case in the ptx93 edition (first {}):\n{}",
         wall.as_secs_f64(),
         n as f64 / wall.as_secs_f64(),
         tl.outcomes,
@@ -709,6 +747,8 @@ fn emulation_campaign() {
         tl.harness_errors.len(),
         tl.discrepancies.len(),
         tl.discrepancies.join("\n"),
+        tl.discrepancies_ptx93.len(),
+        tl.discrepancies_ptx93.join("\n"),
     );
     log("campaign.log", &summary);
     for e in &tl.harness_errors {

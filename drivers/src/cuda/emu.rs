@@ -509,9 +509,9 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
         let _ = writeln!(out, ".func f{i}(.param .u64 obsw, .param .u64 emust);");
     }
     out.push('\n');
-    // The finishing protocol: the last thread of the CTA checks for leaked columns and, for
-    // programs with ::2 collectives, waits until the peer CTA finished too (its shared memory
-    // must outlive the peer's accesses).
+    // The finishing protocol: the last thread of the CTA, for programs with ::2 collectives,
+    // waits until the peer CTA finished too (its shared memory must outlive the peer's
+    // accesses), then checks for leaked columns.
     {
         out.push_str(".func emu_finish(.param .u64 emust)\n{\n");
         let mut b = Body::new(&ctx);
@@ -528,14 +528,10 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
             32 * u32::from(l.warps_per_cta) - 1
         ));
         b.line(&format!("@%p{p0} bra $FIN_RET;"));
-        let m = b.r();
-        let p1 = b.pr();
-        b.line(&format!(
-            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
-            4 * st::MASK
-        ));
-        b.line(&format!("setp.ne.u32 %p{p1}, %r{m}, 0;"));
-        b.trap_if(p1, Code::Leak, &format!("%r{m}"));
+        // With ::2 pairs, the peer CTA first (a CTA that reached its exit with columns
+        // allocated is a leak only if the kernel completes: while the peer is blocked, e.g. in
+        // a ::2 dealloc this CTA never joins, the run is a hang, as on hardware, where error
+        // 721 surfaces only when the kernel ends), then the leak check.
         if ctx.pairs {
             let pe = b.r();
             let peer = b.r();
@@ -561,6 +557,14 @@ fn print_module(p: &Program, layout: &Layout, cols: u32, pairs: bool, out: &mut 
                 "0",
             );
         }
+        let m = b.r();
+        let p1 = b.pr();
+        b.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
+        b.line(&format!("setp.ne.u32 %p{p1}, %r{m}, 0;"));
+        b.trap_if(p1, Code::Leak, &format!("%r{m}"));
         b.label("$FIN_RET");
         b.line("ret;");
         b.finish(out);
@@ -2030,6 +2034,37 @@ mod tests {
                 l.ptx
             );
         }
+    }
+
+    /// A CTA of a pair checks for leaked columns only after its peer finished: a peer blocked
+    /// for good (a `::2` dealloc this CTA never joins) makes the run a hang, not a leak, as on
+    /// hardware, where the leak error surfaces only when the kernel ends.
+    #[test]
+    fn pairs_check_for_leaks_after_the_peer_finished() {
+        let cg = CtaGroup::Two;
+        let mut p = samples::single_warp_roundtrip();
+        p.launch.cluster_size = 2;
+        p.launch.declare_cluster = true;
+        p.warps[0] = vec![
+            samples::alloc(cg, 0, 32),
+            Stmt::If {
+                cond: tcgen05_ir::Cond::CtaOdd,
+                then: vec![],
+                els: vec![samples::dealloc(cg, 0, 32)],
+            },
+            samples::relinquish(cg),
+        ];
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let fin = &l.ptx[l
+            .ptx
+            .find(".func emu_finish(.param .u64 emust)\n{")
+            .unwrap()..];
+        let fin = &fin[..fin.find("\n}\n").unwrap()];
+        let at = |c: Code| {
+            fin.find(&format!("mov.u32 %tcode, {};", c as u32))
+                .unwrap_or_else(|| panic!("{c:?} not in emu_finish:\n{fin}"))
+        };
+        assert!(at(Code::HangPeerExit) < at(Code::Leak), "{fin}");
     }
 
     #[test]
