@@ -276,6 +276,24 @@ fn a_pair_dealloc_waits_for_its_peer_only_in_the_ptx93_wording() {
             o.summary()
         );
     }
+    // A ::2 relinquish by the even CTA alone: no peer ever arrives. The 9.2/9.3 text lets a
+    // ::2 collective wait for its peer (a missing peer deadlocks); the seed documents' does
+    // not make relinquish wait.
+    let mut q = single_warp_roundtrip();
+    q.launch.cluster_size = 2;
+    q.warps[0] = vec![Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![],
+        els: vec![relinquish(cg)],
+    }];
+    for s in ALL {
+        assert!(matches!(simulate(&q, cfg(s), 3), Outcome::Completed { .. }));
+        let ptx93 = SimConfig {
+            wording: Wording::PTX93,
+            ..cfg(s)
+        };
+        assert!(matches!(simulate(&q, ptx93, 3), Outcome::Hung { .. }));
+    }
     // Target names choose the wording; a campaign's edition chooses it where they do not.
     let named = |n: &str| SimConfig::parse(n).unwrap().unwrap().wording;
     assert_eq!(named("sim"), Wording::SEEDS);

@@ -35,6 +35,7 @@ pub const MAX_STEPS: u64 = 4_000_000;
 enum PairKind {
     Alloc,
     Dealloc,
+    Relinquish,
 }
 
 #[derive(Debug, Clone)]
@@ -1041,6 +1042,12 @@ impl<'p> Machine<'p> {
             }
             Op::Relinquish { form } => {
                 let c = self.warps[w].cta;
+                if form.cta_group == CtaGroup::Two
+                    && self.wording.pair_relinquish_waits
+                    && !self.fault(Fault::RelinquishClusterWide)
+                {
+                    return self.pair(w, PairKind::Relinquish, 0, 0, 0);
+                }
                 if self.fault(Fault::RelinquishClusterWide) {
                     let cl = self.ctas[c].cluster;
                     for cta in self.ctas.iter_mut().filter(|x| x.cluster == cl) {
@@ -1419,6 +1426,10 @@ impl<'p> Machine<'p> {
                     PairKind::Dealloc => {
                         self.free(e, ra.col, ra.ncols);
                         self.free(o, rb.col, rb.ncols);
+                    }
+                    PairKind::Relinquish => {
+                        self.ctas[e].permit = false;
+                        self.ctas[o].permit = false;
                     }
                 }
                 self.ctas[e].pairs[a].done = true;

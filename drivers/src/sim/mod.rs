@@ -63,7 +63,7 @@
 //! | address returned by alloc | OQ-1, OQ-2 | lane 0, the first column of a contiguous, size-aligned range |
 //! | generic `dst` outside shared memory | ALLOC-DST-SHARED (UB) | the store is lost; the slot keeps its old value |
 //! | dealloc of a wrong address or size | DEALLOC-TADDR-PREV, OQ-3 | frees the 32-column units that `[col, col + nCols)` covers |
-//! | `::2` relinquish | OQ-6 | removes the permit of both CTAs, without waiting |
+//! | `::2` relinquish | OQ-6 | removes the permit of both CTAs, without waiting (ptx93 wording: waits for the peer's, like a `::2` dealloc) |
 //! | TMEM never written, or freed and reallocated | OQ-9 | reads `0xDEAD0000 ^ (lane * 512 + col)`; contents persist across dealloc |
 //! | lane or column outside 128 x 512 | OQ-9 | traps ([`TrapKind::TmemOutOfRange`]) |
 //! | ld/st lane field outside the warp's quarter | LDST-LANE-QUARTER, OQ-11 | wraps into the quarter (`lane % 32`) |
@@ -128,6 +128,11 @@ pub struct Wording {
     /// false (the seed documents' text: "dealloc does not wait"), it frees the executing
     /// CTA's columns at once and goes on.
     pub pair_dealloc_waits: bool,
+    /// A `cta_group::2` relinquish_alloc_permit blocks until the peer CTA's warp reaches its
+    /// relinquish, then removes both CTAs' permits (the 9.2/9.3 text: `::2` collectives may
+    /// block until the peer arrives). When false (the seed documents' text), it removes
+    /// both permits at once and goes on (OQ-6).
+    pub pair_relinquish_waits: bool,
     /// Two MMAs of one thread on the same accumulator are pipeline-ordered only when they
     /// also have the same kind (MCM-PIPE-MMA-MMA, OQ-27: the 9.2+ text). When false (the
     /// seed documents' text), the same accumulator and shape order them.
@@ -138,11 +143,13 @@ impl Wording {
     /// The seed documents' text (PTX ISA 9.0/9.1): the oracle's `seeds` edition.
     pub const SEEDS: Wording = Wording {
         pair_dealloc_waits: false,
+        pair_relinquish_waits: false,
         mma_pipeline_same_kind: false,
     };
     /// The PTX ISA 9.2/9.3 text: the oracle's `ptx93` edition.
     pub const PTX93: Wording = Wording {
         pair_dealloc_waits: true,
+        pair_relinquish_waits: true,
         mma_pipeline_same_kind: true,
     };
 
