@@ -260,7 +260,8 @@ fn compare_run(
     outcome: &Outcome,
 ) -> Verdict {
     use DiscrepancyKind as K;
-    let rules = expected.run.rules.clone();
+    // Cloned only for a discrepancy (an agreeing comparison allocates nothing here).
+    let rules = || expected.run.rules.clone();
     match &expected.run.verdict {
         RunVerdict::Undefined(r) => return Verdict::Skip(SkipReason::Unspecified(r.clone())),
         RunVerdict::NotJudged(why) => {
@@ -286,7 +287,7 @@ fn compare_run(
                 });
                 return disc(
                     K::HangWhereCompletionRequired,
-                    rules,
+                    rules(),
                     forms,
                     format!("hung{at}; the spec requires completion"),
                 );
@@ -294,7 +295,7 @@ fn compare_run(
             Outcome::Trapped { kind, .. } => {
                 return disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("trapped ({kind}) on a defined program"),
                 );
@@ -302,7 +303,7 @@ fn compare_run(
             Outcome::Faulted { code, detail } => {
                 return disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("faulted ({code}: {detail}) on a defined program"),
                 );
@@ -314,7 +315,7 @@ fn compare_run(
             Outcome::Trapped { kind, .. } => {
                 return disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("trapped ({kind}) on a defined program"),
                 );
@@ -322,7 +323,7 @@ fn compare_run(
             Outcome::Faulted { code, detail } => {
                 return disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("faulted ({code}: {detail})"),
                 );
@@ -338,20 +339,20 @@ fn compare_run(
                     });
                     disc(
                         K::CompletionWhereDeadlockRequired,
-                        rules,
+                        rules(),
                         vec![],
                         format!("completed, but the spec requires a deadlock{at}"),
                     )
                 }
                 Outcome::Trapped { kind, .. } => disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("trapped ({kind}) where a deadlock is required"),
                 ),
                 Outcome::Faulted { code, detail } => disc(
                     K::TrapOnDefined,
-                    rules,
+                    rules(),
                     vec![],
                     format!("faulted ({code}: {detail})"),
                 ),
@@ -442,7 +443,7 @@ fn compare_obs(
     expected: &Expected,
 ) -> Verdict {
     // Address checks need every record of every allocation first.
-    let mut addrs: BTreeMap<u32, Vec<(ObsKey, u32)>> = BTreeMap::new();
+    let mut addrs: BTreeMap<u32, AddrSeen> = BTreeMap::new();
     let mut ncols: BTreeMap<u32, u32> = BTreeMap::new();
     for item in &expected.obs {
         let SiteExpect::Same(ObsExpect::Check(c)) = &item.expect else {
@@ -455,7 +456,13 @@ fn compare_obs(
         for (lane, _) in item.iter() {
             let key = item.key.lane(lane);
             if let Some(r) = view_record(view, &key, &site) {
-                addrs.entry(c.alloc).or_default().push((key, r[0]));
+                let seen = addrs.entry(c.alloc).or_insert(AddrSeen {
+                    first: (key, r[0]),
+                    other: None,
+                });
+                if seen.other.is_none() && seen.first.1 != r[0] {
+                    seen.other = Some((key, r[0]));
+                }
             }
         }
     }
@@ -481,12 +488,31 @@ fn compare_obs(
     Verdict::Agree
 }
 
+/// The addresses recorded for one allocation: the first record, and the first that differs
+/// from it (so "a record that differs from v" is found in O(1), not by a scan per lane).
+#[derive(Debug, Clone, Copy)]
+struct AddrSeen {
+    first: (ObsKey, u32),
+    other: Option<(ObsKey, u32)>,
+}
+
+impl AddrSeen {
+    /// The first record whose value is not `v`.
+    fn differing(&self, v: u32) -> Option<(ObsKey, u32)> {
+        if self.first.1 != v {
+            Some(self.first)
+        } else {
+            self.other
+        }
+    }
+}
+
 /// The first lane of `item` whose record is outside what it allows, and why.
 fn check_site(
     view: &View<'_>,
     site: &Site,
     item: &ObsItem,
-    addrs: &BTreeMap<u32, Vec<(ObsKey, u32)>>,
+    addrs: &BTreeMap<u32, AddrSeen>,
     ncols: &BTreeMap<u32, u32>,
 ) -> Option<(u8, String)> {
     let key = item.key;
@@ -549,7 +575,7 @@ fn hex(v: &[u32]) -> String {
 fn check_lane(
     e: LaneExpect<'_>,
     rec: Option<&[u32]>,
-    addrs: &BTreeMap<u32, Vec<(ObsKey, u32)>>,
+    addrs: &BTreeMap<u32, AddrSeen>,
     ncols: &BTreeMap<u32, u32>,
 ) -> Option<String> {
     let e = match e {
@@ -599,10 +625,7 @@ fn check_lane(
                     c.ncols, c.capacity, c.basis
                 ));
             }
-            if let Some((k, other)) = addrs
-                .get(&c.alloc)
-                .and_then(|all| all.iter().find(|(_, x)| *x != v))
-            {
+            if let Some((k, other)) = addrs.get(&c.alloc).and_then(|all| all.differing(v)) {
                 return Some(format!(
                     "address {v:#010x}, but cta {} warp {} lane {} saw {other:#010x} for the same allocation ({})",
                     k.cta, k.warp, k.lane, c.basis
@@ -610,7 +633,7 @@ fn check_lane(
             }
             for d in &c.disjoint_from {
                 let Some(all) = addrs.get(d) else { continue };
-                let Some(&(_, o)) = all.first() else { continue };
+                let (_, o) = all.first;
                 let ocol = o & 0xFFFF;
                 let on = ncols.get(d).copied().unwrap_or(32);
                 if col < ocol + on && ocol < col + c.ncols {
