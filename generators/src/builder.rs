@@ -667,7 +667,10 @@ impl<C: Choices> Builder<'_, C> {
         } else if block_scale {
             let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
             for sc in [sa, sb] {
-                let r = self.region(32 * 16);
+                // 32 rows of 16 B in the K-major layout of `kmajor_desc`: four 8-row core
+                // groups at SBO = 256 B apart, so the last group ends at 3 * 256 + 128 B;
+                // the region spans the whole stride pattern (1,024 B).
+                let r = self.region(4 * 256);
                 fills.push((r, FillElem::Word));
                 issue.push(Stmt::Tc(Op::Cp {
                     form: CpForm {

@@ -31,7 +31,9 @@ pub struct Args {
 /// Runs `minimize`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (case, _) = super::reproduce::load_case(&args.input, false)?;
-    let mut t = target::resolve(&args.target).map_err(|e| bad_input(e.to_string()))?;
+    // Built in the edition the case is judged in (the simulator's wording follows it).
+    let mut t =
+        target::resolve_in(&args.target, args.edition).map_err(|e| bad_input(e.to_string()))?;
     let opts = Options::edition(args.edition);
     let start = std::time::Instant::now();
     println!(

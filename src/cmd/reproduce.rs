@@ -84,11 +84,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(|| report.as_ref().map(|r| r.sig.target.clone()));
     let names = target::from_env(flag.as_deref());
-    let mut targets = target::resolve_all(&names).map_err(|e| bad_input(e.to_string()))?;
     let edition = args
         .edition
         .or_else(|| report.as_ref().and_then(|r| r.edition.parse().ok()))
         .unwrap_or_default();
+    // Targets whose behaviour follows a spec wording (the simulator) are built in the
+    // finding's edition, as the campaign that found it built them.
+    let mut targets = names
+        .iter()
+        .map(|n| target::resolve_in(n, edition))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad_input(e.to_string()))?;
     let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
     let mut any = false;
     let mut rows = Vec::new();
