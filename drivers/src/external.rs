@@ -203,7 +203,12 @@ impl ExternalTarget {
     }
 
     fn spawn(&mut self) -> Result<(), Unavailable> {
-        let mut child = Command::new("sh")
+        let mut cmd = Command::new("sh");
+        // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops
+        // cleanly, not the simulator mid-case (that would read as a crash verdict).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd
             .arg("-c")
             .arg(&self.command)
             .stdin(Stdio::piped())

@@ -123,6 +123,10 @@ fn spawn(
     limits: &Limits,
 ) -> Result<(Worker, Result<DeviceInfo, String>), String> {
     let mut cmd = Command::new(&spec.exe);
+    // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops cleanly,
+    // not the worker mid-case (that would read as a crash verdict).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.args(&spec.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

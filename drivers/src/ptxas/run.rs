@@ -231,6 +231,10 @@ pub fn run_ptxas(
     opts: &CompileOptions,
 ) -> std::io::Result<RawRun> {
     let mut cmd = Command::new(ptxas);
+    // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops cleanly,
+    // not the compiler mid-case (that would read as a crash verdict).
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.arg(format!("-arch={arch}"));
     if opts.guardrail {
         cmd.arg("-g-tmem-access-check");
