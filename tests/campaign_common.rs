@@ -80,3 +80,49 @@ pub fn state_cases(out: &Path) -> Option<u64> {
     let done = &v["done"];
     Some(done["below"].as_u64()? + done["extra"].as_array()?.len() as u64)
 }
+
+/// Restarts the stopped campaign in `stopped` (which had recorded `after` of `cases` cases) and
+/// checks that it runs exactly the cases not yet recorded and ends where the uninterrupted
+/// run in `reference` (whose report is `want`) ended: the same per-target counts, coverage
+/// matrix and findings. Returns the final report.
+pub fn restart_matches_reference(
+    stopped: &Path,
+    reference: &Path,
+    want: &serde_json::Value,
+    cases: u64,
+    after: u64,
+) -> serde_json::Value {
+    let st = campaign(stopped, cases, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let out = String::from_utf8_lossy(&st.stdout);
+    let this_run: u64 = out
+        .split(" in this run")
+        .next()
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no case count in: {out}"));
+    assert_eq!(
+        this_run,
+        cases - after,
+        "the restart must run exactly the cases not yet recorded"
+    );
+    let got = report(stopped);
+    assert_eq!(got["cases"], cases);
+    assert_eq!(got["complete"], true);
+    assert_eq!(
+        got["targets"], want["targets"],
+        "per-target counts differ from the uninterrupted run"
+    );
+    assert_eq!(
+        got["coverage"], want["coverage"],
+        "the coverage matrix differs from the uninterrupted run"
+    );
+    assert_eq!(findings(stopped), findings(reference));
+    assert_eq!(report_findings(&got), findings(reference));
+    got
+}

@@ -149,31 +149,7 @@ fn sigint_stops_cleanly_and_the_restart_continues() {
     );
 
     // The restart runs only what is left, and ends where the reference ended.
-    let st = campaign(&stopped, CASES, &[]).output().unwrap();
-    assert_eq!(
-        st.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let out = String::from_utf8_lossy(&st.stdout);
-    let this_run: u64 = out
-        .split(" in this run")
-        .next()
-        .and_then(|s| s.rsplit('(').next())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no case count in: {out}"));
-    assert_eq!(
-        this_run,
-        CASES - after,
-        "the restart must run exactly the cases not yet recorded"
-    );
-    let got = report(&stopped);
-    assert_eq!(got["cases"], CASES);
-    assert_eq!(got["complete"], true);
-    assert_eq!(got["targets"], want["targets"], "per-target counts differ");
-    assert_eq!(got["coverage"], want["coverage"], "coverage matrix differs");
-    assert_eq!(findings(&stopped), findings(&reference));
+    restart_matches_reference(&stopped, &reference, &want, CASES, after);
 }
 
 #[test]

@@ -64,38 +64,7 @@ fn a_killed_campaign_resumes_without_losing_anything() {
     assert!(findings(&killed).is_superset(&findings_before));
 
     // The restart continues: it runs only what is left, and ends where the reference ended.
-    let st = campaign(&killed, CASES, &[]).output().unwrap();
-    assert_eq!(
-        st.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
-    let out = String::from_utf8_lossy(&st.stdout);
-    let this_run: u64 = out
-        .split(" in this run")
-        .next()
-        .and_then(|s| s.rsplit('(').next())
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no case count in: {out}"));
-    assert_eq!(
-        this_run,
-        CASES - after,
-        "the restart must run exactly the cases not yet recorded"
-    );
-    let got = report(&killed);
-    assert_eq!(got["cases"], CASES);
-    assert_eq!(got["complete"], true);
-    assert_eq!(
-        got["targets"], want["targets"],
-        "per-target counts differ from the uninterrupted run"
-    );
-    assert_eq!(
-        got["coverage"], want["coverage"],
-        "the coverage matrix differs from the uninterrupted run"
-    );
-    assert_eq!(findings(&killed), findings(&reference));
-    assert_eq!(report_findings(&got), findings(&reference));
+    restart_matches_reference(&killed, &reference, &want, CASES, after);
     assert!(findings(&killed).is_superset(&findings_before));
 }
 
