@@ -126,3 +126,19 @@ pub fn restart_matches_reference(
     assert_eq!(report_findings(&got), findings(reference));
     got
 }
+
+/// Runs the uninterrupted reference campaign of `cases` cases into `out` (the injected bug
+/// gives findings: exit code 1) and returns its complete report.
+pub fn reference_run(out: &Path, cases: u64) -> serde_json::Value {
+    let st = campaign(out, cases, &[]).output().unwrap();
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let want = report(out);
+    assert_eq!(want["cases"], cases);
+    assert_eq!(want["complete"], true);
+    want
+}

@@ -764,24 +764,9 @@ fn hang_forms(o: &Outcome) -> Vec<String> {
 mod tests {
     use super::*;
     use tcgen05_ir::samples::single_warp_roundtrip;
-    use tcgen05_oracle::{Edition, LeakExpect, RunExpect};
 
     fn expected(verdict: RunVerdict) -> Expected {
-        Expected {
-            edition: Edition::Seeds,
-            violations: vec![],
-            run: RunExpect {
-                verdict,
-                rules: vec![],
-            },
-            obs: vec![],
-            leak: LeakExpect {
-                status: LeakStatus::NoLeak,
-                rules: vec![],
-            },
-            assumes_completed: vec![],
-            notes: vec![],
-        }
+        Expected::with_verdict(verdict)
     }
 
     #[test]

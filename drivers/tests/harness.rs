@@ -8,7 +8,7 @@ use tcgen05_drivers::store::{self, Added, Store};
 use tcgen05_drivers::target;
 use tcgen05_ir::samples::single_warp_roundtrip;
 use tcgen05_ir::{Case, Intent, Provenance, Stmt};
-use tcgen05_oracle::{Edition, Expected, LeakExpect, LeakStatus, RunExpect, RunVerdict};
+use tcgen05_oracle::{Expected, RunVerdict};
 
 fn case(p: tcgen05_ir::Program) -> Case {
     Case {
@@ -19,21 +19,7 @@ fn case(p: tcgen05_ir::Program) -> Case {
 }
 
 fn expected(verdict: RunVerdict) -> Expected {
-    Expected {
-        edition: Edition::Seeds,
-        violations: vec![],
-        run: RunExpect {
-            verdict,
-            rules: vec![],
-        },
-        obs: vec![],
-        leak: LeakExpect {
-            status: LeakStatus::NoLeak,
-            rules: vec![],
-        },
-        assumes_completed: vec![],
-        notes: vec![],
-    }
+    Expected::with_verdict(verdict)
 }
 
 #[test]

@@ -477,6 +477,26 @@ pub struct Expected {
 }
 
 impl Expected {
+    /// An expectation that says only `verdict` (seeds edition, no violations, no observation
+    /// records, no leak): for tests of the consumers (the diff engine) and for external tools.
+    pub fn with_verdict(verdict: RunVerdict) -> Expected {
+        Expected {
+            edition: Edition::Seeds,
+            violations: vec![],
+            run: RunExpect {
+                verdict,
+                rules: vec![],
+            },
+            obs: vec![],
+            leak: LeakExpect {
+                status: LeakStatus::NoLeak,
+                rules: vec![],
+            },
+            assumes_completed: vec![],
+            notes: vec![],
+        }
+    }
+
     /// The record of one site, if any.
     pub fn site(&self, key: &ObsSite) -> Option<&ObsItem> {
         self.obs
