@@ -425,6 +425,10 @@ pub enum FillElem {
     Tf32Small,
     /// 8-bit integers in [-8, 7].
     I8Small,
+    /// Sparse-A metadata (reference §3.7 "Sparse A"): every nibble is 0b0100 or 0b1110, the
+    /// two values valid for every sparse kind (tf32 lists only these two; the 2:4 and 4:8
+    /// kinds list seven, these two among them; MMA-SP-META-TF32, -MXF4, -24).
+    SpMeta,
 }
 
 /// One statement of a warp's code.

@@ -33,7 +33,9 @@ pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
 /// - `Word`: `h`;
 /// - `F16Small`: two f16 values, each `((h >> s) & 7) - 4` in [-4, 3] (s = 8 and 20);
 /// - `Tf32Small`: the f32 bits of `((h >> 8) & 7) - 4`;
-/// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22).
+/// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22);
+/// - `SpMeta`: `((h >> 1) & 0x1111_1111) * 10 | 0x4444_4444`: each nibble is 0b0100, or
+///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7).
 ///
 /// Small integers keep f16/tf32 products exact in an f32 accumulator (oracle, issue 3).
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
@@ -49,6 +51,8 @@ pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
             let b = |s| (small(s, 15, 8) as i8 as u8) as u32;
             b(4) | b(10) << 8 | b(16) << 16 | b(22) << 24
         }
+        // 0b1010 * bit: no carry between nibbles (10 < 16), so 0b0100 | 0b1010 = 0b1110.
+        FillElem::SpMeta => ((h >> 1) & 0x1111_1111).wrapping_mul(10) | 0x4444_4444,
     }
 }
 
@@ -76,6 +80,24 @@ mod tests {
         assert_eq!(f16_bits(3), 0x4200);
         assert_eq!(f16_bits(-4), 0xC400);
         assert_eq!(f16_bits(0), 0);
+    }
+
+    #[test]
+    fn sparse_metadata_nibbles_are_valid_for_every_kind() {
+        // Reference §3.7 "Sparse A": tf32 defines only 0b1110 and 0b0100; both are among the
+        // seven values listed for 2:4 and 4:8.
+        let mut seen = [false; 2];
+        for seed in [0, 1, 0xFFFF_FFFF, 0x1234_5678] {
+            for i in 0..256 {
+                let w = fill_word(FillElem::SpMeta, seed, i);
+                for k in 0..8 {
+                    let nib = w >> (4 * k) & 0xF;
+                    assert!(nib == 0b0100 || nib == 0b1110, "{w:#010x} nibble {k}");
+                    seen[usize::from(nib == 0b1110)] = true;
+                }
+            }
+        }
+        assert_eq!(seen, [true, true], "both values occur");
     }
 
     #[test]

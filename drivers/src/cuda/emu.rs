@@ -1048,6 +1048,14 @@ impl<'a> Body<'a> {
                     self.line(&format!("or.b32 %r{v}, %r{v}, %r{t};"));
                 }
             }
+            // values::fill_word: ((h >> 1) & 0x11111111) * 10 | 0x44444444.
+            FillElem::SpMeta => {
+                let t = self.r();
+                self.line(&format!("shr.u32 %r{t}, %r{h}, 1;"));
+                self.line(&format!("and.b32 %r{t}, %r{t}, 286331153;"));
+                self.line(&format!("mul.lo.u32 %r{t}, %r{t}, 10;"));
+                self.line(&format!("or.b32 %r{v}, %r{t}, 1145324612;"));
+            }
         }
         self.line(&format!("mov.u32 %r{a}, tc_data{region};"));
         self.line(&format!("mad.lo.u32 %r{a}, %r{i}, 4, %r{a};"));

@@ -457,6 +457,14 @@ impl<'a> Body<'a> {
                     ln!(self, "or.b32 %r{v}, %r{v}, %r{t};");
                 }
             }
+            // values::fill_word: ((h >> 1) & 0x11111111) * 10 | 0x44444444.
+            FillElem::SpMeta => {
+                let t = self.r();
+                ln!(self, "shr.u32 %r{t}, %r{h}, 1;");
+                ln!(self, "and.b32 %r{t}, %r{t}, 286331153;");
+                ln!(self, "mul.lo.u32 %r{t}, %r{t}, 10;");
+                ln!(self, "or.b32 %r{v}, %r{t}, 1145324612;");
+            }
         }
         ln!(self, "mov.u32 %r{a}, tc_data{region};");
         ln!(self, "mad.lo.u32 %r{a}, %r{i}, 4, %r{a};");

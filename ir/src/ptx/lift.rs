@@ -474,6 +474,10 @@ impl<'a, 'm> Lifter<'a, 'm> {
                         "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => {
                             elem = FillElem::I8Small
                         }
+                        // 0x44444444: the printer's SpMeta fill (values::fill_word).
+                        "or.b32" if ins.operands.get(2).and_then(imm) == Some(0x4444_4444) => {
+                            elem = FillElem::SpMeta
+                        }
                         "mov.u32" => {
                             if let Some(Operand::Sym(s)) = ins.operands.get(1) {
                                 break region_of(s)
@@ -931,6 +935,31 @@ mod tests {
         let p = crate::samples::single_warp_roundtrip();
         let text = crate::ptx::emit(&p);
         assert_eq!(lift(&text).unwrap_or_else(|e| panic!("{e}\n{text}")), p);
+    }
+
+    #[test]
+    fn every_fill_element_lifts_back() {
+        for elem in [
+            FillElem::Word,
+            FillElem::F16Small,
+            FillElem::Tf32Small,
+            FillElem::I8Small,
+            FillElem::SpMeta,
+        ] {
+            let mut p = crate::samples::single_warp_roundtrip();
+            p.smem.regions.push(256);
+            let region = (p.smem.regions.len() - 1) as u8;
+            p.warps[0].insert(
+                0,
+                Stmt::Fill {
+                    region,
+                    seed: 0x8765_4321,
+                    elem,
+                },
+            );
+            let text = crate::ptx::emit(&p);
+            assert_eq!(lift(&text).unwrap_or_else(|e| panic!("{e}\n{text}")), p);
+        }
     }
 
     #[test]
