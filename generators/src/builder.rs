@@ -22,8 +22,9 @@
 //!    CTAs' mbarriers (`.multicast::cluster`, ctaMask of the pair), so each CTA's consumers
 //!    wait on their own. Block-scaled kinds (mxf8f6f4, mxf4, mxf4nvf4) get their scale factors
 //!    by cp.32x128b.warpx4 or by the four quarter warps' st with one seed (both duplicate them
-//!    into every 32-lane partition, MMA-BS-DUP); `.sp` MMAs (off by default,
-//!    `Config::sparse_pct`) get their metadata from the quarter warps' st.
+//!    into every 32-lane partition, MMA-BS-DUP); `.sp` MMAs (`Config::sparse_pct`) get their
+//!    metadata by cp.128x128b from a `FillElem::SpMeta` region (every nibble valid for every
+//!    kind), or from the quarter warps' st with `Config::sparse_meta_st`.
 //! 5. sync (DEALLOC-PAIR-SYNC for `::2`), then **teardown**: the allocating warp fences,
 //!    deallocates every allocation with its own (address, nCols) and relinquishes last.
 //!
@@ -520,11 +521,18 @@ impl<C: Choices> Builder<'_, C> {
         // M = 256 (128 lanes in each CTA of the pair) or 128, N in steps of 16 (i8: 32).
         let ws = !block_scale && !two && self.c.percent(cfg.ws_pct);
         // .sp (sparse A, metadata in TMEM): non-ws forms here; mxf4/mxf4nvf4 sparse only on
-        // sm_100a, sm_110a, sm_103a (MMA-SP-MXF4-TARGET); the metadata is written by the
-        // quarter warps' st, so the four quarters must exist.
-        let sparse = !ws
-            && nwarps >= 4
-            && cfg.st_ld
+        // sm_100a, sm_110a, sm_103a (MMA-SP-MXF4-TARGET). The metadata is copied by cp from a
+        // `FillElem::SpMeta` region (valid by construction), or, with
+        // `Config::sparse_meta_st`, written by the quarter warps' st (the four quarters must
+        // exist).
+        let meta_by_st = cfg.sparse_meta_st;
+        let meta_ok = if meta_by_st {
+            nwarps >= 4 && cfg.st_ld
+        } else {
+            cfg.cp
+        };
+        let mut sparse = !ws
+            && meta_ok
             && (!matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
                 || matches!(tgt, Target::Sm100a | Target::Sm110a | Target::Sm103a))
             && self.c.percent(cfg.sparse_pct);
@@ -621,6 +629,49 @@ impl<C: Choices> Builder<'_, C> {
         };
         let rb = self.region(n * row);
         fills.push((rb, elem));
+        let mut st_fills = Vec::with_capacity(3);
+        // Sparse metadata (§3.7 "Sparse A"): at most two columns per row are read (the 4:8
+        // kinds need 64 bits per row at K = 128; the others less).
+        // - By cp (the default): the issuer fills a region with `FillElem::SpMeta` (every
+        //   nibble 0b0100 or 0b1110, both valid for every kind: MMA-SP-META-TF32, -MXF4, -24)
+        //   and copies it by cp.128x128b (128 lanes x 4 columns, each lane a 16-byte row of
+        //   the K-major layout, 16 row groups at SBO = 256 B: 4,096 B) into the metadata
+        //   columns; cp::N → mma::N is pipeline pair 2 (§4.2, MCM-PIPE-CP-MMA); a ::2 cp
+        //   copies in both CTAs of the pair from each one's own region (CP-PAIR). So every
+        //   nibble the MMA may read is valid, whatever the figures say it reads (OQ-29).
+        // - By st (`Config::sparse_meta_st`, for the MMA-SP-META mutators, whose oracle rule
+        //   judges st-written metadata only): every quarter stores it with one seed whose low
+        //   nibble is 0b1110, so only the first nibble of each partition's first row is chosen
+        //   valid; the others are `lane * mul + seed` (values.rs).
+        // No free columns: the MMA stays dense.
+        let mut meta = None;
+        if sparse {
+            let width = if meta_by_st { 2 } else { 4 };
+            match take(allocs, width) {
+                Some(mc) if meta_by_st => {
+                    st_fills.push((mc, self.c.word() & !0xF | 0b1110));
+                    meta = Some(TmemRef::slot(mc.slot, 0, mc.col as u16));
+                }
+                Some(mc) => {
+                    let r = self.region(128 * 32);
+                    fills.push((r, FillElem::SpMeta));
+                    let t = TmemRef::slot(mc.slot, 0, mc.col as u16);
+                    issue.push(Stmt::Tc(Op::Cp {
+                        form: CpForm {
+                            cta_group: cg,
+                            shape: CpShape::S128x128b,
+                            multicast: None,
+                            dst_fmt: None,
+                            src_fmt: None,
+                        },
+                        taddr: t,
+                        src: mmaenc::kmajor_desc(r),
+                    }));
+                    meta = Some(t);
+                }
+                None => sparse = false,
+            }
+        }
         let idesc = match kind {
             MmaKind::Mxf8f6f4 => {
                 mmaenc::idesc_mxf8f6f4(m, n, self.c.below(2), self.c.below(2))
@@ -635,18 +686,6 @@ impl<C: Choices> Builder<'_, C> {
             // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR).
             _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode() | u32::from(sparse) << 2,
         };
-        let mut st_fills = Vec::with_capacity(3);
-        // Sparse metadata (§3.7 "Sparse A"): two columns per row (the 4:8 kinds need 64 bits
-        // per row at K = 128; the others less). Every quarter stores it with one seed whose
-        // low nibble is 0b1110, a value every kind lists (MMA-SP-META-TF32, -MXF4, -24), so
-        // the first metadata nibble of each partition's first row is valid. The other nibbles
-        // are `lane * mul + seed` (values.rs) and cannot all be chosen: see generators/README.
-        let mut meta = None;
-        if sparse {
-            let mc = take(allocs, 2)?;
-            st_fills.push((mc, self.c.word() & !0xF | 0b1110));
-            meta = Some(TmemRef::slot(mc.slot, 0, mc.col as u16));
-        }
         // Scale factors (§3.7 .block_scale): scale_A and scale_B in TMEM, duplicated into all
         // four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies 32 lanes x 128 bits
         // (4 columns: room for the 1, 2, 3, 4 or 6 one-byte factors per row of every

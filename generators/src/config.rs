@@ -77,12 +77,17 @@ pub struct Config {
     pub mma_kinds: Vec<MmaKind>,
     /// Percent of MMAs issued as `.ws`. Default: 15.
     pub ws_pct: u8,
-    /// Percent of non-ws MMAs issued as `.sp` (sparse A; needs 4 warps, which write the
-    /// metadata by `tcgen05.st`). Default: 0, also in swarm configs: the IR's st values are
-    /// `lane * mul + seed`, so only the first nibble of each partition's first metadata row
-    /// can be chosen valid (MMA-SP-META-*); the other nibbles are whatever the seed gives.
-    /// Near-miss mutators of the sparse rules turn it on.
+    /// Percent of non-ws MMAs issued as `.sp` (sparse A). Default: 20. The metadata is
+    /// copied into TMEM by `tcgen05.cp` from shared memory filled with
+    /// `FillElem::SpMeta` (every nibble valid for every kind, MMA-SP-META-*), so it needs
+    /// `cp`; with `sparse_meta_st` it is written by `tcgen05.st` instead.
     pub sparse_pct: u8,
+    /// Sparse metadata written by the four quarter warps' `tcgen05.st` instead of cp (needs
+    /// 4 warps and `st_ld`). Default: off. The IR's st values are `lane * mul + seed`, so only
+    /// the first nibble of each partition's first metadata row is chosen valid: programs are
+    /// valid only as far as the oracle judges (that one cell, OQ-29). The MMA-SP-META
+    /// mutators turn it on (the oracle judges st-written metadata only).
+    pub sparse_meta_st: bool,
     /// Most st/ld flows per warp. Default: 2.
     pub max_flows_per_warp: u8,
     /// Percent chance of a schedule knob (`Stmt::Spin`) at each eligible point. Default: 10.
@@ -122,7 +127,8 @@ impl Default for Config {
             shift: true,
             mma_kinds: BUILDER_MMA_KINDS.to_vec(),
             ws_pct: 15,
-            sparse_pct: 0,
+            sparse_pct: 20,
+            sparse_meta_st: false,
             max_flows_per_warp: 2,
             spin_pct: 10,
             max_spin: 64,
@@ -226,7 +232,8 @@ impl<'a> Arbitrary<'a> for Config {
             shift: u.arbitrary()?,
             mma_kinds: subset(u, BUILDER_MMA_KINDS)?,
             ws_pct: u.int_in_range(0..=50)?,
-            sparse_pct: 0,
+            sparse_pct: u.int_in_range(0..=50)?,
+            sparse_meta_st: false,
             max_flows_per_warp: u.int_in_range(1..=4)?,
             spin_pct: u.int_in_range(0..=50)?,
             max_spin: u.int_in_range(1..=256)?,

@@ -104,7 +104,7 @@ pub fn keys(op: &Op, out: &mut Vec<String>) {
 /// Every key the builder claims to reach with the default configuration ([`crate::Config`]):
 /// each is legal on at least one default target (reference §1).
 pub fn claimed() -> Vec<String> {
-    let mut v: Vec<String> = Vec::with_capacity(96);
+    let mut v: Vec<String> = Vec::with_capacity(128);
     for g in CtaGroup::ALL {
         for op in ["alloc", "dealloc", "relinquish"] {
             v.push(format!("{op}{g}"));
@@ -177,11 +177,12 @@ pub fn claimed() -> Vec<String> {
     ] {
         v.push(x.into());
     }
+    v.extend(claimed_sparse());
     v
 }
 
-/// The sparse keys the builder claims with [`crate::Config::sparse_pct`] on (it is off by
-/// default): every non-ws kind as `.sp`, with `cta_group::1` and `::2` (reference §2.7).
+/// The sparse keys (part of [`claimed`]): every non-ws kind as `.sp`, with `cta_group::1`
+/// and `::2` (reference §2.7), metadata copied from `FillElem::SpMeta` data by cp.
 pub fn claimed_sparse() -> Vec<String> {
     let mut v = Vec::with_capacity(16);
     for g in CtaGroup::ALL {
@@ -251,7 +252,6 @@ mod tests {
     fn sparse_config_reaches_every_sparse_form_within_10000_cases() {
         let cfg = Config {
             sparse_pct: 100,
-            min_warps: 4,
             ..Config::default()
         };
         let s = Stream::new(cfg, 0x5FA, Mode::Valid);

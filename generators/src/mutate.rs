@@ -211,12 +211,14 @@ fn p_mma_nvf4(c: &mut Config) {
 }
 
 /// A sparse (`.sp`) MMA of `kinds` in a CTA of at least four warps (the quarter warps write
-/// its metadata), with no cp and no shift (the oracle judges metadata written by st only).
+/// its metadata, `sparse_meta_st`), with no cp and no shift (the oracle judges metadata
+/// written by st only).
 fn sparse(c: &mut Config, kinds: &[MmaKind]) {
     one_cta(c);
     c.mma = true;
     c.ws_pct = 0;
     c.sparse_pct = 100;
+    c.sparse_meta_st = true;
     c.min_warps = 4;
     c.max_warps = c.max_warps.max(4);
     c.mma_kinds = kinds.to_vec();
