@@ -12,6 +12,7 @@ use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
 use super::sync::Clocks;
 use super::unroll::Unrolled;
+use crate::types::{Code, Location};
 use tcgen05_ir::idesc::{Idesc, IdescLayout};
 use tcgen05_ir::*;
 
@@ -345,7 +346,10 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                 && !foreign
             {
                 f.undefined.insert(RuleId::MmaCollectorValid);
-                let loc = &u.locs[e.loc as usize];
+                let loc = u.locs.get(e.loc).unwrap_or(Location {
+                    code: Code::Warp((g % w) as u8),
+                    path: vec![],
+                });
                 f.note(format!(
                     "MMA-COLLECTOR-VALID: {:?} {:?}: collector {} with no valid fill of the buffer before it",
                     loc.code,

@@ -292,13 +292,13 @@ pub fn block_site(
     i: usize,
     reason: String,
 ) -> BlockSite {
-    let loc = u.warps[g].get(i).map_or(
-        Location {
+    let loc = u.warps[g]
+        .get(i)
+        .and_then(|e| u.locs.get(e.loc))
+        .unwrap_or(Location {
             code: Code::Warp((g % w) as u8),
             path: vec![],
-        },
-        |e| u.locs[e.loc as usize].clone(),
-    );
+        });
     BlockSite {
         cta: (g / w) as u32,
         warp: (g % w) as u8,

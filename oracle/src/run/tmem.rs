@@ -211,60 +211,71 @@ fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
 }
 
 /// The write index: per (allocation, lane block of 32, column) slot, the writing accesses in
-/// access order (so grouped by warp, program order within a warp), as one flat array
-/// (compressed rows: no allocation per slot).
+/// access order (so grouped by warp, program order within a warp), as one flat array sorted
+/// by slot (sparse: no work or memory for slots nobody writes).
 #[derive(Debug, Default)]
 struct ColIndex {
     /// `(slot, access, is_st)` while collecting.
     pending: Vec<(u32, u32, bool)>,
-    /// Slot `s`'s entries are `acc[start[s]..start[s + 1]]`.
-    start: Vec<u32>,
+    /// `slot[e]`: the slot of entry `e` (sorted).
+    slot: Vec<u32>,
     acc: Vec<u32>,
     /// `all_st[e]`: every entry of the same slot and warp up to `e` is a `tcgen05.st`.
     all_st: Vec<bool>,
+    /// Where entries are dense enough (at least one per two slots): slot `s`'s entries are
+    /// `start[s]..start[s + 1]`; otherwise empty, and rows are found by binary search.
+    start: Vec<u32>,
 }
 
 impl ColIndex {
-    /// Sorts the pending entries into rows (stable: access order kept within a slot).
+    /// Sorts the pending entries into rows (access order kept within a slot).
     fn build(&mut self, slots: usize, accs: &[Acc<'_>]) {
-        let mut count = vec![0u32; slots + 1];
-        for &(s, ..) in &self.pending {
-            count[s as usize + 1] += 1;
-        }
-        for i in 0..slots {
-            count[i + 1] += count[i];
-        }
-        self.start = count.clone();
-        let mut fill = count;
-        self.acc = vec![0; self.pending.len()];
-        let mut st = vec![false; self.pending.len()];
+        // Accesses are numbered in the order they were pushed: sorting by (slot, access)
+        // keeps access order within a slot.
+        self.pending.sort_unstable_by_key(|&(s, a, _)| (s, a));
+        let n = self.pending.len();
+        self.slot.clear();
+        self.acc.clear();
+        self.all_st.clear();
+        self.slot.reserve(n);
+        self.acc.reserve(n);
+        self.all_st.reserve(n);
+        let (mut prev_s, mut prev_g, mut all) = (u32::MAX, usize::MAX, true);
         for &(s, a, is_st) in &self.pending {
-            let at = fill[s as usize] as usize;
-            self.acc[at] = a;
-            st[at] = is_st;
-            fill[s as usize] += 1;
+            let g = accs[a as usize].g;
+            if s != prev_s || g != prev_g {
+                all = true;
+                prev_s = s;
+                prev_g = g;
+            }
+            all &= is_st;
+            self.slot.push(s);
+            self.acc.push(a);
+            self.all_st.push(all);
         }
         self.pending = Vec::new();
-        self.all_st = vec![false; self.acc.len()];
-        for s in 0..slots {
-            let (a, b) = (self.start[s] as usize, self.start[s + 1] as usize);
-            let mut prev_g = usize::MAX;
-            let mut all = true;
-            for e in a..b {
-                let g = accs[self.acc[e] as usize].g;
-                if g != prev_g {
-                    all = true;
-                    prev_g = g;
+        self.start.clear();
+        if slots <= 2 * n {
+            self.start.reserve(slots + 1);
+            let mut e = 0;
+            for x in 0..=slots as u32 {
+                while e < n && self.slot[e] < x {
+                    e += 1;
                 }
-                all &= st[e];
-                self.all_st[e] = all;
+                self.start.push(e as u32);
             }
         }
     }
 
     /// The entries of slot `s`, and their `all_st` flags.
     fn row(&self, s: usize) -> (&[u32], &[bool]) {
-        let (a, b) = (self.start[s] as usize, self.start[s + 1] as usize);
+        let (a, b) = if self.start.is_empty() {
+            let s = s as u32;
+            let a = self.slot.partition_point(|&x| x < s);
+            (a, a + self.slot[a..].partition_point(|&x| x == s))
+        } else {
+            (self.start[s] as usize, self.start[s + 1] as usize)
+        };
         (&self.acc[a..b], &self.all_st[a..b])
     }
 }
@@ -348,18 +359,20 @@ impl<'a> Ctx<'_, 'a> {
     /// Builds every access; returns false if a write leaves its allocation.
     fn collect(&mut self, f: &mut Findings) {
         let w = self.c.w;
+        // Per-warp buffers, reused from warp to warp.
+        let none = usize::MAX;
+        let (mut next_wl, mut next_ws, mut next_fc, mut next_commit, mut ordinal) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
             // Next wait::ld, wait::st, before-fence-or-commit and commit at or after each index,
             // and each commit's ordinal (1-based).
-            let none = usize::MAX;
-            let (mut next_wl, mut next_ws, mut next_fc, mut next_commit) = (
-                vec![none; reached + 1],
-                vec![none; reached + 1],
-                vec![none; reached + 1],
-                vec![none; reached + 1],
-            );
-            let mut ordinal = vec![0u32; reached];
+            for v in [&mut next_wl, &mut next_ws, &mut next_fc, &mut next_commit] {
+                v.clear();
+                v.resize(reached + 1, none);
+            }
+            ordinal.clear();
+            ordinal.resize(reached, 0u32);
             let mut nc = 0;
             for (j, e2) in evs.iter().enumerate().take(reached) {
                 if matches!(e2.stmt, Stmt::Tc(Op::Commit { .. })) {
@@ -434,7 +447,7 @@ impl<'a> Ctx<'_, 'a> {
                                     rw,
                                     false,
                                 );
-                                let mut lane_spans = vec![(l, l + lanes_n)];
+                                let mut lane_spans = [(l, l + lanes_n), (l, l + lanes_n)];
                                 if let (LdStShape::S16x32bx2, Some(s)) = (shape, split) {
                                     let (l2, c2) = (l + (s >> 16), c + (s & 0xFFFF));
                                     ok &= self.region(
@@ -445,7 +458,7 @@ impl<'a> Ctx<'_, 'a> {
                                         rw,
                                         false,
                                     );
-                                    lane_spans.push((l2, l2 + lanes_n));
+                                    lane_spans[1] = (l2, l2 + lanes_n);
                                 }
                                 if lane_spans.iter().any(|(a, b)| *a < q || *b > q + 32) {
                                     f.undefined.insert(RuleId::LdstLaneQuarter);
@@ -600,14 +613,13 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// The allocations a `::2` operation touches: its own and its peer's (MMA-PAIR, CP-PAIR).
-    fn pair_insts(&self, inst: u32, cg: CtaGroup) -> Vec<u32> {
-        let mut v = vec![inst];
-        if cg == CtaGroup::Two
-            && let Some(p) = self.a.insts[inst as usize].peer
-        {
-            v.push(p);
-        }
-        v
+    fn pair_insts(&self, inst: u32, cg: CtaGroup) -> impl Iterator<Item = u32> + use<> {
+        let peer = if cg == CtaGroup::Two {
+            self.a.insts[inst as usize].peer
+        } else {
+            None
+        };
+        std::iter::once(inst).chain(peer)
     }
 
     /// Whether the completion of `x` is known at the issue of `y`.

@@ -29,8 +29,8 @@ pub struct Ev<'a> {
 pub struct Unrolled<'a> {
     /// Events per global warp `cta * warps_per_cta + w`.
     pub warps: Vec<Vec<Ev<'a>>>,
-    /// Locations of statements, by pre-order id.
-    pub locs: Vec<Location>,
+    /// Locations of statements, by pre-order id ([`Locs::get`]).
+    pub locs: Locs,
     /// Set if the event budget ran out or the program is malformed (a call to a missing
     /// function, recursion): the reason.
     pub broken: Option<String>,
@@ -66,29 +66,73 @@ struct Ctx<'a> {
     depth: u32,
 }
 
-/// Pre-order ids of the statements of one code, with their locations.
-fn number(code: Code, stmts: &[Stmt], path: &mut Vec<u16>, locs: &mut Vec<Location>) {
-    for (i, s) in stmts.iter().enumerate() {
-        path.push(i as u16);
-        number_one(code, s, path, locs);
-        path.pop();
+/// One statement's place: its code, its parent statement's pre-order id ([`Locs::ROOT`] at
+/// the top level) and its index among the parent's children.
+#[derive(Debug, Clone, Copy)]
+struct LocNode {
+    code: Code,
+    parent: u32,
+    index: u16,
+}
+
+/// The locations of every statement by pre-order id, stored as a tree (no path allocated per
+/// statement: a [`Location`] is built only when one is reported).
+#[derive(Debug, Default)]
+pub struct Locs {
+    nodes: Vec<LocNode>,
+}
+
+impl Locs {
+    const ROOT: u32 = u32::MAX;
+
+    /// The number of statements numbered.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether no statement is numbered.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The location of statement `id` (`None` past the end).
+    pub fn get(&self, id: u32) -> Option<Location> {
+        let first = self.nodes.get(id as usize)?;
+        let mut path = Vec::new();
+        let mut at = id;
+        while let Some(n) = self.nodes.get(at as usize) {
+            path.push(n.index);
+            at = n.parent;
+        }
+        path.reverse();
+        Some(Location {
+            code: first.code,
+            path,
+        })
     }
 }
 
-fn number_one(code: Code, s: &Stmt, path: &mut Vec<u16>, locs: &mut Vec<Location>) {
-    locs.push(Location {
+/// Pre-order ids of the statements of one code, with their locations.
+fn number(code: Code, stmts: &[Stmt], parent: u32, locs: &mut Locs) {
+    for (i, s) in stmts.iter().enumerate() {
+        number_one(code, s, parent, i as u16, locs);
+    }
+}
+
+fn number_one(code: Code, s: &Stmt, parent: u32, index: u16, locs: &mut Locs) {
+    let me = locs.nodes.len() as u32;
+    locs.nodes.push(LocNode {
         code,
-        path: path.clone(),
+        parent,
+        index,
     });
     match s {
         Stmt::If { then, els, .. } => {
             for (i, c) in then.iter().chain(els).enumerate() {
-                path.push(i as u16);
-                number_one(code, c, path, locs);
-                path.pop();
+                number_one(code, c, me, i as u16, locs);
             }
         }
-        Stmt::Loop { body, .. } => number(code, body, path, locs),
+        Stmt::Loop { body, .. } => number(code, body, me, locs),
         _ => {}
     }
 }
@@ -253,17 +297,16 @@ impl<'a> Ctx<'a> {
 
 /// Unrolls every warp of every CTA of `p`.
 pub fn unroll(p: &Program) -> Unrolled<'_> {
-    let mut locs = Vec::new();
-    let mut path = Vec::new();
+    let mut locs = Locs::default();
     let mut wbase = Vec::with_capacity(p.warps.len());
     for (w, code) in p.warps.iter().enumerate() {
         wbase.push(locs.len() as u32);
-        number(Code::Warp(w as u8), code, &mut path, &mut locs);
+        number(Code::Warp(w as u8), code, Locs::ROOT, &mut locs);
     }
     let mut fbase = Vec::with_capacity(p.funcs.len());
     for (f, func) in p.funcs.iter().enumerate() {
         fbase.push(locs.len() as u32);
-        number(Code::Func(f as u8), &func.body, &mut path, &mut locs);
+        number(Code::Func(f as u8), &func.body, Locs::ROOT, &mut locs);
     }
     let l = &p.launch;
     let cs = u32::from(l.cluster_size.max(1));
