@@ -262,6 +262,91 @@ pub fn judge(
     (verdicts, rules)
 }
 
+/// Cases a worker claims at once when one of its targets is compile-only: those targets judge
+/// them through [`Target::run_batch`] (ptxas: one process per batch instead of one per case,
+/// issue 6). ptxas can merge only cases of the same `.version` and `.target`, and the mixed
+/// stream has about a dozen such headers, so a claim of 32 gives groups of about three. 128:
+/// 512 mixed cases on ptxas 13.5 took 22.5 s of CPU one process per case, 14.7 s with claims
+/// of 32 and 12.7 s with claims of 128 (docs/ptxas.md, "Campaigns"). Under `--time` the claim
+/// shrinks near the end ([`claim_within`]).
+pub const COMPILE_ONLY_BATCH: u64 = 128;
+
+/// Cases a worker claims at once for these targets: [`COMPILE_ONLY_BATCH`] when one of them is
+/// compile-only, else 1 (running targets gain nothing from batches, and one case at a time
+/// keeps `--time` and Ctrl-C prompt).
+pub fn claim_size(targets: &[Box<dyn Target>]) -> u64 {
+    if targets.iter().any(|t| t.kind() == TargetKind::CompileOnly) {
+        COMPILE_ONLY_BATCH
+    } else {
+        1
+    }
+}
+
+/// The claim a worker takes with `left` of a `--time` limit to go, having spent `per_case` on
+/// each case of its last claim: no more cases than fit in the time left (at least one), so
+/// that a batch overruns the limit by about one case's time, not by a whole batch.
+pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duration>) -> u64 {
+    match (left, per_case) {
+        (Some(left), Some(c)) if !c.is_zero() => {
+            let fit = (left.as_secs_f64() / c.as_secs_f64()).ceil();
+            (fit as u64).clamp(1, claim)
+        }
+        _ => claim,
+    }
+}
+
+/// [`judge`] for many cases at once: the same verdicts and rules, per case in order, but each
+/// compile-only target judges all the cases in one [`Target::run_batch`] call; the other
+/// targets run them one by one.
+pub fn judge_batch(
+    cases: &[Case],
+    targets: &mut [Box<dyn Target>],
+    opts: &Options,
+) -> Vec<(Vec<Verdict>, RuleSet)> {
+    let expected: Vec<_> = cases
+        .iter()
+        .map(|c| tcgen05_oracle::expect_with(&c.program, opts))
+        .collect();
+    // outcomes[k][i]: target k on case i.
+    let outcomes: Vec<Vec<TargetOutcome>> = targets
+        .iter_mut()
+        .map(|t| {
+            if interrupt::requested() {
+                // The caller abandons the whole claim: the rest of the targets need not run.
+                return vec![
+                    TargetOutcome::NotRun("the campaign was interrupted".into());
+                    cases.len()
+                ];
+            }
+            if t.kind() == TargetKind::CompileOnly && cases.len() > 1 {
+                let o = t.run_batch(cases);
+                assert_eq!(
+                    o.len(),
+                    cases.len(),
+                    "{}: run_batch must give one outcome per case",
+                    t.name()
+                );
+                o
+            } else {
+                cases.iter().map(|c| t.run(c)).collect()
+            }
+        })
+        .collect();
+    cases
+        .iter()
+        .zip(&expected)
+        .enumerate()
+        .map(|(i, (case, exp))| {
+            let layout = Layout::of(&case.program);
+            let verdicts = outcomes
+                .iter()
+                .map(|o| diff::compare_with(&case.program, &layout, exp, &o[i]))
+                .collect();
+            (verdicts, rules_exercised(case, exp))
+        })
+        .collect()
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -302,6 +387,11 @@ struct Shared<'a> {
 impl Shared<'_> {
     fn elapsed(&self) -> Duration {
         self.elapsed_before + self.started.elapsed()
+    }
+
+    /// Time left under `--time`; `None` without a time limit.
+    fn time_left(&self) -> Option<Duration> {
+        self.cfg.max_time.map(|t| t.saturating_sub(self.elapsed()))
     }
 
     fn time_up(&self) -> bool {
@@ -360,6 +450,9 @@ fn worker(sh: &Shared<'_>, w: usize) {
         }
     };
     let shard = sh.cfg.identity.shard;
+    let claim = claim_size(&targets);
+    // Wall time per case of this worker's last claim.
+    let mut per_case: Option<Duration> = None;
     'cases: loop {
         if sh.stop.load(Ordering::Relaxed) || interrupt::requested() {
             break;
@@ -368,45 +461,68 @@ fn worker(sh: &Shared<'_>, w: usize) {
             sh.stop.store(true, Ordering::SeqCst);
             break;
         }
-        let p = sh.next.fetch_add(1, Ordering::Relaxed);
-        if sh.limit_positions.is_some_and(|n| p >= n) {
+        // Positions `first..first + claim`, less those past `--cases` and those an earlier run
+        // finished out of order.
+        // Near the end of `--cases`, smaller claims keep every worker busy.
+        let claim = match sh.limit_positions {
+            Some(n) => {
+                let left = n.saturating_sub(sh.next.load(Ordering::Relaxed));
+                left.div_ceil(sh.cfg.jobs.max(1) as u64).clamp(1, claim)
+            }
+            None => claim,
+        };
+        let claim = claim_within(claim, sh.time_left(), per_case);
+        let first = sh.next.fetch_add(claim, Ordering::Relaxed);
+        if sh.limit_positions.is_some_and(|n| first >= n) {
             break;
         }
-        if sh.resumed_extra.contains(&p) {
+        let positions: Vec<u64> = (first..first + claim)
+            .filter(|p| sh.limit_positions.is_none_or(|n| *p < n))
+            .filter(|p| !sh.resumed_extra.contains(p))
+            .collect();
+        if positions.is_empty() {
             continue;
         }
-        let case = sh.stream.case(shard.case_index(p)).case;
-        let (verdicts, rules) = judge(&case, &mut targets, &sh.opts);
+        let cases: Vec<Case> = positions
+            .iter()
+            .map(|&p| sh.stream.case(shard.case_index(p)).case)
+            .collect();
+        let started = Instant::now();
+        let judged = judge_batch(&cases, &mut targets, &sh.opts);
+        per_case = Some(started.elapsed() / cases.len() as u32);
         if interrupt::requested() {
             // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
             break;
         }
-        for (k, v) in verdicts.iter().enumerate() {
-            if let Verdict::Discrepancy(d) = v {
-                let t = &mut targets[k];
-                let sig = Signature::of(d, &t.name());
-                let id = sig.id();
-                if sh.store.contains(&sig) || !lock(&sh.claimed).insert(id.clone()) {
-                    continue;
-                }
-                match record_finding(sh, &case, t.as_mut(), &sig) {
-                    Ok(Recorded::Stored) => lock(&sh.new_findings).push(sig.to_string()),
-                    Ok(Recorded::Lost) => {}
-                    Ok(Recorded::Abandoned) => {
-                        // Unclaimed, so that the restart that runs this case again stores it.
-                        lock(&sh.claimed).remove(&id);
-                        break 'cases;
+        for ((&p, case), (verdicts, rules)) in positions.iter().zip(&cases).zip(&judged) {
+            for (k, v) in verdicts.iter().enumerate() {
+                if let Verdict::Discrepancy(d) = v {
+                    let t = &mut targets[k];
+                    let sig = Signature::of(d, &t.name());
+                    let id = sig.id();
+                    if sh.store.contains(&sig) || !lock(&sh.claimed).insert(id.clone()) {
+                        continue;
                     }
-                    Err(e) => lock(&sh.errors).push(format!("storing finding {id}: {e}")),
+                    match record_finding(sh, case, t.as_mut(), &sig) {
+                        Ok(Recorded::Stored) => lock(&sh.new_findings).push(sig.to_string()),
+                        Ok(Recorded::Lost) => {}
+                        Ok(Recorded::Abandoned) => {
+                            // Unclaimed, so that the restart that runs this case again stores
+                            // it. This case and the rest of its batch are not counted.
+                            lock(&sh.claimed).remove(&id);
+                            break 'cases;
+                        }
+                        Err(e) => lock(&sh.errors).push(format!("storing finding {id}: {e}")),
+                    }
                 }
             }
+            let mut s = lock(&sh.state);
+            for (k, v) in verdicts.iter().enumerate() {
+                s.targets[k].record(v);
+                s.coverage.record(rules, k, v);
+            }
+            s.done.insert(p);
         }
-        let mut s = lock(&sh.state);
-        for (k, v) in verdicts.iter().enumerate() {
-            s.targets[k].record(v);
-            s.coverage.record(&rules, k, v);
-        }
-        s.done.insert(p);
     }
     if sh.workers_left.fetch_sub(1, Ordering::SeqCst) == 1
         && let Some(t) = sh.monitor.get()
@@ -727,5 +843,109 @@ mod tests {
         assert!("3/3".parse::<Shard>().is_err());
         assert!("1-3".parse::<Shard>().is_err());
         assert!("0/0".parse::<Shard>().is_err());
+    }
+
+    /// A stand-in target of either kind: it accepts a case whose program size is even, rejects
+    /// the others, and records the size of every `run_batch` call and counts every `run`.
+    struct Recorder {
+        kind: TargetKind,
+        batches: std::sync::Arc<Mutex<Vec<usize>>>,
+        singles: std::sync::Arc<AtomicU64>,
+    }
+
+    impl Recorder {
+        fn verdict(case: &Case) -> TargetOutcome {
+            if case.program.size() % 2 == 0 {
+                TargetOutcome::Accepted
+            } else {
+                TargetOutcome::Rejected(vec![])
+            }
+        }
+    }
+
+    impl Target for Recorder {
+        fn name(&self) -> String {
+            "recorder".into()
+        }
+        fn version(&self) -> String {
+            "0".into()
+        }
+        fn kind(&self) -> TargetKind {
+            self.kind
+        }
+        fn run(&mut self, case: &Case) -> TargetOutcome {
+            self.singles.fetch_add(1, Ordering::SeqCst);
+            Recorder::verdict(case)
+        }
+        fn run_batch(&mut self, cases: &[Case]) -> Vec<TargetOutcome> {
+            lock(&self.batches).push(cases.len());
+            cases.iter().map(Recorder::verdict).collect()
+        }
+    }
+
+    fn recorder(
+        kind: TargetKind,
+    ) -> (
+        Box<dyn Target>,
+        std::sync::Arc<Mutex<Vec<usize>>>,
+        std::sync::Arc<AtomicU64>,
+    ) {
+        let batches = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let singles = std::sync::Arc::new(AtomicU64::new(0));
+        let t = Recorder {
+            kind,
+            batches: batches.clone(),
+            singles: singles.clone(),
+        };
+        (Box::new(t), batches, singles)
+    }
+
+    #[test]
+    fn compile_only_targets_judge_a_claim_in_one_batch_with_the_verdicts_of_judge() {
+        let id = Identity {
+            seed: 3,
+            targets: vec![],
+            edition: Edition::default(),
+            shard: Shard { index: 0, count: 1 },
+            mix: CaseMix::Mixed,
+            generator: String::new(),
+        };
+        let stream = stream(&id);
+        let opts = options(&id);
+        let cases: Vec<Case> = (0..12).map(|i| stream.case(i).case).collect();
+        let (compile, batches, compile_singles) = recorder(TargetKind::CompileOnly);
+        let (running, running_batches, running_singles) = recorder(TargetKind::Running);
+        let mut targets = vec![compile, running];
+        let batched = judge_batch(&cases, &mut targets, &opts);
+        // One batch call of every case on the compile-only target; the running target ran
+        // them one by one.
+        assert_eq!(*lock(&batches), vec![12]);
+        assert_eq!(compile_singles.load(Ordering::SeqCst), 0);
+        assert!(lock(&running_batches).is_empty());
+        assert_eq!(running_singles.load(Ordering::SeqCst), 12);
+        assert_eq!(batched.len(), cases.len());
+        for (case, b) in cases.iter().zip(&batched) {
+            assert_eq!(&judge(case, &mut targets, &opts), b);
+        }
+        // A claim of one case is a plain run.
+        let one = judge_batch(&cases[..1], &mut targets, &opts);
+        assert_eq!(one[0], judge(&cases[0], &mut targets, &opts));
+        assert_eq!(lock(&batches).len(), 1);
+        assert_eq!(claim_size(&targets), COMPILE_ONLY_BATCH);
+        assert_eq!(claim_size(&targets[1..]), 1);
+    }
+
+    #[test]
+    fn claims_shrink_to_the_time_left() {
+        let ms = Duration::from_millis;
+        // No time limit, or nothing measured yet: the full claim.
+        assert_eq!(claim_within(128, None, Some(ms(10))), 128);
+        assert_eq!(claim_within(128, Some(ms(50)), None), 128);
+        // 50 ms left at 10 ms a case: 5 cases; at 20 ms a case: 3 (the last one overruns).
+        assert_eq!(claim_within(128, Some(ms(50)), Some(ms(10))), 5);
+        assert_eq!(claim_within(128, Some(ms(50)), Some(ms(20))), 3);
+        // Never more than the claim, never fewer than one.
+        assert_eq!(claim_within(128, Some(ms(60_000)), Some(ms(10))), 128);
+        assert_eq!(claim_within(128, Some(ms(0)), Some(ms(10))), 1);
     }
 }
