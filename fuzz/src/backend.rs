@@ -8,6 +8,7 @@ use std::sync::{Mutex, OnceLock};
 use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::target::{self, Target};
 use tcgen05_ir::Case;
+use tcgen05_oracle::{Edition, Options};
 
 /// One back end, resolved on first use.
 #[derive(Debug)]
@@ -44,12 +45,13 @@ impl Backend {
             .as_ref()
     }
 
-    /// Runs one case on the back end (if any) and reports a discrepancy as a finding.
-    pub fn check(&self, fuzzer: &str, case: &Case) {
+    /// Runs one case on the back end (if any), judges it in `edition` and reports a
+    /// discrepancy as a finding.
+    pub fn check(&self, fuzzer: &str, case: &Case, edition: Edition) {
         let Some(t) = self.target() else { return };
         let mut t = t.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let outcome = t.run(case);
-        let expected = tcgen05_oracle::expect(&case.program);
+        let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
         if let Verdict::Discrepancy(d) = diff::compare(&case.program, &expected, &outcome) {
             let sig = Signature::of(&d, &t.name());
             crate::finding::report(
@@ -62,11 +64,54 @@ impl Backend {
     }
 }
 
-/// A valid case or a near miss, from the bytes.
-pub fn case_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<Case>> {
+/// A valid case or a near miss, from the bytes, with the edition it is judged in: a near miss
+/// in the edition of the rule its mutator breaks (an edition-specific rule such as
+/// DEALLOC-PAIR-BLOCK is only broken in its edition, reference §7 OQ-28), a valid case in the
+/// default edition.
+pub fn case_of(u: &mut Unstructured<'_>) -> arbitrary::Result<Option<(Case, Edition)>> {
     if u.arbitrary::<bool>()? {
-        Ok(crate::near_miss::case_of(u)?.map(|(c, _)| c))
+        Ok(crate::near_miss::case_of(u)?.map(|(c, m)| (c, crate::near_miss::edition(m))))
     } else {
-        Ok(Some(crate::diff_sim::case_of(u)?.0))
+        Ok(Some((crate::diff_sim::case_of(u)?.0, Edition::default())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// A near miss whose mutator breaks a rule of the ptx93 wording (e.g. DEALLOC-PAIR-BLOCK,
+    /// reference §7 OQ-28) is judged in ptx93: judged in the seeds wording, where a `::2`
+    /// dealloc does not wait for its peer, a target that blocks there (the Hopper emulation
+    /// does) would be reported as a hang where completion is required.
+    #[test]
+    fn near_misses_are_judged_in_their_rules_edition() {
+        let (seen, seen_ptx93) = (Cell::new(0), Cell::new(0));
+        crate::test_n_times(4000, 512, 29, |u| {
+            let rest = u.bytes(u.len())?;
+            // `case_of` reads a flag first: an odd byte picks the near-miss branch.
+            let ours: Vec<u8> = std::iter::once(1).chain(rest.iter().copied()).collect();
+            let nm = crate::near_miss::case_of(&mut Unstructured::new(rest))?;
+            let got = case_of(&mut Unstructured::new(&ours))?;
+            if let (Some((c, m)), Some((c2, e))) = (nm, got) {
+                assert_eq!(
+                    c2.program, c.program,
+                    "the same bytes give the same near miss"
+                );
+                assert_eq!(e, crate::near_miss::edition(m), "mutator {}", m.name);
+                seen.set(seen.get() + 1);
+                if e == Edition::Ptx93 {
+                    seen_ptx93.set(seen_ptx93.get() + 1);
+                }
+            }
+            Ok(())
+        });
+        assert!(seen.get() > 100, "only {} near misses", seen.get());
+        assert!(
+            seen_ptx93.get() > 0,
+            "no near miss of a ptx93 rule among {}",
+            seen.get()
+        );
     }
 }

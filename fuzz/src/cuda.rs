@@ -13,8 +13,8 @@ static CUDA: Backend = Backend::new("TCGEN05_FUZZ_CUDA", default_cuda);
 
 /// One iteration.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    if let Some(case) = backend::case_of(u)? {
-        CUDA.check("cuda", &case);
+    if let Some((case, edition)) = backend::case_of(u)? {
+        CUDA.check("cuda", &case, edition);
     }
     Ok(())
 }

@@ -26,8 +26,8 @@ static PTXAS: Backend = Backend::new("TCGEN05_FUZZ_PTXAS", newest_ptxas);
 
 /// One iteration.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    if let Some(case) = backend::case_of(u)? {
-        PTXAS.check("ptxas", &case);
+    if let Some((case, edition)) = backend::case_of(u)? {
+        PTXAS.check("ptxas", &case, edition);
     }
     Ok(())
 }

@@ -200,7 +200,7 @@ pub fn near_miss() -> Vec<Seed> {
 /// `ptxas` and `cuda` seeds (the two read the same input form, `backend::case_of`).
 pub fn backend(target: &'static str) -> Vec<Seed> {
     pick_new(target, 512, |b| {
-        let case = backend::case_of(&mut Unstructured::new(b)).ok()??;
+        let (case, _) = backend::case_of(&mut Unstructured::new(b)).ok()??;
         let intent = match case.intent {
             tcgen05_ir::Intent::Valid => "valid",
             _ => "near-miss",
