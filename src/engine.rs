@@ -855,7 +855,7 @@ mod tests {
 
     impl Recorder {
         fn verdict(case: &Case) -> TargetOutcome {
-            if case.program.size() % 2 == 0 {
+            if case.program.size().is_multiple_of(2) {
                 TargetOutcome::Accepted
             } else {
                 TargetOutcome::Rejected(vec![])
@@ -883,13 +883,10 @@ mod tests {
         }
     }
 
-    fn recorder(
-        kind: TargetKind,
-    ) -> (
-        Box<dyn Target>,
-        std::sync::Arc<Mutex<Vec<usize>>>,
-        std::sync::Arc<AtomicU64>,
-    ) {
+    /// What a [`Recorder`] saw: its `run_batch` sizes and its `run` count.
+    type Log = (std::sync::Arc<Mutex<Vec<usize>>>, std::sync::Arc<AtomicU64>);
+
+    fn recorder(kind: TargetKind) -> (Box<dyn Target>, Log) {
         let batches = std::sync::Arc::new(Mutex::new(Vec::new()));
         let singles = std::sync::Arc::new(AtomicU64::new(0));
         let t = Recorder {
@@ -897,7 +894,7 @@ mod tests {
             batches: batches.clone(),
             singles: singles.clone(),
         };
-        (Box::new(t), batches, singles)
+        (Box::new(t), (batches, singles))
     }
 
     #[test]
@@ -913,8 +910,8 @@ mod tests {
         let stream = stream(&id);
         let opts = options(&id);
         let cases: Vec<Case> = (0..12).map(|i| stream.case(i).case).collect();
-        let (compile, batches, compile_singles) = recorder(TargetKind::CompileOnly);
-        let (running, running_batches, running_singles) = recorder(TargetKind::Running);
+        let (compile, (batches, compile_singles)) = recorder(TargetKind::CompileOnly);
+        let (running, (running_batches, running_singles)) = recorder(TargetKind::Running);
         let mut targets = vec![compile, running];
         let batched = judge_batch(&cases, &mut targets, &opts);
         // One batch call of every case on the compile-only target; the running target ran
