@@ -1449,11 +1449,29 @@ fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
 
 /// MCM-ST-BEFORE-USE: an ld of cells an st of the same warp wrote, with the `wait::st` moved
 /// after the ld (the write is not complete when it is read).
+///
+/// The race must be visible in the values the ld records (ORACLE-MODEL.md: a race makes the
+/// raced words unspecified only where the alternatives differ), so:
+/// - the st is not inside a loop: the record holds the last iteration, whose "before" value is
+///   the previous iteration's store of the same data;
+/// - the st's seed differs from every other st's (byte-driven bases can repeat a seed when
+///   the bytes run out, and an overwrite with the same data is no visible race).
 fn m_st_before_use(p: &mut Program, c: &mut dyn Choices) -> bool {
-    let paths = walk::find(p, &|s| matches!(s, Stmt::Tc(op) if is_st(op)));
+    let paths: Vec<Path> = walk::find(p, &|s| matches!(s, Stmt::Tc(op) if is_st(op)))
+        .into_iter()
+        .filter(|x| !in_loop(p, x))
+        .collect();
     let Some(path) = pick_path(c, &paths) else {
         return false;
     };
+    let seeds: Vec<u32> = p
+        .ops()
+        .into_iter()
+        .filter_map(|op| match op {
+            Op::St { seed, .. } => Some(*seed),
+            _ => None,
+        })
+        .collect();
     let (list, i) = walk::parent_mut(p, &path);
     // Flows are `st; wait::st; [spin]; ld; wait::ld`.
     if !matches!(list.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
@@ -1464,9 +1482,28 @@ fn m_st_before_use(p: &mut Program, c: &mut dyn Choices) -> bool {
     else {
         return false;
     };
+    if let Stmt::Tc(Op::St { seed, .. }) = &mut list[i] {
+        // `seeds` holds this st's own seed once; a second copy is another st's.
+        let mut s = *seed;
+        while seeds.iter().filter(|x| **x == s).count() > usize::from(s == *seed) {
+            s = s.wrapping_add(0x9E37_79B9);
+        }
+        *seed = s;
+    }
     let w = list.remove(i + 1);
     list.insert(j, w);
     true
+}
+
+/// Whether a statement path goes through a loop body.
+fn in_loop(p: &Program, path: &Path) -> bool {
+    (1..path.idx.len()).any(|k| {
+        let outer = Path {
+            code: path.code,
+            idx: path.idx[..k].to_vec(),
+        };
+        matches!(walk::get(p, &outer), Stmt::Loop { .. })
+    })
 }
 
 /// MCM-XTHREAD: the consumer's `fence::after_thread_sync` between the mbarrier wait and the
@@ -1507,10 +1544,13 @@ fn in_warp(path: &Path) -> bool {
     matches!(path.code, CodeRef::Warp(_))
 }
 
-/// MCM-XTHREAD-NONPIPE: a warp stores its quarter of the MMA's A operand and synchronizes
-/// without `wait::st` (the st is not complete when the MMA reads it). The wait moves to just
-/// before the last barrier, so the store still completes before the teardown's dealloc (a
-/// store in flight at the dealloc would be OQ-4 as well).
+/// MCM-XTHREAD-NONPIPE: a warp other than the MMA's issuer stores its quarter of the MMA's A
+/// operand and synchronizes without `wait::st` (the st is not complete when the MMA reads it). The st moves to the end
+/// of its phase, just before the `fence::before_thread_sync` that precedes the next
+/// synchronization, so no later `wait::st` of the warp's flows (or of its scale-factor and
+/// metadata stores) completes it before the sync; its wait moves to just before the last
+/// barrier, so the store still completes before the teardown's dealloc (a store in flight at
+/// the dealloc would be OQ-4 as well).
 fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
     // A stores are the sts whose address is the MMA's a-tmem.
     let a_tmem: Vec<TmemRef> = p
@@ -1531,27 +1571,51 @@ fn m_xthread_nonpipe(p: &mut Program, _: &mut dyn Choices) -> bool {
         p,
         &|s| matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col),
     );
+    let is_sync = |s: &Stmt| matches!(s, Stmt::BarCta | Stmt::ClusterArrive { .. });
     for path in paths.iter().filter(|x| in_warp(x) && x.idx.len() == 1) {
         let CodeRef::Warp(w) = path.code else {
             continue;
         };
+        // Another thread than the MMA's issuer (in the issuing warp the unwaited st and the
+        // MMA are one thread's: MCM-ST-BEFORE-USE, not a cross-thread publication).
+        if walk::contains(p, &p.warps[w], &|s| matches!(s, Stmt::Tc(Op::Mma(_)))) {
+            continue;
+        }
         let i = path.idx[0];
         let code = &mut p.warps[w];
         if !matches!(code.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::St)) {
             continue;
         }
-        let Some(last_sync) = code
-            .iter()
-            .rposition(|s| matches!(s, Stmt::BarCta | Stmt::ClusterArrive { .. }))
-        else {
+        // The sync that publishes the store, and the last one (teardown).
+        let (Some(next_sync), Some(last_sync)) = (
+            (i..code.len()).find(|&k| is_sync(&code[k])),
+            code.iter().rposition(is_sync),
+        ) else {
             continue;
         };
+        // The phase must end `fence::before_thread_sync; sync` (§4.3 producer side), and the
+        // teardown sync must come later (the wait goes before it).
+        let fence_before = |s: &Stmt| {
+            matches!(
+                s,
+                Stmt::Tc(Op::Fence {
+                    kind: FenceKind::BeforeThreadSync
+                })
+            )
+        };
+        if next_sync < 1 || !fence_before(&code[next_sync - 1]) || last_sync <= next_sync {
+            continue;
+        }
         let w_st = code.remove(i + 1);
+        let st = code.remove(i);
+        // Indices after i moved down by two.
+        code.insert(next_sync - 3, st);
+        let last_sync = last_sync - 1;
         // Before the fence that precedes the last barrier.
-        let at = if last_sync >= 2 && matches!(code[last_sync - 2], Stmt::Tc(Op::Fence { .. })) {
-            last_sync - 2
-        } else {
+        let at = if fence_before(&code[last_sync - 1]) {
             last_sync - 1
+        } else {
+            last_sync
         };
         code.insert(at, w_st);
         return true;
