@@ -40,6 +40,18 @@ fn ver(v: PtxVersion) -> String {
 /// The gating violations of one instruction: `(rule, message)`.
 pub fn gate(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
     let mut out = Vec::new();
+    // Fast path (speed, issue 3): a form with no gating row of its own, on a tcgen05 target,
+    // at a version that knows tcgen05 and the target, passes every check below.
+    let plain = match op {
+        Op::Alloc { form, .. } => !form.exclusive,
+        Op::Dealloc { form, .. } => !form.exclusive,
+        Op::Ld { form, .. } => !form.red,
+        Op::Shift { .. } | Op::Mma(_) => false,
+        _ => true,
+    };
+    if plain && is_tcgen05_target(t) && v >= PtxVersion::new(8, 6) && v >= target_min_version(t) {
+        return out;
+    }
     let name = op.form().family().as_str();
     if !is_tcgen05_target(t) {
         out.push((

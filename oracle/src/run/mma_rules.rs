@@ -296,6 +296,13 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
         });
         (buffer_index(c.buf), c.op)
     };
+    if !u
+        .warps
+        .iter()
+        .any(|evs| evs.iter().any(|e| matches!(e.stmt, Stmt::Tc(Op::Mma(_)))))
+    {
+        return;
+    }
     // Buffers filled by each CTA (pair members count together: a ::2 MMA acts on both).
     let ctas = u.warps.len() / w;
     let mut filled = vec![[0usize; 5]; ctas];

@@ -212,71 +212,80 @@ fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
 
 /// The write index: per (allocation, lane block of 32, column) slot, the writing accesses in
 /// access order (so grouped by warp, program order within a warp), as one flat array sorted
-/// by slot (sparse: no work or memory for slots nobody writes).
+/// by slot. A row (allocation, lane block) keeps offsets only for the span of columns written
+/// in it, so memory and build time follow the writes, not the allocation sizes.
 #[derive(Debug, Default)]
 struct ColIndex {
-    /// `(slot, access, is_st)` while collecting.
-    pending: Vec<(u32, u32, bool)>,
-    /// `slot[e]`: the slot of entry `e` (sorted).
-    slot: Vec<u32>,
+    /// `(row, column, access, is_st)` while collecting.
+    pending: Vec<(u32, u32, u32, bool)>,
     acc: Vec<u32>,
     /// `all_st[e]`: every entry of the same slot and warp up to `e` is a `tcgen05.st`.
     all_st: Vec<bool>,
-    /// Where entries are dense enough (at least one per two slots): slot `s`'s entries are
-    /// `start[s]..start[s + 1]`; otherwise empty, and rows are found by binary search.
+    /// Per row: the first column written, one past the last, and where its offsets start in
+    /// `start` (column `c`'s entries are `start[base + c - c0]..start[base + c - c0 + 1]`).
+    rows: Vec<(u32, u32, u32)>,
     start: Vec<u32>,
 }
 
 impl ColIndex {
     /// Sorts the pending entries into rows (access order kept within a slot).
-    fn build(&mut self, slots: usize, accs: &[Acc<'_>]) {
-        // Accesses are numbered in the order they were pushed: sorting by (slot, access)
-        // keeps access order within a slot.
-        self.pending.sort_unstable_by_key(|&(s, a, _)| (s, a));
+    fn build(&mut self, nrows: usize, accs: &[Acc<'_>]) {
+        // Accesses are numbered in the order they were pushed: sorting by (row, column,
+        // access) keeps access order within a slot.
+        self.pending.sort_unstable_by_key(|&(r, c, a, _)| (r, c, a));
         let n = self.pending.len();
-        self.slot.clear();
         self.acc.clear();
         self.all_st.clear();
-        self.slot.reserve(n);
         self.acc.reserve(n);
         self.all_st.reserve(n);
-        let (mut prev_s, mut prev_g, mut all) = (u32::MAX, usize::MAX, true);
-        for &(s, a, is_st) in &self.pending {
-            let g = accs[a as usize].g;
-            if s != prev_s || g != prev_g {
-                all = true;
-                prev_s = s;
-                prev_g = g;
+        self.rows.clear();
+        self.rows.resize(nrows, (0, 0, 0));
+        self.start.clear();
+        let (mut prev, mut prev_g, mut all) = ((u32::MAX, u32::MAX), usize::MAX, true);
+        let mut e = 0;
+        while e < n {
+            let row = self.pending[e].0;
+            let mut e1 = e;
+            while e1 < n && self.pending[e1].0 == row {
+                e1 += 1;
             }
-            all &= is_st;
-            self.slot.push(s);
-            self.acc.push(a);
-            self.all_st.push(all);
+            let (c0, c1) = (self.pending[e].1, self.pending[e1 - 1].1 + 1);
+            if let Some(x) = self.rows.get_mut(row as usize) {
+                *x = (c0, c1, self.start.len() as u32);
+            }
+            let mut at = e;
+            for c in c0..=c1 {
+                while at < e1 && self.pending[at].1 < c {
+                    at += 1;
+                }
+                self.start.push(at as u32);
+            }
+            for &(r, c, a, is_st) in &self.pending[e..e1] {
+                let g = accs[a as usize].g;
+                if (r, c) != prev || g != prev_g {
+                    all = true;
+                    prev = (r, c);
+                    prev_g = g;
+                }
+                all &= is_st;
+                self.acc.push(a);
+                self.all_st.push(all);
+            }
+            e = e1;
         }
         self.pending = Vec::new();
-        self.start.clear();
-        if slots <= 2 * n {
-            self.start.reserve(slots + 1);
-            let mut e = 0;
-            for x in 0..=slots as u32 {
-                while e < n && self.slot[e] < x {
-                    e += 1;
-                }
-                self.start.push(e as u32);
-            }
-        }
     }
 
-    /// The entries of slot `s`, and their `all_st` flags.
-    fn row(&self, s: usize) -> (&[u32], &[bool]) {
-        let (a, b) = if self.start.is_empty() {
-            let s = s as u32;
-            let a = self.slot.partition_point(|&x| x < s);
-            (a, a + self.slot[a..].partition_point(|&x| x == s))
-        } else {
-            (self.start[s] as usize, self.start[s + 1] as usize)
-        };
-        (&self.acc[a..b], &self.all_st[a..b])
+    /// The entries of (row, column), and their `all_st` flags.
+    fn row(&self, row: usize, col: u32) -> (&[u32], &[bool]) {
+        match self.rows.get(row) {
+            Some(&(c0, c1, base)) if (c0..c1).contains(&col) => {
+                let k = (base + col - c0) as usize;
+                let (a, b) = (self.start[k] as usize, self.start[k + 1] as usize);
+                (&self.acc[a..b], &self.all_st[a..b])
+            }
+            _ => (&[], &[]),
+        }
     }
 }
 
@@ -290,8 +299,6 @@ struct Ctx<'c, 'a> {
     /// Writing accesses per (allocation, lane block of 32, column), in program order per
     /// warp: index [`Ctx::slot`]. A read visits only the columns it reads.
     by_col: ColIndex,
-    /// First index in `by_col` of each allocation (4 lane blocks × its columns).
-    col_base: Vec<usize>,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
     poisoned: Vec<bool>,
     /// Elementary steps taken (index entries, writes examined, cells, events scanned): past
@@ -307,10 +314,9 @@ impl<'a> Ctx<'_, 'a> {
         (g / self.c.w) as u32
     }
 
-    /// The `by_col` index of (allocation, lane block, column).
-    fn slot(&self, inst: u32, lb: u32, col: u32) -> usize {
-        let n = self.a.insts[inst as usize].ncols as usize;
-        self.col_base[inst as usize] + lb as usize * n + col as usize
+    /// The `by_col` row of (allocation, lane block).
+    fn row_of(inst: u32, lb: u32) -> u32 {
+        inst * 4 + lb
     }
 
     /// Resolves a TMEM address at event (g, i) to (allocation, lane, column).
@@ -359,6 +365,27 @@ impl<'a> Ctx<'_, 'a> {
     /// Builds every access; returns false if a write leaves its allocation.
     fn collect(&mut self, f: &mut Findings) {
         let w = self.c.w;
+        let n_acc = self
+            .u
+            .warps
+            .iter()
+            .zip(&self.c.reached)
+            .flat_map(|(evs, &r)| &evs[..r.min(evs.len())])
+            .filter(|e| {
+                matches!(
+                    e.stmt,
+                    Stmt::Tc(
+                        Op::Ld { .. }
+                            | Op::St { .. }
+                            | Op::Mma(_)
+                            | Op::Cp { .. }
+                            | Op::Shift { .. }
+                    )
+                )
+            })
+            .count();
+        self.accs.reserve(n_acc);
+        self.by_col.pending.reserve(2 * n_acc);
         // Per-warp buffers, reused from warp to warp.
         let none = usize::MAX;
         let (mut next_wl, mut next_ws, mut next_fc, mut next_commit, mut ordinal) =
@@ -585,11 +612,13 @@ impl<'a> Ctx<'_, 'a> {
                 for r in regions.iter().filter(|r| r.write) {
                     for lb in r.l0 / 32..r.l1.div_ceil(32) {
                         for col in r.c0..r.c1 {
-                            let slot = self.slot(r.inst, lb, col);
                             self.work.set(self.work.get() + 1);
-                            self.by_col
-                                .pending
-                                .push((slot as u32, idx as u32, kind == Kind::St));
+                            self.by_col.pending.push((
+                                Self::row_of(r.inst, lb),
+                                col,
+                                idx as u32,
+                                kind == Kind::St,
+                            ));
                         }
                     }
                 }
@@ -773,7 +802,7 @@ impl<'a> Ctx<'_, 'a> {
         sc.kept_before.clear();
         for lb in l0 / 32..l1.div_ceil(32) {
             for col in c0..c1 {
-                let (row, row_st) = self.by_col.row(self.slot(inst, lb, col));
+                let (row, row_st) = self.by_col.row(Self::row_of(inst, lb) as usize, col);
                 let mut s0 = 0;
                 while s0 < row.len() {
                     // One warp's writes to this slot, in program order.
@@ -1111,17 +1140,12 @@ pub fn values(
         opts,
         accs: Vec::new(),
         by_col: ColIndex::default(),
-        col_base: Vec::with_capacity(a.insts.len()),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
     };
-    let mut total = 0;
-    for x in &a.insts {
-        cx.col_base.push(total);
-        total += 4 * x.ncols as usize;
-    }
     cx.collect(f);
-    cx.by_col.build(total, &cx.accs);
+    // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
+    cx.by_col.build(4 * a.insts.len(), &cx.accs);
     if cx.work.get() > WORK_BUDGET {
         f.not_judged = Some(format!(
             "more than {WORK_BUDGET} TMEM index entries (work bound)"
@@ -1159,8 +1183,28 @@ pub fn values(
     }
     // Process in a linearization of happens-before, so writes are known before their readers.
     let mut order: Vec<usize> = (0..cx.accs.len()).collect();
-    order.sort_by_key(|&k| c.seq[cx.accs[k].g][cx.accs[k].i]);
-    let mut out: Vec<ObsItem> = Vec::new();
+    // `seq` numbers every event once (0, 1, 2, ...), so the keys are distinct: a counting
+    // placement by key gives the sorted order in linear time.
+    let key = |k: usize| c.seq[cx.accs[k].g][cx.accs[k].i] as usize;
+    let span = order.iter().map(|&k| key(k) + 1).max().unwrap_or(0);
+    if span <= 4 * order.len() + 64 {
+        let mut by_seq = vec![usize::MAX; span];
+        for &k in &order {
+            by_seq[key(k)] = k;
+        }
+        let n = order.len();
+        order.clear();
+        order.extend(by_seq.into_iter().filter(|&k| k != usize::MAX));
+        if order.len() != n {
+            // Not distinct after all: fall back to sorting.
+            order = (0..n).collect();
+            order.sort_by_key(|&k| key(k));
+        }
+    } else {
+        order.sort_unstable_by_key(|&k| key(k));
+    }
+    let mut out: Vec<ObsItem> =
+        Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
     let mut sc = Scratch::default();
     let mut buf: Vec<WordExpect> = Vec::new();
     for k in order {

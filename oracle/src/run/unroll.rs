@@ -298,6 +298,10 @@ impl<'a> Ctx<'a> {
 /// Unrolls every warp of every CTA of `p`.
 pub fn unroll(p: &Program) -> Unrolled<'_> {
     let mut locs = Locs::default();
+    locs.nodes.reserve(
+        p.warps.iter().map(Vec::len).sum::<usize>()
+            + p.funcs.iter().map(|f| f.body.len()).sum::<usize>(),
+    );
     let mut wbase = Vec::with_capacity(p.warps.len());
     for (w, code) in p.warps.iter().enumerate() {
         wbase.push(locs.len() as u32);
@@ -333,7 +337,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 odd: rank & 1 == 1,
                 cluster: (cta / cs) as u16,
                 warp: w as u8,
-                out: Vec::new(),
+                out: Vec::with_capacity(code.len()),
                 live: u32::MAX,
                 budget,
                 visits,
