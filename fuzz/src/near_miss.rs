@@ -11,9 +11,9 @@ use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::sim::{SimConfig, simulate};
 use tcgen05_generators::mutate::{EditionHint, MUTATORS, Mutator};
 use tcgen05_generators::{BytesChoices, Config, builder};
-use tcgen05_ir::{Case, Intent, Provenance};
+use tcgen05_ir::{Case, Intent, Provenance, RuleId};
 use tcgen05_oracle::catalogue::{self, Kind};
-use tcgen05_oracle::{Edition, LaneExpect, ObsExpect, Options, RunVerdict};
+use tcgen05_oracle::{Edition, Expected, LaneExpect, ObsExpect, Options, RunVerdict};
 
 /// The near miss the bytes describe, with its mutator; `None` when the mutator found nothing
 /// to break in the base program.
@@ -83,31 +83,7 @@ pub fn check(case: &Case, m: &Mutator) {
         return;
     }
     if row.kind() != Kind::Static || (!static_only && v.is_empty()) {
-        let mut flagged: Vec<_> = e.violations.iter().map(|x| x.rule).collect();
-        match &e.run.verdict {
-            RunVerdict::Undefined(r) => flagged.extend(r.iter().copied()),
-            RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
-                flagged.extend(e.run.rules.iter().copied())
-            }
-            RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
-        }
-        flagged.extend(e.leak.rules.iter().copied());
-        for o in &e.obs {
-            for (_, lane) in o.iter() {
-                match lane {
-                    LaneExpect::Is(ObsExpect::Unspecified(r)) => {
-                        flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
-                    }
-                    LaneExpect::Is(ObsExpect::PerWord(_) | ObsExpect::OneOf(_)) => {
-                        flagged.extend(o.rules.iter().copied())
-                    }
-                    LaneExpect::Exact(_)
-                    | LaneExpect::Is(
-                        ObsExpect::Exact(_) | ObsExpect::Check(_) | ObsExpect::Absent,
-                    ) => {}
-                }
-            }
-        }
+        let flagged = named_rules(&e);
         if !flagged.contains(&m.rule) {
             report(
                 format!("mutator-not-flagged / {}", m.name),
@@ -137,6 +113,37 @@ pub fn check(case: &Case, m: &Mutator) {
     }
 }
 
+/// The rules the oracle's run expectation names: violations, the rules of an undefined or
+/// blocking verdict, leak rules, and the rules of every observation record that is not
+/// predicted exactly (a race shows in the values it makes unspecified).
+pub fn named_rules(e: &Expected) -> Vec<RuleId> {
+    let mut flagged: Vec<RuleId> = e.violations.iter().map(|x| x.rule).collect();
+    match &e.run.verdict {
+        RunVerdict::Undefined(r) => flagged.extend(r.iter().copied()),
+        RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
+            flagged.extend(e.run.rules.iter().copied())
+        }
+        RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
+    }
+    flagged.extend(e.leak.rules.iter().copied());
+    for o in &e.obs {
+        for (_, lane) in o.iter() {
+            match lane {
+                LaneExpect::Is(ObsExpect::Unspecified(r)) => {
+                    flagged.extend(r.iter().copied().chain(o.rules.iter().copied()))
+                }
+                LaneExpect::Is(ObsExpect::PerWord(_) | ObsExpect::OneOf(_)) => {
+                    flagged.extend(o.rules.iter().copied())
+                }
+                LaneExpect::Exact(_)
+                | LaneExpect::Is(ObsExpect::Exact(_) | ObsExpect::Check(_) | ObsExpect::Absent) => {
+                }
+            }
+        }
+    }
+    flagged
+}
+
 /// One iteration.
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     if let Some((case, m)) = case_of(u)? {
@@ -147,6 +154,36 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use tcgen05_generators::mutate::{by_name, near_miss};
+
+    /// `ld-before-wait-st` (MCM-ST-BEFORE-USE) on 300 seeded bases: the oracle names the rule
+    /// on every one. Before session 3's fix it did not on 16 of them: the moved st rewrote
+    /// cells with the data an earlier st of the same seed had put there, or sat in a loop whose
+    /// last iteration (the one recorded) rewrote the previous iteration's data; an overwrite
+    /// with equal data is no visible race (reference §6 MCM-ST-BEFORE-USE: "race →
+    /// unspecified" values).
+    #[test]
+    fn ld_before_wait_st_is_named_on_every_seeded_base() {
+        let m = by_name("ld-before-wait-st").expect("mutator exists");
+        let mut missed = Vec::new();
+        for seed in 0..300u64 {
+            let Some(p) = near_miss(m, seed * 7919) else {
+                continue;
+            };
+            let e = tcgen05_oracle::expect_with(
+                &p,
+                &tcgen05_oracle::Options::edition(super::edition(m)),
+            );
+            if !super::named_rules(&e).contains(&m.rule) {
+                missed.push(seed * 7919);
+            }
+        }
+        assert!(
+            missed.is_empty(),
+            "MCM-ST-BEFORE-USE not named for seeds {missed:?}"
+        );
+    }
+
     #[test]
     fn smoke() {
         let found = crate::finding::collecting(|| crate::test_n_times(300, 1024, 9, super::run));

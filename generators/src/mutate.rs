@@ -2113,6 +2113,53 @@ mod tests {
         }
     }
 
+    /// MCM-XTHREAD-NONPIPE (reference §4.3-4.4: a non-pipelined producer must wait::st before
+    /// its fence and sync): in every mutant, some warp other than the MMA's issuer stores A and
+    /// reaches the next synchronization with no `wait::st` after that store.
+    #[test]
+    fn publish_without_wait_st_leaves_the_a_store_unwaited_at_the_sync() {
+        let m = by_name("publish-without-wait-st").expect("exists");
+        for seed in 0..200u64 {
+            let Some(p) = near_miss(m, seed * 31) else {
+                continue;
+            };
+            let a = p
+                .ops()
+                .into_iter()
+                .find_map(|op| match op {
+                    Op::Mma(x) => match x.a {
+                        MmaA::Tmem(t) => Some(t),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .expect("an MMA with A in TMEM");
+            let unwaited = p.warps.iter().any(|code| {
+                let issues = walk::contains(&p, code, &|s| matches!(s, Stmt::Tc(Op::Mma(_))));
+                let Some(i) = code.iter().position(|s| {
+                    matches!(s, Stmt::Tc(Op::St { taddr, .. }) if taddr.base == a.base && taddr.col == a.col)
+                }) else {
+                    return false;
+                };
+                let sync = code[i..]
+                    .iter()
+                    .position(|s| matches!(s, Stmt::BarCta | Stmt::ClusterArrive { .. }))
+                    .map(|k| i + k);
+                !issues
+                    && sync.is_some_and(|j| {
+                        !walk::contains(&p, &code[i + 1..j], &|s| {
+                            matches!(s, Stmt::Tc(op) if is_wait(op, WaitOp::St))
+                        })
+                    })
+            });
+            assert!(
+                unwaited,
+                "seed {}: no unwaited A store at a sync",
+                seed * 31
+            );
+        }
+    }
+
     #[test]
     fn names_are_unique() {
         for (i, a) in MUTATORS.iter().enumerate() {
