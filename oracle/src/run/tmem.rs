@@ -751,6 +751,7 @@ impl<'a> Ctx<'_, 'a> {
         inst: u32,
         (l0, l1, c0, c1): (u32, u32, u32, u32),
         sc: &Scratch,
+        adds: &mut Vec<u32>,
     ) -> Option<Vec<u32>> {
         if !sc.race.is_empty() || sc.before.len() != 1 {
             return None;
@@ -763,12 +764,28 @@ impl<'a> Ctx<'_, 'a> {
         if !(w.known && wr.write && wr.l0 <= l0 && wr.l1 >= l1 && wr.c0 <= c0 && wr.c1 >= c1) {
             return None;
         }
-        let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
-        for l in l0..l1 {
-            for c in c0..c1 {
-                v.push(values::st_value(*seed, l - wr.l0, c - wr.c0));
+        // `st_value(seed, lane, reg)` is `lane * mul + add(reg)` (wrapping; the coefficients
+        // the printer emits, `values::st_coeffs`): one coefficient pair per column, then one
+        // multiply-add per word, written in place.
+        let (mul, _) = values::st_coeffs(*seed, 0);
+        adds.clear();
+        adds.extend((c0..c1).map(|c| values::st_coeffs(*seed, c - wr.c0).1));
+        let n = (c1 - c0) as usize;
+        let mut v = vec![0u32; (l1 - l0) as usize * n];
+        let adds = &adds[..n];
+        for (li, l) in (l0..l1).enumerate() {
+            let lm = (l - wr.l0).wrapping_mul(mul);
+            let row = &mut v[li * n..(li + 1) * n];
+            for j in 0..n {
+                row[j] = lm.wrapping_add(adds[j]);
             }
         }
+        debug_assert!((l0..l1).all(|l| {
+            (c0..c1).all(|c| {
+                v[(l - l0) as usize * n + (c - c0) as usize]
+                    == values::st_value(*seed, l - wr.l0, c - wr.c0)
+            })
+        }));
         Some(v)
     }
 
@@ -1207,6 +1224,7 @@ pub fn values(
         Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
     let mut sc = Scratch::default();
     let mut buf: Vec<WordExpect> = Vec::new();
+    let mut adds: Vec<u32> = Vec::new();
     for k in order {
         if cx.work.get() > WORK_BUDGET {
             f.not_judged = Some(format!(
@@ -1237,7 +1255,7 @@ pub fn values(
                     let n = u32::from(*nregs);
                     let rect = (r.l0, r.l0 + 32, r.c0, r.c0 + n);
                     cx.plan(k, r.inst, rect, &mut sc);
-                    if let Some(data) = cx.single_st(r.inst, rect, &sc) {
+                    if let Some(data) = cx.single_st(r.inst, rect, &sc, &mut adds) {
                         // The common case: one st ordered before, nothing racing.
                         SiteExpect::Exact { words: n, data }
                     } else {
