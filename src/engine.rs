@@ -461,8 +461,6 @@ fn worker(sh: &Shared<'_>, w: usize) {
             sh.stop.store(true, Ordering::SeqCst);
             break;
         }
-        // Positions `first..first + claim`, less those past `--cases` and those an earlier run
-        // finished out of order.
         // Near the end of `--cases`, smaller claims keep every worker busy.
         let claim = match sh.limit_positions {
             Some(n) => {
@@ -476,6 +474,8 @@ fn worker(sh: &Shared<'_>, w: usize) {
         if sh.limit_positions.is_some_and(|n| first >= n) {
             break;
         }
+        // Positions `first..first + claim`, less those past `--cases` and those an earlier run
+        // finished out of order.
         let positions: Vec<u64> = (first..first + claim)
             .filter(|p| sh.limit_positions.is_none_or(|n| *p < n))
             .filter(|p| !sh.resumed_extra.contains(p))
