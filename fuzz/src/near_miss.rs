@@ -184,6 +184,48 @@ mod tests {
         );
     }
 
+    /// The same on bases built from fuzzer-like bytes (short inputs run out of bytes, which is
+    /// where equal st seeds came from): 2,000 inputs of 16 to 527 bytes.
+    #[test]
+    fn ld_before_wait_st_is_named_on_byte_driven_bases() {
+        use tcgen05_generators::{BytesChoices, Config, builder};
+        let m = by_name("ld-before-wait-st").expect("mutator exists");
+        let mut s = 0x5EED_u64;
+        let (mut applied, mut missed) = (0, 0);
+        for _ in 0..2000 {
+            let mut next = || {
+                // 64-bit LCG (Knuth's MMIX constants), high byte.
+                s = s
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (s >> 56) as u8
+            };
+            let len = 16 + usize::from(next()) * 2;
+            let bytes: Vec<u8> = (0..len).map(|_| next()).collect();
+            let mut u = arbitrary::Unstructured::new(&bytes);
+            let mut cfg = Config::default();
+            (m.patch)(&mut cfg);
+            let mut c = BytesChoices::new(&mut u);
+            let mut p = builder::build(&cfg, &mut c);
+            if !(m.apply)(&mut p, &mut c) {
+                continue;
+            }
+            applied += 1;
+            let e = tcgen05_oracle::expect_with(
+                &p,
+                &tcgen05_oracle::Options::edition(super::edition(m)),
+            );
+            if !super::named_rules(&e).contains(&m.rule) {
+                missed += 1;
+            }
+        }
+        assert!(applied > 500, "the mutator applied to {applied} bases only");
+        assert_eq!(
+            missed, 0,
+            "MCM-ST-BEFORE-USE not named on {missed} of {applied} bases"
+        );
+    }
+
     #[test]
     fn smoke() {
         let found = crate::finding::collecting(|| crate::test_n_times(300, 1024, 9, super::run));
