@@ -16,6 +16,19 @@ fn bench(c: &mut Criterion) {
             black_box(builder::build(&cfg, &mut SeedChoices::new(seed)))
         })
     });
+    // The same with sparse MMAs off (their cp of FillElem::SpMeta metadata is the default
+    // config's only session-3 addition): the cost of sparse-by-default, same load.
+    let dense = Config {
+        sparse_pct: 0,
+        ..Config::default()
+    };
+    let mut seed2 = 0u64;
+    g.bench_function("valid program (default config, sparse off)", |b| {
+        b.iter(|| {
+            seed2 = seed2.wrapping_add(1);
+            black_box(builder::build(&dense, &mut SeedChoices::new(seed2)))
+        })
+    });
     let mixed = Stream::new(Config::default(), 1, Mode::Mixed);
     let mut i = 0u64;
     g.bench_function("mixed case (valid, near-miss, litmus)", |b| {
