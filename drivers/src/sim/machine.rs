@@ -7,11 +7,12 @@ use super::code::{Code, Ins};
 use super::faults::{Fault, Faults};
 use super::mma::{self, MmaPlan};
 use super::sched::Chooser;
+use super::smem::Region;
 use super::tmem::{self, Tmem};
 use crate::outcome::{HangSite, Outcome, TrapKind};
 use tcgen05_ir::form::{LdForm, StForm};
 use tcgen05_ir::observe::{self, Site};
-use tcgen05_ir::values::{fill_word, st_value};
+use tcgen05_ir::values::st_value;
 use tcgen05_ir::*;
 
 /// How the scheduler picks the next action.
@@ -67,7 +68,7 @@ struct Cta {
     slots: Vec<u32>,
     mbars: Vec<Mbar>,
     /// Shared, so that a performed MMA keeps the words it read (copy on write).
-    regions: Vec<std::rc::Rc<Vec<u32>>>,
+    regions: Vec<std::rc::Rc<Region>>,
     bar_gen: u32,
     bar_count: u32,
     bar_released: Vec<u32>,
@@ -149,7 +150,9 @@ enum AKind {
         col0: u32,
         rows: u32,
         row_bytes: u32,
-        lanes: Vec<Vec<u32>>,
+        /// The destination lanes of row r: [`cp_lanes`].
+        multicast: Option<CpMulticast>,
+        lane0: u32,
         both: bool,
     },
 }
@@ -161,6 +164,8 @@ struct AsyncOp {
     cta_group: Option<CtaGroup>,
     kind: AKind,
     preds: Vec<u32>,
+    /// `preds[..met]` are done (ops are never undone, so the index only grows).
+    met: u32,
     done: bool,
 }
 
@@ -189,7 +194,13 @@ pub struct Machine<'p> {
     rr: usize,
     /// `::2` collectives waiting for their peer (no matching to do when 0).
     open_pairs: usize,
+    /// Per cluster, the fewest cluster arrivals of its unfinished warps (`u32::MAX`: none),
+    /// computed at most once per scheduler step ([`NOT_KNOWN`] until then).
+    cluster_min: Vec<std::cell::Cell<u64>>,
 }
+
+/// A [`Machine::cluster_min`] entry not computed in this step.
+const NOT_KNOWN: u64 = u64::MAX;
 
 enum Step {
     Progress,
@@ -222,7 +233,7 @@ impl<'p> Machine<'p> {
                     .smem
                     .regions
                     .iter()
-                    .map(|b| std::rc::Rc::new(vec![0u32; (b.max(&16) / 4) as usize]))
+                    .map(|b| std::rc::Rc::new(Region::zeroed((b.max(&16) / 4) as usize)))
                     .collect(),
                 bar_gen: 0,
                 bar_count: 0,
@@ -272,6 +283,7 @@ impl<'p> Machine<'p> {
             abort: None,
             rr: 0,
             open_pairs: 0,
+            cluster_min: vec![std::cell::Cell::new(NOT_KNOWN); clusters],
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -317,6 +329,9 @@ impl<'p> Machine<'p> {
                 return Outcome::TimedOut { limit_ms: 0 };
             }
             self.match_pairs();
+            for m in &self.cluster_min {
+                m.set(NOT_KNOWN);
+            }
             ready.clear();
             for w in 0..self.warps.len() {
                 if !self.warps[w].done && self.can_step(w) {
@@ -325,13 +340,12 @@ impl<'p> Machine<'p> {
             }
             eligible.clear();
             let need_eligible = self.policy != Policy::Adversarial || ready.is_empty();
-            for &id in self.pending.iter().filter(|_| need_eligible) {
-                if self.ops[id as usize]
-                    .preds
-                    .iter()
-                    .all(|&p| self.ops[p as usize].done)
-                {
-                    eligible.push(id);
+            if need_eligible {
+                for i in 0..self.pending.len() {
+                    let id = self.pending[i];
+                    if self.preds_done(id) {
+                        eligible.push(id);
+                    }
                 }
             }
             if ready.is_empty() && eligible.is_empty() {
@@ -386,6 +400,21 @@ impl<'p> Machine<'p> {
             }
         }
         self.finish()
+    }
+
+    /// Whether every predecessor of op `id` has performed.
+    fn preds_done(&mut self, id: u32) -> bool {
+        let op = &self.ops[id as usize];
+        let mut k = op.met as usize;
+        while let Some(&p) = op.preds.get(k) {
+            if !self.ops[p as usize].done {
+                break;
+            }
+            k += 1;
+        }
+        let all = k == op.preds.len();
+        self.ops[id as usize].met = k as u32;
+        all
     }
 
     fn next_rr(&mut self, ready: &[usize]) -> usize {
@@ -469,9 +498,33 @@ impl<'p> Machine<'p> {
                 .pair_req
                 .is_none_or(|i| cta.pairs.get(i).is_none_or(|r| r.done)),
             Block::Bar { generation } => cta.bar_gen != generation,
-            Block::Cluster { target } => self.cluster_arrived(cta.cluster, target),
+            Block::Cluster { target } => self.cluster_min(cta.cluster) >= target,
             Block::Mbar { bar, parity } => self.mbar_passes(wr.cta, bar, parity),
         }
+    }
+
+    /// The fewest cluster arrivals of an unfinished warp of `cluster` (`u32::MAX`: none), as
+    /// of the start of this scheduler step: [`Machine::cluster_arrived`] of every target at
+    /// once.
+    fn cluster_min(&self, cluster: u32) -> u32 {
+        let memo = self.cluster_min.get(cluster as usize);
+        if let Some(m) = memo
+            && m.get() != NOT_KNOWN
+        {
+            return m.get() as u32;
+        }
+        let mut min = u32::MAX;
+        for c in self.ctas.iter().filter(|c| c.cluster == cluster) {
+            for &w in &c.warps {
+                if !self.warps[w].done {
+                    min = min.min(self.warps[w].cluster_arrivals);
+                }
+            }
+        }
+        if let Some(m) = memo {
+            m.set(u64::from(min));
+        }
+        min
     }
 
     fn cluster_arrived(&self, cluster: u32, target: u32) -> bool {
@@ -756,14 +809,7 @@ impl<'p> Machine<'p> {
             Ins::Fill { region, seed, elem } => {
                 let c = self.warps[w].cta;
                 if let Some(r) = self.ctas[c].regions.get_mut(usize::from(*region)) {
-                    let r = std::rc::Rc::make_mut(r);
-                    for lane in lanes(mask) {
-                        let mut i = lane;
-                        while (i as usize) < r.len() {
-                            r[i as usize] = fill_word(*elem, *seed, i);
-                            i += 32;
-                        }
-                    }
+                    std::rc::Rc::make_mut(r).fill(mask, *elem, *seed);
                 }
                 self.advance(w)
             }
@@ -957,6 +1003,7 @@ impl<'p> Machine<'p> {
             cta_group,
             kind,
             preds,
+            met: 0,
             done: false,
         });
         self.pending.push(id);
@@ -1251,20 +1298,6 @@ impl<'p> Machine<'p> {
                 for lane in lanes(mask) {
                     let a = self.taddr(w, taddr);
                     let l0 = a >> 16;
-                    let dest: Vec<Vec<u32>> = (0..rows)
-                        .map(|r| match form.multicast {
-                            Some(CpMulticast::Warpx4) => (0..4).map(|q| 32 * q + r % 32).collect(),
-                            Some(CpMulticast::Warpx2_02_13) => {
-                                let q = r / 32 % 2;
-                                vec![32 * q + r % 32, 32 * (q + 2) + r % 32]
-                            }
-                            Some(CpMulticast::Warpx2_01_23) => {
-                                let q = 2 * (r / 32 % 2);
-                                vec![32 * q + r % 32, 32 * (q + 1) + r % 32]
-                            }
-                            None => vec![l0 + r],
-                        })
-                        .collect();
                     let mut preds = if form.shape == CpShape::S4x256b {
                         self.pipeline_preds(
                             w,
@@ -1281,7 +1314,8 @@ impl<'p> Machine<'p> {
                         col0: a & 0xFFFF,
                         rows,
                         row_bytes,
-                        lanes: dest,
+                        multicast: form.multicast,
+                        lane0: l0,
                         both: form.cta_group == CtaGroup::Two,
                     };
                     let id = self.new_op(w, lane, Some(form.cta_group), kind, preds);
@@ -1519,19 +1553,42 @@ impl<'p> Machine<'p> {
                 let mut out = std::mem::take(&mut self.warps[w].regs[*ld as usize]);
                 for t in lanes(*lm) {
                     let base = (t * info.words) as usize;
+                    // Every register of a thread is in one lane (cell_of); when no lazy
+                    // layer owns a cell of its columns, read the stored cells directly.
+                    let lo = tmem::cell_of(form.shape, t, 0, split).0;
+                    let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
+                    let (mut first, mut last) = (u32::MAX, 0);
                     for i in 0..limit {
-                        let (lo, co) = tmem::cell_of(form.shape, t, i, split);
-                        let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
-                        let v = if pack {
-                            let a = self.cell(c, lane, col0 + 2 * co);
-                            let b = self.cell(c, lane, col0 + 2 * co + 1);
-                            (a & 0xFFFF) | (b << 16)
+                        let co = tmem::cell_of(form.shape, t, i, split).1;
+                        let (a, b) = if pack {
+                            (col0 + 2 * co, col0 + 2 * co + 1)
                         } else {
-                            self.cell(c, lane, col0 + co)
+                            (col0 + co, col0 + co)
                         };
-                        if let Some(slot) = out.get_mut(base + i as usize) {
-                            *slot = v;
+                        first = first.min(a);
+                        last = last.max(b);
+                    }
+                    let tm = &self.ctas[c].tmem;
+                    if limit > 0
+                        && lane < tmem::LANES
+                        && last < tmem::COLS
+                        && tm.lane_clean(lane, first, last)
+                    {
+                        for i in 0..limit {
+                            let co = tmem::cell_of(form.shape, t, i, split).1;
+                            let v = if pack {
+                                let a = tm.stored(lane, col0 + 2 * co);
+                                let b = tm.stored(lane, col0 + 2 * co + 1);
+                                (a & 0xFFFF) | (b << 16)
+                            } else {
+                                tm.stored(lane, col0 + co)
+                            };
+                            if let Some(slot) = out.get_mut(base + i as usize) {
+                                *slot = v;
+                            }
                         }
+                    } else {
+                        self.read_lane(c, lane, t, (*col0, split), form, limit, &mut out[..], base);
                     }
                     if form.red {
                         let n = *nregs as usize;
@@ -1606,7 +1663,8 @@ impl<'p> Machine<'p> {
                 col0,
                 rows,
                 row_bytes,
-                lanes: dest,
+                multicast,
+                lane0,
                 both,
             } => {
                 let mut targets = vec![c];
@@ -1628,9 +1686,8 @@ impl<'p> Machine<'p> {
                             // in sim/mod.rs).
                             let v = self.ctas[t].regions[usize::from(desc.region)]
                                 .get((addr / 4) as usize)
-                                .copied()
                                 .unwrap_or(0);
-                            for &l in &dest[r as usize] {
+                            for l in cp_lanes(*multicast, *lane0, r) {
                                 self.set_cell(t, l, col0 + cell, v);
                             }
                         }
@@ -1684,6 +1741,39 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// An ld's registers `0..limit` of thread `t` (in `lane`), cell by cell: the path for
+    /// cells that lazy layers own or that are outside the array.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the loop state of `perform`'s ld, passed whole"
+    )]
+    fn read_lane(
+        &mut self,
+        c: usize,
+        lane: u32,
+        t: u32,
+        (col0, split): (u32, u32),
+        form: &LdForm,
+        limit: u32,
+        out: &mut [u32],
+        base: usize,
+    ) {
+        let pack = form.pack.is_some();
+        for i in 0..limit {
+            let co = tmem::cell_of(form.shape, t, i, split).1;
+            let v = if pack {
+                let a = self.cell(c, lane, col0 + 2 * co);
+                let b = self.cell(c, lane, col0 + 2 * co + 1);
+                (a & 0xFFFF) | (b << 16)
+            } else {
+                self.cell(c, lane, col0 + co)
+            };
+            if let Some(slot) = out.get_mut(base + i as usize) {
+                *slot = v;
+            }
+        }
+    }
+
     fn set_cell(&mut self, c: usize, lane: u32, col: u32, v: u32) {
         if !self.ctas[c].tmem.set(lane, col, v) {
             self.trap_range();
@@ -1698,6 +1788,24 @@ impl<'p> Machine<'p> {
             });
         }
     }
+}
+
+/// The TMEM lanes that row `r` of a cp lands in (reference §2.7: multicast copies a row into
+/// one lane of several warps' quarters).
+fn cp_lanes(multicast: Option<CpMulticast>, l0: u32, r: u32) -> impl Iterator<Item = u32> {
+    let (lanes, n): ([u32; 4], usize) = match multicast {
+        Some(CpMulticast::Warpx4) => ([r % 32, 32 + r % 32, 64 + r % 32, 96 + r % 32], 4),
+        Some(CpMulticast::Warpx2_02_13) => {
+            let q = r / 32 % 2;
+            ([32 * q + r % 32, 32 * (q + 2) + r % 32, 0, 0], 2)
+        }
+        Some(CpMulticast::Warpx2_01_23) => {
+            let q = 2 * (r / 32 % 2);
+            ([32 * q + r % 32, 32 * (q + 1) + r % 32, 0, 0], 2)
+        }
+        None => ([l0 + r, 0, 0, 0], 1),
+    };
+    lanes.into_iter().take(n)
 }
 
 /// The lanes set in `mask`, lowest first.

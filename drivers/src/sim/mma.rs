@@ -26,6 +26,7 @@
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
 use super::faults::{Fault, Faults};
+use super::smem::Region;
 use super::tmem::{Lazy, Tmem};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -87,7 +88,7 @@ pub struct MmaPlan {
 pub const OPAQUE: u32 = 0x5BA5_0000;
 
 /// One CTA's part of an MMA: its data regions and its TMEM.
-pub type Half<'a> = (&'a [Rc<Vec<u32>>], &'a mut Tmem);
+pub type Half<'a> = (&'a [Rc<Region>], &'a mut Tmem);
 
 impl MmaPlan {
     /// Whether D is in both CTAs of the pair (`cta_group::2`).
@@ -108,7 +109,7 @@ impl MmaPlan {
     /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),
     /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
     /// values are those of an eager computation now).
-    pub fn perform(&self, regions: &[Rc<Vec<u32>>], tmem: &mut Tmem) -> Result<(), String> {
+    pub fn perform(&self, regions: &[Rc<Region>], tmem: &mut Tmem) -> Result<(), String> {
         self.perform_halves([Some((regions, tmem)), None])
     }
 
@@ -123,7 +124,7 @@ impl MmaPlan {
         } else {
             self.m.min(128)
         };
-        let b_parts: Vec<(u32, &[Rc<Vec<u32>>])> = if self.opaque {
+        let b_parts: Vec<(u32, &[Rc<Region>])> = if self.opaque {
             Vec::new()
         } else {
             let own = halves.iter().flatten().map(|h| h.0).next().unwrap_or(&[]);
@@ -208,13 +209,18 @@ impl MmaPlan {
 struct Rows {
     k: usize,
     /// From row `.0` on, the rows come from region `.1` (row `r` at local row `r - .0`).
-    src: Vec<(u32, Rc<Vec<u32>>)>,
+    src: Vec<(u32, Rc<Region>)>,
     desc: SmemDesc,
     ty: Elem,
     neg: bool,
+    /// The decoded rows, in the order they were first used.
     data: RefCell<Vec<f32>>,
-    done: RefCell<Vec<bool>>,
+    /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
+    at: RefCell<Vec<u32>>,
 }
+
+/// A row not decoded yet.
+const NOT_YET: u32 = u32::MAX;
 
 impl Rows {
     fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
@@ -235,7 +241,7 @@ impl Rows {
             ty: Elem::F16,
             neg: false,
             data: RefCell::new(data),
-            done: RefCell::new(vec![true; rows as usize]),
+            at: RefCell::new((0..rows).map(|r| r * k).collect()),
         }
     }
 
@@ -243,7 +249,7 @@ impl Rows {
     /// regions); `Err` (the first element outside its data region) when any element is
     /// outside it.
     fn smem(
-        parts: &[(u32, &[Rc<Vec<u32>>])],
+        parts: &[(u32, &[Rc<Region>])],
         desc: &SmemDesc,
         ty: Elem,
         neg: bool,
@@ -265,14 +271,14 @@ impl Rows {
             desc: *desc,
             ty,
             neg,
-            data: RefCell::new(vec![0f32; (rows * k) as usize]),
-            done: RefCell::new(vec![false; rows as usize]),
+            data: RefCell::new(Vec::new()),
+            at: RefCell::new(vec![NOT_YET; rows as usize]),
         })
     }
 
     /// `Err` naming the first element outside its region, if any.
     fn check(
-        regions: &[Rc<Vec<u32>>],
+        regions: &[Rc<Region>],
         desc: &SmemDesc,
         ty: Elem,
         rows: u32,
@@ -310,31 +316,47 @@ impl Rows {
         Ok(())
     }
 
-    /// Decodes row `r` if it is not yet.
-    fn ensure(&self, r: usize) {
-        if self.done.borrow()[r] {
-            return;
+    /// Where row `r` starts in `data`, decoding it on first use.
+    fn row(&self, r: usize) -> usize {
+        let at = self.at.borrow()[r];
+        if at != NOT_YET {
+            return at as usize;
         }
+        let mut data = self.data.borrow_mut();
+        let start = data.len();
+        if data.capacity() == 0 {
+            data.reserve(self.k * 16);
+        }
+        data.resize(start + self.k, 0.0);
         if let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) {
             let (d, ty, neg) = (&self.desc, &self.ty, &self.neg);
             let local = r - *first as usize;
-            let mut data = self.data.borrow_mut();
-            let row = &mut data[r * self.k..(r + 1) * self.k];
+            let row = &mut data[start..start + self.k];
             let bytes = ty.bytes();
             let t = 16 / bytes;
             let lbo = u32::from(d.lbo_enc) << 4;
             let sbo = u32::from(d.sbo_enc) << 4;
             let r32 = local as u32;
             let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
+            // Elements narrower than a word share it: fetch each word once.
+            let mut last: Option<(u32, u32)> = None;
             for (k, x) in row.iter_mut().enumerate() {
                 let k = k as u32;
                 let addr = row_addr + (k % t) * bytes + (k / t) * lbo;
-                let word = region.get((addr / 4) as usize).copied().unwrap_or(0);
+                let word = match last {
+                    Some((i, w)) if i == addr / 4 => w,
+                    _ => {
+                        let w = region.get((addr / 4) as usize).unwrap_or(0);
+                        last = Some((addr / 4, w));
+                        w
+                    }
+                };
                 let v = decode(*ty, word >> (8 * (addr % 4)), word);
                 *x = if *neg { -v } else { v };
             }
         }
-        self.done.borrow_mut()[r] = true;
+        self.at.borrow_mut()[r] = start as u32;
+        start
     }
 }
 
@@ -370,18 +392,14 @@ impl Lazy for Product {
             lane
         } as usize;
         let (m, n, kk) = (am, col as usize, self.k);
-        ra.ensure(m);
-        rb.ensure(n);
+        let (ao, bo) = (ra.row(m), rb.row(n));
         let (a, b) = (ra.data.borrow(), rb.data.borrow());
-        let arow = &a[m * kk..(m + 1) * kk];
-        let brow = &b[n * kk..(n + 1) * kk];
+        let arow = &a[ao..ao + kk];
+        let brow = &b[bo..bo + kk];
         if self.int {
-            // |a|, |b| <= 255 and K = 32: the dot product fits an i32.
-            let dot: i32 = arow
-                .iter()
-                .zip(brow)
-                .map(|(x, y)| *x as i32 * *y as i32)
-                .sum();
+            // |a|, |b| <= 255 and K = 32: every partial sum of `dot8` is an integer below
+            // 2^24 in magnitude, so the f32 sum is exact and the dot product fits an i32.
+            let dot = dot8(arow, brow) as i32;
             let mut acc = i64::from(dot);
             if self.enable_d {
                 acc += i64::from(old as i32);
@@ -565,7 +583,7 @@ pub fn plan(
     })
 }
 
-fn load(regions: &[Rc<Vec<u32>>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
+fn load(regions: &[Rc<Region>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
     let bytes = ty.bytes();
     let t = 16 / bytes;
     let lbo = u32::from(d.lbo_enc) << 4;
@@ -575,7 +593,7 @@ fn load(regions: &[Rc<Vec<u32>>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Res
     let word = region
         .get((addr / 4) as usize)
         .ok_or_else(|| format!("MMA operand at byte {addr} is outside its data region"))?;
-    Ok(decode(ty, word >> (8 * (addr % 4)), *word))
+    Ok(decode(ty, word >> (8 * (addr % 4)), word))
 }
 
 /// The value of an element whose bits start at the low end of `v` (`word`: the whole cell,
@@ -740,7 +758,7 @@ mod tests {
         let (p, m) = mma(CtaGroup::Two, idesc, false);
         let plan = plan(&p, &m, 0, None, Faults::NONE).expect("a ::2 i8 MMA runs");
         // A: every s8 element 1; B: every element 2 in the even CTA, 3 in the odd CTA.
-        let fill = |b: u8| Rc::new(vec![u32::from_le_bytes([b; 4]); 1024]);
+        let fill = |b: u8| Rc::new(Region::from_words(vec![u32::from_le_bytes([b; 4]); 1024]));
         let even_regions = vec![fill(1), fill(2)];
         let odd_regions = vec![fill(1), fill(3)];
         let (mut te, mut to) = (Tmem::new(), Tmem::new());
@@ -763,7 +781,7 @@ mod tests {
         let (p, m) = mma(CtaGroup::One, idesc, true);
         let plan = plan(&p, &m, 32, None, Faults::NONE).expect("runs");
         let mut t = Tmem::new();
-        let regions = vec![Rc::new(vec![0; 1024]), Rc::new(vec![0; 1024])];
+        let regions = vec![Rc::new(Region::zeroed(1024)), Rc::new(Region::zeroed(1024))];
         plan.perform(&regions, &mut t).expect("in range");
         // N = 16 columns from column 32, lanes 0..128.
         assert_eq!(t.get(3, 40), Some(OPAQUE ^ (3 * 512 + 40)));

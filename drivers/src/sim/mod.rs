@@ -92,6 +92,7 @@ pub mod faults;
 pub mod machine;
 pub mod mma;
 pub mod sched;
+pub mod smem;
 pub mod tmem;
 
 use crate::outcome::{Outcome, TrapKind};

@@ -13,8 +13,43 @@ use tcgen05_ir::{LdStShape, Num, Pack};
 pub const LANES: u32 = 128;
 /// Columns of a CTA's TMEM (reference §2.1).
 pub const COLS: u32 = 512;
-const UNIT: u32 = 32;
-const UNIT_WORDS: usize = (LANES * UNIT) as usize;
+/// Cells are stored in blocks of 32 lanes x 32 columns (one warp's lane quarter of one
+/// 32-column allocation unit), created on first write.
+const BLOCK: u32 = 32;
+const BLOCK_WORDS: usize = (BLOCK * BLOCK) as usize;
+const BLOCKS: usize = ((LANES / BLOCK) * (COLS / BLOCK)) as usize;
+/// Freed blocks kept per thread for the next machine (saves the allocator and page faults).
+const POOL_MAX: usize = 512;
+
+type Cells = Box<[u32; BLOCK_WORDS]>;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Vec<Cells>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The block holding (lane, col), and the cell's index inside it.
+fn block_of(lane: u32, col: u32) -> (usize, usize) {
+    (
+        ((col / BLOCK) * (LANES / BLOCK) + lane / BLOCK) as usize,
+        ((lane % BLOCK) * BLOCK + col % BLOCK) as usize,
+    )
+}
+
+/// A block of never-written cells: each holds its [`poison`] value.
+fn poison_block(block: usize) -> Cells {
+    let mut b = POOL
+        .with(|p| p.borrow_mut().pop())
+        .unwrap_or_else(|| Box::new([0u32; BLOCK_WORDS]));
+    let lane0 = (block as u32 % (LANES / BLOCK)) * BLOCK;
+    let col0 = (block as u32 / (LANES / BLOCK)) * BLOCK;
+    for (l, row) in b.chunks_exact_mut(BLOCK as usize).enumerate() {
+        let first = poison(lane0 + l as u32, col0);
+        for (c, x) in row.iter_mut().enumerate() {
+            *x = first ^ c as u32;
+        }
+    }
+    b
+}
 
 /// The value of a cell never written: `0xDEAD_0000 ^ (lane * 512 + column)`.
 pub fn poison(lane: u32, col: u32) -> u32 {
@@ -50,44 +85,78 @@ impl Layer {
 /// Layers kept lazy at most; the oldest is computed into the cells beyond that.
 const MAX_LAYERS: usize = 48;
 
-/// 128 x 512 cells, stored per 32-column unit and created on first write, under a stack of
-/// lazy layers (MMA results, computed cell by cell when read). The lazy layers are an
-/// implementation device: every read gives what an eager computation at perform time would
-/// have written.
-#[derive(Debug, Default, Clone)]
+/// 128 x 512 cells, stored in blocks of 32 lanes x 32 columns created on first write, under
+/// a stack of lazy layers (MMA results, computed cell by cell when read). The lazy layers are
+/// an implementation device: every read gives what an eager computation at perform time
+/// would have written.
+#[derive(Debug, Clone)]
 pub struct Tmem {
-    units: Vec<Option<Box<[u32]>>>,
+    blocks: [Option<Cells>; BLOCKS],
     layers: Vec<Layer>,
+}
+
+impl Default for Tmem {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for Tmem {
+    fn drop(&mut self) {
+        let _ = POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            for b in self.blocks.iter_mut().filter_map(Option::take) {
+                if p.len() >= POOL_MAX {
+                    break;
+                }
+                p.push(b);
+            }
+        });
+    }
 }
 
 impl Tmem {
     /// An empty TMEM.
     pub fn new() -> Self {
         Tmem {
-            units: vec![None; (COLS / UNIT) as usize],
+            blocks: [const { None }; BLOCKS],
             layers: Vec::new(),
         }
     }
 
+    #[inline]
     fn base(&self, lane: u32, col: u32) -> u32 {
-        match &self.units[(col / UNIT) as usize] {
-            Some(u) => u[(lane * UNIT + col % UNIT) as usize],
+        let (b, i) = block_of(lane, col);
+        match &self.blocks[b] {
+            Some(u) => u[i],
             None => poison(lane, col),
         }
     }
 
+    #[inline]
     fn set_base(&mut self, lane: u32, col: u32, v: u32) {
-        let unit = (col / UNIT) as usize;
-        let u = self.units[unit].get_or_insert_with(|| {
-            let mut b = vec![0u32; UNIT_WORDS].into_boxed_slice();
-            for l in 0..LANES {
-                for c in 0..UNIT {
-                    b[(l * UNIT + c) as usize] = poison(l, unit as u32 * UNIT + c);
-                }
-            }
-            b
-        });
-        u[(lane * UNIT + col % UNIT) as usize] = v;
+        let (b, i) = block_of(lane, col);
+        self.blocks[b].get_or_insert_with(|| poison_block(b))[i] = v;
+    }
+
+    /// Whether no lazy layer owns a cell of `lane` in the columns `[lo, hi]`: then
+    /// [`Tmem::stored`] reads those cells.
+    pub fn lane_clean(&self, lane: u32, lo: u32, hi: u32) -> bool {
+        self.layers.iter().all(|l| {
+            let first = lo.max(l.col0);
+            let last = hi.min(l.col0 + l.lanes.len() as u32 - 1);
+            first > last
+                || l.lanes[(first - l.col0) as usize..=(last - l.col0) as usize]
+                    .iter()
+                    .all(|m| m >> lane & 1 == 0)
+        })
+    }
+
+    /// The stored value of a cell inside the array that no lazy layer owns
+    /// ([`Tmem::lane_clean`]).
+    #[inline]
+    pub fn stored(&self, lane: u32, col: u32) -> u32 {
+        self.base(lane, col)
     }
 
     /// The cell as seen below layer `top` (layers `0..top`).
@@ -117,10 +186,21 @@ impl Tmem {
     /// Reads a cell and keeps its value (a lazy cell is computed once); `None` when outside
     /// the array.
     pub fn read(&mut self, lane: u32, col: u32) -> Option<u32> {
-        let v = self.get(lane, col)?;
-        if !self.layers.is_empty() && self.layers.iter().any(|l| l.owns(lane, col)) {
-            self.set(lane, col, v);
+        if lane >= LANES || col >= COLS {
+            return None;
         }
+        let Some(top) = self.layers.iter().rposition(|l| l.owns(lane, col)) else {
+            return Some(self.base(lane, col));
+        };
+        let v = self.below(top + 1, lane, col);
+        // As `set`: no layer owns the cell any more, the cells hold its value.
+        let bit = !(1u128 << lane);
+        for l in &mut self.layers[..=top] {
+            if let Some(m) = l.lanes.get_mut(col.wrapping_sub(l.col0) as usize) {
+                *m &= bit;
+            }
+        }
+        self.set_base(lane, col, v);
         Some(v)
     }
 
