@@ -21,6 +21,15 @@
 //! last checkpoint, and those are simply run again on restart: their findings are already
 //! stored (the store deduplicates), and their counts were never recorded.
 //!
+//! # Compile-only targets
+//!
+//! When a target is compile-only (ptxas), a worker claims up to [`COMPILE_ONLY_BATCH`]
+//! consecutive positions at once and [`judge_batch`] hands them to that target's
+//! `Target::run_batch` (one ptxas process per `.version`/`.target` group instead of one per
+//! case); running targets still run case by case. Each case of the claim is then counted,
+//! minimized and marked done on its own, as a single case is, so resumption and the counts are
+//! unchanged; on Ctrl-C the whole claim is abandoned.
+//!
 //! # Ctrl-C
 //!
 //! After the first Ctrl-C, SIGTERM or SIGHUP (`crate::interrupt`) the workers take no new case
