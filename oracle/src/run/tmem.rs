@@ -773,12 +773,12 @@ impl<'a> Ctx<'_, 'a> {
         let n = (c1 - c0) as usize;
         let mut v = vec![0u32; (l1 - l0) as usize * n];
         let adds = &adds[..n];
-        for (li, l) in (l0..l1).enumerate() {
-            let lm = (l - wr.l0).wrapping_mul(mul);
-            let row = &mut v[li * n..(li + 1) * n];
-            for j in 0..n {
-                row[j] = lm.wrapping_add(adds[j]);
-            }
+        let lanes = (l0 - wr.l0)..(l1 - wr.l0);
+        match n {
+            1 => fill_rows::<1>(&mut v, adds, lanes, mul),
+            2 => fill_rows::<2>(&mut v, adds, lanes, mul),
+            4 => fill_rows::<4>(&mut v, adds, lanes, mul),
+            _ => fill_rows_any(&mut v, adds, lanes, mul),
         }
         debug_assert!((l0..l1).all(|l| {
             (c0..c1).all(|c| {
@@ -1275,6 +1275,31 @@ pub fn values(
         }
     }
     out
+}
+
+/// Fills lane-major rows of `adds.len()` words: word `j` of the row of lane `l` is
+/// `l * mul + adds[j]` (wrapping), `l` running over `lanes`.
+fn fill_rows_any(v: &mut [u32], adds: &[u32], lanes: std::ops::Range<u32>, mul: u32) {
+    for (row, l) in v.chunks_exact_mut(adds.len().max(1)).zip(lanes) {
+        let lm = l.wrapping_mul(mul);
+        for (x, a) in row.iter_mut().zip(adds) {
+            *x = lm.wrapping_add(*a);
+        }
+    }
+}
+
+/// [`fill_rows_any`] for rows of a fixed width `N` (unrolled: the common `.x1/.x2/.x4`).
+fn fill_rows<const N: usize>(v: &mut [u32], adds: &[u32], lanes: std::ops::Range<u32>, mul: u32) {
+    let Ok(adds) = <&[u32; N]>::try_from(adds) else {
+        fill_rows_any(v, adds, lanes, mul);
+        return;
+    };
+    for (row, l) in v.chunks_exact_mut(N).zip(lanes) {
+        let lm = l.wrapping_mul(mul);
+        for (x, a) in row.iter_mut().zip(adds) {
+            *x = lm.wrapping_add(*a);
+        }
+    }
 }
 
 /// The site expectation of an ld from its cells (lane-major, `n` words per lane).
