@@ -23,6 +23,7 @@ fn case_of(target: &str, data: &[u8]) -> Result<Case, String> {
             .ok_or_else(none),
         "ptxas" | "cuda" => backend::case_of(&mut u)
             .map_err(|e| e.to_string())?
+            .map(|(c, _)| c)
             .ok_or_else(none),
         "ptx_roundtrip" => {
             let program = ptx_roundtrip::program_of(&mut u).map_err(|e| e.to_string())?;
