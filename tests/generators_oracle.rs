@@ -11,13 +11,12 @@ fn configs() -> [(&'static str, Config); 4] {
     [
         ("default", Config::default()),
         ("sm100a", Config::sm100a()),
-        // Sparse MMAs are off by default (Config::sparse_pct); here every MMA that can be
-        // sparse is, in CTAs of 4+ warps (the quarter warps write the metadata).
+        // Every MMA that can be sparse is, with its metadata copied by `tcgen05.cp` from a
+        // shared-memory region of valid metadata (FillElem::SpMeta, reference §3.7 "Sparse A").
         (
             "sparse",
             Config {
                 sparse_pct: 100,
-                min_warps: 4,
                 ..Config::default()
             },
         ),
