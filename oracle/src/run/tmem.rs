@@ -230,9 +230,10 @@ struct ColIndex {
 impl ColIndex {
     /// Sorts the pending entries into rows (access order kept within a slot).
     fn build(&mut self, nrows: usize, accs: &[Acc<'_>]) {
-        // Accesses are numbered in the order they were pushed: sorting by (row, column,
-        // access) keeps access order within a slot.
-        self.pending.sort_unstable_by_key(|&(r, c, a, _)| (r, c, a));
+        // Entries were pushed in access order, each access's as sorted runs: a stable sort by
+        // (row, column) keeps access order within a slot and merges the runs cheaply.
+        self.pending
+            .sort_by_key(|&(r, c, _, _)| (u64::from(r) << 32) | u64::from(c));
         let n = self.pending.len();
         self.acc.clear();
         self.all_st.clear();
@@ -960,6 +961,27 @@ impl<'a> Ctx<'_, 'a> {
             self.work.get() + u64::from((l1 - l0) * (c1 - c0)) * (k as u64 + 1) + (k * k) as u64,
         );
         let mut races = Races::default();
+        // Fast path: one write ordered before the read, covering all of it, nothing racing:
+        // every cell's only candidate is that write's value (what the loop below gives).
+        if sc.race.is_empty()
+            && let [b] = before[..]
+        {
+            let w = &self.accs[writers[b]];
+            let full = w.regions.iter().any(|x| {
+                x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
+            });
+            if full {
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(
+                            self.value_at(w, inst, l, c)
+                                .map_or(WordExpect::Unspecified, WordExpect::Exact),
+                        );
+                    }
+                }
+                return races;
+            }
+        }
         for l in l0..l1 {
             for c in c0..c1 {
                 sc.cands.clear();
