@@ -157,11 +157,19 @@ impl MmaPlan {
                     None => {
                         let mut a = Vec::with_capacity(rows as usize * kk);
                         for r in 0..rows {
+                            // Elements narrower than a cell share it: read each cell once.
+                            let mut last: Option<(u32, u32)> = None;
                             for k in 0..self.k {
                                 let byte = k * self.a_ty.bytes();
-                                let cell = tmem
-                                    .read(r, self.a_col + byte / 4)
-                                    .ok_or("MMA A outside TMEM")?;
+                                let col = self.a_col + byte / 4;
+                                let cell = match last {
+                                    Some((c, v)) if c == col => v,
+                                    _ => {
+                                        let v = tmem.read(r, col).ok_or("MMA A outside TMEM")?;
+                                        last = Some((col, v));
+                                        v
+                                    }
+                                };
                                 let v = decode(self.a_ty, cell >> (8 * (byte % 4)), cell);
                                 a.push(if self.neg_a { -v } else { v });
                             }
