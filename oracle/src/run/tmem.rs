@@ -109,6 +109,11 @@ struct Acc<'a> {
     mma: Option<Box<MmaVals>>,
     /// Whether the values it writes are known (st .32x32b, exact mma).
     known: bool,
+    /// mma with A in TMEM: the cells of the issuing CTA's allocation that A is read from
+    /// (8 columns: 256 bits of A per row for every kind, dense or sparse; lanes clamped like D).
+    a_read: Option<Region>,
+    /// mma: the races of its A read (reference §4.3-4.4); an ld of what it wrote cites them.
+    in_races: Races,
 }
 
 /// What an exact MMA needs to give the value of any cell it writes.
@@ -443,6 +448,7 @@ impl<'a> Ctx<'_, 'a> {
                 let mut regions = Regions::default();
                 let mut wild = false;
                 let mut outside_read = false;
+                let mut a_read = None;
                 match op {
                     Op::Ld { taddr, split, .. } | Op::St { taddr, split, .. } => {
                         let (shape, num, pack) = match op {
@@ -513,6 +519,13 @@ impl<'a> Ctx<'_, 'a> {
                         let mm = (m.idesc >> 24 & 0x1F) << 4;
                         let n = ((m.idesc >> 17 & 0x3F) << 3).max(8);
                         let _ = mm;
+                        if let MmaA::Tmem(t) = &m.a
+                            && let Some((inst, l, c)) = self.resolve(t, g, i)
+                        {
+                            let mut one = Regions::default();
+                            self.region(&mut one, inst, (l, 128), (c, c + 8), (true, false), true);
+                            a_read = one.first().copied();
+                        }
                         match self.resolve(&m.d, g, i) {
                             Some((inst, l, c)) => {
                                 let insts = self.pair_insts(inst, m.form.cta_group);
@@ -637,6 +650,8 @@ impl<'a> Ctx<'_, 'a> {
                     pfence,
                     mma: None,
                     known,
+                    a_read,
+                    in_races: Races::default(),
                 });
             }
         }
@@ -1109,8 +1124,30 @@ impl<'a> Ctx<'_, 'a> {
         (mask == u32::MAX && fenced).then_some(RegionData { elem, seed, bytes })
     }
 
+    /// Whether a `wait` for `op` of a warp other than `x`'s happens before event `(g, i)`
+    /// without happening before `x`'s issue: the program seems to count on a wait that does
+    /// not cover `x` (WAIT-SCOPE, reference §3.4: a wait covers the executing thread's own
+    /// ld/st only). Used only to cite the rule beside the race `x` is already in.
+    fn waited_elsewhere(&self, x: &Acc<'_>, op: WaitOp, g: usize, i: usize) -> bool {
+        self.u.warps.iter().enumerate().any(|(h, evs)| {
+            h != x.g
+                && evs.iter().enumerate().any(|(j, e)| {
+                    matches!(e.stmt, Stmt::Tc(Op::Wait { form }) if form.op == op)
+                        && self.c.hb(h, j, g, i)
+                        && !self.c.hb(h, j, x.g, x.i)
+                })
+        })
+    }
+
     /// Prepares the values an exact MMA writes (computed per cell when read).
     fn mma_values(&mut self, ai: usize, sc: &mut Scratch, buf: &mut Vec<WordExpect>) {
+        // A read from TMEM (§3.7 "[a-tmem]"): the writes it races with (an st not waited and
+        // published, MCM-XTHREAD-NONPIPE; the issuer's own st without wait::st,
+        // MCM-ST-BEFORE-USE; ...), cited by every ld of what this MMA wrote.
+        if let Some(r) = self.accs[ai].a_read {
+            let races = self.read(ai, r.inst, (r.l0, r.l1, r.c0, r.c1), sc, buf);
+            self.accs[ai].in_races = races;
+        }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
         if !self.opts.figure_layouts
@@ -1194,6 +1231,9 @@ pub fn values(
     // In-flight accesses at their allocation's dealloc (DEALLOC-PAIR-SYNC, OQ-4, MCM-LD-WAR)
     // and accesses after it (OQ-9).
     let mut war = vec![false; cx.accs.len()];
+    // WAIT-SCOPE: an ld left in flight at the dealloc although another warp's wait::ld is
+    // ordered between them (that wait covers only its own warp's loads, §9.7.16.8.5).
+    let mut scope = vec![false; cx.accs.len()];
     for (k, x) in cx.accs.iter().enumerate() {
         for r in &x.regions {
             let inst = &a.insts[r.inst as usize];
@@ -1216,6 +1256,7 @@ pub fn values(
                     f.note("a TMEM write may still be in flight at the dealloc of its allocation (OQ-4)");
                 } else {
                     war[k] = true;
+                    scope[k] = cx.waited_elsewhere(x, WaitOp::Ld, dg, di);
                 }
             }
         }
@@ -1268,6 +1309,9 @@ pub fn values(
                 let mut rules = vec![RuleId::LdAsync];
                 let expect = if cx.poisoned[cta as usize % cx.poisoned.len()] || war[k] {
                     rules.push(RuleId::McmLdWar);
+                    if scope[k] {
+                        rules.push(RuleId::WaitScope);
+                    }
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::McmLdWar]))
                 } else if !simple || x.regions.len() != 1 {
                     // OQ-10 (16-lane shapes, pack), OQ-13 (ld.red), or outside the allocation.
@@ -1281,7 +1325,11 @@ pub fn values(
                         // The common case: one st ordered before, nothing racing.
                         SiteExpect::Exact { words: n, data }
                     } else {
-                        let races = cx.cells(r.inst, rect, &mut sc, &mut buf);
+                        let mut races = cx.cells(r.inst, rect, &mut sc, &mut buf);
+                        // An MMA that wrote (or may have written) these cells read a racing A.
+                        for &wi in &sc.writers {
+                            races.0 |= cx.accs[wi].in_races.0;
+                        }
                         rules.extend(races.rules());
                         ld_expect(&buf, n as usize, e.mask)
                     }
