@@ -252,23 +252,16 @@ pub fn build_targets_in(
         .collect()
 }
 
-/// Runs one case on every target: the verdicts, in target order, and the rules it exercised.
+/// Runs one case on every target: the verdicts, in target order, and the rules it exercised
+/// ([`judge_batch`] of one case: every target runs it with `Target::run`).
 pub fn judge(
     case: &Case,
     targets: &mut [Box<dyn Target>],
     opts: &Options,
 ) -> (Vec<Verdict>, RuleSet) {
-    let expected = tcgen05_oracle::expect_with(&case.program, opts);
-    let layout = Layout::of(&case.program);
-    let rules = rules_exercised(case, &expected);
-    let verdicts = targets
-        .iter_mut()
-        .map(|t| {
-            let outcome = t.run(case);
-            diff::compare_with(&case.program, &layout, &expected, &outcome)
-        })
-        .collect();
-    (verdicts, rules)
+    judge_batch(std::slice::from_ref(case), targets, opts)
+        .pop()
+        .expect("one judgement per case")
 }
 
 /// Cases a worker claims at once when one of its targets is compile-only: those targets judge
