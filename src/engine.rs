@@ -299,7 +299,9 @@ pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duratio
 
 /// [`judge`] for many cases at once: the same verdicts and rules, per case in order, but each
 /// compile-only target judges all the cases in one [`Target::run_batch`] call; the other
-/// targets run them one by one.
+/// targets run them one by one. A target that only runs programs ([`Target::only_runs`]) does
+/// not run a case whose verdict no run outcome can change ([`diff::verdict_for_any_run`]:
+/// ill-formed programs, undefined runs); the case gets that verdict.
 pub fn judge_batch(
     cases: &[Case],
     targets: &mut [Box<dyn Target>],
@@ -309,14 +311,17 @@ pub fn judge_batch(
         .iter()
         .map(|c| tcgen05_oracle::expect_with(&c.program, opts))
         .collect();
-    // outcomes[k][i]: target k on case i.
-    let outcomes: Vec<Vec<TargetOutcome>> = targets
+    // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
+    // that only run programs (`Target::only_runs`: the simulator) skip those cases unrun.
+    let settled: Vec<Option<Verdict>> = expected.iter().map(diff::verdict_for_any_run).collect();
+    // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
+    let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
         .iter_mut()
         .map(|t| {
             if interrupt::requested() {
                 // The caller abandons the whole claim: the rest of the targets need not run.
                 return vec![
-                    TargetOutcome::NotRun("the campaign was interrupted".into());
+                    Some(TargetOutcome::NotRun("the campaign was interrupted".into()));
                     cases.len()
                 ];
             }
@@ -328,21 +333,33 @@ pub fn judge_batch(
                     "{}: run_batch must give one outcome per case",
                     t.name()
                 );
-                o
+                o.into_iter().map(Some).collect()
             } else {
-                cases.iter().map(|c| t.run(c)).collect()
+                let only_runs = t.only_runs();
+                cases
+                    .iter()
+                    .zip(&settled)
+                    .map(|(c, s)| (!(only_runs && s.is_some())).then(|| t.run(c)))
+                    .collect()
             }
         })
         .collect();
     cases
         .iter()
-        .zip(&expected)
+        .zip(expected.iter().zip(settled))
         .enumerate()
-        .map(|(i, (case, exp))| {
-            let layout = Layout::of(&case.program);
+        .map(|(i, (case, (exp, settled)))| {
+            // The layout is needed only to read a run outcome's observations.
+            let mut layout = None;
             let verdicts = outcomes
                 .iter()
-                .map(|o| diff::compare_with(&case.program, &layout, exp, &o[i]))
+                .map(|o| match &o[i] {
+                    Some(o) => {
+                        let l = layout.get_or_insert_with(|| Layout::of(&case.program));
+                        diff::compare_with(&case.program, l, exp, o)
+                    }
+                    None => settled.clone().expect("a target skips only settled cases"),
+                })
                 .collect();
             (verdicts, rules_exercised(case, exp))
         })
@@ -557,6 +574,9 @@ impl Target for StopOnInterrupt<'_> {
     }
     fn kind(&self) -> TargetKind {
         self.0.kind()
+    }
+    fn only_runs(&self) -> bool {
+        self.0.only_runs()
     }
     fn run(&mut self, case: &Case) -> TargetOutcome {
         if interrupt::requested() {

@@ -179,6 +179,36 @@ fn disc(kind: DiscrepancyKind, rules: Vec<RuleId>, forms: Vec<String>, detail: S
     })
 }
 
+/// The verdict that every outcome of a target which only runs programs gets, when no run
+/// outcome can change it; `None` when the outcome decides. Such a target
+/// ([`crate::target::Target::only_runs`]: it never rejects a program and never crashes, its
+/// every outcome is a run outcome, "not run" or its own step bound) need not run the program
+/// at all:
+///
+/// - the program breaks a static rule: skip, ill-formed program (a running target's behaviour
+///   is not judged, rows "any run outcome | static violations" of the table above);
+/// - its run is undefined: skip, unspecified (the spec allows anything);
+/// - the oracle does not judge it (past its work bounds): skip, incomparable.
+///
+/// [`compare_with`] gives these same verdicts for every run outcome; for "not run" and a
+/// timeout it gives skips with other reasons (target cannot run, incomparable).
+pub fn verdict_for_any_run(expected: &Expected) -> Option<Verdict> {
+    if !expected.violations.is_empty() {
+        return Some(Verdict::Skip(SkipReason::IllFormedProgram(
+            expected.violations.iter().map(|v| v.rule).collect(),
+        )));
+    }
+    match &expected.run.verdict {
+        RunVerdict::Undefined(r) => Some(Verdict::Skip(SkipReason::Unspecified(r.clone()))),
+        RunVerdict::NotJudged(why) => Some(Verdict::Skip(SkipReason::Incomparable(format!(
+            "the oracle does not judge this program: {why}"
+        )))),
+        RunVerdict::Completes | RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
+            None
+        }
+    }
+}
+
 /// [`compare`] with the layout of `program` already computed.
 pub fn compare_with(
     program: &Program,

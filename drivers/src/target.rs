@@ -96,6 +96,14 @@ pub trait Target: Send {
     fn run_batch(&mut self, cases: &[Case]) -> Vec<Outcome> {
         cases.iter().map(|c| self.run(c)).collect()
     }
+    /// Whether this target only runs programs: it never rejects one and never crashes, so
+    /// every outcome it gives is a run outcome, "not run" or its own step bound. The diff
+    /// engine does not run such a target where no run outcome can change the verdict
+    /// ([`crate::diff::verdict_for_any_run`]: a statically ill-formed program, an undefined
+    /// run). Default: false (compilers reject, hardware and external processes can crash).
+    fn only_runs(&self) -> bool {
+        false
+    }
 }
 
 impl std::fmt::Debug for dyn Target {

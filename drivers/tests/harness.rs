@@ -186,3 +186,54 @@ fn the_store_keeps_one_folder_per_signature_even_with_concurrent_writers() {
     // No temporary folders are left behind.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// `diff::verdict_for_any_run` (the verdict the engine gives a target that only runs
+/// programs without running it) must be what `compare` gives every run outcome of such a
+/// target: checked on the simulator's outcomes under three schedulers over the campaign's
+/// mixed stream, which holds ill-formed near misses and undefined runs (both must occur, or
+/// the check says nothing).
+#[test]
+fn settled_verdicts_are_what_every_run_outcome_gets() {
+    use tcgen05_generators::cases::{Mode, Stream};
+    let stream = Stream::new(tcgen05_generators::Config::default(), 3, Mode::Mixed);
+    let (mut ill, mut undefined) = (0, 0);
+    let mut targets: Vec<_> = ["sim", "sim:rr", "sim:adversarial"]
+        .iter()
+        .map(|n| target::resolve(n).expect("the simulator builds"))
+        .collect();
+    assert!(targets.iter().all(|t| t.only_runs()));
+    for i in 0..600 {
+        let c = stream.case(i).case;
+        let e = tcgen05_oracle::expect(&c.program);
+        let Some(settled) = diff::verdict_for_any_run(&e) else {
+            continue;
+        };
+        match &settled {
+            Verdict::Skip(SkipReason::IllFormedProgram(r)) => {
+                assert!(!r.is_empty() && !e.violations.is_empty());
+                ill += 1;
+            }
+            Verdict::Skip(SkipReason::Unspecified(_)) => undefined += 1,
+            Verdict::Skip(SkipReason::Incomparable(_)) => {}
+            v => panic!("case {i}: a settled verdict must be a skip, got {v:?}"),
+        }
+        for t in &mut targets {
+            let o = t.run(&c);
+            let v = diff::compare(&c.program, &e, &o);
+            match o {
+                Outcome::NotRun(_) | Outcome::TimedOut { .. } => {
+                    assert!(
+                        matches!(v, Verdict::Skip(_)),
+                        "case {i} on {}: {v:?}",
+                        t.name()
+                    )
+                }
+                _ => assert_eq!(v, settled, "case {i} on {}: {o:?}", t.name()),
+            }
+        }
+    }
+    assert!(
+        ill > 20 && undefined > 5,
+        "the sample must hold both kinds: {ill} ill-formed, {undefined} undefined"
+    );
+}

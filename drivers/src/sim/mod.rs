@@ -368,6 +368,12 @@ impl Target for SimTarget {
         TargetKind::Running
     }
 
+    /// The simulator has no static checks and never crashes: every case gives a run outcome
+    /// (or "not run", or its step bound).
+    fn only_runs(&self) -> bool {
+        true
+    }
+
     fn run(&mut self, case: &Case) -> Outcome {
         simulate(
             &case.program,
