@@ -72,22 +72,16 @@ fn elem_k(kind: MmaKind) -> (u32, u32) {
     }
 }
 
-/// Reads element (row, k) of an operand through its descriptor (K-major, no swizzle).
-fn element(
-    desc: &SmemDesc,
-    data: &RegionData,
-    kind: MmaKind,
-    signed: bool,
-    row: u32,
-    k: u32,
-) -> Option<f64> {
+/// Whether an operand's descriptor and data can give exact elements at all (the checks of
+/// every element that do not depend on its position).
+fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind) -> bool {
     if desc.swizzle != 0
         || desc.lbo_abs
         || desc.base_offset != 0
         || desc.fixed != 1
         || desc.reserved != 0
     {
-        return None;
+        return false;
     }
     let want = match kind {
         MmaKind::F16 => FillElem::F16Small,
@@ -95,41 +89,85 @@ fn element(
         _ => FillElem::I8Small,
     };
     // Arbitrary words are exact only as 8-bit integers.
-    if data.elem != want && !(kind == MmaKind::I8 && data.elem == FillElem::Word) {
-        return None;
-    }
-    let (eb, _) = elem_k(kind);
-    let kb = k * eb;
-    let addr = u64::from(desc.offset)
-        + u64::from(row % 8) * 16
-        + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16
-        + u64::from(kb / 16) * u64::from(desc.lbo_enc) * 16
-        + u64::from(kb % 16);
-    if addr + u64::from(eb) > u64::from(data.bytes.max(16)) {
-        return None;
-    }
-    let word = values::fill_word(data.elem, data.seed, (addr / 4) as u32);
-    let shift = (addr % 4) * 8;
-    let v = match kind {
-        MmaKind::F16 => f16_value((word >> shift) as u16),
-        MmaKind::Tf32 => {
-            // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact ones count.
-            let x = f32::from_bits(word & 0xFFFF_E000);
-            if (word & 0x1FFF) != 0 {
+    data.elem == want || (kind == MmaKind::I8 && data.elem == FillElem::Word)
+}
+
+/// Reads the elements (row, 0..K) of an operand, rows `0..rows`, row-major into `out`,
+/// through its descriptor (K-major, no swizzle; [`operand_ok`] checked). `None` if an element
+/// is outside the region or not exact.
+fn read_rows(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    signed: bool,
+    neg: bool,
+    rows: u32,
+    out: &mut Vec<f64>,
+) -> Option<()> {
+    let (eb, kk) = elem_k(kind);
+    let limit = u64::from(data.bytes.max(16));
+    // Consecutive elements share a word: the last word read is kept.
+    let mut last: Option<(u32, u32)> = None;
+    for row in 0..rows {
+        let row_base = u64::from(desc.offset)
+            + u64::from(row % 8) * 16
+            + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16;
+        for k in 0..kk {
+            let kb = k * eb;
+            let addr =
+                row_base + u64::from(kb / 16) * u64::from(desc.lbo_enc) * 16 + u64::from(kb % 16);
+            if addr + u64::from(eb) > limit {
                 return None;
             }
-            f64::from(x)
-        }
-        _ => {
-            let b = (word >> shift) as u8;
-            if signed {
-                f64::from(b as i8)
-            } else {
-                f64::from(b)
+            let wi = (addr / 4) as u32;
+            let word = match last {
+                Some((i, w)) if i == wi => w,
+                _ => {
+                    let w = values::fill_word(data.elem, data.seed, wi);
+                    last = Some((wi, w));
+                    w
+                }
+            };
+            let shift = (addr % 4) * 8;
+            let v = match kind {
+                MmaKind::F16 => f16_value((word >> shift) as u16),
+                MmaKind::Tf32 => {
+                    // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact ones
+                    // count.
+                    let x = f32::from_bits(word & 0xFFFF_E000);
+                    if (word & 0x1FFF) != 0 {
+                        return None;
+                    }
+                    f64::from(x)
+                }
+                _ => {
+                    let b = (word >> shift) as u8;
+                    if signed {
+                        f64::from(b as i8)
+                    } else {
+                        f64::from(b)
+                    }
+                }
+            };
+            if !v.is_finite() {
+                return None;
             }
+            out.push(if neg { -v } else { v });
         }
-    };
-    v.is_finite().then_some(v)
+    }
+    Some(())
+}
+
+/// Largest magnitude of an element kept as an integer ([`Prepared`]'s integer operands): with
+/// K ≤ 32, every product and partial sum stays below 2^27, exact in `i32` and in `f64`.
+const INT_ELEM_MAX: f64 = 2047.0;
+
+/// The operands as integers, if every element is an integer of magnitude at most
+/// [`INT_ELEM_MAX`].
+fn as_ints(v: &[f64]) -> Option<Vec<i32>> {
+    v.iter()
+        .map(|&x| (x.fract() == 0.0 && x.abs() <= INT_ELEM_MAX).then_some(x as i32))
+        .collect()
 }
 
 /// The operands of an exact MMA, read once: A by row and B by column (negation applied), so
@@ -147,6 +185,10 @@ pub struct Prepared {
     scale: u8,
     arow: Vec<f64>,
     bcol: Vec<f64>,
+    /// `arow` and `bcol` as integers, when every element is a small integer (the fill
+    /// kinds the generators use): the dot products are then exact integer sums, equal to the
+    /// `f64` ones (no rounding below 2^53), computed with integer arithmetic.
+    ints: Option<(Vec<i32>, Vec<i32>)>,
 }
 
 /// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
@@ -159,20 +201,14 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     let d = m.idesc;
     let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
     let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
-    let mut arow = vec![0f64; (mm * kk) as usize];
-    for r in 0..mm {
-        for k in 0..kk {
-            let v = element(ad, a, kind, sa, r, k)?;
-            arow[(r * kk + k) as usize] = if na { -v } else { v };
-        }
+    if !operand_ok(ad, a, kind) || !operand_ok(&m.b, b, kind) {
+        return None;
     }
-    let mut bcol = vec![0f64; (n * kk) as usize];
-    for c in 0..n {
-        for k in 0..kk {
-            let v = element(&m.b, b, kind, sb, c, k)?;
-            bcol[(c * kk + k) as usize] = if nb { -v } else { v };
-        }
-    }
+    let mut arow = Vec::with_capacity((mm * kk) as usize);
+    read_rows(ad, a, kind, sa, na, mm, &mut arow)?;
+    let mut bcol = Vec::with_capacity((n * kk) as usize);
+    read_rows(&m.b, b, kind, sb, nb, n, &mut bcol)?;
+    let ints = as_ints(&arow).zip(as_ints(&bcol));
     Some(Prepared {
         mm,
         n,
@@ -182,6 +218,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         scale: m.scale_input_d.unwrap_or(0),
         arow,
         bcol,
+        ints,
     })
 }
 
@@ -193,15 +230,32 @@ impl Prepared {
             return None;
         }
         let kk = self.kk as usize;
-        let a = &self.arow[r as usize * kk..(r as usize + 1) * kk];
-        let b = &self.bcol[c as usize * kk..(c as usize + 1) * kk];
-        let mut sum = 0f64;
-        let mut abs = 0f64;
-        for (x, y) in a.iter().zip(b) {
-            let t = x * y;
-            sum += t;
-            abs += t.abs();
-        }
+        let (ra, rb) = (
+            r as usize * kk..(r as usize + 1) * kk,
+            c as usize * kk..(c as usize + 1) * kk,
+        );
+        let (sum, abs) = match &self.ints {
+            Some((ai, bi)) => {
+                // Exact integers (see `ints`): the same sums as the f64 loop below.
+                let (mut sum, mut abs) = (0i32, 0i32);
+                for (x, y) in ai[ra].iter().zip(&bi[rb]) {
+                    let t = x * y;
+                    sum += t;
+                    abs += t.abs();
+                }
+                (f64::from(sum), f64::from(abs))
+            }
+            None => {
+                let mut sum = 0f64;
+                let mut abs = 0f64;
+                for (x, y) in self.arow[ra].iter().zip(&self.bcol[rb]) {
+                    let t = x * y;
+                    sum += t;
+                    abs += t.abs();
+                }
+                (sum, abs)
+            }
+        };
         if self.kind == MmaKind::I8 {
             // MMA-ENABLE-D: D = A·B (+ D); exact while no s32 overflow (OQ-19).
             let prev = if self.enable_input_d {

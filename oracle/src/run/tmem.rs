@@ -196,6 +196,10 @@ struct Scratch {
     race_rule: Vec<RuleId>,
     cands: Vec<Option<u32>>,
     cov: Vec<usize>,
+    /// The candidate writes of one block of cells (`None`: never written, OQ-9).
+    block: Vec<Option<usize>>,
+    lane_edges: Vec<u32>,
+    col_edges: Vec<u32>,
 }
 
 /// The cell value candidates of one word (sorts `cands`).
@@ -986,23 +990,50 @@ impl<'a> Ctx<'_, 'a> {
                 x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
             });
             if full {
-                for l in l0..l1 {
-                    for c in c0..c1 {
-                        out.push(
-                            self.value_at(w, inst, l, c)
-                                .map_or(WordExpect::Unspecified, WordExpect::Exact),
-                        );
-                    }
-                }
+                self.values_into(w, inst, (l0, l1, c0, c1), out);
                 return races;
             }
         }
-        for l in l0..l1 {
-            for c in c0..c1 {
-                sc.cands.clear();
+        // The read's rectangle cut into blocks along every edge of the regions of the writes
+        // it considers: within a block, every cell is covered by the same writes, so the
+        // maximal ones, the races and the rules are the same; only the values differ.
+        let edges = |lo: u32, hi: u32, pick: fn(&Region) -> (u32, u32), v: &mut Vec<u32>| {
+            v.clear();
+            v.push(lo);
+            v.push(hi);
+            let ws = before
+                .iter()
+                .map(|&a| writers[a])
+                .chain(sc.race.iter().copied());
+            for wi in ws {
+                for x in self.accs[wi].regions.iter() {
+                    if x.write && x.inst == inst {
+                        let (a, b) = pick(x);
+                        v.extend([a.clamp(lo, hi), b.clamp(lo, hi)]);
+                    }
+                }
+            }
+            v.sort_unstable();
+            v.dedup();
+        };
+        let (mut le, mut ce) = (
+            std::mem::take(&mut sc.lane_edges),
+            std::mem::take(&mut sc.col_edges),
+        );
+        edges(l0, l1, |x| (x.l0, x.l1), &mut le);
+        edges(c0, c1, |x| (x.c0, x.c1), &mut ce);
+        let width = (c1 - c0) as usize;
+        out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
+        for lw in le.windows(2) {
+            let (la, lb) = (lw[0], lw[1]);
+            for cw in ce.windows(2) {
+                let (ca, cb) = (cw[0], cw[1]);
+                // The candidates of the block's first cell stand for every cell of it.
+                let (l, c) = (la, ca);
                 sc.cov.clear();
                 sc.cov
                     .extend((0..nb).filter(|&a| covers(writers[before[a]], l, c)));
+                sc.block.clear();
                 let mut maximal = 0;
                 for &a in &sc.cov {
                     if !sc
@@ -1011,8 +1042,7 @@ impl<'a> Ctx<'_, 'a> {
                         .any(|&b| b != a && ord[before[a] * k + before[b]])
                     {
                         maximal += 1;
-                        sc.cands
-                            .push(self.value_at(&self.accs[writers[before[a]]], inst, l, c));
+                        sc.block.push(Some(writers[before[a]]));
                     }
                 }
                 // Two unordered writes both before R: they race with each other
@@ -1022,18 +1052,86 @@ impl<'a> Ctx<'_, 'a> {
                 }
                 if sc.cov.is_empty() {
                     // Never written in this allocation (OQ-9): unspecified.
-                    sc.cands.push(None);
+                    sc.block.push(None);
                 }
                 for (&wi, &rule) in sc.race.iter().zip(&sc.race_rule) {
                     if covers(wi, l, c) {
                         races.add(rule);
-                        sc.cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                        sc.block.push(Some(wi));
                     }
                 }
-                out.push(word_expect(&mut sc.cands));
+                // A candidate whose value is never known makes every cell unspecified
+                // (`word_expect`): the block keeps the `Unspecified` it was filled with.
+                if sc
+                    .block
+                    .iter()
+                    .any(|w| w.is_none_or(|wi| !self.may_know(&self.accs[wi])))
+                {
+                    continue;
+                }
+                for l in la..lb {
+                    let row = (l - l0) as usize * width;
+                    for c in ca..cb {
+                        sc.cands.clear();
+                        for &wi in &sc.block {
+                            let wi = wi.expect("checked above");
+                            sc.cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                        }
+                        out[row + (c - c0) as usize] = word_expect(&mut sc.cands);
+                    }
+                }
             }
         }
+        sc.lane_edges = le;
+        sc.col_edges = ce;
         races
+    }
+
+    /// Whether `value_at` may know a value `w` wrote (false: it never does).
+    fn may_know(&self, w: &Acc<'_>) -> bool {
+        match w.op {
+            Op::St { .. } => w.known,
+            Op::Mma(_) => w.mma.is_some(),
+            _ => false,
+        }
+    }
+
+    /// The values `w` wrote over the rectangle `(l0, l1, c0, c1)` of allocation `inst`,
+    /// lane-major into `out` (`Unspecified` where unknown): `value_at` cell by cell.
+    fn values_into(
+        &self,
+        w: &Acc<'_>,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        out: &mut Vec<WordExpect>,
+    ) {
+        let word = |v: Option<u32>| v.map_or(WordExpect::Unspecified, WordExpect::Exact);
+        let r = w.regions.iter().find(|r| r.inst == inst);
+        match (w.op, r) {
+            (Op::St { seed, .. }, Some(r)) if w.known => {
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(WordExpect::Exact(values::st_value(
+                            *seed,
+                            l - r.l0,
+                            c - r.c0,
+                        )));
+                    }
+                }
+            }
+            (Op::Mma(_), Some(r)) if w.mma.is_some() => {
+                let m = w.mma.as_ref().expect("checked");
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(word(m.value(l - r.l0, c - r.c0)));
+                    }
+                }
+            }
+            _ => out.resize(
+                out.len() + ((l1 - l0) * (c1 - c0)) as usize,
+                WordExpect::Unspecified,
+            ),
+        }
     }
 
     /// The most specific rule of reference §6 a write `w` racing with the read `r` breaks

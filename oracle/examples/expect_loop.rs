@@ -1,0 +1,73 @@
+//! `expect_with` in a loop over stored cases (`.case` files from `tcgen05-fuzz generate`): the
+//! CPU time per case, and a steady load to profile (callgrind, perf).
+//!
+//! ```text
+//! cargo run --release -p tcgen05-oracle --example expect_loop -- /tmp/s4o/mixed 2000 3
+//! valgrind --tool=callgrind --toggle-collect='tcgen05_oracle::run::expect*' \
+//!     target/release/examples/expect_loop /tmp/s4o/mixed 2000 1
+//! ```
+//!
+//! Arguments: the folder, how many cases (files in name order), how many rounds.
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use tcgen05_oracle::{Options, expect_with};
+
+/// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, field 1), if readable.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = args
+        .first()
+        .ok_or("usage: expect_loop <folder> [cases] [rounds]")?;
+    let n: usize = args
+        .get(1)
+        .map_or(Ok(2000), |s| s.parse())
+        .map_err(|e| format!("{e}"))?;
+    let rounds: u32 = args
+        .get(2)
+        .map_or(Ok(3), |s| s.parse())
+        .map_err(|e| format!("{e}"))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{dir}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    files.truncate(n);
+    let mut programs = Vec::with_capacity(files.len());
+    for f in &files {
+        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let case =
+            tcgen05_ir::codec::decode(&bytes).map_err(|e| format!("{}: {e}", f.display()))?;
+        programs.push(case.program);
+    }
+    let opts = Options::default();
+    for r in 0..rounds {
+        let c0 = thread_cpu_ns();
+        for p in &programs {
+            black_box(expect_with(black_box(p), &opts));
+        }
+        if let (Some(c0), Some(c1)) = (c0, thread_cpu_ns()) {
+            let per = (c1 - c0) as f64 / programs.len() as f64;
+            println!(
+                "round {r}: {} cases, {:.2} us/case CPU ({:.0} cases/s)",
+                programs.len(),
+                per / 1e3,
+                1e9 / per
+            );
+        }
+    }
+    Ok(())
+}
