@@ -39,6 +39,7 @@
 //! candidate. Then the run writes the checkpoint and every report as at a normal end, with
 //! `complete: false`; a restart runs the abandoned cases again.
 
+use crate::expectations::Expectations;
 use crate::interrupt;
 use crate::progress::{self, Progress};
 use anyhow::Context as _;
@@ -257,9 +258,9 @@ pub fn build_targets_in(
 pub fn judge(
     case: &Case,
     targets: &mut [Box<dyn Target>],
-    opts: &Options,
+    oracle: &mut Expectations,
 ) -> (Vec<Verdict>, RuleSet) {
-    judge_batch(std::slice::from_ref(case), targets, opts)
+    judge_batch(std::slice::from_ref(case), targets, oracle)
         .pop()
         .expect("one judgement per case")
 }
@@ -305,15 +306,15 @@ pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duratio
 pub fn judge_batch(
     cases: &[Case],
     targets: &mut [Box<dyn Target>],
-    opts: &Options,
+    oracle: &mut Expectations,
 ) -> Vec<(Vec<Verdict>, RuleSet)> {
-    let expected: Vec<_> = cases
-        .iter()
-        .map(|c| tcgen05_oracle::expect_with(&c.program, opts))
-        .collect();
+    let expected: Vec<_> = cases.iter().map(|c| oracle.of(c)).collect();
     // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
     // that only run programs (`Target::only_runs`: the simulator) skip those cases unrun.
-    let settled: Vec<Option<Verdict>> = expected.iter().map(diff::verdict_for_any_run).collect();
+    let settled: Vec<Option<Verdict>> = expected
+        .iter()
+        .map(|e| diff::verdict_for_any_run(e))
+        .collect();
     // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
     let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
         .iter_mut()
@@ -470,6 +471,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
     };
     let shard = sh.cfg.identity.shard;
     let claim = claim_size(&targets);
+    let mut oracle = Expectations::new(sh.opts.clone());
     // Wall time per case of this worker's last claim.
     let mut per_case: Option<Duration> = None;
     'cases: loop {
@@ -507,7 +509,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
             .map(|&p| sh.stream.case(shard.case_index(p)).case)
             .collect();
         let started = Instant::now();
-        let judged = judge_batch(&cases, &mut targets, &sh.opts);
+        let judged = judge_batch(&cases, &mut targets, &mut oracle);
         per_case = Some(started.elapsed() / cases.len() as u32);
         if interrupt::requested() {
             // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
@@ -935,7 +937,8 @@ mod tests {
         let (compile, (batches, compile_singles)) = recorder(TargetKind::CompileOnly);
         let (running, (running_batches, running_singles)) = recorder(TargetKind::Running);
         let mut targets = vec![compile, running];
-        let batched = judge_batch(&cases, &mut targets, &opts);
+        let mut oracle = Expectations::new(opts);
+        let batched = judge_batch(&cases, &mut targets, &mut oracle);
         // One batch call of every case on the compile-only target; the running target ran
         // them one by one.
         assert_eq!(*lock(&batches), vec![12]);
@@ -944,11 +947,11 @@ mod tests {
         assert_eq!(running_singles.load(Ordering::SeqCst), 12);
         assert_eq!(batched.len(), cases.len());
         for (case, b) in cases.iter().zip(&batched) {
-            assert_eq!(&judge(case, &mut targets, &opts), b);
+            assert_eq!(&judge(case, &mut targets, &mut oracle), b);
         }
         // A claim of one case is a plain run.
-        let one = judge_batch(&cases[..1], &mut targets, &opts);
-        assert_eq!(one[0], judge(&cases[0], &mut targets, &opts));
+        let one = judge_batch(&cases[..1], &mut targets, &mut oracle);
+        assert_eq!(one[0], judge(&cases[0], &mut targets, &mut oracle));
         assert_eq!(lock(&batches).len(), 1);
         assert_eq!(claim_size(&targets), COMPILE_ONLY_BATCH);
         assert_eq!(claim_size(&targets[1..]), 1);

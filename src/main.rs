@@ -7,6 +7,7 @@
 
 mod cmd;
 mod engine;
+mod expectations;
 mod interrupt;
 mod progress;
 

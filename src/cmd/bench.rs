@@ -19,6 +19,7 @@
 
 use super::{Format, bad_input};
 use crate::engine::{self, CaseMix, Identity, Shard};
+use crate::expectations::Expectations;
 use crate::progress;
 use serde::Serialize;
 use std::process::ExitCode;
@@ -182,7 +183,7 @@ fn identity(seed: u64) -> Identity {
 /// verdicts (to show it did the campaign's work), nothing else.
 fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
     let stream = engine::stream(id);
-    let opts = engine::options(id);
+    let mut oracle = Expectations::new(engine::options(id));
     // The campaign's targets: `sim` takes the edition's wording, as in `engine::run`.
     let mut targets = engine::build_targets_in(&id.targets, 0, 1, id.edition)
         .map_err(|e| bad_input(e.to_string()))?;
@@ -194,7 +195,7 @@ fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
         for i in 0..n {
             // Case `i` of the seed space is position `i` of the unsharded campaign.
             let case = stream.case(i).case;
-            let (verdicts, rules) = engine::judge(&case, &mut targets, &opts);
+            let (verdicts, rules) = engine::judge(&case, &mut targets, &mut oracle);
             for (c, v) in counts.iter_mut().zip(&verdicts) {
                 c.record(v);
             }
