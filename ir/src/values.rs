@@ -41,12 +41,15 @@ pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
     let h = i.wrapping_mul(0x9E37_79B9).wrapping_add(seed);
     let small = |s: u32, mask: u32, bias: i32| ((h >> s) & mask) as i32 - bias;
+    // The 3-bit fields of F16Small and Tf32Small, looked up (fill_word is called per word by
+    // the simulator's operand reads): entry k is the encoding of k - 4.
+    let field = |s: u32| ((h >> s) & 7) as usize;
     match elem {
         FillElem::Word => h,
         FillElem::F16Small => {
-            u32::from(f16_bits(small(8, 7, 4))) | u32::from(f16_bits(small(20, 7, 4))) << 16
+            u32::from(F16_SMALL[field(8)]) | u32::from(F16_SMALL[field(20)]) << 16
         }
-        FillElem::Tf32Small => (small(8, 7, 4) as f32).to_bits(),
+        FillElem::Tf32Small => TF32_SMALL[field(8)],
         FillElem::I8Small => {
             let b = |s| (small(s, 15, 8) as i8 as u8) as u32;
             b(4) | b(10) << 8 | b(16) << 16 | b(22) << 24
@@ -56,8 +59,30 @@ pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
     }
 }
 
+/// `f16_bits(k - 4)` for k in 0..8: the values of a [`FillElem::F16Small`] field.
+const F16_SMALL: [u16; 8] = {
+    let mut t = [0u16; 8];
+    let mut k = 0;
+    while k < 8 {
+        t[k] = f16_bits(k as i32 - 4);
+        k += 1;
+    }
+    t
+};
+
+/// The f32 bits of `k - 4` for k in 0..8: the values of a [`FillElem::Tf32Small`] word.
+const TF32_SMALL: [u32; 8] = {
+    let mut t = [0u32; 8];
+    let mut k = 0;
+    while k < 8 {
+        t[k] = ((k as i32 - 4) as f32).to_bits();
+        k += 1;
+    }
+    t
+};
+
 /// The f16 bit pattern of a small integer in [-16, 16] (exact).
-pub fn f16_bits(v: i32) -> u16 {
+pub const fn f16_bits(v: i32) -> u16 {
     if v == 0 {
         return 0;
     }
@@ -71,6 +96,21 @@ pub fn f16_bits(v: i32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_fills_follow_their_documented_formula() {
+        // The doc comment's formula, computed without the lookup tables.
+        for seed in [0u32, 1, 0xDEAD_BEEF, 397_520_864] {
+            for i in 0..4096u32 {
+                let h = i.wrapping_mul(0x9E37_79B9).wrapping_add(seed);
+                let small = |s: u32| ((h >> s) & 7) as i32 - 4;
+                let f16 = u32::from(f16_bits(small(8))) | u32::from(f16_bits(small(20))) << 16;
+                assert_eq!(fill_word(FillElem::F16Small, seed, i), f16);
+                let tf32 = (small(8) as f32).to_bits();
+                assert_eq!(fill_word(FillElem::Tf32Small, seed, i), tf32);
+            }
+        }
+    }
 
     #[test]
     fn f16_small_integers_match_the_ieee_encoding() {
