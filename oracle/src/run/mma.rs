@@ -57,10 +57,23 @@ fn f16_value(h: u16) -> f64 {
     let e = i32::from(h >> 10 & 0x1F);
     let frac = f64::from(h & 0x3FF);
     match e {
-        0 => sign * frac * 2f64.powi(-24),
+        0 => sign * frac * pow2(-24),
         31 => f64::NAN,
-        _ => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
+        _ => sign * (1.0 + frac / 1024.0) * pow2(e - 15),
     }
+}
+
+/// 2^k, exactly, for a normal exponent (`-1022 <= k <= 1023`; `2f64.powi(k)` is the same
+/// value, through a call).
+fn pow2(k: i32) -> f64 {
+    debug_assert!((-1022..=1023).contains(&k));
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
+/// Whether a finite `x` is an integer (`x.fract() == 0.0`, without the call): from 2^52 up
+/// every f64 is one; below, the round trip through `i64` is exact.
+fn is_integer(x: f64) -> bool {
+    x.abs() >= 4_503_599_627_370_496.0 || (x as i64) as f64 == x
 }
 
 /// Element bytes and K (dense) of a kind.
@@ -166,8 +179,8 @@ const INT_ELEM_MAX: f64 = 2047.0;
 /// [`INT_ELEM_MAX`].
 fn as_ints(v: &[f64]) -> Option<Vec<i32>> {
     v.iter()
-        .map(|&x| (x.fract() == 0.0 && x.abs() <= INT_ELEM_MAX).then_some(x as i32))
-        .collect()
+        .all(|&x| x.abs() <= INT_ELEM_MAX && f64::from(x as i32) == x)
+        .then(|| v.iter().map(|&x| x as i32).collect())
 }
 
 /// The operands of an exact MMA, read once: A by row and B by column (negation applied), so
@@ -182,7 +195,8 @@ pub struct Prepared {
     kk: u32,
     kind: MmaKind,
     enable_input_d: bool,
-    scale: u8,
+    /// 2^-scale (MMA-SCALE-D-SEM), once.
+    grain: f64,
     arow: Vec<f64>,
     bcol: Vec<f64>,
     /// `arow` and `bcol` as integers, when every element is a small integer (the fill
@@ -215,7 +229,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         kk,
         kind,
         enable_input_d: m.enable_input_d,
-        scale: m.scale_input_d.unwrap_or(0),
+        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         arow,
         bcol,
         ints,
@@ -272,16 +286,15 @@ impl Prepared {
         } else {
             // MMA-SCALE-D-SEM: D = A·B + D·2^-s; exact when every partial sum fits the
             // 24-bit significand at the 2^-s grain.
-            let s = i32::from(self.scale);
+            let grain = self.grain;
             let prev = if self.enable_input_d {
-                old.map(|v| f64::from(f32::from_bits(v)) * 2f64.powi(-s))
+                old.map(|v| f64::from(f32::from_bits(v)) * grain)
             } else {
                 Some(0.0)
             };
             prev.and_then(|p| {
-                let grain = 2f64.powi(-s);
                 let exact = p.is_finite()
-                    && (p / grain).fract() == 0.0
+                    && is_integer(p / grain)
                     && (abs + p.abs()) / grain < 16_777_216.0;
                 exact.then(|| ((sum + p) as f32).to_bits())
             })
@@ -312,6 +325,26 @@ pub fn compute(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pow2_and_is_integer_agree_with_the_library() {
+        for k in -1022..=1023 {
+            assert_eq!(pow2(k), 2f64.powi(k), "2^{k}");
+        }
+        for x in [
+            0.0,
+            -0.0,
+            0.5,
+            -1.5,
+            3.0,
+            -7.0,
+            1e300,
+            4_503_599_627_370_495.5,
+            2.0e-9,
+        ] {
+            assert_eq!(is_integer(x), x.fract() == 0.0, "{x}");
+        }
+    }
 
     #[test]
     fn f16_decoding_matches_ieee() {

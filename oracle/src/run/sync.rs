@@ -128,13 +128,13 @@ struct Engine<'u, 'a> {
     wait_count: Vec<u32>,
     commit_count: Vec<u32>,
     /// Arrival VCs of cluster barrier generations: (cluster, gen) -> joined VC, arrivals.
-    cluster_arrivals: std::collections::HashMap<(u32, u32), (Vec<u32>, u32)>,
+    cluster_arrivals: FastMap<(u32, u32), (Vec<u32>, u32)>,
     /// Mbarriers by (cta, bar).
-    mbars: std::collections::HashMap<(u32, u8), Mbar>,
+    mbars: FastMap<(u32, u8), Mbar>,
     /// Arrivals processed: (g, i) -> VC snapshot.
-    arrived: std::collections::HashMap<(usize, usize), Vec<u32>>,
+    arrived: FastMap<(usize, usize), Vec<u32>>,
     /// Expected next phase per (g, cta, bar).
-    expect_phase: std::collections::HashMap<(usize, u8), u32>,
+    expect_phase: FastMap<(usize, u8), u32>,
     waits: Vec<(usize, usize, WaitResult)>,
     /// Warps blocked at a CTA barrier (already arrived).
     at_bar: Vec<bool>,
@@ -148,6 +148,42 @@ struct Engine<'u, 'a> {
     give_up: bool,
     seq: Vec<Vec<u32>>,
     counter: u32,
+}
+
+/// A hash map with a cheap multiplicative hasher (the keys are small integers chosen by the
+/// program, not by an adversary; no iteration order of these maps reaches a result).
+type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<MulHasher>>;
+
+/// The hasher of [`FastMap`]: every written integer is mixed in with a multiply and a rotate.
+#[derive(Debug, Default, Clone, Copy)]
+struct MulHasher(u64);
+
+impl std::hash::Hasher for MulHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 fn join(a: &mut [u32], b: &[u32]) {
@@ -264,8 +300,7 @@ impl<'a> Engine<'_, 'a> {
                 continue;
             }
             let phases = m.total / c;
-            let mut per: std::collections::HashMap<usize, (u32, u32)> =
-                std::collections::HashMap::new();
+            let mut per: FastMap<usize, (u32, u32)> = FastMap::default();
             for a in &m.arrivals {
                 per.entry(a.g).or_insert((0, 0)).0 += a.weight;
             }

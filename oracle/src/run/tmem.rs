@@ -239,10 +239,9 @@ struct ColIndex {
 impl ColIndex {
     /// Sorts the pending entries into rows (access order kept within a slot).
     fn build(&mut self, nrows: usize, accs: &[Acc<'_>]) {
-        // Entries were pushed in access order, each access's as sorted runs: a stable sort by
-        // (row, column) keeps access order within a slot and merges the runs cheaply.
-        self.pending
-            .sort_by_key(|&(r, c, _, _)| (u64::from(r) << 32) | u64::from(c));
+        // Entries were pushed in access order: a stable sort by (row, column) keeps access
+        // order within a slot.
+        self.sort_pending(nrows);
         let n = self.pending.len();
         self.acc.clear();
         self.all_st.clear();
@@ -284,6 +283,51 @@ impl ColIndex {
             e = e1;
         }
         self.pending = Vec::new();
+    }
+
+    /// Sorts `pending` by (row, column), stably: two counting passes (column, then row) when
+    /// the rows are below `nrows` (always: lanes are below 128) and there are enough entries
+    /// to pay for the counts; the standard stable sort otherwise. Same order either way.
+    fn sort_pending(&mut self, nrows: usize) {
+        let n = self.pending.len();
+        let span = self
+            .pending
+            .iter()
+            .map(|e| e.1)
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        if n < 64 || span > 4 * n + 1024 || self.pending.iter().any(|e| e.0 as usize >= nrows) {
+            self.pending
+                .sort_by_key(|&(r, c, _, _)| (u64::from(r) << 32) | u64::from(c));
+            return;
+        }
+        let mut tmp = vec![(0u32, 0u32, 0u32, false); n];
+        let mut counts = vec![0usize; span.max(nrows) + 1];
+        // Pass 1: by column into `tmp`.
+        for e in &self.pending {
+            counts[e.1 as usize + 1] += 1;
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        for e in &self.pending {
+            let at = &mut counts[e.1 as usize];
+            tmp[*at] = *e;
+            *at += 1;
+        }
+        // Pass 2: by row back into `pending` (stable: columns stay sorted within a row).
+        counts.iter_mut().for_each(|c| *c = 0);
+        for e in &tmp {
+            counts[e.0 as usize + 1] += 1;
+        }
+        for i in 1..counts.len() {
+            counts[i] += counts[i - 1];
+        }
+        for e in &tmp {
+            let at = &mut counts[e.0 as usize];
+            self.pending[*at] = *e;
+            *at += 1;
+        }
     }
 
     /// The entries of (row, column), and their `all_st` flags.
@@ -1479,14 +1523,16 @@ fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
             .iter()
             .all(|w| matches!(w, WordExpect::Exact(_)))
     }) {
-        let data = (0..32)
-            .flat_map(|t| {
-                lane_cells(t).iter().map(move |w| match w {
-                    WordExpect::Exact(v) if in_mask(t) => *v,
+        let mut data = Vec::with_capacity(32 * n);
+        for t in 0..32 {
+            let m = in_mask(t);
+            for w in lane_cells(t) {
+                data.push(match w {
+                    WordExpect::Exact(v) if m => *v,
                     _ => 0,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         return SiteExpect::Exact {
             words: n as u32,
             data,
