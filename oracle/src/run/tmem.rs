@@ -114,35 +114,43 @@ struct Acc<'a> {
     a_read: Option<Region>,
     /// mma: the races of its A read (reference §4.3-4.4); an ld of what it wrote cites them.
     in_races: Races,
+    /// Position in the processing order (`usize::MAX` until it is set).
+    pos: usize,
 }
 
 /// What an exact MMA needs to give the value of any cell it writes.
 #[derive(Debug)]
 struct MmaVals {
     p: mma::Prepared,
-    /// Old D values (row-major M × N) when enable-input-d is set; empty otherwise.
-    old: Vec<Option<u32>>,
+    /// With enable-input-d: how to read the old D cells (on demand).
+    old: Option<OldD>,
     /// MMA-DOL-SEM: lanes whose disable-output-lane bit is set.
     dol: [u32; 4],
 }
 
-impl MmaVals {
-    fn value(&self, row: u32, col: u32) -> Option<u32> {
-        let old = self
-            .old
-            .get((row * self.p.n + col) as usize)
-            .copied()
-            .flatten();
-        if self
-            .dol
-            .get((row / 32) as usize)
-            .is_some_and(|w| w >> (row % 32) & 1 == 1)
-        {
-            // Not written: the lane keeps its old value, known only when enable-input-d read it.
-            return old;
-        }
-        self.p.cell(row, col, old)
-    }
+/// The old D cells an MMA with enable-input-d reads (lanes 0..128, columns `c0..c0 + n` of
+/// allocation `inst`), read on demand: the read is planned ([`Ctx::plan`]) when the MMA is
+/// processed, and a cell's candidates are those [`Ctx::cells`] would give at that point of
+/// the processing order (an MMA processed later is not known yet: [`Ctx::value_as_of`]).
+/// Only the cells some ld needs are computed, each once.
+#[derive(Debug)]
+struct OldD {
+    inst: u32,
+    c0: u32,
+    n: u32,
+    /// The plan: the writers, those before the MMA (indexes into `writers`), the racing
+    /// ones (access indexes) and the order between the writers (`k × k`).
+    writers: Vec<usize>,
+    before: Vec<usize>,
+    race: Vec<usize>,
+    ord: Vec<bool>,
+    /// Per cell (row-major 128 × n): `UNREAD`, `UNKNOWN` or the value.
+    memo: std::cell::RefCell<Vec<u64>>,
+}
+
+impl OldD {
+    const UNREAD: u64 = u64::MAX;
+    const UNKNOWN: u64 = 1 << 32;
 }
 
 /// The rules a read's races break, as flags (most specific rule of reference §6 per racing
@@ -180,7 +188,7 @@ impl Races {
     }
 }
 
-/// Reusable buffers of [`Ctx::read`] (no allocation per read or per cell).
+/// Reusable buffers of [`Ctx::plan`] and [`Ctx::cells`] (no allocation per read or per cell).
 #[derive(Debug, Default)]
 struct Scratch {
     /// `seen[a] == epoch`: access `a` was examined by the current read.
@@ -700,6 +708,7 @@ impl<'a> Ctx<'_, 'a> {
                     known,
                     a_read,
                     in_races: Races::default(),
+                    pos: usize::MAX,
                 });
             }
         }
@@ -783,29 +792,99 @@ impl<'a> Ctx<'_, 'a> {
 
     /// The value `w` wrote at (lane, col) of allocation `inst`: `None` if unknown.
     fn value_at(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<u32> {
+        self.value_as_of(w, inst, lane, col, usize::MAX)
+    }
+
+    /// [`Ctx::value_at`] as known when the access at position `as_of` of the processing order
+    /// was processed: an MMA's values are known from its own position on.
+    fn value_as_of(
+        &self,
+        w: &Acc<'_>,
+        inst: u32,
+        lane: u32,
+        col: u32,
+        as_of: usize,
+    ) -> Option<u32> {
         let r = w.regions.iter().find(|r| r.inst == inst)?;
         match w.op {
             Op::St { seed, .. } if w.known => {
                 Some(values::st_value(*seed, lane - r.l0, col - r.c0))
             }
-            Op::Mma(_) => w.mma.as_ref()?.value(lane - r.l0, col - r.c0),
+            Op::Mma(_) if w.pos < as_of => self.mma_value(w, lane - r.l0, col - r.c0),
             _ => None,
         }
     }
 
-    /// Candidate values of every cell of the rectangle `(l0, l1, c0, c1)` of allocation
-    /// `inst` read by access `ri`, lane-major into `out`; returns whether some cell races
-    /// and which rules the races break ([`Ctx::race_rule`]).
-    fn read(
-        &self,
-        ri: usize,
-        inst: u32,
-        (l0, l1, c0, c1): (u32, u32, u32, u32),
-        sc: &mut Scratch,
-        out: &mut Vec<WordExpect>,
-    ) -> Races {
-        self.plan(ri, inst, (l0, l1, c0, c1), sc);
-        self.cells(inst, (l0, l1, c0, c1), sc, out)
+    /// The value an exact MMA `w` wrote at (row, col) of its D: `None` if unknown.
+    fn mma_value(&self, w: &Acc<'_>, row: u32, col: u32) -> Option<u32> {
+        let m = w.mma.as_ref()?;
+        let old = m.old.as_ref().and_then(|o| self.old_cell(w, o, row, col));
+        if m.dol
+            .get((row / 32) as usize)
+            .is_some_and(|x| x >> (row % 32) & 1 == 1)
+        {
+            // Not written: the lane keeps its old value, known only when enable-input-d read it.
+            return old;
+        }
+        m.p.cell(row, col, old)
+    }
+
+    /// The old value of D cell (row, col) the MMA `x` read (enable-input-d): the cell's
+    /// only candidate when it has one value, as [`Ctx::cells`] gives it at `x`'s position.
+    fn old_cell(&self, x: &Acc<'_>, o: &OldD, row: u32, col: u32) -> Option<u32> {
+        if row >= 128 || col >= o.n {
+            return None;
+        }
+        let idx = (row * o.n + col) as usize;
+        if let Some(&v) = o.memo.borrow().get(idx)
+            && v != OldD::UNREAD
+        {
+            return (v != OldD::UNKNOWN).then_some(v as u32);
+        }
+        let (l, c, inst) = (row, o.c0 + col, o.inst);
+        let covers = |wi: usize| {
+            self.accs[wi]
+                .regions
+                .iter()
+                .any(|r| r.write && r.inst == inst && r.covers(l, c))
+        };
+        let k = o.writers.len();
+        let mut val: Option<Option<u32>> = None;
+        let mut add = |v: Option<u32>| match val {
+            None => val = Some(v),
+            Some(Some(p)) if v == Some(p) => {}
+            _ => val = Some(None),
+        };
+        let mut covered = false;
+        for &a in &o.before {
+            if !covers(o.writers[a]) {
+                continue;
+            }
+            covered = true;
+            let maximal = !o
+                .before
+                .iter()
+                .any(|&b| b != a && o.ord[a * k + b] && covers(o.writers[b]));
+            if maximal {
+                add(self.value_as_of(&self.accs[o.writers[a]], inst, l, c, x.pos));
+            }
+        }
+        if !covered {
+            // Never written in this allocation (OQ-9): unspecified.
+            add(None);
+        }
+        for &wi in &o.race {
+            if covers(wi) {
+                add(self.value_as_of(&self.accs[wi], inst, l, c, x.pos));
+            }
+        }
+        let v = val.flatten();
+        let mut memo = o.memo.borrow_mut();
+        if memo.is_empty() {
+            memo.resize(128 * o.n as usize, OldD::UNREAD);
+        }
+        memo[idx] = v.map_or(OldD::UNKNOWN, u64::from);
+        v
     }
 
     /// If the read planned in `sc` has one write ordered before it, covering the whole
@@ -1007,7 +1086,20 @@ impl<'a> Ctx<'_, 'a> {
         sc: &mut Scratch,
         out: &mut Vec<WordExpect>,
     ) -> Races {
-        out.clear();
+        self.cells_or_races(inst, (l0, l1, c0, c1), sc, Some(out))
+    }
+
+    /// [`Ctx::cells`]; with `out` `None`, only the races (no value is computed).
+    fn cells_or_races(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &mut Scratch,
+        mut out: Option<&mut Vec<WordExpect>>,
+    ) -> Races {
+        if let Some(out) = out.as_deref_mut() {
+            out.clear();
+        }
         let writers = &sc.writers;
         let k = writers.len();
         let ord = &sc.ord;
@@ -1019,7 +1111,6 @@ impl<'a> Ctx<'_, 'a> {
                 .iter()
                 .any(|x| x.write && x.inst == inst && x.covers(l, c))
         };
-        out.reserve(((l1 - l0) * (c1 - c0)) as usize);
         self.work.set(
             self.work.get() + u64::from((l1 - l0) * (c1 - c0)) * (k as u64 + 1) + (k * k) as u64,
         );
@@ -1034,7 +1125,10 @@ impl<'a> Ctx<'_, 'a> {
                 x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
             });
             if full {
-                self.values_into(w, inst, (l0, l1, c0, c1), out);
+                if let Some(out) = out {
+                    out.reserve(((l1 - l0) * (c1 - c0)) as usize);
+                    self.values_into(w, inst, (l0, l1, c0, c1), out);
+                }
                 return races;
             }
         }
@@ -1067,7 +1161,9 @@ impl<'a> Ctx<'_, 'a> {
         edges(l0, l1, |x| (x.l0, x.l1), &mut le);
         edges(c0, c1, |x| (x.c0, x.c1), &mut ce);
         let width = (c1 - c0) as usize;
-        out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
+        if let Some(out) = out.as_deref_mut() {
+            out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
+        }
         for lw in le.windows(2) {
             let (la, lb) = (lw[0], lw[1]);
             for cw in ce.windows(2) {
@@ -1106,6 +1202,9 @@ impl<'a> Ctx<'_, 'a> {
                 }
                 // A candidate whose value is never known makes every cell unspecified
                 // (`word_expect`): the block keeps the `Unspecified` it was filled with.
+                let Some(out) = out.as_deref_mut() else {
+                    continue;
+                };
                 if sc
                     .block
                     .iter()
@@ -1164,10 +1263,9 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
             (Op::Mma(_), Some(r)) if w.mma.is_some() => {
-                let m = w.mma.as_ref().expect("checked");
                 for l in l0..l1 {
                     for c in c0..c1 {
-                        out.push(word(m.value(l - r.l0, c - r.c0)));
+                        out.push(word(self.mma_value(w, l - r.l0, c - r.c0)));
                     }
                 }
             }
@@ -1282,12 +1380,14 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// Prepares the values an exact MMA writes (computed per cell when read).
-    fn mma_values(&mut self, ai: usize, sc: &mut Scratch, buf: &mut Vec<WordExpect>) {
+    fn mma_values(&mut self, ai: usize, sc: &mut Scratch) {
         // A read from TMEM (§3.7 "[a-tmem]"): the writes it races with (an st not waited and
         // published, MCM-XTHREAD-NONPIPE; the issuer's own st without wait::st,
         // MCM-ST-BEFORE-USE; ...), cited by every ld of what this MMA wrote.
         if let Some(r) = self.accs[ai].a_read {
-            let races = self.read(ai, r.inst, (r.l0, r.l1, r.c0, r.c1), sc, buf);
+            let rect = (r.l0, r.l1, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            let races = self.cells_or_races(r.inst, rect, sc, None);
             self.accs[ai].in_races = races;
         }
         let acc = &self.accs[ai];
@@ -1319,15 +1419,25 @@ impl<'a> Ctx<'_, 'a> {
             return;
         };
         let old = if m.enable_input_d {
-            self.read(ai, r.inst, (0, 128, r.c0, r.c1), sc, buf);
-            buf.iter()
-                .map(|c| match c {
-                    WordExpect::Exact(x) => Some(*x),
-                    _ => None,
-                })
-                .collect()
+            // The old D cells: planned now, read on demand (`OldD`); the work is counted as
+            // if every cell were read now.
+            let rect = (0, 128, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            let k = sc.writers.len() as u64;
+            self.work
+                .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
+            Some(OldD {
+                inst: r.inst,
+                c0: r.c0,
+                n: r.c1 - r.c0,
+                writers: sc.writers.clone(),
+                before: sc.before.clone(),
+                race: sc.race.clone(),
+                ord: sc.ord.clone(),
+                memo: std::cell::RefCell::new(Vec::new()),
+            })
         } else {
-            Vec::new()
+            None
         };
         // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
         let mut dol = [0u32; 4];
@@ -1425,6 +1535,9 @@ pub fn values(
     } else {
         order.sort_unstable_by_key(|&k| key(k));
     }
+    for (p, &k) in order.iter().enumerate() {
+        cx.accs[k].pos = p;
+    }
     let mut out: Vec<ObsItem> =
         Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
     let mut sc = Scratch::default();
@@ -1438,7 +1551,7 @@ pub fn values(
             return Vec::new();
         }
         match cx.accs[k].kind {
-            Kind::Mma => cx.mma_values(k, &mut sc, &mut buf),
+            Kind::Mma => cx.mma_values(k, &mut sc),
             Kind::Ld => {
                 let x = &cx.accs[k];
                 let e = &u.warps[x.g][x.i];
