@@ -204,6 +204,9 @@ struct Scratch {
     race_rule: Vec<RuleId>,
     cands: Vec<Option<u32>>,
     cov: Vec<usize>,
+    /// The writes of one slot ([`ColIndex::slot`]) and their `all_st` flags.
+    slot: Vec<u32>,
+    slot_st: Vec<bool>,
     /// The candidate writes of one block of cells (`None`: never written, OQ-9).
     block: Vec<Option<usize>>,
     lane_edges: Vec<u32>,
@@ -227,126 +230,58 @@ fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
     WordExpect::OneOf(v)
 }
 
-/// The write index: per (allocation, lane block of 32, column) slot, the writing accesses in
-/// access order (so grouped by warp, program order within a warp), as one flat array sorted
-/// by slot. A row (allocation, lane block) keeps offsets only for the span of columns written
-/// in it, so memory and build time follow the writes, not the allocation sizes.
+/// The write index: per (allocation, lane block of 32) row, the writing accesses with the
+/// columns they write, in access order (so grouped by warp, program order within a warp). The
+/// writes of one (allocation, lane block, column) slot are those whose columns contain it, in
+/// the same order ([`ColIndex::slot`]): memory and build time follow the accesses, not the
+/// cells they write.
 #[derive(Debug, Default)]
 struct ColIndex {
-    /// `(row, column, access, is_st)` while collecting.
-    pending: Vec<(u32, u32, u32, bool)>,
-    acc: Vec<u32>,
-    /// `all_st[e]`: every entry of the same slot and warp up to `e` is a `tcgen05.st`.
-    all_st: Vec<bool>,
-    /// Per row: the first column written, one past the last, and where its offsets start in
-    /// `start` (column `c`'s entries are `start[base + c - c0]..start[base + c - c0 + 1]`).
-    rows: Vec<(u32, u32, u32)>,
-    start: Vec<u32>,
+    /// Per row: `(first column, one past the last, access, is_st)`.
+    rows: Vec<Vec<(u32, u32, u32, bool)>>,
 }
 
 impl ColIndex {
-    /// Sorts the pending entries into rows (access order kept within a slot).
-    fn build(&mut self, nrows: usize, accs: &[Acc<'_>]) {
-        // Entries were pushed in access order: a stable sort by (row, column) keeps access
-        // order within a slot.
-        self.sort_pending(nrows);
-        let n = self.pending.len();
-        self.acc.clear();
-        self.all_st.clear();
-        self.acc.reserve(n);
-        self.all_st.reserve(n);
-        self.rows.clear();
-        self.rows.resize(nrows, (0, 0, 0));
-        self.start.clear();
-        let (mut prev, mut prev_g, mut all) = ((u32::MAX, u32::MAX), usize::MAX, true);
-        let mut e = 0;
-        while e < n {
-            let row = self.pending[e].0;
-            let mut e1 = e;
-            while e1 < n && self.pending[e1].0 == row {
-                e1 += 1;
-            }
-            let (c0, c1) = (self.pending[e].1, self.pending[e1 - 1].1 + 1);
-            if let Some(x) = self.rows.get_mut(row as usize) {
-                *x = (c0, c1, self.start.len() as u32);
-            }
-            let mut at = e;
-            for c in c0..=c1 {
-                while at < e1 && self.pending[at].1 < c {
-                    at += 1;
-                }
-                self.start.push(at as u32);
-            }
-            for &(r, c, a, is_st) in &self.pending[e..e1] {
+    /// An index of `nrows` empty rows.
+    fn new(nrows: usize) -> Self {
+        ColIndex {
+            rows: vec![Vec::new(); nrows],
+        }
+    }
+
+    /// Records that access `acc` writes columns `c0..c1` of `row` (rows past the index are
+    /// never read: dropped).
+    fn push(&mut self, row: u32, (c0, c1): (u32, u32), acc: u32, is_st: bool) {
+        if let Some(r) = self.rows.get_mut(row as usize) {
+            r.push((c0, c1, acc, is_st));
+        }
+    }
+
+    /// The entries of (row, column) into `out` (accesses) and `all_st` (every entry of the
+    /// same warp up to this one is a `tcgen05.st`).
+    fn slot(
+        &self,
+        row: usize,
+        col: u32,
+        accs: &[Acc<'_>],
+        out: &mut Vec<u32>,
+        all_st: &mut Vec<bool>,
+    ) {
+        out.clear();
+        all_st.clear();
+        let Some(r) = self.rows.get(row) else { return };
+        let (mut prev_g, mut all) = (usize::MAX, true);
+        for &(c0, c1, a, is_st) in r {
+            if c0 <= col && col < c1 {
                 let g = accs[a as usize].g;
-                if (r, c) != prev || g != prev_g {
+                if g != prev_g {
                     all = true;
-                    prev = (r, c);
                     prev_g = g;
                 }
                 all &= is_st;
-                self.acc.push(a);
-                self.all_st.push(all);
+                out.push(a);
+                all_st.push(all);
             }
-            e = e1;
-        }
-        self.pending = Vec::new();
-    }
-
-    /// Sorts `pending` by (row, column), stably: two counting passes (column, then row) when
-    /// the rows are below `nrows` (always: lanes are below 128) and there are enough entries
-    /// to pay for the counts; the standard stable sort otherwise. Same order either way.
-    fn sort_pending(&mut self, nrows: usize) {
-        let n = self.pending.len();
-        let span = self
-            .pending
-            .iter()
-            .map(|e| e.1)
-            .max()
-            .map_or(0, |m| m as usize + 1);
-        if n < 64 || span > 4 * n + 1024 || self.pending.iter().any(|e| e.0 as usize >= nrows) {
-            self.pending
-                .sort_by_key(|&(r, c, _, _)| (u64::from(r) << 32) | u64::from(c));
-            return;
-        }
-        let mut tmp = vec![(0u32, 0u32, 0u32, false); n];
-        let mut counts = vec![0usize; span.max(nrows) + 1];
-        // Pass 1: by column into `tmp`.
-        for e in &self.pending {
-            counts[e.1 as usize + 1] += 1;
-        }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        for e in &self.pending {
-            let at = &mut counts[e.1 as usize];
-            tmp[*at] = *e;
-            *at += 1;
-        }
-        // Pass 2: by row back into `pending` (stable: columns stay sorted within a row).
-        counts.iter_mut().for_each(|c| *c = 0);
-        for e in &tmp {
-            counts[e.0 as usize + 1] += 1;
-        }
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        for e in &tmp {
-            let at = &mut counts[e.0 as usize];
-            self.pending[*at] = *e;
-            *at += 1;
-        }
-    }
-
-    /// The entries of (row, column), and their `all_st` flags.
-    fn row(&self, row: usize, col: u32) -> (&[u32], &[bool]) {
-        match self.rows.get(row) {
-            Some(&(c0, c1, base)) if (c0..c1).contains(&col) => {
-                let k = (base + col - c0) as usize;
-                let (a, b) = (self.start[k] as usize, self.start[k + 1] as usize);
-                (&self.acc[a..b], &self.all_st[a..b])
-            }
-            _ => (&[], &[]),
         }
     }
 }
@@ -447,7 +382,6 @@ impl<'a> Ctx<'_, 'a> {
             })
             .count();
         self.accs.reserve(n_acc);
-        self.by_col.pending.reserve(2 * n_acc);
         // Per-warp buffers, reused from warp to warp.
         let none = usize::MAX;
         let (mut next_wl, mut next_ws, mut next_fc, mut next_commit, mut ordinal) =
@@ -681,15 +615,15 @@ impl<'a> Ctx<'_, 'a> {
                 let idx = self.accs.len();
                 for r in regions.iter().filter(|r| r.write) {
                     for lb in r.l0 / 32..r.l1.div_ceil(32) {
-                        for col in r.c0..r.c1 {
-                            self.work.set(self.work.get() + 1);
-                            self.by_col.pending.push((
-                                Self::row_of(r.inst, lb),
-                                col,
-                                idx as u32,
-                                kind == Kind::St,
-                            ));
-                        }
+                        // One step per (lane block, column) slot written.
+                        self.work
+                            .set(self.work.get() + u64::from(r.c1.saturating_sub(r.c0)));
+                        self.by_col.push(
+                            Self::row_of(r.inst, lb),
+                            (r.c0, r.c1),
+                            idx as u32,
+                            kind == Kind::St,
+                        );
                     }
                 }
                 self.accs.push(Acc {
@@ -960,9 +894,19 @@ impl<'a> Ctx<'_, 'a> {
         // of R, every older st of that warp is too (waits are monotone): stop there.
         sc.writers.clear();
         sc.kept_before.clear();
+        let (mut row, mut row_st) = (
+            std::mem::take(&mut sc.slot),
+            std::mem::take(&mut sc.slot_st),
+        );
         for lb in l0 / 32..l1.div_ceil(32) {
             for col in c0..c1 {
-                let (row, row_st) = self.by_col.row(Self::row_of(inst, lb) as usize, col);
+                self.by_col.slot(
+                    Self::row_of(inst, lb) as usize,
+                    col,
+                    &self.accs,
+                    &mut row,
+                    &mut row_st,
+                );
                 let mut s0 = 0;
                 while s0 < row.len() {
                     // One warp's writes to this slot, in program order.
@@ -1024,6 +968,8 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
         }
+        sc.slot = row;
+        sc.slot_st = row_st;
         // Direct order with R, then closed transitively through the other writers (a write
         // ordered before a write that is ordered before R is before R, and so on).
         let writers = &sc.writers;
@@ -1467,13 +1413,12 @@ pub fn values(
         a,
         opts,
         accs: Vec::new(),
-        by_col: ColIndex::default(),
+        // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
+        by_col: ColIndex::new(4 * a.insts.len()),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
     };
     cx.collect(f);
-    // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
-    cx.by_col.build(4 * a.insts.len(), &cx.accs);
     if cx.work.get() > WORK_BUDGET {
         f.not_judged = Some(format!(
             "more than {WORK_BUDGET} TMEM index entries (work bound)"
