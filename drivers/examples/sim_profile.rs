@@ -1,5 +1,7 @@
 //! Runs the simulator on the campaign's mixed case stream in a loop (for profiling):
 //! `cargo run --release -p tcgen05-drivers --example sim_profile -- [cases]`;
+//! `... -- once [cases]` runs the `sim` target once on each of the first cases of the seed-0
+//! stream (for `valgrind --tool=callgrind`);
 //! `... -- digest [cases]` prints a digest of every scheduler's outcomes (with and without
 //! faults) instead, to check that a change to the simulator keeps its behaviour.
 
@@ -18,14 +20,14 @@ fn digest(n: u64) {
         names.push(format!("sim+{}", f.name()));
         names.push(format!("sim:adversarial+{}", f.name()));
     }
+    let cases: Vec<_> = (0..n).map(|i| stream.case(i).case).collect();
     for name in &names {
         let cfg = SimConfig::parse(name)
             .expect("a sim name")
             .expect("well formed");
         let mut h = std::collections::hash_map::DefaultHasher::new();
         let mut notrun = 0;
-        for i in 0..n {
-            let c = stream.case(i).case;
+        for (i, c) in cases.iter().enumerate() {
             let o = simulate(&c.program, cfg, c.provenance.seed.unwrap_or(0));
             notrun += u32::from(matches!(o, tcgen05_drivers::outcome::Outcome::NotRun(_)));
             if name == "sim:rr" && std::env::var_os("SIM_DUMP").is_some() {
@@ -74,7 +76,28 @@ fn dump(path: &str) {
     }
 }
 
+/// Runs the `sim` target once on each of the first `n` cases of the mixed stream of seed 0
+/// (for instruction counts: `valgrind --tool=callgrind --toggle-collect=...simulate*`).
+fn once(n: u64) {
+    let stream = Stream::new(tcgen05_generators::Config::default(), 0, Mode::Mixed);
+    let cases: Vec<_> = (0..n).map(|i| stream.case(i).case).collect();
+    let sim = SimConfig::new(Sched::Random(None));
+    let mut done = 0u64;
+    for c in &cases {
+        let o = simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
+        done += u64::from(o.words().is_some());
+    }
+    println!("{n} cases ({done} with words)");
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("once") {
+        let n = std::env::args()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2000);
+        return once(n);
+    }
     if let Some(path) = std::env::args().nth(1).filter(|a| a.ends_with(".case")) {
         return dump(&path);
     }

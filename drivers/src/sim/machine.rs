@@ -1522,195 +1522,262 @@ impl<'p> Machine<'p> {
             },
         );
         match &kind {
-            AKind::Ld {
-                ld,
-                lanes: lm,
-                lane0,
-                col0,
-                split,
-                form,
-                nregs,
-                snap,
-            } => {
-                // A load hoisted above a wait (fence-noop fault) reads TMEM as it was then.
-                let mut stash = if *snap {
-                    self.warps[w].snapshot.take()
+            AKind::Ld { .. } => self.perform_ld(w, c, &kind),
+            AKind::St { .. } => self.perform_st(c, &kind),
+            AKind::Mma(plan) => self.perform_mma(c, plan),
+            AKind::Cp { .. } => self.perform_cp(c, &kind),
+            AKind::Shift { .. } => self.perform_shift(c, &kind),
+        }
+        self.ops[id as usize].kind = kind;
+        self.check_trackers();
+    }
+
+    /// Performs an ld of warp `w` in CTA `c`: its registers get the cells' values.
+    fn perform_ld(&mut self, w: usize, c: usize, kind: &AKind) {
+        let AKind::Ld {
+            ld,
+            lanes: lm,
+            lane0,
+            col0,
+            split,
+            form,
+            nregs,
+            snap,
+        } = *kind
+        else {
+            return;
+        };
+        // A load hoisted above a wait (fence-noop fault) reads TMEM as it was then.
+        let mut stash = if snap {
+            self.warps[w].snapshot.take()
+        } else {
+            None
+        };
+        if let Some(t) = stash.as_mut() {
+            std::mem::swap(&mut self.ctas[c].tmem, &mut **t);
+        }
+        let info = self.code.lds[ld as usize];
+        let per = tmem::regs_per_rep(form.shape);
+        let limit = if self.fault(Fault::LdNumTruncated) {
+            per.min(nregs)
+        } else {
+            nregs
+        };
+        let pack = form.pack.is_some();
+        let mut out = std::mem::take(&mut self.warps[w].regs[ld as usize]);
+        let tm = &self.ctas[c].tmem;
+        let mut outside = false;
+        for t in lanes(lm) {
+            let base = (t * info.words) as usize;
+            // Every register of a thread is in one lane (cell_of); when no lazy layer owns a
+            // cell of its columns, read the stored cells directly.
+            let lo = tmem::cell_of(form.shape, t, 0, split).0;
+            let lane = lane0 - lane0 % 32 + (lane0 % 32 + lo) % 32;
+            let (mut first, mut last) = (u32::MAX, 0);
+            for i in 0..limit {
+                let co = tmem::cell_of(form.shape, t, i, split).1;
+                let (a, b) = if pack {
+                    (col0 + 2 * co, col0 + 2 * co + 1)
                 } else {
-                    None
+                    (col0 + co, col0 + co)
                 };
-                if let Some(t) = stash.as_mut() {
-                    std::mem::swap(&mut self.ctas[c].tmem, &mut **t);
-                }
-                let info = self.code.lds[*ld as usize];
-                let split = *split;
-                let per = tmem::regs_per_rep(form.shape);
-                let limit = if self.fault(Fault::LdNumTruncated) {
-                    per.min(*nregs)
-                } else {
-                    *nregs
-                };
-                let pack = form.pack.is_some();
-                let mut out = std::mem::take(&mut self.warps[w].regs[*ld as usize]);
-                for t in lanes(*lm) {
-                    let base = (t * info.words) as usize;
-                    // Every register of a thread is in one lane (cell_of); when no lazy
-                    // layer owns a cell of its columns, read the stored cells directly.
-                    let lo = tmem::cell_of(form.shape, t, 0, split).0;
-                    let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
-                    let (mut first, mut last) = (u32::MAX, 0);
-                    for i in 0..limit {
-                        let co = tmem::cell_of(form.shape, t, i, split).1;
-                        let (a, b) = if pack {
-                            (col0 + 2 * co, col0 + 2 * co + 1)
-                        } else {
-                            (col0 + co, col0 + co)
-                        };
-                        first = first.min(a);
-                        last = last.max(b);
-                    }
-                    let tm = &self.ctas[c].tmem;
-                    if limit > 0
-                        && lane < tmem::LANES
-                        && last < tmem::COLS
-                        && tm.lane_clean(lane, first, last)
-                    {
-                        for i in 0..limit {
-                            let co = tmem::cell_of(form.shape, t, i, split).1;
-                            let v = if pack {
-                                let a = tm.stored(lane, col0 + 2 * co);
-                                let b = tm.stored(lane, col0 + 2 * co + 1);
-                                (a & 0xFFFF) | (b << 16)
-                            } else {
-                                tm.stored(lane, col0 + co)
-                            };
-                            if let Some(slot) = out.get_mut(base + i as usize) {
-                                *slot = v;
-                            }
-                        }
+                first = first.min(a);
+                last = last.max(b);
+            }
+            let regs = out.get_mut(base..).unwrap_or_default();
+            let n = (limit as usize).min(regs.len());
+            if limit > 0
+                && lane < tmem::LANES
+                && last < tmem::COLS
+                && tm.lane_clean(lane, first, last)
+            {
+                for (i, slot) in regs[..n].iter_mut().enumerate() {
+                    let co = tmem::cell_of(form.shape, t, i as u32, split).1;
+                    *slot = if pack {
+                        let a = tm.stored(lane, col0 + 2 * co);
+                        let b = tm.stored(lane, col0 + 2 * co + 1);
+                        (a & 0xFFFF) | (b << 16)
                     } else {
-                        self.read_lane(c, lane, t, (*col0, split), form, limit, &mut out[..], base);
-                    }
-                    if form.red {
-                        let n = *nregs as usize;
-                        let r = out.get(base..base + n).map(|vals| reduce(form, vals));
-                        if let (Some(r), Some(slot)) = (r, out.get_mut(base + n)) {
-                            *slot = r;
-                        }
-                    }
+                        tm.stored(lane, col0 + co)
+                    };
                 }
-                if let Some(mut t) = stash {
-                    std::mem::swap(&mut self.ctas[c].tmem, &mut *t);
-                    self.warps[w].snapshot = Some(t);
-                }
-                self.warps[w].regs[*ld as usize] = out;
-            }
-            AKind::St {
-                lanes: lm,
-                lane0,
-                col0,
-                split,
-                form,
-                nregs,
-                seed,
-            } => {
-                let unpack = form.pack.is_some();
-                for t in lanes(*lm) {
-                    for i in 0..*nregs {
-                        let (lo, co) = tmem::cell_of(form.shape, t, i, *split);
-                        let lane = *lane0 - *lane0 % 32 + (*lane0 % 32 + lo) % 32;
-                        let v = st_value(*seed, t, i);
-                        if unpack {
-                            self.set_cell(c, lane, col0 + 2 * co, v & 0xFFFF);
-                            self.set_cell(c, lane, col0 + 2 * co + 1, v >> 16);
-                        } else {
-                            self.set_cell(c, lane, col0 + co, v);
-                        }
-                    }
-                }
-            }
-            AKind::Mma(plan) => {
-                let res = match self.peer(c).filter(|_| plan.pair()) {
-                    // cta_group::2: D in both CTAs of the pair, the even CTA first.
-                    Some(p) => {
-                        let (e, o) = if self.ctas[c].rank & 1 == 0 {
-                            (c, p)
-                        } else {
-                            (p, c)
-                        };
-                        let (lo, hi) = self.ctas.split_at_mut(e.max(o));
-                        let (x, y) = (&mut lo[e.min(o)], &mut hi[0]);
-                        let (even, odd) = if e < o { (x, y) } else { (y, x) };
-                        plan.perform_halves([
-                            Some((&even.regions, &mut even.tmem)),
-                            Some((&odd.regions, &mut odd.tmem)),
-                        ])
-                    }
-                    None if plan.pair() && self.ctas[c].rank & 1 == 1 => {
-                        let cta = &mut self.ctas[c];
-                        plan.perform_halves([None, Some((&cta.regions, &mut cta.tmem))])
-                    }
-                    None => {
-                        let cta = &mut self.ctas[c];
-                        plan.perform(&cta.regions, &mut cta.tmem)
-                    }
+            } else {
+                // Cell by cell: cells that lazy layers own, or outside the array (a trap).
+                let mut cell = |col: u32| {
+                    tm.get(lane, col).unwrap_or_else(|| {
+                        outside = true;
+                        0
+                    })
                 };
-                if let Err(e) = res {
-                    self.abort = Some(Outcome::NotRun(e));
-                }
-            }
-            AKind::Cp {
-                desc,
-                col0,
-                rows,
-                row_bytes,
-                multicast,
-                lane0,
-                both,
-            } => {
-                let mut targets = vec![c];
-                if *both && let Some(p) = self.peer(c) {
-                    targets.push(p);
-                }
-                let lbo = u32::from(desc.lbo_enc) << 4;
-                let sbo = u32::from(desc.sbo_enc) << 4;
-                for t in targets {
-                    for r in 0..*rows {
-                        for cell in 0..row_bytes / 4 {
-                            let b = 4 * cell;
-                            let addr = desc.offset
-                                + (r % 8) * 16
-                                + (r / 8) * sbo
-                                + (b % 16)
-                                + (b / 16) * lbo;
-                            // A source word beyond the data region reads as 0 (documented
-                            // in sim/mod.rs).
-                            let v = self.ctas[t].regions[usize::from(desc.region)]
-                                .get((addr / 4) as usize)
-                                .unwrap_or(0);
-                            for l in cp_lanes(*multicast, *lane0, r) {
-                                self.set_cell(t, l, col0 + cell, v);
-                            }
-                        }
+                for i in 0..limit {
+                    let co = tmem::cell_of(form.shape, t, i, split).1;
+                    let v = if pack {
+                        let a = cell(col0 + 2 * co);
+                        let b = cell(col0 + 2 * co + 1);
+                        (a & 0xFFFF) | (b << 16)
+                    } else {
+                        cell(col0 + co)
+                    };
+                    if let Some(slot) = regs.get_mut(i as usize) {
+                        *slot = v;
                     }
                 }
             }
-            AKind::Shift { lane0, col0, both } => {
-                let mut targets = vec![c];
-                if *both && let Some(p) = self.peer(c) {
-                    targets.push(p);
+            if form.red {
+                let n = nregs as usize;
+                let r = out.get(base..base + n).map(|vals| reduce(&form, vals));
+                if let (Some(r), Some(slot)) = (r, out.get_mut(base + n)) {
+                    *slot = r;
                 }
-                for t in targets {
-                    for l in (*lane0..*lane0 + 31).rev() {
-                        for col in *col0..*col0 + 8 {
-                            let v = self.cell(t, l, col);
-                            self.set_cell(t, l + 1, col, v);
-                        }
+            }
+        }
+        if outside {
+            self.trap_range();
+        }
+        if let Some(mut t) = stash {
+            std::mem::swap(&mut self.ctas[c].tmem, &mut *t);
+            self.warps[w].snapshot = Some(t);
+        }
+        self.warps[w].regs[ld as usize] = out;
+    }
+
+    /// Performs an st into CTA `c`'s TMEM.
+    fn perform_st(&mut self, c: usize, kind: &AKind) {
+        let AKind::St {
+            lanes: lm,
+            lane0,
+            col0,
+            split,
+            form,
+            nregs,
+            seed,
+        } = *kind
+        else {
+            return;
+        };
+        let unpack = form.pack.is_some();
+        let tm = &mut self.ctas[c].tmem;
+        let mut ok = true;
+        let window = lane0 - lane0 % 32;
+        for t in lanes(lm) {
+            for i in 0..nregs {
+                let (lo, co) = tmem::cell_of(form.shape, t, i, split);
+                let lane = window + (lane0 % 32 + lo) % 32;
+                let v = st_value(seed, t, i);
+                if unpack {
+                    ok &= tm.set(lane, col0 + 2 * co, v & 0xFFFF);
+                    ok &= tm.set(lane, col0 + 2 * co + 1, v >> 16);
+                } else {
+                    ok &= tm.set(lane, col0 + co, v);
+                }
+            }
+        }
+        if !ok {
+            self.trap_range();
+        }
+    }
+
+    /// Performs an MMA of CTA `c` (and its peer for `cta_group::2`).
+    fn perform_mma(&mut self, c: usize, plan: &MmaPlan) {
+        let res = match self.peer(c).filter(|_| plan.pair()) {
+            // cta_group::2: D in both CTAs of the pair, the even CTA first.
+            Some(p) => {
+                let (e, o) = if self.ctas[c].rank & 1 == 0 {
+                    (c, p)
+                } else {
+                    (p, c)
+                };
+                let (lo, hi) = self.ctas.split_at_mut(e.max(o));
+                let (x, y) = (&mut lo[e.min(o)], &mut hi[0]);
+                let (even, odd) = if e < o { (x, y) } else { (y, x) };
+                plan.perform_halves([
+                    Some((&even.regions, &mut even.tmem)),
+                    Some((&odd.regions, &mut odd.tmem)),
+                ])
+            }
+            None if plan.pair() && self.ctas[c].rank & 1 == 1 => {
+                let cta = &mut self.ctas[c];
+                plan.perform_halves([None, Some((&cta.regions, &mut cta.tmem))])
+            }
+            None => {
+                let cta = &mut self.ctas[c];
+                plan.perform(&cta.regions, &mut cta.tmem)
+            }
+        };
+        if let Err(e) = res {
+            self.abort = Some(Outcome::NotRun(e));
+        }
+    }
+
+    /// Performs a cp from CTA `c`'s shared memory (and its peer's for `cta_group::2`).
+    fn perform_cp(&mut self, c: usize, kind: &AKind) {
+        let AKind::Cp {
+            desc,
+            col0,
+            rows,
+            row_bytes,
+            multicast,
+            lane0,
+            both,
+        } = *kind
+        else {
+            return;
+        };
+        let mut targets = [Some(c), None];
+        if both && let Some(p) = self.peer(c) {
+            targets[1] = Some(p);
+        }
+        let lbo = u32::from(desc.lbo_enc) << 4;
+        let sbo = u32::from(desc.sbo_enc) << 4;
+        let mut ok = true;
+        for t in targets.into_iter().flatten() {
+            let cta = &mut self.ctas[t];
+            let region = &cta.regions[usize::from(desc.region)];
+            let tm = &mut cta.tmem;
+            for r in 0..rows {
+                for cell in 0..row_bytes / 4 {
+                    let b = 4 * cell;
+                    let addr =
+                        desc.offset + (r % 8) * 16 + (r / 8) * sbo + (b % 16) + (b / 16) * lbo;
+                    // A source word beyond the data region reads as 0 (documented in
+                    // sim/mod.rs).
+                    let v = region.get((addr / 4) as usize).unwrap_or(0);
+                    for l in cp_lanes(multicast, lane0, r) {
+                        ok &= tm.set(l, col0 + cell, v);
                     }
                 }
             }
         }
-        self.ops[id as usize].kind = kind;
-        self.check_trackers();
+        if !ok {
+            self.trap_range();
+        }
+    }
+
+    /// Performs a shift in CTA `c` (and its peer for `cta_group::2`).
+    fn perform_shift(&mut self, c: usize, kind: &AKind) {
+        let AKind::Shift { lane0, col0, both } = *kind else {
+            return;
+        };
+        let mut targets = [Some(c), None];
+        if both && let Some(p) = self.peer(c) {
+            targets[1] = Some(p);
+        }
+        let mut ok = true;
+        for t in targets.into_iter().flatten() {
+            let tm = &mut self.ctas[t].tmem;
+            for l in (lane0..lane0 + 31).rev() {
+                for col in col0..col0 + 8 {
+                    let v = tm.get(l, col).unwrap_or_else(|| {
+                        ok = false;
+                        0
+                    });
+                    ok &= tm.set(l + 1, col, v);
+                }
+            }
+        }
+        if !ok {
+            self.trap_range();
+        }
     }
 
     fn check_trackers(&mut self) {
@@ -1731,55 +1798,7 @@ impl<'p> Machine<'p> {
         }
     }
 
-    fn cell(&mut self, c: usize, lane: u32, col: u32) -> u32 {
-        match self.ctas[c].tmem.get(lane, col) {
-            Some(v) => v,
-            None => {
-                self.trap_range();
-                0
-            }
-        }
-    }
-
-    /// An ld's registers `0..limit` of thread `t` (in `lane`), cell by cell: the path for
-    /// cells that lazy layers own or that are outside the array.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "the loop state of `perform`'s ld, passed whole"
-    )]
-    fn read_lane(
-        &mut self,
-        c: usize,
-        lane: u32,
-        t: u32,
-        (col0, split): (u32, u32),
-        form: &LdForm,
-        limit: u32,
-        out: &mut [u32],
-        base: usize,
-    ) {
-        let pack = form.pack.is_some();
-        for i in 0..limit {
-            let co = tmem::cell_of(form.shape, t, i, split).1;
-            let v = if pack {
-                let a = self.cell(c, lane, col0 + 2 * co);
-                let b = self.cell(c, lane, col0 + 2 * co + 1);
-                (a & 0xFFFF) | (b << 16)
-            } else {
-                self.cell(c, lane, col0 + co)
-            };
-            if let Some(slot) = out.get_mut(base + i as usize) {
-                *slot = v;
-            }
-        }
-    }
-
-    fn set_cell(&mut self, c: usize, lane: u32, col: u32, v: u32) {
-        if !self.ctas[c].tmem.set(lane, col, v) {
-            self.trap_range();
-        }
-    }
-
+    #[cold]
     fn trap_range(&mut self) {
         if self.abort.is_none() {
             self.abort = Some(Outcome::Trapped {
@@ -1810,7 +1829,14 @@ fn cp_lanes(multicast: Option<CpMulticast>, l0: u32, r: u32) -> impl Iterator<It
 
 /// The lanes set in `mask`, lowest first.
 fn lanes(mask: u32) -> impl Iterator<Item = u32> {
-    (0..32).filter(move |l| mask >> l & 1 == 1)
+    let mut m = mask;
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            l
+        })
+    })
 }
 
 /// The column count an nCols operand means to the simulator: the value, rounded up to a power

@@ -28,7 +28,7 @@
 use super::faults::{Fault, Faults};
 use super::smem::Region;
 use super::tmem::{Lazy, Tmem};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
@@ -156,7 +156,30 @@ impl MmaPlan {
                     }
                     None => {
                         let mut a = Vec::with_capacity(rows as usize * kk);
+                        // Every kind's K elements fill 32 bytes: 8 cells, 2 core-matrix rows.
+                        let cells = (self.k * self.a_ty.bytes()).div_ceil(4);
+                        let last_col = self.a_col + cells.max(1) - 1;
                         for r in 0..rows {
+                            if cells == 8
+                                && last_col < super::tmem::COLS
+                                && tmem.lane_clean(r, self.a_col, last_col)
+                            {
+                                // No lazy cell: decode the stored cells 4 at a time.
+                                let start = a.len();
+                                a.resize(start + kk, 0.0);
+                                let t = (16 / self.a_ty.bytes()) as usize;
+                                for (c, chunk) in a[start..].chunks_mut(t).enumerate() {
+                                    let col = self.a_col + 4 * c as u32;
+                                    let words = [0, 1, 2, 3].map(|j| tmem.stored(r, col + j));
+                                    decode_chunk(self.a_ty, &words, chunk);
+                                }
+                                if self.neg_a {
+                                    for x in &mut a[start..] {
+                                        *x = -*x;
+                                    }
+                                }
+                                continue;
+                            }
                             // Elements narrower than a cell share it: read each cell once.
                             let mut last: Option<(u32, u32)> = None;
                             for k in 0..self.k {
@@ -221,14 +244,11 @@ struct Rows {
     desc: SmemDesc,
     ty: Elem,
     neg: bool,
-    /// The decoded rows, in the order they were first used.
+    /// The rows, row `r` at `r * k`; a row holds its values once `ready[r]` is set.
     data: RefCell<Vec<f32>>,
-    /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
-    at: RefCell<Vec<u32>>,
+    /// Whether row `r` is decoded.
+    ready: Vec<Cell<bool>>,
 }
-
-/// A row not decoded yet.
-const NOT_YET: u32 = u32::MAX;
 
 impl Rows {
     fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
@@ -249,7 +269,7 @@ impl Rows {
             ty: Elem::F16,
             neg: false,
             data: RefCell::new(data),
-            at: RefCell::new((0..rows).map(|r| r * k).collect()),
+            ready: vec![Cell::new(true); rows as usize],
         }
     }
 
@@ -279,8 +299,8 @@ impl Rows {
             desc: *desc,
             ty,
             neg,
-            data: RefCell::new(Vec::new()),
-            at: RefCell::new(vec![NOT_YET; rows as usize]),
+            data: RefCell::new(vec![0.0; rows as usize * k as usize]),
+            ready: vec![Cell::new(false); rows as usize],
         })
     }
 
@@ -325,46 +345,95 @@ impl Rows {
     }
 
     /// Where row `r` starts in `data`, decoding it on first use.
+    #[inline]
     fn row(&self, r: usize) -> usize {
-        let at = self.at.borrow()[r];
-        if at != NOT_YET {
-            return at as usize;
+        if !self.ready[r].get() {
+            self.decode_row(r);
         }
+        r * self.k
+    }
+
+    /// Decodes row `r` into `data`.
+    #[inline(never)]
+    fn decode_row(&self, r: usize) {
+        self.ready[r].set(true);
         let mut data = self.data.borrow_mut();
-        let start = data.len();
-        if data.capacity() == 0 {
-            data.reserve(self.k * 16);
+        let start = r * self.k;
+        let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) else {
+            return;
+        };
+        let (d, ty, neg) = (&self.desc, self.ty, self.neg);
+        let local = r - *first as usize;
+        let row = &mut data[start..start + self.k];
+        let bytes = ty.bytes();
+        let t = 16 / bytes;
+        let lbo = u32::from(d.lbo_enc) << 4;
+        let sbo = u32::from(d.sbo_enc) << 4;
+        let r32 = local as u32;
+        let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
+        if row_addr.is_multiple_of(4) {
+            // Word-aligned: each 16-byte core-matrix row is 4 whole words, `t` elements.
+            for (c, chunk) in row.chunks_mut(t as usize).enumerate() {
+                let w0 = (row_addr + c as u32 * lbo) / 4;
+                let mut words = [0u32; 4];
+                for (j, x) in words.iter_mut().enumerate() {
+                    *x = region.get(w0 as usize + j).unwrap_or(0);
+                }
+                decode_chunk(ty, &words, chunk);
+            }
+            if neg {
+                for x in row.iter_mut() {
+                    *x = -*x;
+                }
+            }
+            return;
         }
-        data.resize(start + self.k, 0.0);
-        if let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) {
-            let (d, ty, neg) = (&self.desc, &self.ty, &self.neg);
-            let local = r - *first as usize;
-            let row = &mut data[start..start + self.k];
-            let bytes = ty.bytes();
-            let t = 16 / bytes;
-            let lbo = u32::from(d.lbo_enc) << 4;
-            let sbo = u32::from(d.sbo_enc) << 4;
-            let r32 = local as u32;
-            let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
-            // Elements narrower than a word share it: fetch each word once.
-            let mut last: Option<(u32, u32)> = None;
-            for (k, x) in row.iter_mut().enumerate() {
-                let k = k as u32;
-                let addr = row_addr + (k % t) * bytes + (k / t) * lbo;
-                let word = match last {
-                    Some((i, w)) if i == addr / 4 => w,
-                    _ => {
-                        let w = region.get((addr / 4) as usize).unwrap_or(0);
-                        last = Some((addr / 4, w));
-                        w
-                    }
-                };
-                let v = decode(*ty, word >> (8 * (addr % 4)), word);
-                *x = if *neg { -v } else { v };
+        // Elements narrower than a word share it: fetch each word once.
+        let mut last: Option<(u32, u32)> = None;
+        for (k, x) in row.iter_mut().enumerate() {
+            let k = k as u32;
+            let addr = row_addr + (k % t) * bytes + (k / t) * lbo;
+            let word = match last {
+                Some((i, w)) if i == addr / 4 => w,
+                _ => {
+                    let w = region.get((addr / 4) as usize).unwrap_or(0);
+                    last = Some((addr / 4, w));
+                    w
+                }
+            };
+            let v = decode(ty, word >> (8 * (addr % 4)), word);
+            *x = if neg { -v } else { v };
+        }
+    }
+}
+
+/// The elements of one 16-byte core-matrix row (`words`), decoded into `out` (16 / bytes
+/// elements, little-endian inside each word).
+fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
+    match ty {
+        Elem::F16 | Elem::Bf16 => {
+            for (i, x) in out.iter_mut().enumerate() {
+                let w = words[i / 2];
+                *x = decode(ty, w >> (16 * (i % 2)), w);
             }
         }
-        self.at.borrow_mut()[r] = start as u32;
-        start
+        Elem::Tf32 => {
+            for (x, &w) in out.iter_mut().zip(words) {
+                *x = decode(ty, w, w);
+            }
+        }
+        Elem::E4m3 | Elem::E5m2 => {
+            let table = &fp8_table()[usize::from(ty == Elem::E5m2)];
+            for (i, x) in out.iter_mut().enumerate() {
+                *x = table[(words[i / 4] >> (8 * (i % 4)) & 0xFF) as usize];
+            }
+        }
+        Elem::S8 | Elem::U8 => {
+            for (i, x) in out.iter_mut().enumerate() {
+                let w = words[i / 4];
+                *x = decode(ty, w >> (8 * (i % 4)), w);
+            }
+        }
     }
 }
 

@@ -23,6 +23,9 @@ pub struct Region {
     base: Vec<u32>,
     /// Fills, oldest first; a fill by every lane hides the older ones, which are dropped.
     fills: Vec<Fill>,
+    /// Per lane `l` (the words `i` with `i % 32 == l`), 1 + the index in `fills` of the last
+    /// fill that covers it; 0: none (the word is in `base`).
+    owner: [u32; 32],
 }
 
 impl Region {
@@ -32,6 +35,7 @@ impl Region {
             len,
             base: Vec::new(),
             fills: Vec::new(),
+            owner: [0; 32],
         }
     }
 
@@ -41,6 +45,7 @@ impl Region {
             len: words.len(),
             base: words,
             fills: Vec::new(),
+            owner: [0; 32],
         }
     }
 
@@ -60,13 +65,13 @@ impl Region {
         if i >= self.len {
             return None;
         }
-        let lane = (i % 32) as u32;
-        for f in self.fills.iter().rev() {
-            if f.mask >> lane & 1 == 1 {
-                return Some(fill_word(f.elem, f.seed, i as u32));
+        match self.owner[i % 32] {
+            0 => Some(self.base.get(i).copied().unwrap_or(0)),
+            f => {
+                let f = self.fills[f as usize - 1];
+                Some(fill_word(f.elem, f.seed, i as u32))
             }
         }
-        Some(self.base.get(i).copied().unwrap_or(0))
     }
 
     /// The fill of the lanes of `mask` (each lane `l` writes every word `i` with
@@ -80,6 +85,12 @@ impl Region {
             self.base = Vec::new();
         }
         self.fills.push(Fill { mask, elem, seed });
+        let n = self.fills.len() as u32;
+        for (l, o) in self.owner.iter_mut().enumerate() {
+            if mask >> l & 1 == 1 {
+                *o = n;
+            }
+        }
     }
 }
 

@@ -36,6 +36,8 @@ fn block_of(lane: u32, col: u32) -> (usize, usize) {
 }
 
 /// A block of never-written cells: each holds its [`poison`] value.
+#[cold]
+#[inline(never)]
 fn poison_block(block: usize) -> Cells {
     let mut b = POOL
         .with(|p| p.borrow_mut().pop())
@@ -93,6 +95,9 @@ const MAX_LAYERS: usize = 48;
 pub struct Tmem {
     blocks: [Option<Cells>; BLOCKS],
     layers: Vec<Layer>,
+    /// Per column, the lanes that some layer owns (empty until the first layer): a cell
+    /// outside it reads its stored value without looking at the layers.
+    owned: Vec<u128>,
 }
 
 impl Default for Tmem {
@@ -121,6 +126,7 @@ impl Tmem {
         Tmem {
             blocks: [const { None }; BLOCKS],
             layers: Vec::new(),
+            owned: Vec::new(),
         }
     }
 
@@ -136,20 +142,35 @@ impl Tmem {
     #[inline]
     fn set_base(&mut self, lane: u32, col: u32, v: u32) {
         let (b, i) = block_of(lane, col);
-        self.blocks[b].get_or_insert_with(|| poison_block(b))[i] = v;
+        match &mut self.blocks[b] {
+            Some(cells) => cells[i] = v,
+            None => {
+                self.blocks[b] = Some(poison_block(b)).map(|mut c| {
+                    c[i] = v;
+                    c
+                })
+            }
+        }
     }
 
     /// Whether no lazy layer owns a cell of `lane` in the columns `[lo, hi]`: then
     /// [`Tmem::stored`] reads those cells.
+    #[inline]
     pub fn lane_clean(&self, lane: u32, lo: u32, hi: u32) -> bool {
-        self.layers.iter().all(|l| {
-            let first = lo.max(l.col0);
-            let last = hi.min(l.col0 + l.lanes.len() as u32 - 1);
-            first > last
-                || l.lanes[(first - l.col0) as usize..=(last - l.col0) as usize]
-                    .iter()
-                    .all(|m| m >> lane & 1 == 0)
-        })
+        let hi = hi.min(COLS - 1);
+        lo > hi
+            || self
+                .owned
+                .get(lo as usize..=hi as usize)
+                .is_none_or(|cols| cols.iter().all(|m| m >> lane & 1 == 0))
+    }
+
+    /// Whether some lazy layer owns the cell (inside the array).
+    #[inline]
+    fn lazy(&self, lane: u32, col: u32) -> bool {
+        self.owned
+            .get(col as usize)
+            .is_some_and(|m| m >> lane & 1 == 1)
     }
 
     /// The stored value of a cell inside the array that no lazy layer owns
@@ -180,6 +201,9 @@ impl Tmem {
         if lane >= LANES || col >= COLS {
             return None;
         }
+        if !self.lazy(lane, col) {
+            return Some(self.base(lane, col));
+        }
         Some(self.below(self.layers.len(), lane, col))
     }
 
@@ -188,6 +212,9 @@ impl Tmem {
     pub fn read(&mut self, lane: u32, col: u32) -> Option<u32> {
         if lane >= LANES || col >= COLS {
             return None;
+        }
+        if !self.lazy(lane, col) {
+            return Some(self.base(lane, col));
         }
         let Some(top) = self.layers.iter().rposition(|l| l.owns(lane, col)) else {
             return Some(self.base(lane, col));
@@ -200,22 +227,25 @@ impl Tmem {
                 *m &= bit;
             }
         }
+        self.owned[col as usize] &= bit;
         self.set_base(lane, col, v);
         Some(v)
     }
 
     /// Writes a cell; `false` when outside the array.
+    #[inline]
     pub fn set(&mut self, lane: u32, col: u32, v: u32) -> bool {
         if lane >= LANES || col >= COLS {
             return false;
         }
-        if !self.layers.is_empty() {
+        if self.lazy(lane, col) {
             let bit = !(1u128 << lane);
             for l in &mut self.layers {
                 if let Some(m) = l.lanes.get_mut(col.wrapping_sub(l.col0) as usize) {
                     *m &= bit;
                 }
             }
+            self.owned[col as usize] &= bit;
         }
         self.set_base(lane, col, v);
         true
@@ -253,12 +283,29 @@ impl Tmem {
             lanes: vec![lanes; cols as usize],
             f,
         });
+        if self.owned.is_empty() {
+            self.owned = vec![0; COLS as usize];
+        }
+        for m in &mut self.owned[col0 as usize..(col0 + cols) as usize] {
+            *m |= lanes;
+        }
         true
     }
 
     /// Computes the oldest layer into the cells.
     fn flatten_oldest(&mut self) {
         let l = self.layers.remove(0);
+        for (i, o) in self.owned[l.col0 as usize..][..l.lanes.len()]
+            .iter_mut()
+            .enumerate()
+        {
+            let col = l.col0 + i as u32;
+            *o = self
+                .layers
+                .iter()
+                .filter_map(|x| x.lanes.get(col.wrapping_sub(x.col0) as usize))
+                .fold(0, |a, m| a | m);
+        }
         for (i, &m) in l.lanes.iter().enumerate() {
             let col = l.col0 + i as u32;
             let mut bits = m;
@@ -290,15 +337,13 @@ pub fn regs_per_rep(shape: LdStShape) -> u32 {
 /// column) that thread `t`'s register `reg` covers, without pack/unpack. `split` is the
 /// `.16x32bx2` second-half column offset.
 pub fn cell_of(shape: LdStShape, t: u32, reg: u32, split: u32) -> (u32, u32) {
-    let per = regs_per_rep(shape);
-    let (rep, j) = (reg / per, reg % per);
+    // Repetition `reg / regs_per_rep`, register `reg % regs_per_rep` inside it.
     match shape {
-        LdStShape::S32x32b => (t, rep),
-        LdStShape::S32x64b => (t, rep * 2 + j),
-        LdStShape::S16x64b => (t / 2, rep * 2 + t % 2),
-        LdStShape::S16x128b => (t / 2, rep * 4 + (t % 2) * 2 + j),
-        LdStShape::S16x256b => (t / 2, rep * 8 + (t % 2) * 4 + j),
-        LdStShape::S16x32bx2 => (t % 16, rep + if t >= 16 { split } else { 0 }),
+        LdStShape::S32x32b | LdStShape::S32x64b => (t, reg),
+        LdStShape::S16x64b => (t / 2, reg * 2 + t % 2),
+        LdStShape::S16x128b => (t / 2, (reg / 2) * 4 + (t % 2) * 2 + reg % 2),
+        LdStShape::S16x256b => (t / 2, (reg / 4) * 8 + (t % 2) * 4 + reg % 4),
+        LdStShape::S16x32bx2 => (t % 16, reg + if t >= 16 { split } else { 0 }),
     }
 }
 
