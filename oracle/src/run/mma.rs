@@ -108,64 +108,66 @@ fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind) -> bool {
 /// Reads the elements (row, 0..K) of an operand, rows `0..rows`, row-major into `out`,
 /// through its descriptor (K-major, no swizzle; [`operand_ok`] checked). `None` if an element
 /// is outside the region or not exact.
+///
+/// A row's K elements fill whole 16-byte chunks (K × element bytes is 32 for every kind):
+/// each chunk's words are generated once, then its elements decoded.
 fn read_rows(
     desc: &SmemDesc,
     data: &RegionData,
     kind: MmaKind,
-    signed: bool,
-    neg: bool,
+    (signed, neg): (bool, bool),
     rows: u32,
     out: &mut Vec<f64>,
 ) -> Option<()> {
     let (eb, kk) = elem_k(kind);
+    debug_assert_eq!(kk * eb % 16, 0);
     let limit = u64::from(data.bytes.max(16));
-    // Consecutive elements share a word: the last word read is kept.
-    let mut last: Option<(u32, u32)> = None;
+    let per_chunk = u64::from(16 / eb);
     for row in 0..rows {
         let row_base = u64::from(desc.offset)
             + u64::from(row % 8) * 16
             + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16;
-        for k in 0..kk {
-            let kb = k * eb;
-            let addr =
-                row_base + u64::from(kb / 16) * u64::from(desc.lbo_enc) * 16 + u64::from(kb % 16);
-            if addr + u64::from(eb) > limit {
+        for j in 0..u64::from(kk * eb / 16) {
+            let base = row_base + j * u64::from(desc.lbo_enc) * 16;
+            // The chunk's last element ends at `base + 16`.
+            if base + 16 > limit {
                 return None;
             }
-            let wi = (addr / 4) as u32;
-            let word = match last {
-                Some((i, w)) if i == wi => w,
-                _ => {
-                    let w = values::fill_word(data.elem, data.seed, wi);
-                    last = Some((wi, w));
-                    w
-                }
-            };
-            let shift = (addr % 4) * 8;
-            let v = match kind {
-                MmaKind::F16 => f16_value((word >> shift) as u16),
-                MmaKind::Tf32 => {
-                    // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact ones
-                    // count.
-                    let x = f32::from_bits(word & 0xFFFF_E000);
-                    if (word & 0x1FFF) != 0 {
-                        return None;
-                    }
-                    f64::from(x)
-                }
-                _ => {
-                    let b = (word >> shift) as u8;
-                    if signed {
-                        f64::from(b as i8)
-                    } else {
-                        f64::from(b)
-                    }
-                }
-            };
-            if !v.is_finite() {
-                return None;
+            let w0 = base / 4;
+            let mut words = [0u32; 5];
+            let nwords = if base % 4 == 0 { 4 } else { 5 };
+            for (t, w) in words.iter_mut().enumerate().take(nwords) {
+                *w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
             }
-            out.push(if neg { -v } else { v });
+            for e in 0..per_chunk {
+                let addr = base + e * u64::from(eb);
+                let word = words[(addr / 4 - w0) as usize];
+                let shift = (addr % 4) * 8;
+                let v = match kind {
+                    MmaKind::F16 => f16_value((word >> shift) as u16),
+                    MmaKind::Tf32 => {
+                        // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact
+                        // ones count.
+                        let x = f32::from_bits(word & 0xFFFF_E000);
+                        if (word & 0x1FFF) != 0 {
+                            return None;
+                        }
+                        f64::from(x)
+                    }
+                    _ => {
+                        let b = (word >> shift) as u8;
+                        if signed {
+                            f64::from(b as i8)
+                        } else {
+                            f64::from(b)
+                        }
+                    }
+                };
+                if !v.is_finite() {
+                    return None;
+                }
+                out.push(if neg { -v } else { v });
+            }
         }
     }
     Some(())
@@ -219,9 +221,9 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         return None;
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
-    read_rows(ad, a, kind, sa, na, mm, &mut arow)?;
+    read_rows(ad, a, kind, (sa, na), mm, &mut arow)?;
     let mut bcol = Vec::with_capacity((n * kk) as usize);
-    read_rows(&m.b, b, kind, sb, nb, n, &mut bcol)?;
+    read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
     let ints = as_ints(&arow).zip(as_ints(&bcol));
     Some(Prepared {
         mm,
