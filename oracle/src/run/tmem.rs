@@ -1596,24 +1596,24 @@ fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
             data,
         };
     }
-    let each: Vec<ObsExpect> = (0..32)
-        .map(|t| {
-            let ws = lane_cells(t);
-            if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
-                ObsExpect::Exact(
-                    ws.iter()
-                        .map(|w| if let WordExpect::Exact(v) = w { *v } else { 0 })
-                        .collect(),
-                )
-            } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
-                ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
-            } else {
-                ObsExpect::PerWord(ws.to_vec())
-            }
-        })
-        .collect();
-    match each.first() {
-        Some(first) if each.iter().all(|x| x == first) => SiteExpect::Same(first.clone()),
-        _ => SiteExpect::Each(each),
+    let lane = |t: usize| {
+        let ws = lane_cells(t);
+        if ws.iter().all(|w| matches!(w, WordExpect::Exact(_))) {
+            ObsExpect::Exact(
+                ws.iter()
+                    .map(|w| if let WordExpect::Exact(v) = w { *v } else { 0 })
+                    .collect(),
+            )
+        } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
+            ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
+        } else {
+            ObsExpect::PerWord(ws.to_vec())
+        }
+    };
+    // A lane's expectation is a one-to-one function of its cells: the lanes agree exactly
+    // when their cells do.
+    if (1..32).all(|t| lane_cells(t) == lane_cells(0)) {
+        return SiteExpect::Same(lane(0));
     }
+    SiteExpect::Each((0..32).map(lane).collect())
 }
