@@ -866,6 +866,45 @@ impl<'a> Ctx<'_, 'a> {
         Some(v)
     }
 
+    /// If the read planned in `sc` has one write ordered before it, an exact MMA covering the
+    /// whole rectangle (32 lanes), nothing racing, and the MMA's value is known at every cell
+    /// of the lanes in `mask`: the words of an ld record, lane-major (0 for lanes outside
+    /// `mask`), as [`Ctx::cells`] and [`ld_expect`] give them.
+    fn single_mma(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &Scratch,
+        mask: u32,
+    ) -> Option<Vec<u32>> {
+        if !sc.race.is_empty() || sc.before.len() != 1 || l1 - l0 != 32 {
+            return None;
+        }
+        let w = &self.accs[sc.writers[sc.before[0]]];
+        if !matches!(w.op, Op::Mma(_)) || w.mma.is_none() {
+            return None;
+        }
+        let full = w.regions.iter().any(|x| {
+            x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
+        });
+        let r = w.regions.iter().find(|r| r.inst == inst)?;
+        if !full {
+            return None;
+        }
+        let n = (c1 - c0) as usize;
+        let mut v = vec![0u32; 32 * n];
+        for (t, row) in v.chunks_exact_mut(n.max(1)).enumerate() {
+            if mask >> t & 1 == 0 {
+                continue;
+            }
+            let l = l0 + t as u32;
+            for (x, c) in row.iter_mut().zip(c0..c1) {
+                *x = self.mma_value(w, l - r.l0, c - r.c0)?;
+            }
+        }
+        Some(v)
+    }
+
     /// The writes a read must consider, into `sc`: `writers`, the `ord` matrix between them,
     /// those ordered `before` it (indexes into `writers`) and those that `race` with it
     /// (access indexes, with their `race_rule`).
@@ -1523,6 +1562,18 @@ pub fn values(
                     cx.plan(k, r.inst, rect, &mut sc);
                     if let Some(data) = cx.single_st(r.inst, rect, &sc, &mut adds) {
                         // The common case: one st ordered before, nothing racing.
+                        SiteExpect::Exact { words: n, data }
+                    } else if let Some(data) = cx.single_mma(r.inst, rect, &sc, e.mask) {
+                        // One exact MMA ordered before, nothing racing, every value of the
+                        // lanes that record known: what `cells` + `ld_expect` give, directly.
+                        let k = sc.writers.len() as u64;
+                        cx.work
+                            .set(cx.work.get() + u64::from(32 * n) * (k + 1) + k * k);
+                        let mut races = Races::default();
+                        for &wi in &sc.writers {
+                            races.0 |= cx.accs[wi].in_races.0;
+                        }
+                        rules.extend(races.rules());
                         SiteExpect::Exact { words: n, data }
                     } else {
                         let mut races = cx.cells(r.inst, rect, &mut sc, &mut buf);
