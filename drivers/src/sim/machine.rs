@@ -1492,9 +1492,11 @@ impl<'p> Machine<'p> {
         if self.ops[id as usize].done {
             return;
         }
-        let preds = self.ops[id as usize].preds.clone();
-        for p in preds {
+        // An op's predecessors never change once it is issued.
+        let mut k = 0;
+        while let Some(&p) = self.ops[id as usize].preds.get(k) {
             self.perform_with_preds(p);
+            k += 1;
         }
         self.perform(id);
     }
@@ -1533,6 +1535,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Performs an ld of warp `w` in CTA `c`: its registers get the cells' values.
+    #[inline(never)]
     fn perform_ld(&mut self, w: usize, c: usize, kind: &AKind) {
         let AKind::Ld {
             ld,
@@ -1567,59 +1570,80 @@ impl<'p> Machine<'p> {
         let mut out = std::mem::take(&mut self.warps[w].regs[ld as usize]);
         let tm = &self.ctas[c].tmem;
         let mut outside = false;
+        // 32-lane shapes: thread t reads lane t, registers from consecutive columns.
+        let run = matches!(form.shape, LdStShape::S32x32b | LdStShape::S32x64b);
+        let mut cells = [0u32; 2 * 128];
         for t in lanes(lm) {
             let base = (t * info.words) as usize;
             // Every register of a thread is in one lane (cell_of); when no lazy layer owns a
             // cell of its columns, read the stored cells directly.
             let lo = tmem::cell_of(form.shape, t, 0, split).0;
             let lane = lane0 - lane0 % 32 + (lane0 % 32 + lo) % 32;
-            let (mut first, mut last) = (u32::MAX, 0);
-            for i in 0..limit {
-                let co = tmem::cell_of(form.shape, t, i, split).1;
-                let (a, b) = if pack {
-                    (col0 + 2 * co, col0 + 2 * co + 1)
+            let width = if pack { 2 * limit } else { limit };
+            if run && width as usize <= cells.len() {
+                let regs = out.get_mut(base..).unwrap_or_default();
+                let n = (limit as usize).min(regs.len());
+                if width > 0 && (lane >= tmem::LANES || col0 + width > tmem::COLS) {
+                    outside = true;
+                }
+                if pack {
+                    let cells = &mut cells[..2 * n];
+                    tm.get_run(lane, col0, cells);
+                    for (slot, ab) in regs[..n].iter_mut().zip(cells.chunks_exact(2)) {
+                        *slot = (ab[0] & 0xFFFF) | (ab[1] << 16);
+                    }
                 } else {
-                    (col0 + co, col0 + co)
-                };
-                first = first.min(a);
-                last = last.max(b);
-            }
-            let regs = out.get_mut(base..).unwrap_or_default();
-            let n = (limit as usize).min(regs.len());
-            if limit > 0
-                && lane < tmem::LANES
-                && last < tmem::COLS
-                && tm.lane_clean(lane, first, last)
-            {
-                for (i, slot) in regs[..n].iter_mut().enumerate() {
-                    let co = tmem::cell_of(form.shape, t, i as u32, split).1;
-                    *slot = if pack {
-                        let a = tm.stored(lane, col0 + 2 * co);
-                        let b = tm.stored(lane, col0 + 2 * co + 1);
-                        (a & 0xFFFF) | (b << 16)
-                    } else {
-                        tm.stored(lane, col0 + co)
-                    };
+                    tm.get_run(lane, col0, &mut regs[..n]);
                 }
             } else {
-                // Cell by cell: cells that lazy layers own, or outside the array (a trap).
-                let mut cell = |col: u32| {
-                    tm.get(lane, col).unwrap_or_else(|| {
-                        outside = true;
-                        0
-                    })
-                };
+                let (mut first, mut last) = (u32::MAX, 0);
                 for i in 0..limit {
                     let co = tmem::cell_of(form.shape, t, i, split).1;
-                    let v = if pack {
-                        let a = cell(col0 + 2 * co);
-                        let b = cell(col0 + 2 * co + 1);
-                        (a & 0xFFFF) | (b << 16)
+                    let (a, b) = if pack {
+                        (col0 + 2 * co, col0 + 2 * co + 1)
                     } else {
-                        cell(col0 + co)
+                        (col0 + co, col0 + co)
                     };
-                    if let Some(slot) = regs.get_mut(i as usize) {
-                        *slot = v;
+                    first = first.min(a);
+                    last = last.max(b);
+                }
+                let regs = out.get_mut(base..).unwrap_or_default();
+                let n = (limit as usize).min(regs.len());
+                if limit > 0
+                    && lane < tmem::LANES
+                    && last < tmem::COLS
+                    && tm.lane_clean(lane, first, last)
+                {
+                    for (i, slot) in regs[..n].iter_mut().enumerate() {
+                        let co = tmem::cell_of(form.shape, t, i as u32, split).1;
+                        *slot = if pack {
+                            let a = tm.stored(lane, col0 + 2 * co);
+                            let b = tm.stored(lane, col0 + 2 * co + 1);
+                            (a & 0xFFFF) | (b << 16)
+                        } else {
+                            tm.stored(lane, col0 + co)
+                        };
+                    }
+                } else {
+                    // Cell by cell: cells that lazy layers own, or outside the array (a trap).
+                    let mut cell = |col: u32| {
+                        tm.get(lane, col).unwrap_or_else(|| {
+                            outside = true;
+                            0
+                        })
+                    };
+                    for i in 0..limit {
+                        let co = tmem::cell_of(form.shape, t, i, split).1;
+                        let v = if pack {
+                            let a = cell(col0 + 2 * co);
+                            let b = cell(col0 + 2 * co + 1);
+                            (a & 0xFFFF) | (b << 16)
+                        } else {
+                            cell(col0 + co)
+                        };
+                        if let Some(slot) = regs.get_mut(i as usize) {
+                            *slot = v;
+                        }
                     }
                 }
             }
@@ -1642,6 +1666,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Performs an st into CTA `c`'s TMEM.
+    #[inline(never)]
     fn perform_st(&mut self, c: usize, kind: &AKind) {
         let AKind::St {
             lanes: lm,
@@ -1659,7 +1684,53 @@ impl<'p> Machine<'p> {
         let tm = &mut self.ctas[c].tmem;
         let mut ok = true;
         let window = lane0 - lane0 % 32;
+        // 32-lane shapes: thread t writes lane t, registers in consecutive columns.
+        let run = matches!(form.shape, LdStShape::S32x32b | LdStShape::S32x64b);
+        // 16-lane shapes but .16x32bx2: threads 2p and 2p + 1 write the interleaved columns
+        // of lane p, together `[col0, col0 + 2 * nregs)` (twice that unpacked).
+        let per = tmem::regs_per_rep(form.shape);
+        let pairs = matches!(
+            form.shape,
+            LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
+        ) && nregs % per == 0;
+        let mut vals = Vec::new();
         for t in lanes(lm) {
+            if pairs && lm >> (t ^ 1) & 1 == 1 {
+                if t & 1 == 1 {
+                    // Written with its even partner.
+                    continue;
+                }
+                let w = if unpack { 2 } else { 1 };
+                vals.clear();
+                vals.resize((2 * nregs * w) as usize, 0);
+                for tt in [t, t + 1] {
+                    for i in 0..nregs {
+                        let co = tmem::cell_of(form.shape, tt, i, split).1;
+                        let v = st_value(seed, tt, i);
+                        if unpack {
+                            vals[(2 * co) as usize] = v & 0xFFFF;
+                            vals[(2 * co + 1) as usize] = v >> 16;
+                        } else {
+                            vals[co as usize] = v;
+                        }
+                    }
+                }
+                ok &= tm.set_run(window + (lane0 % 32 + t / 2) % 32, col0, &vals);
+                continue;
+            }
+            if run {
+                vals.clear();
+                for i in 0..nregs {
+                    let v = st_value(seed, t, i);
+                    if unpack {
+                        vals.extend([v & 0xFFFF, v >> 16]);
+                    } else {
+                        vals.push(v);
+                    }
+                }
+                ok &= tm.set_run(window + (lane0 % 32 + t) % 32, col0, &vals);
+                continue;
+            }
             for i in 0..nregs {
                 let (lo, co) = tmem::cell_of(form.shape, t, i, split);
                 let lane = window + (lane0 % 32 + lo) % 32;
@@ -1678,6 +1749,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Performs an MMA of CTA `c` (and its peer for `cta_group::2`).
+    #[inline(never)]
     fn perform_mma(&mut self, c: usize, plan: &MmaPlan) {
         let res = match self.peer(c).filter(|_| plan.pair()) {
             // cta_group::2: D in both CTAs of the pair, the even CTA first.
@@ -1710,6 +1782,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Performs a cp from CTA `c`'s shared memory (and its peer's for `cta_group::2`).
+    #[inline(never)]
     fn perform_cp(&mut self, c: usize, kind: &AKind) {
         let AKind::Cp {
             desc,
@@ -1730,21 +1803,23 @@ impl<'p> Machine<'p> {
         let lbo = u32::from(desc.lbo_enc) << 4;
         let sbo = u32::from(desc.sbo_enc) << 4;
         let mut ok = true;
+        let n = (row_bytes / 4) as usize;
+        let mut vals = [0u32; 8];
         for t in targets.into_iter().flatten() {
             let cta = &mut self.ctas[t];
             let region = &cta.regions[usize::from(desc.region)];
             let tm = &mut cta.tmem;
             for r in 0..rows {
-                for cell in 0..row_bytes / 4 {
-                    let b = 4 * cell;
+                for (cell, v) in vals.iter_mut().enumerate().take(n) {
+                    let b = 4 * cell as u32;
                     let addr =
                         desc.offset + (r % 8) * 16 + (r / 8) * sbo + (b % 16) + (b / 16) * lbo;
                     // A source word beyond the data region reads as 0 (documented in
                     // sim/mod.rs).
-                    let v = region.get((addr / 4) as usize).unwrap_or(0);
-                    for l in cp_lanes(multicast, lane0, r) {
-                        ok &= tm.set(l, col0 + cell, v);
-                    }
+                    *v = region.get((addr / 4) as usize).unwrap_or(0);
+                }
+                for l in cp_lanes(multicast, lane0, r) {
+                    ok &= tm.set_run(l, col0, &vals[..n]);
                 }
             }
         }
@@ -1754,6 +1829,7 @@ impl<'p> Machine<'p> {
     }
 
     /// Performs a shift in CTA `c` (and its peer for `cta_group::2`).
+    #[inline(never)]
     fn perform_shift(&mut self, c: usize, kind: &AKind) {
         let AKind::Shift { lane0, col0, both } = *kind else {
             return;
@@ -1765,14 +1841,10 @@ impl<'p> Machine<'p> {
         let mut ok = true;
         for t in targets.into_iter().flatten() {
             let tm = &mut self.ctas[t].tmem;
+            let mut row = [0u32; 8];
             for l in (lane0..lane0 + 31).rev() {
-                for col in col0..col0 + 8 {
-                    let v = tm.get(l, col).unwrap_or_else(|| {
-                        ok = false;
-                        0
-                    });
-                    ok &= tm.set(l + 1, col, v);
-                }
+                ok &= tm.get_run(l, col0, &mut row);
+                ok &= tm.set_run(l + 1, col0, &row);
             }
         }
         if !ok {

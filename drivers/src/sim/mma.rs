@@ -411,7 +411,12 @@ impl Rows {
 /// elements, little-endian inside each word).
 fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
     match ty {
-        Elem::F16 | Elem::Bf16 => {
+        Elem::F16 => {
+            for (i, x) in out.iter_mut().enumerate() {
+                *x = f16_to_f32((words[i / 2] >> (16 * (i % 2))) as u16);
+            }
+        }
+        Elem::Bf16 => {
             for (i, x) in out.iter_mut().enumerate() {
                 let w = words[i / 2];
                 *x = decode(ty, w >> (16 * (i % 2)), w);
@@ -511,11 +516,16 @@ impl Lazy for Product {
 
 /// A dot product in eight interleaved f32 partial sums, added pairwise at the end (a concrete
 /// choice of accumulation order, OQ-19; exact for the small-integer data the generator writes).
+#[inline]
 fn dot8(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
+        let (x, y): (&[f32; 8], &[f32; 8]) = (
+            x.try_into().unwrap_or(&[0.0; 8]),
+            y.try_into().unwrap_or(&[0.0; 8]),
+        );
         for i in 0..8 {
             lanes[i] += x[i] * y[i];
         }
@@ -675,6 +685,7 @@ fn load(regions: &[Rc<Region>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Resul
 
 /// The value of an element whose bits start at the low end of `v` (`word`: the whole cell,
 /// for 32-bit elements).
+#[inline]
 fn decode(ty: Elem, v: u32, word: u32) -> f32 {
     match ty {
         Elem::F16 => f16_to_f32(v as u16),
@@ -728,6 +739,7 @@ fn fp8(b: u8, e: u32, m: u32, bias: i32) -> f64 {
 }
 
 /// IEEE binary16 to f32.
+#[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
     let e = u32::from(h >> 10 & 0x1F);
     if e != 0 && e != 31 {
@@ -735,6 +747,16 @@ pub fn f16_to_f32(h: u16) -> f32 {
         let bits = (u32::from(h & 0x8000) << 16) | ((e + 112) << 23) | (u32::from(h & 0x3FF) << 13);
         return f32::from_bits(bits);
     }
+    if h & 0x7FFF == 0 {
+        return f32::from_bits(u32::from(h) << 16);
+    }
+    f16_to_f32_special(h)
+}
+
+/// [`f16_to_f32`] of zeros, subnormals, infinities and NaNs.
+#[cold]
+#[inline(never)]
+fn f16_to_f32_special(h: u16) -> f32 {
     let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
     let e = (h >> 10 & 0x1F) as i32;
     let f = f32::from(h & 0x3FF);

@@ -251,6 +251,66 @@ impl Tmem {
         true
     }
 
+    /// Writes `vals` into `lane` from column `col0` on, as [`Tmem::set`] cell by cell would;
+    /// `false` when a cell is outside the array (that cell is not written).
+    pub fn set_run(&mut self, lane: u32, col0: u32, vals: &[u32]) -> bool {
+        let n = vals.len() as u32;
+        if n == 0 {
+            return true;
+        }
+        if lane >= LANES
+            || col0.checked_add(n).is_none_or(|e| e > COLS)
+            || !self.lane_clean(lane, col0, col0 + n - 1)
+        {
+            let mut ok = true;
+            for (k, &v) in vals.iter().enumerate() {
+                ok &= self.set(lane, col0.wrapping_add(k as u32), v);
+            }
+            return ok;
+        }
+        let (mut col, mut rest) = (col0, vals);
+        while !rest.is_empty() {
+            let take = ((BLOCK - col % BLOCK) as usize).min(rest.len());
+            let (b, i) = block_of(lane, col);
+            let cells = match &mut self.blocks[b] {
+                Some(c) => c,
+                slot => slot.insert(poison_block(b)),
+            };
+            cells[i..i + take].copy_from_slice(&rest[..take]);
+            col += take as u32;
+            rest = &rest[take..];
+        }
+        true
+    }
+
+    /// Reads `out.len()` cells of `lane` from column `col0` on, as [`Tmem::get`] cell by cell
+    /// would; `false` when a cell is outside the array (it reads as 0).
+    pub fn get_run(&self, lane: u32, col0: u32, out: &mut [u32]) -> bool {
+        let n = out.len() as u32;
+        if n == 0 {
+            return true;
+        }
+        if lane >= LANES
+            || col0.checked_add(n).is_none_or(|e| e > COLS)
+            || !self.lane_clean(lane, col0, col0 + n - 1)
+        {
+            let mut ok = true;
+            for (k, x) in out.iter_mut().enumerate() {
+                *x = self
+                    .get(lane, col0.wrapping_add(k as u32))
+                    .unwrap_or_else(|| {
+                        ok = false;
+                        0
+                    });
+            }
+            return ok;
+        }
+        for (k, x) in out.iter_mut().enumerate() {
+            *x = self.base(lane, col0 + k as u32);
+        }
+        true
+    }
+
     /// Writes the lanes of `lanes` in the columns `[col0, col0 + cols)` lazily with `f`, as if
     /// every cell were written now with `f.value(lane, col - col0, previous value)`; `false`
     /// (and nothing written) when a column is outside the array.
