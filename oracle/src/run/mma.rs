@@ -13,7 +13,7 @@
 use tcgen05_ir::*;
 
 /// What the oracle knows of a shared-memory data region at the MMA's issue.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegionData {
     /// Element kind written by the region's fill.
     pub elem: FillElem,

@@ -121,7 +121,7 @@ struct Acc<'a> {
 /// What an exact MMA needs to give the value of any cell it writes.
 #[derive(Debug)]
 struct MmaVals {
-    p: mma::Prepared,
+    p: std::rc::Rc<mma::Prepared>,
     /// With enable-input-d: how to read the old D cells (on demand).
     old: Option<OldD>,
     /// MMA-DOL-SEM: lanes whose disable-output-lane bit is set.
@@ -298,6 +298,16 @@ struct Ctx<'c, 'a> {
     by_col: ColIndex,
     /// CTAs where a write went outside every allocation (OQ-9): their reads are unspecified.
     poisoned: Vec<bool>,
+    /// The operands of the exact MMAs prepared so far ([`mma::prepare`]), by what they
+    /// depend on.
+    #[expect(
+        clippy::type_complexity,
+        reason = "a small list of (key, value) pairs, searched linearly"
+    )]
+    prepared: Vec<(
+        (&'a Mma, RegionData, RegionData),
+        Option<std::rc::Rc<mma::Prepared>>,
+    )>,
     /// Elementary steps taken (index entries, writes examined, cells, events scanned): past
     /// [`WORK_BUDGET`] the program is not judged.
     work: std::cell::Cell<u64>,
@@ -1400,7 +1410,27 @@ impl<'a> Ctx<'_, 'a> {
         if n != nn {
             return;
         }
-        let Some(p) = mma::prepare(m, &a, &b) else {
+        // `prepare` depends on these operands and the two regions' data only: an MMA issued
+        // again with the same ones (a loop, a chain accumulating into one D) reuses it.
+        let same = |(m2, a2, b2): &(&Mma, RegionData, RegionData)| {
+            *a2 == a
+                && *b2 == b
+                && m2.form == m.form
+                && m2.a == m.a
+                && m2.b == m.b
+                && m2.idesc == m.idesc
+                && m2.enable_input_d == m.enable_input_d
+                && m2.scale_input_d == m.scale_input_d
+        };
+        let p = match self.prepared.iter().find(|(k, _)| same(k)) {
+            Some((_, p)) => p.clone(),
+            None => {
+                let p = mma::prepare(m, &a, &b).map(std::rc::Rc::new);
+                self.prepared.push(((m, a, b), p.clone()));
+                p
+            }
+        };
+        let Some(p) = p else {
             return;
         };
         let old = if m.enable_input_d {
@@ -1456,6 +1486,7 @@ pub fn values(
         by_col: ColIndex::new(4 * a.insts.len()),
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
+        prepared: Vec::new(),
     };
     cx.collect(f);
     if cx.work.get() > WORK_BUDGET {
