@@ -207,6 +207,8 @@ struct Scratch {
     /// The writes of one slot ([`ColIndex::slot`]) and their `all_st` flags.
     slot: Vec<u32>,
     slot_st: Vec<bool>,
+    /// The column edges of one row's writes ([`Ctx::plan`]).
+    col_cuts: Vec<u32>,
     /// The candidate writes of one block of cells (`None`: never written, OQ-9).
     block: Vec<Option<usize>>,
     lane_edges: Vec<u32>,
@@ -947,15 +949,32 @@ impl<'a> Ctx<'_, 'a> {
             std::mem::take(&mut sc.slot),
             std::mem::take(&mut sc.slot_st),
         );
+        let mut cuts = std::mem::take(&mut sc.col_cuts);
         for lb in l0 / 32..l1.div_ceil(32) {
-            for col in c0..c1 {
-                self.by_col.slot(
-                    Self::row_of(inst, lb) as usize,
-                    col,
-                    &self.accs,
-                    &mut row,
-                    &mut row_st,
-                );
+            let rowi = Self::row_of(inst, lb) as usize;
+            // Columns between two edges of the row's writes have the same writes: once a
+            // column left every write of its slot seen (no cut below), the next columns of the
+            // span find nothing new and only count their work.
+            cuts.clear();
+            cuts.extend([c0, c1]);
+            if let Some(ws) = self.by_col.rows.get(rowi) {
+                for &(a0, a1, _, _) in ws {
+                    cuts.extend([a0, a1].into_iter().filter(|x| (c0 + 1..c1).contains(x)));
+                }
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+            let mut span = 0;
+            let mut col = c0;
+            while col < c1 {
+                while cuts[span + 1] <= col {
+                    span += 1;
+                }
+                let span_end = cuts[span + 1];
+                self.by_col
+                    .slot(rowi, col, &self.accs, &mut row, &mut row_st);
+                let work0 = self.work.get();
+                let mut cut_any = false;
                 let mut s0 = 0;
                 while s0 < row.len() {
                     // One warp's writes to this slot, in program order.
@@ -1006,6 +1025,7 @@ impl<'a> Ctx<'_, 'a> {
                             }
                         }
                         if cut {
+                            cut_any = true;
                             break;
                         }
                         if dominated {
@@ -1015,8 +1035,18 @@ impl<'a> Ctx<'_, 'a> {
                         sc.writers.push(wi);
                     }
                 }
+                if cut_any {
+                    col += 1;
+                } else {
+                    // The rest of the span: the same steps, nothing new.
+                    let rest = u64::from(span_end - col - 1);
+                    let inc = self.work.get() - work0;
+                    self.work.set(self.work.get() + inc * rest);
+                    col = span_end;
+                }
             }
         }
+        sc.col_cuts = cuts;
         sc.slot = row;
         sc.slot_st = row_st;
         // Direct order with R, then closed transitively through the other writers (a write
