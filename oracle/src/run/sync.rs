@@ -194,6 +194,24 @@ fn join(a: &mut [u32], b: &[u32]) {
     }
 }
 
+/// Whether event `e` takes the last arm of [`Engine::step`] (no synchronization, never
+/// blocks).
+fn plain(e: &Ev<'_>, pair_rendezvous: bool) -> bool {
+    match e.stmt {
+        Stmt::Exit => e.mask != e.live,
+        Stmt::Tc(Op::Fence {
+            kind: FenceKind::AfterThreadSync,
+        })
+        | Stmt::Tc(Op::Commit { .. })
+        | Stmt::MbarArrive { .. }
+        | Stmt::BarCta
+        | Stmt::ClusterArrive { .. }
+        | Stmt::ClusterWait
+        | Stmt::MbarWait { .. } => false,
+        s => !(pair_rendezvous && pair_collective(s)),
+    }
+}
+
 /// Whether a statement is a `::2` alloc, dealloc or relinquish.
 pub fn pair_collective(s: &Stmt) -> bool {
     match s {
@@ -462,9 +480,40 @@ impl<'a> Engine<'_, 'a> {
             _ => {
                 self.push_after(g);
                 self.record(g);
+                self.plain_run(g);
                 true
             }
         }
+    }
+
+    /// Processes the events of warp `g` that follow while they are plain (the last arm of
+    /// [`Engine::step`]: no synchronization), in one loop: each takes the same steps `step`
+    /// gives it (own component, after-fence index, clock, processing number), in the same
+    /// order (`step` would take them one after the other: a plain event never blocks).
+    fn plain_run(&mut self, g: usize) {
+        let evs = &self.u.warps[g];
+        let mut i = self.pos[g];
+        let Some(&after) = self.last_after[g].last() else {
+            return;
+        };
+        let (cur, vc, seq, la) = (
+            &mut self.cur[g],
+            &mut self.vc[g],
+            &mut self.seq[g],
+            &mut self.last_after[g],
+        );
+        while let Some(e) = evs.get(i) {
+            if !plain(e, self.pair_rendezvous) {
+                break;
+            }
+            cur[g] = i as u32 + 1;
+            la.push(after);
+            vc.extend_from_slice(cur);
+            seq.push(self.counter);
+            self.counter += 1;
+            i += 1;
+        }
+        self.pos[g] = i;
     }
 
     /// Keeps `last_after[g]` one entry per event: the index of the last after-fence before it.
