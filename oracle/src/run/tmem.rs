@@ -244,13 +244,6 @@ struct ColIndex {
 }
 
 impl ColIndex {
-    /// An index of `nrows` empty rows.
-    fn new(nrows: usize) -> Self {
-        ColIndex {
-            rows: vec![Vec::new(); nrows],
-        }
-    }
-
     /// Records that access `acc` writes columns `c0..c1` of `row` (rows past the index are
     /// never read: dropped).
     fn push(&mut self, row: u32, (c0, c1): (u32, u32), acc: u32, is_st: bool) {
@@ -1505,6 +1498,44 @@ pub fn values(
     opts: &Options,
     f: &mut Findings,
 ) -> Vec<ObsItem> {
+    let mut reuse = REUSE.with(|r| std::mem::take(&mut *r.borrow_mut()));
+    let out = values_with(p, u, c, a, opts, f, &mut reuse);
+    REUSE.with(|r| *r.borrow_mut() = reuse);
+    out
+}
+
+/// Buffers [`values`] keeps from one call to the next on a thread (cleared before every use,
+/// so no result depends on them): fewer allocations per program.
+#[derive(Debug, Default)]
+struct Reuse {
+    sc: Scratch,
+    buf: Vec<WordExpect>,
+    adds: Vec<u32>,
+    rows: Vec<Vec<(u32, u32, u32, bool)>>,
+}
+
+thread_local! {
+    static REUSE: std::cell::RefCell<Reuse> = std::cell::RefCell::new(Reuse::default());
+}
+
+/// [`values`] with the thread's reusable buffers.
+fn values_with(
+    p: &Program,
+    u: &Unrolled<'_>,
+    c: &Clocks,
+    a: &AllocAnalysis,
+    opts: &Options,
+    f: &mut Findings,
+    reuse: &mut Reuse,
+) -> Vec<ObsItem> {
+    let mut rows = std::mem::take(&mut reuse.rows);
+    // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
+    let nrows = 4 * a.insts.len();
+    rows.truncate(nrows);
+    for r in &mut rows {
+        r.clear();
+    }
+    rows.resize_with(nrows, Vec::new);
     let mut cx = Ctx {
         p,
         u,
@@ -1512,8 +1543,7 @@ pub fn values(
         a,
         opts,
         accs: Vec::new(),
-        // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
-        by_col: ColIndex::new(4 * a.insts.len()),
+        by_col: ColIndex { rows },
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
         prepared: Vec::new(),
@@ -1585,9 +1615,7 @@ pub fn values(
     }
     let mut out: Vec<ObsItem> =
         Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
-    let mut sc = Scratch::default();
-    let mut buf: Vec<WordExpect> = Vec::new();
-    let mut adds: Vec<u32> = Vec::new();
+    let (sc, buf, adds) = (&mut reuse.sc, &mut reuse.buf, &mut reuse.adds);
     for k in order {
         if cx.work.get() > WORK_BUDGET {
             f.not_judged = Some(format!(
@@ -1596,7 +1624,7 @@ pub fn values(
             return Vec::new();
         }
         match cx.accs[k].kind {
-            Kind::Mma => cx.mma_values(k, &mut sc),
+            Kind::Mma => cx.mma_values(k, sc),
             Kind::Ld => {
                 let x = &cx.accs[k];
                 let e = &u.warps[x.g][x.i];
@@ -1620,11 +1648,11 @@ pub fn values(
                     let r = *x.regions.first().expect("one region");
                     let n = u32::from(*nregs);
                     let rect = (r.l0, r.l0 + 32, r.c0, r.c0 + n);
-                    cx.plan(k, r.inst, rect, &mut sc);
-                    if let Some(data) = cx.single_st(r.inst, rect, &sc, &mut adds) {
+                    cx.plan(k, r.inst, rect, sc);
+                    if let Some(data) = cx.single_st(r.inst, rect, sc, adds) {
                         // The common case: one st ordered before, nothing racing.
                         SiteExpect::Exact { words: n, data }
-                    } else if let Some(data) = cx.single_mma(r.inst, rect, &sc, e.mask) {
+                    } else if let Some(data) = cx.single_mma(r.inst, rect, sc, e.mask) {
                         // One exact MMA ordered before, nothing racing, every value of the
                         // lanes that record known: what `cells` + `ld_expect` give, directly.
                         let k = sc.writers.len() as u64;
@@ -1637,13 +1665,13 @@ pub fn values(
                         rules.extend(races.rules());
                         SiteExpect::Exact { words: n, data }
                     } else {
-                        let mut races = cx.cells(r.inst, rect, &mut sc, &mut buf);
+                        let mut races = cx.cells(r.inst, rect, sc, buf);
                         // An MMA that wrote (or may have written) these cells read a racing A.
                         for &wi in &sc.writers {
                             races.0 |= cx.accs[wi].in_races.0;
                         }
                         rules.extend(races.rules());
-                        ld_expect(&buf, n as usize, e.mask)
+                        ld_expect(buf, n as usize, e.mask)
                     }
                 };
                 out.push(ObsItem {
@@ -1656,6 +1684,7 @@ pub fn values(
             _ => {}
         }
     }
+    reuse.rows = std::mem::take(&mut cx.by_col.rows);
     out
 }
 
