@@ -58,6 +58,7 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         rules: vec![RuleId::AllocFreeBeforeExit],
     };
     let mut assumes = Vec::new();
+    let mut assume_sites: Vec<(ObsSite, u32)> = Vec::new();
     if !violations.is_empty() {
         let rules: BTreeSet<RuleId> = violations.iter().map(|v| v.rule).collect();
         f.note(
@@ -159,7 +160,7 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         };
         let expect = match r {
             sync::WaitResult::MayComplete => {
-                assumes.extend(lanes(e.mask).map(|l| key.lane(l)));
+                assume_sites.push((key, e.mask));
                 ObsExpect::OneOf(vec![
                     vec![observe::MBAR_COMPLETED],
                     vec![observe::MBAR_GAVE_UP],
@@ -192,6 +193,19 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     } else {
         RunVerdict::Completes
     };
+    // The lanes of the waits that may complete, in key order: the sites sorted (stable),
+    // the masks of one site joined, then the lanes ascending (a key is a site and a lane).
+    assume_sites.sort_by_key(|(k, _)| *k);
+    for (i, &(key, _)) in assume_sites.iter().enumerate() {
+        if i > 0 && assume_sites[i - 1].0 == key {
+            continue;
+        }
+        let all = assume_sites[i..]
+            .iter()
+            .take_while(|(k, _)| *k == key)
+            .fold(0u32, |m, (_, x)| m | x);
+        assumes.extend(lanes(all).map(|l| key.lane(l)));
+    }
     finish(opts, violations, verdict, f, obs, leak, assumes)
 }
 
@@ -230,7 +244,10 @@ fn finish(
     leak: LeakExpect,
     mut assumes: Vec<ObsKey>,
 ) -> Expected {
-    assumes.sort();
+    // Usually built in order already (see `expect`): sorted only when it is not.
+    if !assumes.is_sorted() {
+        assumes.sort();
+    }
     assumes.dedup();
     let mut rules: Vec<RuleId> = f.run_rules.into_iter().collect();
     if let RunVerdict::Undefined(r) = &verdict {
