@@ -335,7 +335,11 @@ fn ncols_rules(n: &NCols, out: &mut Vec<(RuleId, String)>) {
     }
 }
 
+#[inline]
 fn record(f: &mut Findings, seen: &mut Vec<(RuleId, String)>, out: Vec<(RuleId, String)>) {
+    if out.is_empty() {
+        return;
+    }
     for (r, m) in out {
         f.undefined.insert(r);
         if !seen.iter().any(|(r2, _)| *r2 == r) {
