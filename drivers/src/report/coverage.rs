@@ -11,7 +11,7 @@ use crate::diff::Verdict;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt::Write as _;
 use tcgen05_ir::{Case, Intent, RuleId};
-use tcgen05_oracle::{Expected, LaneExpect, ObsExpect, RunVerdict, catalogue};
+use tcgen05_oracle::{Expected, ObsExpect, RunVerdict, SiteExpect, catalogue};
 
 /// Words in a [`RuleSet`]: room for 256 rules (the catalogue has about 130; a test checks).
 const WORDS: usize = 4;
@@ -74,10 +74,23 @@ pub fn rules_exercised(case: &Case, e: &Expected) -> RuleSet {
         for r in &o.rules {
             s.insert(*r);
         }
-        for (_, lane) in o.iter() {
-            if let LaneExpect::Is(ObsExpect::Unspecified(rs)) = lane {
+        // The unspecified lanes' rules (`o.iter()`'s `Is(Unspecified)` lanes, without walking
+        // the 32 lanes of a record that holds one expectation or exact words).
+        let unspecified = |e: &ObsExpect, s: &mut RuleSet| {
+            if let ObsExpect::Unspecified(rs) = e {
                 for r in rs {
                     s.insert(*r);
+                }
+            }
+        };
+        match &o.expect {
+            SiteExpect::Same(e) if o.lanes != 0 => unspecified(e, &mut s),
+            SiteExpect::Same(_) | SiteExpect::Exact { .. } => {}
+            SiteExpect::Each(v) => {
+                for (l, e) in v.iter().enumerate().take(32) {
+                    if o.lanes >> l & 1 != 0 {
+                        unspecified(e, &mut s);
+                    }
                 }
             }
         }
@@ -290,6 +303,49 @@ impl<'de> Deserialize<'de> for Coverage {
 mod tests {
     use super::*;
     use crate::diff::SkipReason;
+
+    #[test]
+    fn exercised_rules_include_every_unspecified_lanes_rules() {
+        use tcgen05_generators::cases::{Mode, Stream};
+        use tcgen05_oracle::LaneExpect;
+        // The definition, lane by lane through `ObsItem::iter`.
+        let by_lanes = |case: &Case, e: &Expected| {
+            let mut s = rules_exercised(
+                case,
+                &Expected {
+                    obs: vec![],
+                    ..e.clone()
+                },
+            );
+            for o in &e.obs {
+                for r in &o.rules {
+                    s.insert(*r);
+                }
+                for (_, lane) in o.iter() {
+                    if let LaneExpect::Is(ObsExpect::Unspecified(rs)) = lane {
+                        for r in rs {
+                            s.insert(*r);
+                        }
+                    }
+                }
+            }
+            s
+        };
+        let stream = Stream::new(tcgen05_generators::Config::default(), 9, Mode::Mixed);
+        let mut unspecified_lanes = 0;
+        for i in 0..300 {
+            let c = stream.case(i).case;
+            let e = tcgen05_oracle::expect(&c.program);
+            unspecified_lanes += e
+                .obs
+                .iter()
+                .flat_map(|o| o.iter())
+                .filter(|(_, l)| matches!(l, LaneExpect::Is(ObsExpect::Unspecified(_))))
+                .count();
+            assert_eq!(rules_exercised(&c, &e), by_lanes(&c, &e), "case {i}");
+        }
+        assert!(unspecified_lanes > 0, "the sample has unspecified lanes");
+    }
 
     #[test]
     fn a_rule_set_holds_every_catalogue_rule() {
