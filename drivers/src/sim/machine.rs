@@ -951,10 +951,11 @@ impl<'p> Machine<'p> {
         for lane in lanes(mask) {
             self.words[base + lane as usize] = 1;
             let d = base + 32 + lane as usize * sw;
-            let s = lane as usize * words;
-            for i in 0..words.min(sw) {
-                self.words[d + i] = regs.get(s + i).copied().unwrap_or(0);
-            }
+            let n = words.min(sw);
+            let src = regs.get(lane as usize * words..).unwrap_or_default();
+            let k = n.min(src.len());
+            self.words[d..d + k].copy_from_slice(&src[..k]);
+            self.words[d + k..d + n].fill(0);
         }
     }
 
@@ -1694,6 +1695,7 @@ impl<'p> Machine<'p> {
             LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
         ) && nregs % per == 0;
         let mut vals = Vec::new();
+        let mut pair_cols: Vec<u32> = Vec::new();
         for t in lanes(lm) {
             if pairs && lm >> (t ^ 1) & 1 == 1 {
                 if t & 1 == 1 {
@@ -1703,9 +1705,17 @@ impl<'p> Machine<'p> {
                 let w = if unpack { 2 } else { 1 };
                 vals.clear();
                 vals.resize((2 * nregs * w) as usize, 0);
-                for tt in [t, t + 1] {
-                    for i in 0..nregs {
-                        let co = tmem::cell_of(form.shape, tt, i, split).1;
+                if pair_cols.is_empty() {
+                    // The column of register i of an even (then odd) thread.
+                    for h in 0..2 {
+                        for i in 0..nregs {
+                            pair_cols.push(tmem::cell_of(form.shape, h, i, split).1);
+                        }
+                    }
+                }
+                for (h, tt) in [t, t + 1].into_iter().enumerate() {
+                    let cols = &pair_cols[h * nregs as usize..(h + 1) * nregs as usize];
+                    for (i, &co) in (0..nregs).zip(cols) {
                         let v = st_value(seed, tt, i);
                         if unpack {
                             vals[(2 * co) as usize] = v & 0xFFFF;

@@ -170,7 +170,8 @@ impl MmaPlan {
                                 let t = (16 / self.a_ty.bytes()) as usize;
                                 for (c, chunk) in a[start..].chunks_mut(t).enumerate() {
                                     let col = self.a_col + 4 * c as u32;
-                                    let words = [0, 1, 2, 3].map(|j| tmem.stored(r, col + j));
+                                    let mut words = [0u32; 4];
+                                    tmem.stored_run(r, col, &mut words);
                                     decode_chunk(self.a_ty, &words, chunk);
                                 }
                                 if self.neg_a {
@@ -244,11 +245,14 @@ struct Rows {
     desc: SmemDesc,
     ty: Elem,
     neg: bool,
-    /// The rows, row `r` at `r * k`; a row holds its values once `ready[r]` is set.
+    /// The decoded rows, in the order they were first used.
     data: RefCell<Vec<f32>>,
-    /// Whether row `r` is decoded.
-    ready: Vec<Cell<bool>>,
+    /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
+    at: Vec<Cell<u32>>,
 }
+
+/// A row not decoded yet.
+const NOT_YET: u32 = u32::MAX;
 
 impl Rows {
     fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
@@ -269,7 +273,7 @@ impl Rows {
             ty: Elem::F16,
             neg: false,
             data: RefCell::new(data),
-            ready: vec![Cell::new(true); rows as usize],
+            at: (0..rows).map(|r| Cell::new(r * k)).collect(),
         }
     }
 
@@ -299,8 +303,8 @@ impl Rows {
             desc: *desc,
             ty,
             neg,
-            data: RefCell::new(vec![0.0; rows as usize * k as usize]),
-            ready: vec![Cell::new(false); rows as usize],
+            data: RefCell::new(Vec::new()),
+            at: vec![Cell::new(NOT_YET); rows as usize],
         })
     }
 
@@ -347,20 +351,24 @@ impl Rows {
     /// Where row `r` starts in `data`, decoding it on first use.
     #[inline]
     fn row(&self, r: usize) -> usize {
-        if !self.ready[r].get() {
-            self.decode_row(r);
+        match self.at[r].get() {
+            NOT_YET => self.decode_row(r),
+            at => at as usize,
         }
-        r * self.k
     }
 
-    /// Decodes row `r` into `data`.
+    /// Decodes row `r` at the end of `data`; where it starts.
     #[inline(never)]
-    fn decode_row(&self, r: usize) {
-        self.ready[r].set(true);
+    fn decode_row(&self, r: usize) -> usize {
         let mut data = self.data.borrow_mut();
-        let start = r * self.k;
+        let start = data.len();
+        if data.capacity() == 0 {
+            data.reserve(self.k * 16);
+        }
+        data.resize(start + self.k, 0.0);
+        self.at[r].set(start as u32);
         let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) else {
-            return;
+            return start;
         };
         let (d, ty, neg) = (&self.desc, self.ty, self.neg);
         let local = r - *first as usize;
@@ -386,7 +394,7 @@ impl Rows {
                     *x = -*x;
                 }
             }
-            return;
+            return start;
         }
         // Elements narrower than a word share it: fetch each word once.
         let mut last: Option<(u32, u32)> = None;
@@ -404,6 +412,7 @@ impl Rows {
             let v = decode(ty, word >> (8 * (addr % 4)), word);
             *x = if neg { -v } else { v };
         }
+        start
     }
 }
 
@@ -467,22 +476,62 @@ impl Lazy for Product {
         let (Some(ra), Some(rb)) = (&self.a, &self.b) else {
             return OPAQUE ^ (lane * 512 + self.d_col + col);
         };
-        // .ashift: D row m uses A row m - 1 (row 0 keeps A row 0).
-        let am = if self.ashift {
-            lane.saturating_sub(1)
-        } else {
-            lane
-        } as usize;
-        let (m, n, kk) = (am, col as usize, self.k);
-        let (ao, bo) = (ra.row(m), rb.row(n));
+        let kk = self.k;
+        let (ao, bo) = (ra.row(self.a_row(lane)), rb.row(col as usize));
+        let (a, b) = (ra.data.borrow(), rb.data.borrow());
+        self.finish(dot8(&a[ao..ao + kk], &b[bo..bo + kk]), old)
+    }
+
+    fn values(&self, lane: u32, col: u32, olds: &[u32], out: &mut [u32]) {
+        let (Some(ra), Some(rb)) = (&self.a, &self.b) else {
+            for (k, x) in out.iter_mut().enumerate() {
+                *x = OPAQUE ^ (lane * 512 + self.d_col + col + k as u32);
+            }
+            return;
+        };
+        let kk = self.k;
+        let ao = ra.row(self.a_row(lane));
+        for k in 0..out.len() {
+            rb.row(col as usize + k);
+        }
         let (a, b) = (ra.data.borrow(), rb.data.borrow());
         let arow = &a[ao..ao + kk];
-        let brow = &b[bo..bo + kk];
+        macro_rules! each {
+            ($dot:expr) => {
+                for (k, (x, &old)) in out.iter_mut().zip(olds).enumerate() {
+                    let bo = rb.row(col as usize + k);
+                    *x = self.finish($dot(arow, &b[bo..bo + kk]), old);
+                }
+            };
+        }
+        match kk {
+            32 => each!(dot_k::<32>),
+            16 => each!(dot_k::<16>),
+            8 => each!(dot_k::<8>),
+            _ => each!(dot8),
+        }
+    }
+}
+
+impl Product {
+    /// The A row that D row (lane) `lane` uses: `.ashift` makes D row m use A row m - 1
+    /// (row 0 keeps A row 0).
+    #[inline]
+    fn a_row(&self, lane: u32) -> usize {
+        if self.ashift {
+            lane.saturating_sub(1) as usize
+        } else {
+            lane as usize
+        }
+    }
+
+    /// The cell's value from its dot product and its value before the MMA.
+    #[inline]
+    fn finish(&self, dot: f32, old: u32) -> u32 {
         if self.int {
             // |a|, |b| <= 255 and K = 32: every partial sum of `dot8` is an integer below
             // 2^24 in magnitude, so the f32 sum is exact and the dot product fits an i32.
-            let dot = dot8(arow, brow) as i32;
-            let mut acc = i64::from(dot);
+            let mut acc = i64::from(dot as i32);
             if self.enable_d {
                 acc += i64::from(old as i32);
             }
@@ -492,7 +541,7 @@ impl Lazy for Product {
                 acc as i32 as u32
             }
         } else {
-            let mut acc = dot8(arow, brow);
+            let mut acc = dot;
             if self.enable_d {
                 let prev = if self.d_f16 {
                     f16_to_f32(old as u16)
@@ -514,9 +563,25 @@ impl Lazy for Product {
     }
 }
 
+/// [`dot8`] of two `K`-element rows (`K` a multiple of 8), unrolled.
+#[inline(always)]
+fn dot_k<const K: usize>(a: &[f32], b: &[f32]) -> f32 {
+    let (Ok(a), Ok(b)) = (<&[f32; K]>::try_from(a), <&[f32; K]>::try_from(b)) else {
+        return dot8(a, b);
+    };
+    let mut lanes = [0f32; 8];
+    for c in 0..K / 8 {
+        for i in 0..8 {
+            lanes[i] += a[8 * c + i] * b[8 * c + i];
+        }
+    }
+    ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
+        + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]))
+}
+
 /// A dot product in eight interleaved f32 partial sums, added pairwise at the end (a concrete
 /// choice of accumulation order, OQ-19; exact for the small-integer data the generator writes).
-#[inline]
+#[inline(always)]
 fn dot8(a: &[f32], b: &[f32]) -> f32 {
     let mut lanes = [0f32; 8];
     let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));

@@ -66,6 +66,13 @@ pub trait Lazy: std::fmt::Debug {
     fn needs_old(&self) -> bool;
     /// The cell's value.
     fn value(&self, lane: u32, col: u32, old: u32) -> u32;
+    /// The values of the cells `col, col + 1, ...` of `lane` (`out.len()` of them, the
+    /// previous values in `olds`): [`Lazy::value`] of each.
+    fn values(&self, lane: u32, col: u32, olds: &[u32], out: &mut [u32]) {
+        for (k, (x, &old)) in out.iter_mut().zip(olds).enumerate() {
+            *x = self.value(lane, col + k as u32, old);
+        }
+    }
 }
 
 /// A rectangle of lazy cells: per column from `col0`, the lanes the layer still owns (a later
@@ -95,8 +102,9 @@ const MAX_LAYERS: usize = 48;
 pub struct Tmem {
     blocks: [Option<Cells>; BLOCKS],
     layers: Vec<Layer>,
-    /// Per column, the lanes that some layer owns (empty until the first layer): a cell
-    /// outside it reads its stored value without looking at the layers.
+    /// Per column, the lanes that some layer owns (up to the last column a layer covered, empty
+    /// until the first layer): a cell outside it reads its stored value without looking at
+    /// the layers.
     owned: Vec<u128>,
 }
 
@@ -157,12 +165,11 @@ impl Tmem {
     /// [`Tmem::stored`] reads those cells.
     #[inline]
     pub fn lane_clean(&self, lane: u32, lo: u32, hi: u32) -> bool {
-        let hi = hi.min(COLS - 1);
-        lo > hi
-            || self
-                .owned
-                .get(lo as usize..=hi as usize)
-                .is_none_or(|cols| cols.iter().all(|m| m >> lane & 1 == 0))
+        let end = (hi.min(COLS - 1) as usize + 1).min(self.owned.len());
+        lo as usize >= end
+            || self.owned[lo as usize..end]
+                .iter()
+                .all(|m| m >> lane & 1 == 0)
     }
 
     /// Whether some lazy layer owns the cell (inside the array).
@@ -290,10 +297,7 @@ impl Tmem {
         if n == 0 {
             return true;
         }
-        if lane >= LANES
-            || col0.checked_add(n).is_none_or(|e| e > COLS)
-            || !self.lane_clean(lane, col0, col0 + n - 1)
-        {
+        if lane >= LANES || col0.checked_add(n).is_none_or(|e| e > COLS) {
             let mut ok = true;
             for (k, x) in out.iter_mut().enumerate() {
                 *x = self
@@ -305,10 +309,77 @@ impl Tmem {
             }
             return ok;
         }
-        for (k, x) in out.iter_mut().enumerate() {
-            *x = self.base(lane, col0 + k as u32);
+        if !self.lane_clean(lane, col0, col0 + n - 1) {
+            self.get_lazy_run(lane, col0, out);
+            return true;
         }
+        self.base_run(lane, col0, out);
         true
+    }
+
+    /// [`Tmem::get_run`] inside the array where lazy layers own cells.
+    fn get_lazy_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
+        self.run_below(self.layers.len(), lane, col0, out);
+    }
+
+    /// The cells `col0, col0 + 1, ...` of `lane` (inside the array) as seen below layer `top`
+    /// (layers `0..top`), as [`Tmem::below`] cell by cell would: consecutive cells that the
+    /// same layer owns on top are computed together ([`Lazy::values`]).
+    fn run_below(&self, top: usize, lane: u32, col0: u32, out: &mut [u32]) {
+        const CHUNK: usize = 64;
+        let layers = &self.layers[..top];
+        let n = out.len();
+        let mut k = 0;
+        while k < n {
+            let col = col0 + k as u32;
+            let Some(i) = layers.iter().rposition(|l| l.owns(lane, col)) else {
+                out[k] = self.base(lane, col);
+                k += 1;
+                continue;
+            };
+            let l = &layers[i];
+            let above = &layers[i + 1..];
+            let mut end = k + 1;
+            while end < n
+                && end - k < CHUNK
+                && l.owns(lane, col0 + end as u32)
+                && !above.iter().any(|x| x.owns(lane, col0 + end as u32))
+            {
+                end += 1;
+            }
+            let mut olds = [0u32; CHUNK];
+            let olds = &mut olds[..end - k];
+            if l.f.needs_old() {
+                self.run_below(i, lane, col, olds);
+            }
+            l.f.values(lane, col - l.col0, olds, &mut out[k..end]);
+            k = end;
+        }
+    }
+
+    /// The stored values of the cells `col0, col0 + 1, ...` of `lane` (inside the array),
+    /// which no lazy layer owns ([`Tmem::lane_clean`]).
+    pub fn stored_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
+        self.base_run(lane, col0, out);
+    }
+
+    /// The stored cells `col0, col0 + 1, ...` of `lane` (inside the array).
+    fn base_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
+        let (mut col, mut k) = (col0, 0);
+        while k < out.len() {
+            let take = ((BLOCK - col % BLOCK) as usize).min(out.len() - k);
+            let (b, i) = block_of(lane, col);
+            match &self.blocks[b] {
+                Some(cells) => out[k..k + take].copy_from_slice(&cells[i..i + take]),
+                None => {
+                    for (j, x) in out[k..k + take].iter_mut().enumerate() {
+                        *x = poison(lane, col + j as u32);
+                    }
+                }
+            }
+            col += take as u32;
+            k += take;
+        }
     }
 
     /// Writes the lanes of `lanes` in the columns `[col0, col0 + cols)` lazily with `f`, as if
@@ -343,8 +414,8 @@ impl Tmem {
             lanes: vec![lanes; cols as usize],
             f,
         });
-        if self.owned.is_empty() {
-            self.owned = vec![0; COLS as usize];
+        if self.owned.len() < (col0 + cols) as usize {
+            self.owned.resize((col0 + cols) as usize, 0);
         }
         for m in &mut self.owned[col0 as usize..(col0 + cols) as usize] {
             *m |= lanes;
