@@ -139,35 +139,50 @@ fn read_rows(
             for (t, w) in words.iter_mut().enumerate().take(nwords) {
                 *w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
             }
-            for e in 0..per_chunk {
+            // The chunk's elements, decoded by kind (one loop per kind).
+            let mut buf = [0f64; 16];
+            let at = |e: u64| {
                 let addr = base + e * u64::from(eb);
-                let word = words[(addr / 4 - w0) as usize];
-                let shift = (addr % 4) * 8;
-                let v = match kind {
-                    MmaKind::F16 => f16_value((word >> shift) as u16),
-                    MmaKind::Tf32 => {
+                (words[(addr / 4 - w0) as usize], (addr % 4) * 8)
+            };
+            match kind {
+                MmaKind::F16 => {
+                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                        let (word, shift) = at(e as u64);
+                        *x = f16_value((word >> shift) as u16);
+                    }
+                }
+                MmaKind::Tf32 => {
+                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                        let (word, _) = at(e as u64);
                         // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact
                         // ones count.
-                        let x = f32::from_bits(word & 0xFFFF_E000);
                         if (word & 0x1FFF) != 0 {
                             return None;
                         }
-                        f64::from(x)
+                        *x = f64::from(f32::from_bits(word & 0xFFFF_E000));
                     }
-                    _ => {
+                }
+                _ => {
+                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                        let (word, shift) = at(e as u64);
                         let b = (word >> shift) as u8;
-                        if signed {
+                        *x = if signed {
                             f64::from(b as i8)
                         } else {
                             f64::from(b)
-                        }
+                        };
                     }
-                };
-                if !v.is_finite() {
-                    return None;
                 }
-                out.push(if neg { -v } else { v });
             }
+            let chunk = &mut buf[..per_chunk as usize];
+            if chunk.iter().any(|v| !v.is_finite()) {
+                return None;
+            }
+            if neg {
+                chunk.iter_mut().for_each(|v| *v = -*v);
+            }
+            out.extend_from_slice(chunk);
         }
     }
     Some(())
@@ -224,7 +239,14 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     read_rows(ad, a, kind, (sa, na), mm, &mut arow)?;
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
-    let ints = as_ints(&arow).zip(as_ints(&bcol));
+    let ints = if kind == MmaKind::I8 {
+        // Bytes (negated or not): integers of magnitude at most 255, what `as_ints` keeps.
+        let cast = |v: &[f64]| v.iter().map(|&x| x as i32).collect::<Vec<i32>>();
+        debug_assert!(as_ints(&arow).is_some() && as_ints(&bcol).is_some());
+        Some((cast(&arow), cast(&bcol)))
+    } else {
+        as_ints(&arow).zip(as_ints(&bcol))
+    };
     Some(Prepared {
         mm,
         n,
