@@ -14,7 +14,7 @@ use tcgen05_ir::*;
 pub struct Ev<'a> {
     /// The statement.
     pub stmt: &'a Stmt,
-    /// Index into [`Unrolled::locs`].
+    /// Pre-order id of the statement ([`Unrolled::locs`]).
     pub loc: u32,
     /// Lanes executing it.
     pub mask: u32,
@@ -29,11 +29,35 @@ pub struct Ev<'a> {
 pub struct Unrolled<'a> {
     /// Events per global warp `cta * warps_per_cta + w`.
     pub warps: Vec<Vec<Ev<'a>>>,
-    /// Locations of statements, by pre-order id ([`Locs::get`]).
-    pub locs: Locs,
+    /// Locations of statements, by pre-order id ([`Locs::get`]): built when first asked for
+    /// ([`Unrolled::locs`]; only reports of blocking sites need one).
+    locs: std::cell::OnceCell<Locs>,
+    /// The program.
+    p: &'a Program,
     /// Set if the event budget ran out or the program is malformed (a call to a missing
     /// function, recursion): the reason.
     pub broken: Option<String>,
+}
+
+impl Unrolled<'_> {
+    /// Locations of statements, by pre-order id ([`Locs::get`], [`Ev::loc`]).
+    pub fn locs(&self) -> &Locs {
+        self.locs.get_or_init(|| {
+            let p = self.p;
+            let mut locs = Locs::default();
+            locs.nodes.reserve(
+                p.warps.iter().map(Vec::len).sum::<usize>()
+                    + p.funcs.iter().map(|f| f.body.len()).sum::<usize>(),
+            );
+            for (w, code) in p.warps.iter().enumerate() {
+                number(Code::Warp(w as u8), code, Locs::ROOT, &mut locs);
+            }
+            for (f, func) in p.funcs.iter().enumerate() {
+                number(Code::Func(f as u8), &func.body, Locs::ROOT, &mut locs);
+            }
+            locs
+        })
+    }
 }
 
 /// Most events the oracle will unroll (about 10 MB of events): beyond it, the program is not
@@ -297,20 +321,18 @@ impl<'a> Ctx<'a> {
 
 /// Unrolls every warp of every CTA of `p`.
 pub fn unroll(p: &Program) -> Unrolled<'_> {
-    let mut locs = Locs::default();
-    locs.nodes.reserve(
-        p.warps.iter().map(Vec::len).sum::<usize>()
-            + p.funcs.iter().map(|f| f.body.len()).sum::<usize>(),
-    );
+    // The first pre-order id of every warp's and function's code (the ids `Unrolled::locs`
+    // numbers, counted without building the locations).
+    let mut next = 0u32;
     let mut wbase = Vec::with_capacity(p.warps.len());
-    for (w, code) in p.warps.iter().enumerate() {
-        wbase.push(locs.len() as u32);
-        number(Code::Warp(w as u8), code, Locs::ROOT, &mut locs);
+    for code in &p.warps {
+        wbase.push(next);
+        next += code.iter().map(count).sum::<u32>();
     }
     let mut fbase = Vec::with_capacity(p.funcs.len());
-    for (f, func) in p.funcs.iter().enumerate() {
-        fbase.push(locs.len() as u32);
-        number(Code::Func(f as u8), &func.body, Locs::ROOT, &mut locs);
+    for func in &p.funcs {
+        fbase.push(next);
+        next += func.body.iter().map(count).sum::<u32>();
     }
     let l = &p.launch;
     let cs = u32::from(l.cluster_size.max(1));
@@ -318,7 +340,8 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     if total_warps > WARP_BUDGET {
         return Unrolled {
             warps: Vec::new(),
-            locs,
+            locs: std::cell::OnceCell::new(),
+            p,
             broken: Some(format!(
                 "{total_warps} warps in the grid, more than {WARP_BUDGET} (work bound: the clocks are warps × warps)"
             )),
@@ -360,7 +383,8 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     }
     Unrolled {
         warps,
-        locs,
+        locs: std::cell::OnceCell::new(),
+        p,
         broken,
     }
 }
