@@ -148,6 +148,8 @@ struct Engine<'u, 'a> {
     give_up: bool,
     seq: Vec<Vec<u32>>,
     counter: u32,
+    /// The join of a CTA barrier's clocks (reused).
+    join_buf: Vec<u32>,
 }
 
 /// A hash map with a cheap multiplicative hasher (the keys are small integers chosen by the
@@ -210,6 +212,11 @@ fn plain(e: &Ev<'_>, pair_rendezvous: bool) -> bool {
         | Stmt::MbarWait { .. } => false,
         s => !(pair_rendezvous && pair_collective(s)),
     }
+}
+
+/// The bits of ranks `0..n` (n ≤ 16).
+fn cluster_mask(n: u32) -> u32 {
+    (1u32 << n) - 1
 }
 
 /// Whether a statement is a `::2` alloc, dealloc or relinquish.
@@ -288,13 +295,18 @@ impl<'a> Engine<'_, 'a> {
                         // COMMIT-ARRIVE: one arrive-on per issuing thread (OQ-14 literal
                         // reading), to each CTA of ctaMask with .multicast::cluster
                         // (COMMIT-MCAST-MASK), else to the executing CTA's mbarrier (OQ-15).
-                        let targets: Vec<u32> = match (form.multicast, cta_mask) {
-                            (true, Some(mask)) => (0..cs.min(16))
-                                .filter(|r| mask >> r & 1 == 1)
-                                .map(|r| cta - cta % cs + r)
-                                .collect(),
-                            _ => vec![cta],
+                        // The ranks of the targets, as a mask over the cluster (bit r: rank r),
+                        // or the executing CTA.
+                        let (ranks, own) = match (form.multicast, cta_mask) {
+                            (true, Some(mask)) => {
+                                (u32::from(*mask) & cluster_mask(cs.min(16)), false)
+                            }
+                            _ => (0, true),
                         };
+                        let targets = (0..cs.min(16))
+                            .filter(move |r| ranks >> r & 1 == 1)
+                            .map(move |r| cta - cta % cs + r)
+                            .chain(own.then_some(cta));
                         for t in targets {
                             let m = self.mbars.entry((t, *mbar)).or_default();
                             m.arrivals.push(Arrival {
@@ -397,7 +409,9 @@ impl<'a> Engine<'_, 'a> {
                 if (base..base + self.w).any(|h| self.done[h]) {
                     self.note("barrier.sync 0 is reached after some warps finished: they are taken as arrived (outside the tcgen05 chapter)");
                 }
-                let mut j = vec![0u32; n];
+                let mut j = std::mem::take(&mut self.join_buf);
+                j.clear();
+                j.resize(n, 0);
                 for h in base..base + self.w {
                     if !self.done[h] {
                         join(&mut j, &self.cur[h]);
@@ -412,6 +426,7 @@ impl<'a> Engine<'_, 'a> {
                         self.record(h);
                     }
                 }
+                self.join_buf = j;
                 true
             }
             Stmt::ClusterArrive { relaxed } => {
@@ -445,8 +460,7 @@ impl<'a> Engine<'_, 'a> {
                 }
                 self.wait_count[g] = k;
                 if let Some((v, _)) = self.cluster_arrivals.get(&(cl as u32, k)) {
-                    let v = v.clone();
-                    join(&mut self.cur[g], &v);
+                    join(&mut self.cur[g], v);
                 }
                 self.cur[g][g] = i as u32 + 1;
                 self.push_after(g);
@@ -568,8 +582,7 @@ impl<'a> Engine<'_, 'a> {
                 }
             } else {
                 for k in &needed {
-                    let v = self.arrived[k].clone();
-                    join(&mut self.cur[g], &v);
+                    join(&mut self.cur[g], &self.arrived[k]);
                 }
                 self.cur[g][g] = i as u32 + 1;
                 result = WaitResult::MayComplete;
@@ -637,6 +650,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
             .map(|ev| Vec::with_capacity(ev.len()))
             .collect(),
         counter: 0,
+        join_buf: Vec::new(),
     };
     e.collect_mbars();
     loop {
