@@ -11,7 +11,7 @@
 use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
 use super::sync::Clocks;
-use super::unroll::Unrolled;
+use super::unroll::{Ev, Unrolled};
 use crate::types::{Code, Location};
 use tcgen05_ir::idesc::{Idesc, IdescLayout};
 use tcgen05_ir::*;
@@ -279,12 +279,20 @@ enum Buf {
 /// (or of its pair) fills the same buffer, since another warp's fill might come in between.
 pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     let w = p.warps.len().max(1);
-    let mmas = |g: usize| {
-        u.warps[g].iter().filter_map(|e| match e.stmt {
-            Stmt::Tc(Op::Mma(m)) => Some((e, m.as_ref())),
-            _ => None,
+    // Each warp's MMA events, listed once (the passes below walk them several times).
+    let per: Vec<Vec<(&Ev<'_>, &Mma)>> = u
+        .warps
+        .iter()
+        .map(|evs| {
+            evs.iter()
+                .filter_map(|e| match e.stmt {
+                    Stmt::Tc(Op::Mma(m)) => Some((e, m.as_ref())),
+                    _ => None,
+                })
+                .collect()
         })
-    };
+        .collect();
+    let mmas = |g: usize| per[g].iter().copied();
     let buf_of = |m: &Mma| {
         let c = m.form.collector.unwrap_or(form::Collector {
             buf: if m.form.ws {
@@ -296,11 +304,7 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
         });
         (buffer_index(c.buf), c.op)
     };
-    if !u
-        .warps
-        .iter()
-        .any(|evs| evs.iter().any(|e| matches!(e.stmt, Stmt::Tc(Op::Mma(_)))))
-    {
+    if per.iter().all(Vec::is_empty) {
         return;
     }
     // Buffers filled by each CTA (pair members count together: a ::2 MMA acts on both).
