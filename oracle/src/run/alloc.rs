@@ -107,8 +107,19 @@ pub fn analyse(
     let mut insts: Vec<Inst> = Vec::new();
     let mut deallocs = Vec::new();
     let mut relinquishes = Vec::new();
+    // One pass over the events: the allocs, deallocs and relinquishes reached, the address
+    // observations reached (in event order), and whether any event (reached or not) is a
+    // `::2` collective (`pairing`).
+    let mut observes: Vec<(usize, usize, u8)> = Vec::new();
+    let mut has_pairs = false;
     for (g, evs) in u.warps.iter().enumerate() {
+        if !has_pairs {
+            has_pairs = evs[c.reached[g].min(evs.len())..]
+                .iter()
+                .any(|e| sync::pair_collective(e.stmt));
+        }
         for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+            has_pairs |= sync::pair_collective(e.stmt);
             match e.stmt {
                 Stmt::Tc(Op::Alloc {
                     form, slot, ncols, ..
@@ -126,6 +137,7 @@ pub fn analyse(
                     deallocs.push((g, i, *taddr, ncols.value))
                 }
                 Stmt::Tc(Op::Relinquish { .. }) => relinquishes.push((g, i)),
+                Stmt::ObserveAddr { slot } => observes.push((g, i, *slot)),
                 _ => {}
             }
         }
@@ -207,61 +219,57 @@ pub fn analyse(
             }
         }
     }
-    pairing(p, u, c, opts, &mut a, f);
+    pairing(p, u, c, opts, has_pairs, &mut a, f);
     capacity(u, c, opts, &a, f);
     // Leaks (ALLOC-FREE-BEFORE-EXIT: consequence unstated, so reported, never judged).
     if a.insts.iter().any(|x| x.dealloc.is_none()) {
         a.leak.status = LeakStatus::MayLeak;
     }
     // Address observations (ALLOC-ADDR-STORE, ALLOC-STORE-WEAK, OQ-1).
-    for (g, evs) in u.warps.iter().enumerate() {
-        for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
-            let Stmt::ObserveAddr { slot } = e.stmt else {
-                continue;
-            };
-            let Some(site) = e.site else { continue };
-            let cta = (g / w) as u32;
-            let (expect, rules) = match a.read_slot(c, cta, *slot, g, i) {
-                SlotRead::Inst(id) => {
-                    let x = &a.insts[id as usize];
-                    let disjoint_from = a
-                        .insts
-                        .iter()
-                        .filter(|y| y.cta == x.cta && y.id != x.id && overlap(c, x, y))
-                        .map(|y| y.id)
-                        .collect();
-                    (
-                        ObsExpect::Check(AddrCheck {
-                            alloc: id,
-                            ncols: x.ncols,
-                            lane_zero: true,
-                            capacity: CAPACITY,
-                            disjoint_from,
-                            basis: "observation check (OQ-1), not a spec fact".into(),
-                        }),
-                        vec![RuleId::AllocAddrStore, RuleId::AllocSameAddrOrder],
-                    )
-                }
-                SlotRead::Racy => (
-                    ObsExpect::Unspecified(vec![RuleId::AllocStoreWeak]),
-                    vec![RuleId::AllocStoreWeak],
-                ),
-                SlotRead::Never => (
-                    ObsExpect::Unspecified(vec![RuleId::AllocAddrStore]),
-                    vec![RuleId::AllocAddrStore],
-                ),
-            };
-            a.addr_obs.push(ObsItem {
-                key: ObsSite {
-                    cta,
-                    warp: (g % w) as u8,
-                    site,
-                },
-                lanes: e.mask,
-                expect: SiteExpect::Same(expect),
-                rules,
-            });
-        }
+    for (g, i, slot) in observes {
+        let e = &u.warps[g][i];
+        let Some(site) = e.site else { continue };
+        let cta = (g / w) as u32;
+        let (expect, rules) = match a.read_slot(c, cta, slot, g, i) {
+            SlotRead::Inst(id) => {
+                let x = &a.insts[id as usize];
+                let disjoint_from = a
+                    .insts
+                    .iter()
+                    .filter(|y| y.cta == x.cta && y.id != x.id && overlap(c, x, y))
+                    .map(|y| y.id)
+                    .collect();
+                (
+                    ObsExpect::Check(AddrCheck {
+                        alloc: id,
+                        ncols: x.ncols,
+                        lane_zero: true,
+                        capacity: CAPACITY,
+                        disjoint_from,
+                        basis: "observation check (OQ-1), not a spec fact".into(),
+                    }),
+                    vec![RuleId::AllocAddrStore, RuleId::AllocSameAddrOrder],
+                )
+            }
+            SlotRead::Racy => (
+                ObsExpect::Unspecified(vec![RuleId::AllocStoreWeak]),
+                vec![RuleId::AllocStoreWeak],
+            ),
+            SlotRead::Never => (
+                ObsExpect::Unspecified(vec![RuleId::AllocAddrStore]),
+                vec![RuleId::AllocAddrStore],
+            ),
+        };
+        a.addr_obs.push(ObsItem {
+            key: ObsSite {
+                cta,
+                warp: (g % w) as u8,
+                site,
+            },
+            lanes: e.mask,
+            expect: SiteExpect::Same(expect),
+            rules,
+        });
     }
     a
 }
@@ -330,14 +338,11 @@ fn pairing(
     u: &Unrolled<'_>,
     c: &Clocks,
     opts: &Options,
+    has_pairs: bool,
     a: &mut AllocAnalysis,
     f: &mut Findings,
 ) {
     let w = c.w;
-    let has_pairs = u
-        .warps
-        .iter()
-        .any(|evs| evs.iter().any(|e| sync::pair_collective(e.stmt)));
     if !has_pairs || p.launch.cluster_size < 2 {
         return;
     }
