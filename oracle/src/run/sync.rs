@@ -258,7 +258,8 @@ impl<'a> Engine<'_, 'a> {
         for g in 0..self.g {
             let cta = self.cta_of(g);
             for (i, e) in self.u.warps[g].iter().enumerate() {
-                let lanes = e.mask.count_ones();
+                // Arrival weights (counted only for the arrivals below: most events are not).
+                let lanes = || e.mask.count_ones();
                 match e.stmt {
                     Stmt::MbarInit { bar, count } => {
                         let m = self.mbars.entry((cta, *bar)).or_default();
@@ -281,10 +282,10 @@ impl<'a> Engine<'_, 'a> {
                         m.arrivals.push(Arrival {
                             g,
                             i,
-                            weight: lanes,
+                            weight: lanes(),
                             phase: None,
                         });
-                        m.total += lanes;
+                        m.total += lanes();
                     }
                     Stmt::Tc(Op::Commit {
                         form,
@@ -312,10 +313,10 @@ impl<'a> Engine<'_, 'a> {
                             m.arrivals.push(Arrival {
                                 g,
                                 i,
-                                weight: lanes,
+                                weight: lanes(),
                                 phase: None,
                             });
-                            m.total += lanes;
+                            m.total += lanes();
                         }
                     }
                     _ => {}
