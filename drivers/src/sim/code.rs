@@ -145,35 +145,30 @@ impl<'p> Code<'p> {
     /// Flattens `p`.
     pub fn of(p: &'p Program) -> Code<'p> {
         let layout = Layout::of(p);
-        let mut code = Code {
-            bodies: Vec::new(),
-            lds: Vec::new(),
+        let mut lds = Vec::new();
+        let mut bodies = Vec::with_capacity(p.warps.len() + p.funcs.len());
+        let all = p
+            .warps
+            .iter()
+            .zip(&layout.warp_sites)
+            .chain(p.funcs.iter().map(|f| &f.body).zip(&layout.func_sites));
+        for (stmts, sites) in all {
+            let mut out = Vec::with_capacity(stmts.len() + 8);
+            let mut next = 0;
+            Self::block(&mut lds, stmts, sites, &mut next, &mut out);
+            out.push(Ins::End);
+            bodies.push(out);
+        }
+        Code {
+            bodies,
+            lds,
             warps: p.warps.len(),
             layout,
-        };
-        let mut bodies = Vec::with_capacity(p.warps.len() + p.funcs.len());
-        for (w, stmts) in p.warps.iter().enumerate() {
-            let sites = code.layout.warp_sites[w].clone();
-            let mut out = Vec::new();
-            let mut next = 0;
-            code.block(stmts, &sites, &mut next, &mut out);
-            out.push(Ins::End);
-            bodies.push(out);
         }
-        for (f, func) in p.funcs.iter().enumerate() {
-            let sites = code.layout.func_sites[f].clone();
-            let mut out = Vec::new();
-            let mut next = 0;
-            code.block(&func.body, &sites, &mut next, &mut out);
-            out.push(Ins::End);
-            bodies.push(out);
-        }
-        code.bodies = bodies;
-        code
     }
 
     fn block(
-        &mut self,
+        lds: &mut Vec<LdInfo>,
         stmts: &'p [Stmt],
         sites: &[Site],
         next: &mut usize,
@@ -188,8 +183,8 @@ impl<'p> Code<'p> {
             match s {
                 Stmt::Tc(op @ Op::Ld { .. }) => {
                     let site = site.expect("an ld is a site");
-                    let id = self.lds.len() as u32;
-                    self.lds.push(LdInfo {
+                    let id = lds.len() as u32;
+                    lds.push(LdInfo {
                         site,
                         words: site.words,
                     });
@@ -208,10 +203,10 @@ impl<'p> Code<'p> {
                         cond: *cond,
                         else_at: 0,
                     });
-                    self.block(then, sites, next, out);
+                    Self::block(lds, then, sites, next, out);
                     let else_at = out.len() as u32;
                     out.push(Ins::Else { end_at: 0 });
-                    self.block(els, sites, next, out);
+                    Self::block(lds, els, sites, next, out);
                     let end_at = out.len() as u32;
                     out.push(Ins::EndIf);
                     out[at] = Ins::If {
@@ -227,7 +222,7 @@ impl<'p> Code<'p> {
                         end_at: 0,
                     });
                     let top = out.len() as u32;
-                    self.block(body, sites, next, out);
+                    Self::block(lds, body, sites, next, out);
                     out.push(Ins::LoopEnd { top });
                     let end_at = out.len() as u32;
                     out[at] = Ins::Loop {

@@ -194,13 +194,15 @@ pub struct Machine<'p> {
     rr: usize,
     /// `::2` collectives waiting for their peer (no matching to do when 0).
     open_pairs: usize,
-    /// Per cluster, the fewest cluster arrivals of its unfinished warps (`u32::MAX`: none),
-    /// computed at most once per scheduler step ([`NOT_KNOWN`] until then).
+    /// Per cluster, the fewest cluster arrivals of its unfinished warps (`u32::MAX`: none, the
+    /// low 32 bits), computed at most once per scheduler step: valid when the high 32 bits are
+    /// [`Machine::stamp`].
     cluster_min: Vec<std::cell::Cell<u64>>,
+    /// The current scheduler step (from 1), truncated.
+    stamp: u32,
+    /// Reused buffers of `perform_st` and `perform_ld` (empty between operations).
+    scratch: [Vec<u32>; 2],
 }
-
-/// A [`Machine::cluster_min`] entry not computed in this step.
-const NOT_KNOWN: u64 = u64::MAX;
 
 enum Step {
     Progress,
@@ -276,14 +278,16 @@ impl<'p> Machine<'p> {
             words,
             ctas,
             warps,
-            ops: Vec::new(),
-            pending: Vec::new(),
+            ops: Vec::with_capacity(32),
+            pending: Vec::with_capacity(16),
             trackers: Vec::new(),
             cluster_released: vec![Vec::new(); clusters],
             abort: None,
             rr: 0,
             open_pairs: 0,
-            cluster_min: vec![std::cell::Cell::new(NOT_KNOWN); clusters],
+            cluster_min: vec![std::cell::Cell::new(0); clusters],
+            stamp: 0,
+            scratch: [Vec::new(), Vec::new()],
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -329,12 +333,16 @@ impl<'p> Machine<'p> {
                 return Outcome::TimedOut { limit_ms: 0 };
             }
             self.match_pairs();
-            for m in &self.cluster_min {
-                m.set(NOT_KNOWN);
-            }
+            // Forgets every `cluster_min` of the previous step.
+            self.stamp = steps as u32;
             ready.clear();
-            for w in 0..self.warps.len() {
-                if !self.warps[w].done && self.can_step(w) {
+            for (w, wr) in self.warps.iter().enumerate() {
+                let can = match wr.block {
+                    _ if wr.done => false,
+                    None => true,
+                    Some(b) => self.unblocked(w, b),
+                };
+                if can {
                     ready.push(w);
                 }
             }
@@ -481,14 +489,6 @@ impl<'p> Machine<'p> {
 
     // ----- readiness -----
 
-    fn can_step(&self, w: usize) -> bool {
-        let wr = &self.warps[w];
-        match wr.block {
-            None => true,
-            Some(b) => self.unblocked(w, b),
-        }
-    }
-
     fn unblocked(&self, w: usize, b: Block) -> bool {
         let wr = &self.warps[w];
         let cta = &self.ctas[wr.cta];
@@ -509,7 +509,7 @@ impl<'p> Machine<'p> {
     fn cluster_min(&self, cluster: u32) -> u32 {
         let memo = self.cluster_min.get(cluster as usize);
         if let Some(m) = memo
-            && m.get() != NOT_KNOWN
+            && (m.get() >> 32) as u32 == self.stamp
         {
             return m.get() as u32;
         }
@@ -522,7 +522,7 @@ impl<'p> Machine<'p> {
             }
         }
         if let Some(m) = memo {
-            m.set(u64::from(min));
+            m.set(u64::from(self.stamp) << 32 | u64::from(min));
         }
         min
     }
@@ -948,14 +948,19 @@ impl<'p> Machine<'p> {
         let words = info.words as usize;
         let sw = site.words as usize;
         let regs: &[u32] = self.warps[w].regs.get(ld as usize).map_or(&[], |r| r);
+        let n = words.min(sw);
         for lane in lanes(mask) {
             self.words[base + lane as usize] = 1;
             let d = base + 32 + lane as usize * sw;
-            let n = words.min(sw);
             let src = regs.get(lane as usize * words..).unwrap_or_default();
-            let k = n.min(src.len());
-            self.words[d..d + k].copy_from_slice(&src[..k]);
-            self.words[d + k..d + n].fill(0);
+            let dst = &mut self.words[d..d + n];
+            if src.len() >= n {
+                copy_words(dst, &src[..n]);
+            } else {
+                for (i, x) in dst.iter_mut().enumerate() {
+                    *x = src.get(i).copied().unwrap_or(0);
+                }
+            }
         }
     }
 
@@ -1569,11 +1574,21 @@ impl<'p> Machine<'p> {
         };
         let pack = form.pack.is_some();
         let mut out = std::mem::take(&mut self.warps[w].regs[ld as usize]);
+        let mut pair_cols = std::mem::take(&mut self.scratch[1]);
+        pair_cols.clear();
         let tm = &self.ctas[c].tmem;
         let mut outside = false;
         // 32-lane shapes: thread t reads lane t, registers from consecutive columns.
         let run = matches!(form.shape, LdStShape::S32x32b | LdStShape::S32x64b);
-        let mut cells = [0u32; 2 * 128];
+        // 16-lane shapes but .16x32bx2: threads 2p and 2p + 1 read the interleaved columns of
+        // lane p, together `[col0, col0 + 2 * limit)` (twice that packed): read once.
+        let per = tmem::regs_per_rep(form.shape);
+        let pairs = matches!(
+            form.shape,
+            LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
+        ) && limit % per == 0;
+        let mut pair_lane = u32::MAX;
+        let mut cells = [0u32; 4 * 128];
         for t in lanes(lm) {
             let base = (t * info.words) as usize;
             // Every register of a thread is in one lane (cell_of); when no lazy layer owns a
@@ -1581,7 +1596,35 @@ impl<'p> Machine<'p> {
             let lo = tmem::cell_of(form.shape, t, 0, split).0;
             let lane = lane0 - lane0 % 32 + (lane0 % 32 + lo) % 32;
             let width = if pack { 2 * limit } else { limit };
-            if run && width as usize <= cells.len() {
+            if pairs && lm >> (t ^ 1) & 1 == 1 && 2 * width as usize <= cells.len() {
+                let span = 2 * width;
+                if t & 1 == 0 || pair_lane != lane {
+                    if span > 0 && (lane >= tmem::LANES || col0 + span > tmem::COLS) {
+                        outside = true;
+                    }
+                    tm.get_run(lane, col0, &mut cells[..span as usize]);
+                    pair_lane = lane;
+                }
+                if pair_cols.is_empty() {
+                    // The column of register i of an even (then odd) thread.
+                    for h in 0..2 {
+                        for i in 0..limit {
+                            pair_cols.push(tmem::cell_of(form.shape, h, i, split).1);
+                        }
+                    }
+                }
+                let h = (t & 1) as usize;
+                let cols = &pair_cols[h * limit as usize..(h + 1) * limit as usize];
+                let regs = out.get_mut(base..).unwrap_or_default();
+                for (slot, &co) in regs.iter_mut().zip(cols) {
+                    *slot = if pack {
+                        let co = 2 * co as usize;
+                        (cells[co] & 0xFFFF) | (cells[co + 1] << 16)
+                    } else {
+                        cells[co as usize]
+                    };
+                }
+            } else if run && width as usize <= cells.len() {
                 let regs = out.get_mut(base..).unwrap_or_default();
                 let n = (limit as usize).min(regs.len());
                 if width > 0 && (lane >= tmem::LANES || col0 + width > tmem::COLS) {
@@ -1656,6 +1699,7 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        self.scratch[1] = pair_cols;
         if outside {
             self.trap_range();
         }
@@ -1682,7 +1726,6 @@ impl<'p> Machine<'p> {
             return;
         };
         let unpack = form.pack.is_some();
-        let tm = &mut self.ctas[c].tmem;
         let mut ok = true;
         let window = lane0 - lane0 % 32;
         // 32-lane shapes: thread t writes lane t, registers in consecutive columns.
@@ -1694,8 +1737,10 @@ impl<'p> Machine<'p> {
             form.shape,
             LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
         ) && nregs % per == 0;
-        let mut vals = Vec::new();
-        let mut pair_cols: Vec<u32> = Vec::new();
+        let [mut vals, mut pair_cols] = std::mem::take(&mut self.scratch);
+        vals.clear();
+        pair_cols.clear();
+        let tm = &mut self.ctas[c].tmem;
         for t in lanes(lm) {
             if pairs && lm >> (t ^ 1) & 1 == 1 {
                 if t & 1 == 1 {
@@ -1753,6 +1798,7 @@ impl<'p> Machine<'p> {
                 }
             }
         }
+        self.scratch = [vals, pair_cols];
         if !ok {
             self.trap_range();
         }
@@ -1907,6 +1953,22 @@ fn cp_lanes(multicast: Option<CpMulticast>, l0: u32, r: u32) -> impl Iterator<It
         None => ([l0 + r, 0, 0, 0], 1),
     };
     lanes.into_iter().take(n)
+}
+
+/// `dst.copy_from_slice(src)` for the short runs of the simulator (8 words at a time, without
+/// a call to `memcpy`).
+#[inline(always)]
+pub(crate) fn copy_words(dst: &mut [u32], src: &[u32]) {
+    let mut d = dst.chunks_exact_mut(8);
+    let mut s = src.chunks_exact(8);
+    for (a, b) in (&mut d).zip(&mut s) {
+        if let (Ok(a), Ok(b)) = (<&mut [u32; 8]>::try_from(a), <&[u32; 8]>::try_from(b)) {
+            *a = *b;
+        }
+    }
+    for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *a = *b;
+    }
 }
 
 /// The lanes set in `mask`, lowest first.

@@ -168,11 +168,13 @@ impl MmaPlan {
                                 let start = a.len();
                                 a.resize(start + kk, 0.0);
                                 let t = (16 / self.a_ty.bytes()) as usize;
-                                for (c, chunk) in a[start..].chunks_mut(t).enumerate() {
-                                    let col = self.a_col + 4 * c as u32;
-                                    let mut words = [0u32; 4];
-                                    tmem.stored_run(r, col, &mut words);
-                                    decode_chunk(self.a_ty, &words, chunk);
+                                let mut cells = [0u32; 8];
+                                tmem.stored_run(r, self.a_col, &mut cells);
+                                let (lo, hi) = cells.split_at(4);
+                                let halves =
+                                    [lo, hi].map(|h| <[u32; 4]>::try_from(h).unwrap_or_default());
+                                for (words, chunk) in halves.iter().zip(a[start..].chunks_mut(t)) {
+                                    decode_chunk(self.a_ty, words, chunk);
                                 }
                                 if self.neg_a {
                                     for x in &mut a[start..] {
@@ -526,7 +528,7 @@ impl Product {
     }
 
     /// The cell's value from its dot product and its value before the MMA.
-    #[inline]
+    #[inline(always)]
     fn finish(&self, dot: f32, old: u32) -> u32 {
         if self.int {
             // |a|, |b| <= 255 and K = 32: every partial sum of `dot8` is an integer below

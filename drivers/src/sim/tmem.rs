@@ -283,7 +283,7 @@ impl Tmem {
                 Some(c) => c,
                 slot => slot.insert(poison_block(b)),
             };
-            cells[i..i + take].copy_from_slice(&rest[..take]);
+            super::machine::copy_words(&mut cells[i..i + take], &rest[..take]);
             col += take as u32;
             rest = &rest[take..];
         }
@@ -347,12 +347,15 @@ impl Tmem {
             {
                 end += 1;
             }
-            let mut olds = [0u32; CHUNK];
-            let olds = &mut olds[..end - k];
             if l.f.needs_old() {
+                let mut olds = [0u32; CHUNK];
+                let olds = &mut olds[..end - k];
                 self.run_below(i, lane, col, olds);
+                l.f.values(lane, col - l.col0, olds, &mut out[k..end]);
+            } else {
+                const ZEROS: [u32; CHUNK] = [0; CHUNK];
+                l.f.values(lane, col - l.col0, &ZEROS[..end - k], &mut out[k..end]);
             }
-            l.f.values(lane, col - l.col0, olds, &mut out[k..end]);
             k = end;
         }
     }
@@ -370,7 +373,9 @@ impl Tmem {
             let take = ((BLOCK - col % BLOCK) as usize).min(out.len() - k);
             let (b, i) = block_of(lane, col);
             match &self.blocks[b] {
-                Some(cells) => out[k..k + take].copy_from_slice(&cells[i..i + take]),
+                Some(cells) => {
+                    super::machine::copy_words(&mut out[k..k + take], &cells[i..i + take])
+                }
                 None => {
                     for (j, x) in out[k..k + take].iter_mut().enumerate() {
                         *x = poison(lane, col + j as u32);
