@@ -388,17 +388,20 @@ impl<'a> Ctx<'_, 'a> {
             .count();
         self.accs.reserve(n_acc);
         // Per-warp buffers, reused from warp to warp.
-        let none = usize::MAX;
-        let (mut next_wl, mut next_ws, mut next_fc, mut next_commit, mut ordinal) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        const NONE: u32 = u32::MAX;
+        // Per index: the next wait::ld, wait::st, before-fence-or-commit and commit at or
+        // after it (`NONE`: none).
+        const WL: usize = 0;
+        const WS: usize = 1;
+        const FC: usize = 2;
+        const CM: usize = 3;
+        let (mut next, mut ordinal): (Vec<[u32; 4]>, Vec<u32>) = (Vec::new(), Vec::new());
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
             // Next wait::ld, wait::st, before-fence-or-commit and commit at or after each index,
             // and each commit's ordinal (1-based).
-            for v in [&mut next_wl, &mut next_ws, &mut next_fc, &mut next_commit] {
-                v.clear();
-                v.resize(reached + 1, none);
-            }
+            next.clear();
+            next.resize(reached + 1, [NONE; 4]);
             ordinal.clear();
             ordinal.resize(reached, 0u32);
             let mut nc = 0;
@@ -409,22 +412,21 @@ impl<'a> Ctx<'_, 'a> {
                 ordinal[j] = nc;
             }
             for j in (0..reached).rev() {
-                next_wl[j] = next_wl[j + 1];
-                next_ws[j] = next_ws[j + 1];
-                next_fc[j] = next_fc[j + 1];
-                next_commit[j] = next_commit[j + 1];
+                let mut x = next[j + 1];
+                let ju = j as u32;
                 match evs[j].stmt {
-                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::Ld => next_wl[j] = j,
-                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::St => next_ws[j] = j,
+                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::Ld => x[WL] = ju,
+                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::St => x[WS] = ju,
                     Stmt::Tc(Op::Fence {
                         kind: FenceKind::BeforeThreadSync,
-                    }) => next_fc[j] = j,
+                    }) => x[FC] = ju,
                     Stmt::Tc(Op::Commit { .. }) => {
-                        next_fc[j] = j;
-                        next_commit[j] = j;
+                        x[FC] = ju;
+                        x[CM] = ju;
                     }
                     _ => {}
                 }
+                next[j] = x;
             }
             for (i, e) in evs.iter().enumerate().take(reached) {
                 if self.work.get() > WORK_BUDGET {
@@ -593,16 +595,21 @@ impl<'a> Ctx<'_, 'a> {
                 }
                 let _ = outside_read;
                 // Completion witnesses, from the per-warp "next" indexes.
-                let at = |v: &Vec<usize>, j: usize| v.get(j).copied().filter(|x| *x != usize::MAX);
+                let at = |k: usize, j: usize| {
+                    next.get(j)
+                        .map(|x| x[k])
+                        .filter(|x| *x != NONE)
+                        .map(|x| x as usize)
+                };
                 let wait = match kind {
-                    Kind::Ld => at(&next_wl, i + 1),
-                    Kind::St => at(&next_ws, i + 1),
+                    Kind::Ld => at(WL, i + 1),
+                    Kind::St => at(WS, i + 1),
                     _ => None,
                 };
-                let xfence = wait.and_then(|w| at(&next_fc, w + 1));
-                let pfence = at(&next_fc, i + 1);
+                let xfence = wait.and_then(|w| at(FC, w + 1));
+                let pfence = at(FC, i + 1);
                 let mut commit = None;
-                let mut j = at(&next_commit, i + 1);
+                let mut j = at(CM, i + 1);
                 while let Some(jj) = j {
                     if let Stmt::Tc(Op::Commit { form, .. }) = evs[jj].stmt
                         && Some(form.cta_group) == cg
@@ -611,7 +618,7 @@ impl<'a> Ctx<'_, 'a> {
                         commit = Some(ordinal[jj]);
                         break;
                     }
-                    j = at(&next_commit, jj + 1);
+                    j = at(CM, jj + 1);
                 }
                 let known = match op {
                     Op::St { form, .. } => form.shape == LdStShape::S32x32b && form.pack.is_none(),
