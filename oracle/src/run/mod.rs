@@ -106,7 +106,7 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         );
     }
     ub::scan(p, &u, &mut f);
-    let a = alloc::analyse(p, &u, &clocks, opts, &mut f);
+    let mut a = alloc::analyse(p, &u, &clocks, opts, &mut f);
     // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs).
     mma_rules::data(&u, &clocks, &a, &mut f);
     for (g, i) in &clocks.stuck {
@@ -148,7 +148,7 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         );
     }
     obs.extend(values);
-    obs.extend(a.addr_obs.iter().cloned());
+    obs.extend(std::mem::take(&mut a.addr_obs));
     // mbarrier wait records.
     for (g, i, r) in &clocks.waits {
         let e = &u.warps[*g][*i];
