@@ -241,6 +241,20 @@ fn word_expect(cands: &mut [Option<u32>]) -> WordExpect {
 struct ColIndex {
     /// Per row: `(first column, one past the last, access, is_st)`.
     rows: Vec<Vec<(u32, u32, u32, bool)>>,
+    /// Per row with more than [`ColIndex::LONG`] writes: its writes by column
+    /// ([`ColIndex::by_column`]), so that a slot costs its own writes, not the row's.
+    cols: Vec<Option<RowCols>>,
+}
+
+/// The writes of one row by column: column `c0 + k` holds the entries (indexes into the
+/// row) `ent[start[k]..start[k + 1]]`, in row order; `edge[k]`: some write starts or ends
+/// at column `c0 + k`.
+#[derive(Debug, Default)]
+struct RowCols {
+    c0: u32,
+    start: Vec<u32>,
+    ent: Vec<u32>,
+    edge: Vec<bool>,
 }
 
 impl ColIndex {
@@ -249,6 +263,69 @@ impl ColIndex {
     fn push(&mut self, row: u32, (c0, c1): (u32, u32), acc: u32, is_st: bool) {
         if let Some(r) = self.rows.get_mut(row as usize) {
             r.push((c0, c1, acc, is_st));
+        }
+    }
+
+    /// Rows with more writes than this get a by-column index.
+    const LONG: usize = 32;
+
+    /// Builds the by-column index of the long rows (after every write is recorded).
+    fn by_column(&mut self) {
+        self.cols.clear();
+        self.cols.resize_with(self.rows.len(), || None);
+        for (r, ws) in self.rows.iter().enumerate() {
+            if ws.len() <= Self::LONG {
+                continue;
+            }
+            let live = ws.iter().filter(|w| w.0 < w.1);
+            let (Some(c0), Some(c1)) = (live.clone().map(|w| w.0).min(), live.map(|w| w.1).max())
+            else {
+                continue;
+            };
+            let width = (c1 - c0) as usize;
+            let mut start = vec![0u32; width + 1];
+            let mut edge = vec![false; width + 1];
+            for &(a0, a1, _, _) in ws.iter().filter(|w| w.0 < w.1) {
+                for k in (a0 - c0) as usize..(a1 - c0) as usize {
+                    start[k + 1] += 1;
+                }
+                edge[(a0 - c0) as usize] = true;
+                edge[(a1 - c0) as usize] = true;
+            }
+            for k in 0..width {
+                start[k + 1] += start[k];
+            }
+            let mut at: Vec<u32> = start[..width].to_vec();
+            let mut ent = vec![0u32; start[width] as usize];
+            for (e, &(a0, a1, _, _)) in ws.iter().enumerate() {
+                for k in (a0.max(c0) - c0) as usize..(a1.min(c1).max(a0.max(c0)) - c0) as usize {
+                    ent[at[k] as usize] = e as u32;
+                    at[k] += 1;
+                }
+            }
+            self.cols[r] = Some(RowCols {
+                c0,
+                start,
+                ent,
+                edge,
+            });
+        }
+    }
+
+    /// Pushes onto `cuts` every column in `lo + 1..hi` where a write of `row` starts or ends.
+    fn edges(&self, row: usize, (lo, hi): (u32, u32), cuts: &mut Vec<u32>) {
+        if let Some(Some(rc)) = self.cols.get(row) {
+            let n = rc.edge.len() as u32;
+            let (a, b) = ((lo + 1).max(rc.c0), hi.min(rc.c0 + n));
+            for c in a..b {
+                if rc.edge[(c - rc.c0) as usize] {
+                    cuts.push(c);
+                }
+            }
+        } else if let Some(ws) = self.rows.get(row) {
+            for &(a0, a1, _, _) in ws {
+                cuts.extend([a0, a1].into_iter().filter(|x| (lo + 1..hi).contains(x)));
+            }
         }
     }
 
@@ -266,16 +343,29 @@ impl ColIndex {
         all_st.clear();
         let Some(r) = self.rows.get(row) else { return };
         let (mut prev_g, mut all) = (usize::MAX, true);
-        for &(c0, c1, a, is_st) in r {
-            if c0 <= col && col < c1 {
-                let g = accs[a as usize].g;
-                if g != prev_g {
-                    all = true;
-                    prev_g = g;
+        let mut take = |(_, _, a, is_st): (u32, u32, u32, bool)| {
+            let g = accs[a as usize].g;
+            if g != prev_g {
+                all = true;
+                prev_g = g;
+            }
+            all &= is_st;
+            out.push(a);
+            all_st.push(all);
+        };
+        if let Some(Some(rc)) = self.cols.get(row) {
+            // Long row: its entries of this column only, in row order.
+            if col >= rc.c0 && ((col - rc.c0) as usize) < rc.start.len() - 1 {
+                let k = (col - rc.c0) as usize;
+                for &e in &rc.ent[rc.start[k] as usize..rc.start[k + 1] as usize] {
+                    take(r[e as usize]);
                 }
-                all &= is_st;
-                out.push(a);
-                all_st.push(all);
+            }
+            return;
+        }
+        for &w in r {
+            if w.0 <= col && col < w.1 {
+                take(w);
             }
         }
     }
@@ -957,11 +1047,7 @@ impl<'a> Ctx<'_, 'a> {
             // span find nothing new and only count their work.
             cuts.clear();
             cuts.extend([c0, c1]);
-            if let Some(ws) = self.by_col.rows.get(rowi) {
-                for &(a0, a1, _, _) in ws {
-                    cuts.extend([a0, a1].into_iter().filter(|x| (c0 + 1..c1).contains(x)));
-                }
-            }
+            self.by_col.edges(rowi, (c0, c1), &mut cuts);
             cuts.sort_unstable();
             cuts.dedup();
             let mut span = 0;
@@ -1550,7 +1636,10 @@ fn values_with(
         a,
         opts,
         accs: Vec::new(),
-        by_col: ColIndex { rows },
+        by_col: ColIndex {
+            rows,
+            cols: Vec::new(),
+        },
         poisoned: vec![false; (c.g / c.w.max(1)).max(1)],
         work: std::cell::Cell::new(0),
         prepared: Vec::new(),
@@ -1562,6 +1651,7 @@ fn values_with(
         ));
         return Vec::new();
     }
+    cx.by_col.by_column();
     // In-flight accesses at their allocation's dealloc (DEALLOC-PAIR-SYNC, OQ-4, MCM-LD-WAR)
     // and accesses after it (OQ-9).
     let mut war = vec![false; cx.accs.len()];
