@@ -21,7 +21,6 @@
 
 use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
 use tcgen05_oracle::catalogue;
@@ -473,20 +472,20 @@ fn compare_obs(
     expected: &Expected,
 ) -> Verdict {
     // Address checks need every record of every allocation first.
-    let mut addrs: BTreeMap<u32, AddrSeen> = BTreeMap::new();
-    let mut ncols: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut allocs = Allocs::default();
     for item in &expected.obs {
         let SiteExpect::Same(ObsExpect::Check(c)) = &item.expect else {
             continue;
         };
-        ncols.insert(c.alloc, c.ncols);
+        let a = allocs.entry(c.alloc);
+        a.ncols = Some(c.ncols);
         let Some(site) = site_for(layout, &item.key) else {
             continue;
         };
         for (lane, _) in item.iter() {
             let key = item.key.lane(lane);
             if let Some(r) = view_record(view, &key, &site) {
-                let seen = addrs.entry(c.alloc).or_insert(AddrSeen {
+                let seen = a.seen.get_or_insert(AddrSeen {
                     first: (key, r[0]),
                     other: None,
                 });
@@ -500,7 +499,7 @@ fn compare_obs(
         let Some(site) = site_for(layout, &item.key) else {
             continue;
         };
-        if let Some((lane, why)) = check_site(view, &site, item, &addrs, &ncols) {
+        if let Some((lane, why)) = check_site(view, &site, item, &allocs) {
             let key = item.key.lane(lane);
             let forms = site_forms(program, &key);
             return Verdict::Discrepancy(Discrepancy {
@@ -516,6 +515,45 @@ fn compare_obs(
         }
     }
     Verdict::Agree
+}
+
+/// What the address checks know of each allocation (by the oracle's allocation id): a
+/// program has a few, so a list searched in order beats a map.
+#[derive(Debug, Default)]
+struct Allocs(Vec<(u32, AllocSeen)>);
+
+/// One allocation's size (its last `Check` record's) and the addresses recorded for it.
+#[derive(Debug, Default)]
+struct AllocSeen {
+    ncols: Option<u32>,
+    seen: Option<AddrSeen>,
+}
+
+impl Allocs {
+    fn entry(&mut self, alloc: u32) -> &mut AllocSeen {
+        let i = match self.0.iter().position(|(a, _)| *a == alloc) {
+            Some(i) => i,
+            None => {
+                self.0.push((alloc, AllocSeen::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn get(&self, alloc: u32) -> Option<&AllocSeen> {
+        self.0.iter().find(|(a, _)| *a == alloc).map(|(_, s)| s)
+    }
+
+    /// The addresses recorded for `alloc`, if any.
+    fn seen(&self, alloc: u32) -> Option<&AddrSeen> {
+        self.get(alloc)?.seen.as_ref()
+    }
+
+    /// The size of `alloc`, if a record names it.
+    fn ncols(&self, alloc: u32) -> Option<u32> {
+        self.get(alloc)?.ncols
+    }
 }
 
 /// The addresses recorded for one allocation: the first record, and the first that differs
@@ -542,8 +580,7 @@ fn check_site(
     view: &View<'_>,
     site: &Site,
     item: &ObsItem,
-    addrs: &BTreeMap<u32, AddrSeen>,
-    ncols: &BTreeMap<u32, u32>,
+    allocs: &Allocs,
 ) -> Option<(u8, String)> {
     let key = item.key;
     if key.cta >= view.layout.ctas || usize::from(key.warp) >= view.layout.warp_base.len() {
@@ -589,7 +626,7 @@ fn check_site(
     for (lane, e) in item.iter() {
         let l = usize::from(lane);
         let rec = (valid[l] != 0).then(|| &data[l * n..(l + 1) * n]);
-        if let Some(why) = check_lane(e, rec, addrs, ncols) {
+        if let Some(why) = check_lane(e, rec, allocs) {
             return Some((lane, why));
         }
     }
@@ -602,12 +639,7 @@ fn hex(v: &[u32]) -> String {
 }
 
 /// Why `rec` is outside what `e` allows, or `None` if it is allowed.
-fn check_lane(
-    e: LaneExpect<'_>,
-    rec: Option<&[u32]>,
-    addrs: &BTreeMap<u32, AddrSeen>,
-    ncols: &BTreeMap<u32, u32>,
-) -> Option<String> {
+fn check_lane(e: LaneExpect<'_>, rec: Option<&[u32]>, allocs: &Allocs) -> Option<String> {
     let e = match e {
         LaneExpect::Exact(v) => {
             return match rec {
@@ -655,17 +687,17 @@ fn check_lane(
                     c.ncols, c.capacity, c.basis
                 ));
             }
-            if let Some((k, other)) = addrs.get(&c.alloc).and_then(|all| all.differing(v)) {
+            if let Some((k, other)) = allocs.seen(c.alloc).and_then(|all| all.differing(v)) {
                 return Some(format!(
                     "address {v:#010x}, but cta {} warp {} lane {} saw {other:#010x} for the same allocation ({})",
                     k.cta, k.warp, k.lane, c.basis
                 ));
             }
             for d in &c.disjoint_from {
-                let Some(all) = addrs.get(d) else { continue };
+                let Some(all) = allocs.seen(*d) else { continue };
                 let (_, o) = all.first;
                 let ocol = o & 0xFFFF;
-                let on = ncols.get(d).copied().unwrap_or(32);
+                let on = allocs.ncols(*d).unwrap_or(32);
                 if col < ocol + on && ocol < col + c.ncols {
                     return Some(format!(
                         "allocation at column {col} overlaps live allocation {d} at column {ocol} ({})",
