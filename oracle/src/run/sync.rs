@@ -34,16 +34,17 @@ pub struct Clocks {
     pub g: usize,
     /// Warps per CTA.
     pub w: usize,
-    /// Vector clock of every event (full knowledge at the event), flat: `vc[g][i*2G..]`.
-    pub vc: Vec<Vec<u32>>,
-    /// Index of the last `fence::after_thread_sync` before each event (u32::MAX: none).
-    pub last_after: Vec<Vec<u32>>,
+    /// Per warp, the distinct vector clocks of its events, flat (stride `2G`): a row is
+    /// stored at every synchronizing event; a plain event (no synchronization) shares the
+    /// row of the event before it, since its clock differs only in its own program-order
+    /// component, which no query reads (a warp's own events are ordered by index).
+    rows: Vec<Vec<u32>>,
+    /// Per warp, per event: its row, its last after-fence and its processing number.
+    evc: Vec<Vec<EvClock>>,
     /// Mbarrier wait results by (g, event index).
     pub waits: Vec<(usize, usize, WaitResult)>,
     /// Events each warp processed (all of them unless it deadlocked).
     pub reached: Vec<usize>,
-    /// Processing order of every event: a linearization consistent with happens-before.
-    pub seq: Vec<Vec<u32>>,
     /// Warps stuck forever, with the event index they are stuck at.
     pub stuck: Vec<(usize, usize)>,
     /// Notes (assumptions taken).
@@ -52,11 +53,32 @@ pub struct Clocks {
     pub malformed: Option<String>,
 }
 
+/// What the clocks keep of one event.
+#[derive(Debug, Clone, Copy)]
+struct EvClock {
+    /// Its vector clock: row `row` of its warp's rows.
+    row: u32,
+    /// Index of the last `fence::after_thread_sync` before it (itself for that fence;
+    /// `u32::MAX`: none).
+    after: u32,
+    /// Its processing number: a linearization consistent with happens-before.
+    seq: u32,
+}
+
 impl Clocks {
-    /// Vector clock of event `i` of warp `g`.
+    /// Vector clock of event `i` of warp `g` (full knowledge at the event), except its own
+    /// program-order component `g` (see `rows`: never read, a warp's events are ordered by
+    /// index).
     pub fn at(&self, g: usize, i: usize) -> &[u32] {
         let n = 2 * self.g;
-        &self.vc[g][i * n..(i + 1) * n]
+        let r = self.evc[g][i].row as usize;
+        &self.rows[g][r * n..(r + 1) * n]
+    }
+
+    /// Processing order of event `i` of warp `g`: a linearization consistent with
+    /// happens-before (every event numbered once, from 0).
+    pub fn seq(&self, g: usize, i: usize) -> u32 {
+        self.evc[g][i].seq
     }
 
     /// Whether event (g1, i1) happens before event (g2, i2) (or is it).
@@ -74,14 +96,14 @@ impl Clocks {
         if other == g {
             return idx <= i as u32;
         }
-        let a = self.last_after[g][i];
+        let a = self.evc[g][i].after;
         a != u32::MAX && self.at(g, a as usize)[other] > idx
     }
 
     /// Whether the issue of the async op at (g, i) knows commit arrival `j` (1-based) of warp
     /// `other`.
     pub fn issue_knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
-        let a = self.last_after[g][i];
+        let a = self.evc[g][i].after;
         a != u32::MAX && self.at(g, a as usize)[self.g + other] >= j
     }
 
@@ -119,8 +141,9 @@ struct Engine<'u, 'a> {
     w: usize,
     pos: Vec<usize>,
     cur: Vec<Vec<u32>>,
-    vc: Vec<Vec<u32>>,
-    last_after: Vec<Vec<u32>>,
+    /// See [`Clocks`]'s `rows` and `evc`.
+    rows: Vec<Vec<u32>>,
+    evc: Vec<Vec<EvClock>>,
     done: Vec<bool>,
     /// Barrier counts per warp.
     bar_count: Vec<u32>,
@@ -146,7 +169,6 @@ struct Engine<'u, 'a> {
     malformed: Option<String>,
     /// Waits currently stalled: resolve as giving up when nothing else moves.
     give_up: bool,
-    seq: Vec<Vec<u32>>,
     counter: u32,
     /// The join of a CTA barrier's clocks (reused).
     join_buf: Vec<u32>,
@@ -238,14 +260,27 @@ impl<'a> Engine<'_, 'a> {
         u32::from(self.p.launch.cluster_size.max(1))
     }
 
-    fn record(&mut self, g: usize) {
-        let i = self.pos[g];
-        let cur = &self.cur[g];
-        self.vc[g].extend_from_slice(cur);
-        self.seq[g].push(self.counter);
+    /// Records warp `g`'s current event (a synchronizing one: its clock gets a row) with
+    /// `after` as its last after-fence.
+    fn record_with(&mut self, g: usize, after: u32) {
+        let n = 2 * self.g;
+        let rows = &mut self.rows[g];
+        let row = (rows.len() / n) as u32;
+        rows.extend_from_slice(&self.cur[g]);
+        self.evc[g].push(EvClock {
+            row,
+            after,
+            seq: self.counter,
+        });
         self.counter += 1;
-        debug_assert_eq!(self.vc[g].len(), (i + 1) * 2 * self.g);
         self.pos[g] += 1;
+    }
+
+    /// Records warp `g`'s current event, whose last after-fence is the one of the event
+    /// before it.
+    fn record(&mut self, g: usize) {
+        let after = self.evc[g].last().map_or(u32::MAX, |e| e.after);
+        self.record_with(g, after);
     }
 
     fn ev(&self, g: usize) -> Option<Ev<'a>> {
@@ -372,8 +407,7 @@ impl<'a> Engine<'_, 'a> {
             Stmt::Tc(Op::Fence {
                 kind: FenceKind::AfterThreadSync,
             }) => {
-                self.last_after[g].push(i as u32);
-                self.record(g);
+                self.record_with(g, i as u32);
                 // Later events see this fence as their last after-fence.
                 true
             }
@@ -384,14 +418,12 @@ impl<'a> Engine<'_, 'a> {
                 let mut snap = self.cur[g].clone();
                 snap[self.g + g] = self.commit_count[g];
                 self.arrived.insert((g, i), snap);
-                self.push_after(g);
                 self.record(g);
                 true
             }
             Stmt::MbarArrive { .. } => {
                 let snap = self.cur[g].clone();
                 self.arrived.insert((g, i), snap);
-                self.push_after(g);
                 self.record(g);
                 true
             }
@@ -423,7 +455,6 @@ impl<'a> Engine<'_, 'a> {
                         self.cur[h].copy_from_slice(&j);
                         self.cur[h][h] = self.pos[h] as u32 + 1;
                         self.at_bar[h] = false;
-                        self.push_after(h);
                         self.record(h);
                     }
                 }
@@ -442,7 +473,6 @@ impl<'a> Engine<'_, 'a> {
                     join(&mut entry.0, &self.cur[g]);
                 }
                 entry.1 += 1;
-                self.push_after(g);
                 self.record(g);
                 true
             }
@@ -464,7 +494,6 @@ impl<'a> Engine<'_, 'a> {
                     join(&mut self.cur[g], v);
                 }
                 self.cur[g][g] = i as u32 + 1;
-                self.push_after(g);
                 self.record(g);
                 true
             }
@@ -484,7 +513,6 @@ impl<'a> Engine<'_, 'a> {
                     for h in [g, peer] {
                         self.pair_waiting[h] = false;
                         self.cur[h][h] = self.pos[h] as u32 + 1;
-                        self.push_after(h);
                         self.record(h);
                     }
                     true
@@ -493,48 +521,41 @@ impl<'a> Engine<'_, 'a> {
                 }
             }
             _ => {
-                self.push_after(g);
-                self.record(g);
+                if self.evc[g].is_empty() {
+                    // The warp's first event: its clock gets the warp's first row.
+                    self.record(g);
+                }
                 self.plain_run(g);
                 true
             }
         }
     }
 
-    /// Processes the events of warp `g` that follow while they are plain (the last arm of
-    /// [`Engine::step`]: no synchronization), in one loop: each takes the same steps `step`
-    /// gives it (own component, after-fence index, clock, processing number), in the same
-    /// order (`step` would take them one after the other: a plain event never blocks).
+    /// Processes the events of warp `g` from its current one while they are plain (the last
+    /// arm of [`Engine::step`]: no synchronization), in one loop, in order, each given its
+    /// own component, after-fence index and processing number; their clocks differ from the
+    /// previous event's only in the own component, so they share its row (see `rows`).
     fn plain_run(&mut self, g: usize) {
         let evs = &self.u.warps[g];
         let mut i = self.pos[g];
-        let Some(&after) = self.last_after[g].last() else {
+        let (cur, evc) = (&mut self.cur[g], &mut self.evc[g]);
+        let Some(&EvClock { row, after, .. }) = evc.last() else {
             return;
         };
-        let (cur, vc, seq, la) = (
-            &mut self.cur[g],
-            &mut self.vc[g],
-            &mut self.seq[g],
-            &mut self.last_after[g],
-        );
         while let Some(e) = evs.get(i) {
             if !plain(e, self.pair_rendezvous) {
                 break;
             }
-            cur[g] = i as u32 + 1;
-            la.push(after);
-            vc.extend_from_slice(cur);
-            seq.push(self.counter);
+            evc.push(EvClock {
+                row,
+                after,
+                seq: self.counter,
+            });
             self.counter += 1;
             i += 1;
         }
+        cur[g] = i as u32;
         self.pos[g] = i;
-    }
-
-    /// Keeps `last_after[g]` one entry per event: the index of the last after-fence before it.
-    fn push_after(&mut self, g: usize) {
-        let prev = self.last_after[g].last().copied().unwrap_or(u32::MAX);
-        self.last_after[g].push(prev);
     }
 
     fn mbar_wait(&mut self, g: usize, i: usize, cta: u32, bar: u8, parity: bool) -> bool {
@@ -543,14 +564,12 @@ impl<'a> Engine<'_, 'a> {
         let Some(m) = self.mbars.get(&(cta, bar)) else {
             self.malformed = Some(format!("mbarrier {bar} is waited on but never initialised"));
             self.waits.push((g, i, WaitResult::GivesUp));
-            self.push_after(g);
             self.record(g);
             return true;
         };
         let Some(c) = m.count else {
             self.malformed = Some(format!("mbarrier {bar} is used but never initialised"));
             self.waits.push((g, i, WaitResult::GivesUp));
-            self.push_after(g);
             self.record(g);
             return true;
         };
@@ -593,7 +612,6 @@ impl<'a> Engine<'_, 'a> {
             self.expect_phase.insert(key, next + 1);
         }
         self.waits.push((g, i, result));
-        self.push_after(g);
         self.record(g);
         true
     }
@@ -618,12 +636,8 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         w,
         pos: vec![0; g],
         cur: vec![vec![0; n]; g],
-        vc: u
-            .warps
-            .iter()
-            .map(|ev| Vec::with_capacity(ev.len() * n))
-            .collect(),
-        last_after: u
+        rows: vec![Vec::new(); g],
+        evc: u
             .warps
             .iter()
             .map(|ev| Vec::with_capacity(ev.len()))
@@ -645,11 +659,6 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         notes: Vec::new(),
         malformed: None,
         give_up: false,
-        seq: u
-            .warps
-            .iter()
-            .map(|ev| Vec::with_capacity(ev.len()))
-            .collect(),
         counter: 0,
         join_buf: Vec::new(),
     };
@@ -684,11 +693,10 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
     Clocks {
         g,
         w,
-        vc: e.vc,
-        last_after: e.last_after,
+        rows: e.rows,
+        evc: e.evc,
         waits,
         reached,
-        seq: e.seq,
         stuck,
         notes: e.notes,
         malformed: e.malformed,

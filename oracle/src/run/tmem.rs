@@ -1689,7 +1689,7 @@ fn values_with(
     let mut order: Vec<usize> = (0..cx.accs.len()).collect();
     // `seq` numbers every event once (0, 1, 2, ...), so the keys are distinct: a counting
     // placement by key gives the sorted order in linear time.
-    let key = |k: usize| c.seq[cx.accs[k].g][cx.accs[k].i] as usize;
+    let key = |k: usize| c.seq(cx.accs[k].g, cx.accs[k].i) as usize;
     let span = order.iter().map(|&k| key(k) + 1).max().unwrap_or(0);
     if span <= 4 * order.len() + 64 {
         let mut by_seq = vec![usize::MAX; span];

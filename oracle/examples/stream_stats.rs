@@ -1,0 +1,49 @@
+//! Shape statistics of stored cases (`.case` files): warps, events and synchronizing events
+//! per case, to see where the oracle's per-event costs come from.
+//!
+//! ```text
+//! cargo run --release -p tcgen05-oracle --example stream_stats -- /tmp/s4o/mixed 2000
+//! ```
+
+use std::path::PathBuf;
+use tcgen05_oracle::run::unroll::unroll;
+
+fn main() -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = args.first().ok_or("usage: stream_stats <folder> [cases]")?;
+    let n: usize = args
+        .get(1)
+        .map_or(Ok(2000), |s| s.parse())
+        .map_err(|e| format!("{e}"))?;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{dir}: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+        .collect();
+    files.sort();
+    files.truncate(n);
+    let (mut warps, mut events, mut stmts, mut checked) = (0usize, 0usize, 0usize, 0usize);
+    for f in &files {
+        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let case =
+            tcgen05_ir::codec::decode(&bytes).map_err(|e| format!("{}: {e}", f.display()))?;
+        let p = &case.program;
+        if !tcgen05_oracle::check(p).is_empty() {
+            continue;
+        }
+        checked += 1;
+        stmts += p.warps.iter().map(Vec::len).sum::<usize>();
+        let u = unroll(p);
+        warps += u.warps.len();
+        events += u.warps.iter().map(Vec::len).sum::<usize>();
+    }
+    let c = checked.max(1) as f64;
+    println!(
+        "{} cases, {checked} statically valid: per valid case {:.1} global warps, {:.1} events, {:.1} top-level statements",
+        files.len(),
+        warps as f64 / c,
+        events as f64 / c,
+        stmts as f64 / c
+    );
+    Ok(())
+}
