@@ -115,75 +115,102 @@ fn read_rows(
     desc: &SmemDesc,
     data: &RegionData,
     kind: MmaKind,
-    (signed, neg): (bool, bool),
+    flags: (bool, bool),
     rows: u32,
+    out: &mut Vec<f64>,
+) -> Option<()> {
+    for row in 0..rows {
+        read_row(desc, data, kind, flags, row, out)?;
+    }
+    Some(())
+}
+
+/// The byte offset of chunk `j` of row `row` of an operand (K-major, no swizzle).
+fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
+    u64::from(desc.offset)
+        + u64::from(row % 8) * 16
+        + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16
+        + j * u64::from(desc.lbo_enc) * 16
+}
+
+/// Whether every chunk of rows `0..rows` lies inside the region (what [`read_rows`] checks
+/// first for each chunk).
+fn rows_inside(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32) -> bool {
+    let (eb, kk) = elem_k(kind);
+    let limit = u64::from(data.bytes.max(16));
+    (0..rows)
+        .all(|row| (0..u64::from(kk * eb / 16)).all(|j| chunk_base(desc, row, j) + 16 <= limit))
+}
+
+/// [`read_rows`] for the one row `row`.
+fn read_row(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    (signed, neg): (bool, bool),
+    row: u32,
     out: &mut Vec<f64>,
 ) -> Option<()> {
     let (eb, kk) = elem_k(kind);
     debug_assert_eq!(kk * eb % 16, 0);
     let limit = u64::from(data.bytes.max(16));
     let per_chunk = u64::from(16 / eb);
-    for row in 0..rows {
-        let row_base = u64::from(desc.offset)
-            + u64::from(row % 8) * 16
-            + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16;
-        for j in 0..u64::from(kk * eb / 16) {
-            let base = row_base + j * u64::from(desc.lbo_enc) * 16;
-            // The chunk's last element ends at `base + 16`.
-            if base + 16 > limit {
-                return None;
-            }
-            let w0 = base / 4;
-            let mut words = [0u32; 5];
-            let nwords = if base % 4 == 0 { 4 } else { 5 };
-            for (t, w) in words.iter_mut().enumerate().take(nwords) {
-                *w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
-            }
-            // The chunk's elements, decoded by kind (one loop per kind).
-            let mut buf = [0f64; 16];
-            let at = |e: u64| {
-                let addr = base + e * u64::from(eb);
-                (words[(addr / 4 - w0) as usize], (addr % 4) * 8)
-            };
-            match kind {
-                MmaKind::F16 => {
-                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
-                        let (word, shift) = at(e as u64);
-                        *x = f16_value((word >> shift) as u16);
-                    }
-                }
-                MmaKind::Tf32 => {
-                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
-                        let (word, _) = at(e as u64);
-                        // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact
-                        // ones count.
-                        if (word & 0x1FFF) != 0 {
-                            return None;
-                        }
-                        *x = f64::from(f32::from_bits(word & 0xFFFF_E000));
-                    }
-                }
-                _ => {
-                    for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
-                        let (word, shift) = at(e as u64);
-                        let b = (word >> shift) as u8;
-                        *x = if signed {
-                            f64::from(b as i8)
-                        } else {
-                            f64::from(b)
-                        };
-                    }
-                }
-            }
-            let chunk = &mut buf[..per_chunk as usize];
-            if chunk.iter().any(|v| !v.is_finite()) {
-                return None;
-            }
-            if neg {
-                chunk.iter_mut().for_each(|v| *v = -*v);
-            }
-            out.extend_from_slice(chunk);
+    for j in 0..u64::from(kk * eb / 16) {
+        let base = chunk_base(desc, row, j);
+        // The chunk's last element ends at `base + 16`.
+        if base + 16 > limit {
+            return None;
         }
+        let w0 = base / 4;
+        let mut words = [0u32; 5];
+        let nwords = if base % 4 == 0 { 4 } else { 5 };
+        for (t, w) in words.iter_mut().enumerate().take(nwords) {
+            *w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
+        }
+        // The chunk's elements, decoded by kind (one loop per kind).
+        let mut buf = [0f64; 16];
+        let at = |e: u64| {
+            let addr = base + e * u64::from(eb);
+            (words[(addr / 4 - w0) as usize], (addr % 4) * 8)
+        };
+        match kind {
+            MmaKind::F16 => {
+                for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                    let (word, shift) = at(e as u64);
+                    *x = f16_value((word >> shift) as u16);
+                }
+            }
+            MmaKind::Tf32 => {
+                for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                    let (word, _) = at(e as u64);
+                    // tf32 keeps 10 mantissa bits: a Word fill may hold more; only exact
+                    // ones count.
+                    if (word & 0x1FFF) != 0 {
+                        return None;
+                    }
+                    *x = f64::from(f32::from_bits(word & 0xFFFF_E000));
+                }
+            }
+            _ => {
+                for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
+                    let (word, shift) = at(e as u64);
+                    let b = (word >> shift) as u8;
+                    *x = if signed {
+                        f64::from(b as i8)
+                    } else {
+                        f64::from(b)
+                    };
+                }
+            }
+        }
+        let chunk = &mut buf[..per_chunk as usize];
+        if chunk.iter().any(|v| !v.is_finite()) {
+            return None;
+        }
+        if neg {
+            chunk.iter_mut().for_each(|v| *v = -*v);
+        }
+        out.extend_from_slice(chunk);
     }
     Some(())
 }
@@ -220,6 +247,10 @@ pub struct Prepared {
     /// kinds the generators use): the dot products are then exact integer sums, equal to the
     /// `f64` ones (no rounding below 2^53), computed with integer arithmetic.
     ints: Option<(Vec<i32>, Vec<i32>)>,
+    /// A and B read on demand instead (`arow`, `bcol` and `ints` empty), when every element
+    /// is known to be a small integer ([`lazy_ok`]): an ld reads a few rows and columns of
+    /// the M × N result, and the operands hold (M + N) × K elements.
+    lazy: Option<std::cell::RefCell<(LazyOperand, LazyOperand)>>,
 }
 
 /// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
@@ -234,6 +265,36 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
     if !operand_ok(ad, a, kind) || !operand_ok(&m.b, b, kind) {
         return None;
+    }
+    if lazy_ok(ad, &m.b, kind) {
+        // Every element is a small integer (see `lazy_ok`): only the bounds can miss, and
+        // the rows are read when a cell needs them.
+        if !rows_inside(ad, a, kind, mm) || !rows_inside(&m.b, b, kind, n) {
+            return None;
+        }
+        let operand = |desc: &SmemDesc, data: &RegionData, flags, rows: u32| LazyOperand {
+            desc: *desc,
+            data: *data,
+            flags,
+            ints: vec![0; (rows * kk) as usize],
+            have: vec![false; rows as usize],
+            buf: Vec::with_capacity(kk as usize),
+        };
+        return Some(Prepared {
+            mm,
+            n,
+            kk,
+            kind,
+            enable_input_d: m.enable_input_d,
+            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+            arow: Vec::new(),
+            bcol: Vec::new(),
+            ints: None,
+            lazy: Some(std::cell::RefCell::new((
+                operand(ad, a, (sa, na), mm),
+                operand(&m.b, b, (sb, nb), n),
+            ))),
+        });
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
     read_rows(ad, a, kind, (sa, na), mm, &mut arow)?;
@@ -257,7 +318,62 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         arow,
         bcol,
         ints,
+        lazy: None,
     })
+}
+
+/// Whether [`read_rows`] would find every element of both operands exact and a small
+/// integer (what [`as_ints`] keeps), wherever the rows lie inside their regions: i8 elements
+/// are bytes; f16 and tf32 elements read from 4-byte aligned chunks are the fill's own fields
+/// (`FillElem::F16Small` and `Tf32Small`, which [`operand_ok`] requires: integers in
+/// [-4, 3], finite, tf32 low bits clear). Every chunk of a row is 16-byte aligned relative to
+/// the descriptor's offset, so the offset decides.
+fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
+    kind == MmaKind::I8 || (ad.offset % 4 == 0 && bd.offset % 4 == 0)
+}
+
+/// An operand read one row (of A) or column (of B) at a time, when a cell first needs it.
+#[derive(Debug, Clone)]
+struct LazyOperand {
+    desc: SmemDesc,
+    data: RegionData,
+    /// (signed, negated).
+    flags: (bool, bool),
+    /// The rows read so far as integers, K each (valid where `have`).
+    ints: Vec<i32>,
+    have: Vec<bool>,
+    /// One row's elements as read (reused).
+    buf: Vec<f64>,
+}
+
+impl LazyOperand {
+    /// Row `row` (K integers), read now if not yet; `None` if the read misses (never, after
+    /// [`lazy_ok`] and [`rows_inside`]; kept as "not exact" rather than a panic).
+    fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+        let r = row as usize;
+        if !*self.have.get(r)? {
+            let buf = &mut self.buf;
+            buf.clear();
+            read_row(&self.desc, &self.data, kind, self.flags, row, buf)?;
+            debug_assert!(as_ints(buf).is_some());
+            for (d, x) in self.ints[r * kk..(r + 1) * kk].iter_mut().zip(buf.iter()) {
+                *d = *x as i32;
+            }
+            self.have[r] = true;
+        }
+        Some(&self.ints[r * kk..(r + 1) * kk])
+    }
+}
+
+/// The exact integer dot product of `a` and `b`, with the sum of the magnitudes of its terms.
+fn int_dot(a: &[i32], b: &[i32]) -> (f64, f64) {
+    let (mut sum, mut abs) = (0i32, 0i32);
+    for (x, y) in a.iter().zip(b) {
+        let t = x * y;
+        sum += t;
+        abs += t.abs();
+    }
+    (f64::from(sum), f64::from(abs))
 }
 
 impl Prepared {
@@ -272,18 +388,16 @@ impl Prepared {
             r as usize * kk..(r as usize + 1) * kk,
             c as usize * kk..(c as usize + 1) * kk,
         );
-        let (sum, abs) = match &self.ints {
-            Some((ai, bi)) => {
-                // Exact integers (see `ints`): the same sums as the f64 loop below.
-                let (mut sum, mut abs) = (0i32, 0i32);
-                for (x, y) in ai[ra].iter().zip(&bi[rb]) {
-                    let t = x * y;
-                    sum += t;
-                    abs += t.abs();
-                }
-                (f64::from(sum), f64::from(abs))
+        let (sum, abs) = match (&self.lazy, &self.ints) {
+            (Some(lazy), _) => {
+                let mut lazy = lazy.borrow_mut();
+                let (la, lb) = &mut *lazy;
+                let kind = self.kind;
+                int_dot(la.row(r, kind, kk)?, lb.row(c, kind, kk)?)
             }
-            None => {
+            // Exact integers (see `ints`): the same sums as the f64 loop below.
+            (None, Some((ai, bi))) => int_dot(&ai[ra], &bi[rb]),
+            (None, None) => {
                 let mut sum = 0f64;
                 let mut abs = 0f64;
                 for (x, y) in self.arow[ra].iter().zip(&self.bcol[rb]) {
