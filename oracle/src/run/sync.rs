@@ -155,7 +155,10 @@ struct Engine<'u, 'a> {
     /// Mbarriers by (cta, bar).
     mbars: FastMap<(u32, u8), Mbar>,
     /// Arrivals processed: (g, i) -> VC snapshot.
-    arrived: FastMap<(usize, usize), Vec<u32>>,
+    /// (The VC snapshot of arrival (g, i) is `snaps[o..o + 2G]`, `o = arrived[&(g, i)]`.)
+    arrived: FastMap<(usize, usize), usize>,
+    /// Arrival VC snapshots, flat (see `arrived`).
+    snaps: Vec<u32>,
     /// Expected next phase per (g, cta, bar).
     expect_phase: FastMap<(usize, u8), u32>,
     waits: Vec<(usize, usize, WaitResult)>,
@@ -292,6 +295,13 @@ impl<'a> Engine<'_, 'a> {
         let cs = self.cluster_size();
         for g in 0..self.g {
             let cta = self.cta_of(g);
+            // The rows the clocks will store for this warp: one per synchronizing event, and
+            // one for its first event.
+            let syncs = 1 + self.u.warps[g]
+                .iter()
+                .filter(|e| !plain(e, self.pair_rendezvous))
+                .count();
+            self.rows[g].reserve_exact(syncs * 2 * self.g);
             for (i, e) in self.u.warps[g].iter().enumerate() {
                 // Arrival weights (counted only for the arrivals below: most events are not).
                 let lanes = || e.mask.count_ones();
@@ -415,15 +425,17 @@ impl<'a> Engine<'_, 'a> {
                 self.commit_count[g] += 1;
                 // The arrival happens when the tracked operations complete: it knows them,
                 // but the committing thread does not, until it observes the phase.
-                let mut snap = self.cur[g].clone();
-                snap[self.g + g] = self.commit_count[g];
-                self.arrived.insert((g, i), snap);
+                let o = self.snaps.len();
+                self.snaps.extend_from_slice(&self.cur[g]);
+                self.snaps[o + self.g + g] = self.commit_count[g];
+                self.arrived.insert((g, i), o);
                 self.record(g);
                 true
             }
             Stmt::MbarArrive { .. } => {
-                let snap = self.cur[g].clone();
-                self.arrived.insert((g, i), snap);
+                let o = self.snaps.len();
+                self.snaps.extend_from_slice(&self.cur[g]);
+                self.arrived.insert((g, i), o);
                 self.record(g);
                 true
             }
@@ -587,13 +599,12 @@ impl<'a> Engine<'_, 'a> {
             result = WaitResult::GivesUp;
         } else {
             let t = target as u32;
-            let needed: Vec<(usize, usize)> = m
+            let needed = m
                 .arrivals
                 .iter()
                 .filter(|a| a.phase.is_some_and(|p| p <= t))
-                .map(|a| (a.g, a.i))
-                .collect();
-            let missing = needed.iter().any(|k| !self.arrived.contains_key(k));
+                .map(|a| (a.g, a.i));
+            let missing = needed.clone().any(|k| !self.arrived.contains_key(&k));
             if missing {
                 if self.give_up {
                     result = WaitResult::GivesUp;
@@ -601,8 +612,10 @@ impl<'a> Engine<'_, 'a> {
                     return false;
                 }
             } else {
-                for k in &needed {
-                    join(&mut self.cur[g], &self.arrived[k]);
+                let n = 2 * self.g;
+                for k in needed {
+                    let o = self.arrived[&k];
+                    join(&mut self.cur[g], &self.snaps[o..o + n]);
                 }
                 self.cur[g][g] = i as u32 + 1;
                 result = WaitResult::MayComplete;
@@ -650,6 +663,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         cluster_arrivals: Default::default(),
         mbars: Default::default(),
         arrived: Default::default(),
+        snaps: Vec::new(),
         expect_phase: Default::default(),
         waits: Vec::new(),
         at_bar: vec![false; g],
