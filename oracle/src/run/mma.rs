@@ -377,6 +377,38 @@ fn int_dot(a: &[i32], b: &[i32]) -> (f64, f64) {
 }
 
 impl Prepared {
+    /// [`Prepared::cell`] of cells (r, c) for `c` in `cols`, with no old value (`old` =
+    /// `None`), into `out` (one per column); `None` as soon as one of them is `None`. The
+    /// same values, with the row of A fetched once.
+    pub fn row_cells(&self, r: u32, cols: std::ops::Range<u32>, out: &mut [u32]) -> Option<()> {
+        debug_assert_eq!(out.len(), cols.len());
+        let Some(lazy) = &self.lazy else {
+            for (x, c) in out.iter_mut().zip(cols) {
+                *x = self.cell(r, c, None)?;
+            }
+            return Some(());
+        };
+        if r >= self.mm || cols.end > self.n {
+            // Some cell is outside the result: `cell` gives None there (and the cells before
+            // it do not matter to a caller that stops at the first None).
+            for (x, c) in out.iter_mut().zip(cols) {
+                *x = self.cell(r, c, None)?;
+            }
+            return Some(());
+        }
+        let kk = self.kk as usize;
+        let mut lazy = lazy.borrow_mut();
+        let (la, lb) = &mut *lazy;
+        let mut arow = [0i32; 32];
+        arow[..kk].copy_from_slice(la.row(r, self.kind, kk)?);
+        let arow = &arow[..kk];
+        for (x, c) in out.iter_mut().zip(cols) {
+            let (sum, abs) = int_dot(arow, lb.row(c, self.kind, kk)?);
+            *x = self.finish(sum, abs, None)?;
+        }
+        Some(())
+    }
+
     /// D at (row, col): `Some(bits)` where exact, `None` otherwise. `old` is the old D cell
     /// value (used when enable-input-d is set).
     pub fn cell(&self, r: u32, c: u32, old: Option<u32>) -> Option<u32> {
@@ -408,6 +440,12 @@ impl Prepared {
                 (sum, abs)
             }
         };
+        self.finish(sum, abs, old)
+    }
+
+    /// A cell's value from its dot product `sum` (and the sum of the magnitudes of its terms,
+    /// `abs`) and its old value.
+    fn finish(&self, sum: f64, abs: f64, old: Option<u32>) -> Option<u32> {
         if self.kind == MmaKind::I8 {
             // MMA-ENABLE-D: D = A·B (+ D); exact while no s32 overflow (OQ-19).
             let prev = if self.enable_input_d {

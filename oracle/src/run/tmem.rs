@@ -995,11 +995,25 @@ impl<'a> Ctx<'_, 'a> {
         }
         let n = (c1 - c0) as usize;
         let mut v = vec![0u32; 32 * n];
+        let m = w.mma.as_ref()?;
         for (t, row) in v.chunks_exact_mut(n.max(1)).enumerate() {
             if mask >> t & 1 == 0 {
                 continue;
             }
             let l = l0 + t as u32;
+            if m.old.is_none() {
+                // What `mma_value` gives each cell without an old D: None for a lane kept by
+                // MMA-DOL-SEM, else the MMA's cell (the A row fetched once).
+                let lr = l - r.l0;
+                if m.dol
+                    .get((lr / 32) as usize)
+                    .is_some_and(|x| x >> (lr % 32) & 1 == 1)
+                {
+                    return None;
+                }
+                m.p.row_cells(lr, c0 - r.c0..c1 - r.c0, &mut row[..n])?;
+                continue;
+            }
             for (x, c) in row.iter_mut().zip(c0..c1) {
                 *x = self.mma_value(w, l - r.l0, c - r.c0)?;
             }
