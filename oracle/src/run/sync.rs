@@ -295,13 +295,8 @@ impl<'a> Engine<'_, 'a> {
         let cs = self.cluster_size();
         for g in 0..self.g {
             let cta = self.cta_of(g);
-            // The rows the clocks will store for this warp: one per synchronizing event, and
-            // one for its first event.
-            let syncs = 1 + self.u.warps[g]
-                .iter()
-                .filter(|e| !plain(e, self.pair_rendezvous))
-                .count();
-            self.rows[g].reserve_exact(syncs * 2 * self.g);
+            // At most one row per event (one per synchronizing event, and the first).
+            self.rows[g].reserve_exact(self.u.warps[g].len() * 2 * self.g);
             for (i, e) in self.u.warps[g].iter().enumerate() {
                 // Arrival weights (counted only for the arrivals below: most events are not).
                 let lanes = || e.mask.count_ones();
