@@ -163,7 +163,7 @@ fn read_row(
         }
         let w0 = base / 4;
         let mut words = [0u32; 5];
-        let nwords = if base % 4 == 0 { 4 } else { 5 };
+        let nwords = if base.is_multiple_of(4) { 4 } else { 5 };
         for (t, w) in words.iter_mut().enumerate().take(nwords) {
             *w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
         }
@@ -329,7 +329,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
 /// [-4, 3], finite, tf32 low bits clear). Every chunk of a row is 16-byte aligned relative to
 /// the descriptor's offset, so the offset decides.
 fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
-    kind == MmaKind::I8 || (ad.offset % 4 == 0 && bd.offset % 4 == 0)
+    kind == MmaKind::I8 || (ad.offset.is_multiple_of(4) && bd.offset.is_multiple_of(4))
 }
 
 /// An operand read one row (of A) or column (of B) at a time, when a cell first needs it.
