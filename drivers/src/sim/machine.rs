@@ -322,8 +322,8 @@ impl<'p> Machine<'p> {
         } else {
             Vec::new()
         };
-        let mut ready: Vec<usize> = Vec::new();
-        let mut eligible: Vec<u32> = Vec::new();
+        let mut ready: Vec<usize> = Vec::with_capacity(self.warps.len());
+        let mut eligible: Vec<u32> = Vec::with_capacity(32);
         loop {
             if let Some(o) = self.abort.take() {
                 return o;
@@ -1741,6 +1741,9 @@ impl<'p> Machine<'p> {
         vals.clear();
         pair_cols.clear();
         let tm = &mut self.ctas[c].tmem;
+        // Every run of the op covers at most `[col0, col0 + 2 * nregs * 2)`; writes to cells no
+        // layer owns leave the layers as they are: one look for the op.
+        let owned = tm.owned_lanes(col0, col0.saturating_add(4 * nregs));
         for t in lanes(lm) {
             if pairs && lm >> (t ^ 1) & 1 == 1 {
                 if t & 1 == 1 {
@@ -1770,7 +1773,7 @@ impl<'p> Machine<'p> {
                         }
                     }
                 }
-                ok &= tm.set_run(window + (lane0 % 32 + t / 2) % 32, col0, &vals);
+                ok &= tm.set_run_in(owned, window + (lane0 % 32 + t / 2) % 32, col0, &vals);
                 continue;
             }
             if run {
@@ -1783,7 +1786,7 @@ impl<'p> Machine<'p> {
                         vals.push(v);
                     }
                 }
-                ok &= tm.set_run(window + (lane0 % 32 + t) % 32, col0, &vals);
+                ok &= tm.set_run_in(owned, window + (lane0 % 32 + t) % 32, col0, &vals);
                 continue;
             }
             for i in 0..nregs {
@@ -1865,6 +1868,8 @@ impl<'p> Machine<'p> {
             let cta = &mut self.ctas[t];
             let region = &cta.regions[usize::from(desc.region)];
             let tm = &mut cta.tmem;
+            // Writes to cells no layer owns leave the layers as they are: one look for the op.
+            let owned = tm.owned_lanes(col0, col0.saturating_add(n as u32 - 1));
             for r in 0..rows {
                 for (cell, v) in vals.iter_mut().enumerate().take(n) {
                     let b = 4 * cell as u32;
@@ -1875,7 +1880,7 @@ impl<'p> Machine<'p> {
                     *v = region.get((addr / 4) as usize).unwrap_or(0);
                 }
                 for l in cp_lanes(multicast, lane0, r) {
-                    ok &= tm.set_run(l, col0, &vals[..n]);
+                    ok &= tm.set_run_in(owned, l, col0, &vals[..n]);
                 }
             }
         }

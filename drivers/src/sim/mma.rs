@@ -421,13 +421,22 @@ impl Rows {
 /// The elements of one 16-byte core-matrix row (`words`), decoded into `out` (16 / bytes
 /// elements, little-endian inside each word).
 fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
+    // Whole chunks (the aligned rows of `decode_row`) a word at a time; a shorter `out` (a
+    // row's last chunk) element by element.
     match ty {
-        Elem::F16 => {
-            for (i, x) in out.iter_mut().enumerate() {
-                *x = f16_to_f32((words[i / 2] >> (16 * (i % 2))) as u16);
+        Elem::F16 | Elem::Bf16 => {
+            if let Ok(out) = <&mut [f32; 8]>::try_from(&mut *out) {
+                for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
+                    if ty == Elem::F16 {
+                        pair[0] = f16_to_f32(w as u16);
+                        pair[1] = f16_to_f32((w >> 16) as u16);
+                    } else {
+                        pair[0] = f32::from_bits(w << 16);
+                        pair[1] = f32::from_bits(w & 0xFFFF_0000);
+                    }
+                }
+                return;
             }
-        }
-        Elem::Bf16 => {
             for (i, x) in out.iter_mut().enumerate() {
                 let w = words[i / 2];
                 *x = decode(ty, w >> (16 * (i % 2)), w);
@@ -440,11 +449,32 @@ fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
         }
         Elem::E4m3 | Elem::E5m2 => {
             let table = &fp8_table()[usize::from(ty == Elem::E5m2)];
+            if let Ok(out) = <&mut [f32; 16]>::try_from(&mut *out) {
+                for (quad, &w) in out.chunks_exact_mut(4).zip(words) {
+                    for (j, x) in quad.iter_mut().enumerate() {
+                        *x = table[(w >> (8 * j) & 0xFF) as usize];
+                    }
+                }
+                return;
+            }
             for (i, x) in out.iter_mut().enumerate() {
                 *x = table[(words[i / 4] >> (8 * (i % 4)) & 0xFF) as usize];
             }
         }
         Elem::S8 | Elem::U8 => {
+            if let Ok(out) = <&mut [f32; 16]>::try_from(&mut *out) {
+                for (quad, &w) in out.chunks_exact_mut(4).zip(words) {
+                    for (j, x) in quad.iter_mut().enumerate() {
+                        let b = (w >> (8 * j)) as u8;
+                        *x = if ty == Elem::S8 {
+                            f32::from(b as i8)
+                        } else {
+                            f32::from(b)
+                        };
+                    }
+                }
+                return;
+            }
             for (i, x) in out.iter_mut().enumerate() {
                 let w = words[i / 4];
                 *x = decode(ty, w >> (8 * (i % 4)), w);

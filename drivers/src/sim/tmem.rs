@@ -275,6 +275,40 @@ impl Tmem {
             }
             return ok;
         }
+        self.store_run(lane, col0, vals);
+        true
+    }
+
+    /// The lanes that some lazy layer owns in a column of `[lo, hi]`: [`Tmem::set_run_in`]
+    /// writes the other lanes without looking at the layers.
+    pub fn owned_lanes(&self, lo: u32, hi: u32) -> u128 {
+        let end = (hi.min(COLS - 1) as usize + 1).min(self.owned.len());
+        if lo as usize >= end {
+            return 0;
+        }
+        self.owned[lo as usize..end].iter().fold(0, |a, &m| a | m)
+    }
+
+    /// [`Tmem::set_run`], where `owned` is [`Tmem::owned_lanes`] of the run's columns (or a
+    /// superset): a lane outside it, with the run inside the array, is written directly.
+    #[inline]
+    pub fn set_run_in(&mut self, owned: u128, lane: u32, col0: u32, vals: &[u32]) -> bool {
+        if lane < LANES
+            && owned >> lane & 1 == 0
+            && col0
+                .checked_add(vals.len() as u32)
+                .is_some_and(|e| e <= COLS)
+        {
+            self.store_run(lane, col0, vals);
+            return true;
+        }
+        self.set_run(lane, col0, vals)
+    }
+
+    /// Stores `vals` into `lane` from column `col0` on (inside the array, cells no lazy layer
+    /// owns).
+    #[inline]
+    fn store_run(&mut self, lane: u32, col0: u32, vals: &[u32]) {
         let (mut col, mut rest) = (col0, vals);
         while !rest.is_empty() {
             let take = ((BLOCK - col % BLOCK) as usize).min(rest.len());
@@ -287,7 +321,6 @@ impl Tmem {
             col += take as u32;
             rest = &rest[take..];
         }
-        true
     }
 
     /// Reads `out.len()` cells of `lane` from column `col0` on, as [`Tmem::get`] cell by cell
