@@ -506,7 +506,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
         }
         let cases: Vec<Case> = positions
             .iter()
-            .map(|&p| sh.stream.case(shard.case_index(p)).case)
+            .map(|&p| sh.stream.case_at(shard.case_index(p)))
             .collect();
         let started = Instant::now();
         let judged = judge_batch(&cases, &mut targets, &mut oracle);

@@ -66,11 +66,19 @@ impl Stream {
         }
     }
 
-    /// Case `index`.
+    /// Case `index`, with its name.
     pub fn case(&self, index: u64) -> Generated {
+        Generated {
+            name: case_name(self.seed, index),
+            case: self.case_at(index),
+        }
+    }
+
+    /// Case `index` without its name ([`Stream::case`]'s `case`; the campaign engine, which
+    /// names only the cases it stores, saves formatting one per case).
+    pub fn case_at(&self, index: u64) -> Case {
         let s = case_seed(self.seed, index);
-        let name = case_name(self.seed, index);
-        let case = match self.mode {
+        match self.mode {
             Mode::Valid => self.valid(s),
             Mode::NearMiss(Some(m)) => near(m, s),
             Mode::NearMiss(None) => near(&MUTATORS[(index % MUTATORS.len() as u64) as usize], s),
@@ -86,8 +94,7 @@ impl Stream {
                     self.member(c.below(self.members.len() as u32) as usize, s)
                 }
             }
-        };
-        Generated { name, case }
+        }
     }
 
     fn valid(&self, s: u64) -> Case {
@@ -96,7 +103,7 @@ impl Stream {
             intent: Intent::Valid,
             provenance: Provenance {
                 seed: Some(s),
-                origin: format!("{ORIGIN} builder"),
+                origin: [ORIGIN, " builder"].concat(),
                 family: None,
             },
         }
@@ -109,7 +116,7 @@ impl Stream {
             intent: m.intent.clone(),
             provenance: Provenance {
                 seed: Some(s),
-                origin: format!("{ORIGIN} litmus"),
+                origin: [ORIGIN, " litmus"].concat(),
                 family: Some(m.name.clone()),
             },
         }
@@ -125,7 +132,7 @@ fn near(m: &Mutator, s: u64) -> Case {
             intent: Intent::NearMiss { breaks: m.rule },
             provenance: Provenance {
                 seed: Some(s),
-                origin: format!("{ORIGIN} mutator {}", m.name),
+                origin: [ORIGIN, " mutator ", m.name].concat(),
                 family: None,
             },
         },
@@ -156,6 +163,18 @@ mod tests {
             assert_eq!(a.case(i).case, b.case(i).case);
         }
         assert_ne!(a.case(0).name, a.case(1).name);
+    }
+
+    #[test]
+    fn a_case_without_its_name_is_the_named_case() {
+        for mode in [Mode::Mixed, Mode::Valid, Mode::NearMiss(None)] {
+            let s = Stream::new(Config::default(), 4, mode);
+            for i in 0..60 {
+                let g = s.case(i);
+                assert_eq!(s.case_at(i), g.case);
+                assert!(g.case.provenance.origin.starts_with(ORIGIN));
+            }
+        }
     }
 
     #[test]

@@ -194,7 +194,7 @@ fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
     let ((), spent) = measured(|| {
         for i in 0..n {
             // Case `i` of the seed space is position `i` of the unsharded campaign.
-            let case = stream.case(i).case;
+            let case = stream.case_at(i);
             let (verdicts, rules) = engine::judge(&case, &mut targets, &mut oracle);
             for (c, v) in counts.iter_mut().zip(&verdicts) {
                 c.record(v);
@@ -281,7 +281,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let end = (start + STAGE_CHUNK).min(n);
         let (chunk, d) = cpu_timed(|| {
             (start..end)
-                .map(|i| stream.case(i).case)
+                .map(|i| stream.case_at(i))
                 .collect::<Vec<Case>>()
         });
         spent[0] += d;
