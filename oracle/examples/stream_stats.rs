@@ -23,6 +23,7 @@ fn main() -> Result<(), String> {
     files.sort();
     files.truncate(n);
     let (mut warps, mut events, mut stmts, mut checked) = (0usize, 0usize, 0usize, 0usize);
+    let mut tc = 0usize;
     for f in &files {
         let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let case =
@@ -36,14 +37,21 @@ fn main() -> Result<(), String> {
         let u = unroll(p);
         warps += u.warps.len();
         events += u.warps.iter().map(Vec::len).sum::<usize>();
+        tc += u
+            .warps
+            .iter()
+            .flatten()
+            .filter(|e| matches!(e.stmt, tcgen05_ir::Stmt::Tc(_)))
+            .count();
     }
     let c = checked.max(1) as f64;
     println!(
-        "{} cases, {checked} statically valid: per valid case {:.1} global warps, {:.1} events, {:.1} top-level statements",
+        "{} cases, {checked} statically valid: per valid case {:.1} global warps, {:.1} events, {:.1} top-level statements, {:.1} tcgen05 events",
         files.len(),
         warps as f64 / c,
         events as f64 / c,
-        stmts as f64 / c
+        stmts as f64 / c,
+        tc as f64 / c
     );
     Ok(())
 }
