@@ -12,7 +12,7 @@ use super::tmem::{self, Tmem};
 use crate::outcome::{HangSite, Outcome, TrapKind};
 use tcgen05_ir::form::{LdForm, StForm};
 use tcgen05_ir::observe::{self, Site};
-use tcgen05_ir::values::st_value;
+use tcgen05_ir::values::{st_coeffs, st_value};
 use tcgen05_ir::*;
 
 /// How the scheduler picks the next action.
@@ -1777,14 +1777,20 @@ impl<'p> Machine<'p> {
                 continue;
             }
             if run {
+                // st_value(seed, t, i) = t * mul + add_i (values.rs): the addends once per
+                // operation (the 32-lane shapes do not use `pair_cols` otherwise).
+                if pair_cols.is_empty() {
+                    pair_cols.extend((0..nregs).map(|i| st_coeffs(seed, i).1));
+                }
+                let base = t.wrapping_mul(st_coeffs(seed, 0).0);
                 vals.clear();
-                for i in 0..nregs {
-                    let v = st_value(seed, t, i);
-                    if unpack {
+                if unpack {
+                    for &add in &pair_cols {
+                        let v = base.wrapping_add(add);
                         vals.extend([v & 0xFFFF, v >> 16]);
-                    } else {
-                        vals.push(v);
                     }
+                } else {
+                    vals.extend(pair_cols.iter().map(|&add| base.wrapping_add(add)));
                 }
                 ok &= tm.set_run_in(owned, window + (lane0 % 32 + t) % 32, col0, &vals);
                 continue;

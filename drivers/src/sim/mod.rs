@@ -3,7 +3,7 @@
 //! It steps through **one concrete execution** of a program under a scheduler, and shares no
 //! semantic code with the oracle (ARCHITECTURE.md rule 1): it uses only the IR, the
 //! observation layout (`tcgen05_ir::observe`) and the written data
-//! (`tcgen05_ir::values::{st_value, fill_word}`).
+//! (`tcgen05_ir::values::{st_value, st_coeffs, fill_word}`).
 //!
 //! # State
 //!
