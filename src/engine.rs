@@ -471,7 +471,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
     };
     let shard = sh.cfg.identity.shard;
     let claim = claim_size(&targets);
-    let mut oracle = Expectations::new(sh.opts.clone());
+    let mut oracle = Expectations::new(sh.opts);
     // Wall time per case of this worker's last claim.
     let mut per_case: Option<Duration> = None;
     'cases: loop {

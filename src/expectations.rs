@@ -79,7 +79,7 @@ mod tests {
     fn a_repeated_member_is_computed_once_and_equals_the_oracle() {
         for edition in [Edition::Seeds, Edition::Ptx93] {
             let opts = Options::edition(edition);
-            let mut x = Expectations::new(opts.clone());
+            let mut x = Expectations::new(opts);
             let cases = member_cases();
             assert!(cases.len() > 20, "the mixed stream holds litmus members");
             let mut reused = 0;
@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn another_program_under_the_same_name_gets_its_own_expectation() {
         let opts = Options::edition(Edition::Seeds);
-        let mut x = Expectations::new(opts.clone());
+        let mut x = Expectations::new(opts);
         let cases = member_cases();
         let a = &cases[0];
         // A different program (another member's, or a valid one) that carries `a`'s name.
