@@ -1578,15 +1578,9 @@ impl<'p> Machine<'p> {
         pair_cols.clear();
         let tm = &self.ctas[c].tmem;
         let mut outside = false;
-        // 32-lane shapes: thread t reads lane t, registers from consecutive columns.
-        let run = matches!(form.shape, LdStShape::S32x32b | LdStShape::S32x64b);
-        // 16-lane shapes but .16x32bx2: threads 2p and 2p + 1 read the interleaved columns of
-        // lane p, together `[col0, col0 + 2 * limit)` (twice that packed): read once.
-        let per = tmem::regs_per_rep(form.shape);
-        let pairs = matches!(
-            form.shape,
-            LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
-        ) && limit % per == 0;
+        // Threads 2p and 2p + 1 of a pair shape read the interleaved columns of lane p,
+        // together `[col0, col0 + 2 * limit)` (twice that packed): read once.
+        let (run, pairs) = lane_access(form.shape, limit);
         let mut pair_lane = u32::MAX;
         let mut cells = [0u32; 4 * 128];
         for t in lanes(lm) {
@@ -1728,15 +1722,9 @@ impl<'p> Machine<'p> {
         let unpack = form.pack.is_some();
         let mut ok = true;
         let window = lane0 - lane0 % 32;
-        // 32-lane shapes: thread t writes lane t, registers in consecutive columns.
-        let run = matches!(form.shape, LdStShape::S32x32b | LdStShape::S32x64b);
-        // 16-lane shapes but .16x32bx2: threads 2p and 2p + 1 write the interleaved columns
-        // of lane p, together `[col0, col0 + 2 * nregs)` (twice that unpacked).
-        let per = tmem::regs_per_rep(form.shape);
-        let pairs = matches!(
-            form.shape,
-            LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
-        ) && nregs % per == 0;
+        // Threads 2p and 2p + 1 of a pair shape write the interleaved columns of lane p,
+        // together `[col0, col0 + 2 * nregs)` (twice that unpacked).
+        let (run, pairs) = lane_access(form.shape, nregs);
         let [mut vals, mut pair_cols] = std::mem::take(&mut self.scratch);
         vals.clear();
         pair_cols.clear();
@@ -1983,6 +1971,19 @@ pub(crate) fn copy_words(dst: &mut [u32], src: &[u32]) {
 }
 
 /// The lanes set in `mask`, lowest first.
+/// How the threads of an ld or st of `shape` with `n` registers meet TMEM lanes:
+/// `(run, pairs)`. `run`: a 32-lane shape, thread t uses lane t, its registers in consecutive
+/// columns (one run of cells). `pairs`: a 16-lane shape other than .16x32bx2 whose `n` is a
+/// whole number of repetitions: threads 2p and 2p + 1 share lane p.
+fn lane_access(shape: LdStShape, n: u32) -> (bool, bool) {
+    let run = matches!(shape, LdStShape::S32x32b | LdStShape::S32x64b);
+    let pairs = matches!(
+        shape,
+        LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
+    ) && n.is_multiple_of(tmem::regs_per_rep(shape));
+    (run, pairs)
+}
+
 fn lanes(mask: u32) -> impl Iterator<Item = u32> {
     let mut m = mask;
     std::iter::from_fn(move || {
