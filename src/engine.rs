@@ -921,6 +921,79 @@ mod tests {
         (Box::new(t), (batches, singles))
     }
 
+    /// The simulator behind a run counter, saying it only runs programs or not.
+    struct CountingSim {
+        sim: Box<dyn Target>,
+        only_runs: bool,
+        runs: std::sync::Arc<AtomicU64>,
+    }
+
+    impl Target for CountingSim {
+        fn name(&self) -> String {
+            self.sim.name()
+        }
+        fn version(&self) -> String {
+            self.sim.version()
+        }
+        fn kind(&self) -> TargetKind {
+            self.sim.kind()
+        }
+        fn only_runs(&self) -> bool {
+            self.only_runs
+        }
+        fn run(&mut self, case: &Case) -> TargetOutcome {
+            self.runs.fetch_add(1, Ordering::SeqCst);
+            self.sim.run(case)
+        }
+    }
+
+    #[test]
+    fn a_target_that_only_runs_skips_settled_cases_with_the_verdicts_a_run_gets() {
+        let id = Identity {
+            seed: 8,
+            targets: vec![],
+            edition: Edition::default(),
+            shard: Shard { index: 0, count: 1 },
+            mix: CaseMix::Mixed,
+            generator: String::new(),
+        };
+        let stream = stream(&id);
+        let cases: Vec<Case> = (0..300).map(|i| stream.case_at(i)).collect();
+        let counter = |only_runs: bool| {
+            let runs = std::sync::Arc::new(AtomicU64::new(0));
+            let t = CountingSim {
+                sim: target::resolve("sim").expect("the simulator builds"),
+                only_runs,
+                runs: runs.clone(),
+            };
+            (Box::new(t) as Box<dyn Target>, runs)
+        };
+        let (skipping, skipping_runs) = counter(true);
+        let (running, running_runs) = counter(false);
+        let mut targets = vec![skipping, running];
+        let mut oracle = Expectations::new(options(&id));
+        let judged = judge_batch(&cases, &mut targets, &mut oracle);
+        let mut settled = 0;
+        for (case, (v, _)) in cases.iter().zip(&judged) {
+            let e = tcgen05_oracle::expect_with(&case.program, &options(&id));
+            if diff::verdict_for_any_run(&e).is_some() {
+                settled += 1;
+                // The run's verdict is the settled one, or another skip where the simulator
+                // could not run the case.
+                assert!(v[0] == v[1] || matches!(v[1], Verdict::Skip(_)), "{v:?}");
+                assert!(matches!(v[0], Verdict::Skip(_)), "{v:?}");
+            } else {
+                assert_eq!(v[0], v[1]);
+            }
+        }
+        assert!(
+            settled > 20,
+            "the mixed stream has settled cases: {settled}"
+        );
+        assert_eq!(running_runs.load(Ordering::SeqCst), 300);
+        assert_eq!(skipping_runs.load(Ordering::SeqCst), 300 - settled);
+    }
+
     #[test]
     fn compile_only_targets_judge_a_claim_in_one_batch_with_the_verdicts_of_judge() {
         let id = Identity {
