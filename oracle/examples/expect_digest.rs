@@ -14,7 +14,8 @@
 //! It prints, per folder and edition, the number of cases and the FNV-1a 64 hash of the
 //! `Debug` text of every `Expected` (files in name order), then one hash over all of them.
 
-use std::path::{Path, PathBuf};
+mod common;
+
 use tcgen05_oracle::{Edition, Options, expect_with};
 
 /// FNV-1a 64 over `bytes`, continuing from `h`.
@@ -26,16 +27,6 @@ fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-/// The `.case` files of `dir`, in name order.
-fn case_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
-        .collect();
-    v.sort();
-    Ok(v)
-}
-
 fn main() -> Result<(), String> {
     let dirs: Vec<String> = std::env::args().skip(1).collect();
     if dirs.is_empty() {
@@ -43,14 +34,10 @@ fn main() -> Result<(), String> {
     }
     let mut all = 0xcbf2_9ce4_8422_2325u64;
     for dir in &dirs {
-        let files = case_files(Path::new(dir)).map_err(|e| format!("{dir}: {e}"))?;
-        let mut programs = Vec::with_capacity(files.len());
-        for f in &files {
-            let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
-            let case =
-                tcgen05_ir::codec::decode(&bytes).map_err(|e| format!("{}: {e}", f.display()))?;
-            programs.push(case.program);
-        }
+        let programs: Vec<_> = common::load_cases(dir, usize::MAX)?
+            .into_iter()
+            .map(|c| c.program)
+            .collect();
         for ed in Edition::ALL {
             let opts = Options::edition(*ed);
             let mut h = 0xcbf2_9ce4_8422_2325u64;

@@ -12,8 +12,9 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod common;
+
 use std::hint::black_box;
-use std::path::PathBuf;
 use tcgen05_oracle::{Options, expect_with};
 
 /// This thread's CPU time in nanoseconds (`/proc/thread-self/schedstat`, field 1), if readable.
@@ -39,20 +40,10 @@ fn main() -> Result<(), String> {
         .get(2)
         .map_or(Ok(3), |s| s.parse())
         .map_err(|e| format!("{e}"))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{dir}: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
+    let programs: Vec<_> = common::load_cases(dir, n)?
+        .into_iter()
+        .map(|c| c.program)
         .collect();
-    files.sort();
-    files.truncate(n);
-    let mut programs = Vec::with_capacity(files.len());
-    for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let case =
-            tcgen05_ir::codec::decode(&bytes).map_err(|e| format!("{}: {e}", f.display()))?;
-        programs.push(case.program);
-    }
     let opts = Options::default();
     for r in 0..rounds {
         let c0 = thread_cpu_ns();

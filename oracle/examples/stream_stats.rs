@@ -5,7 +5,8 @@
 //! cargo run --release -p tcgen05-oracle --example stream_stats -- /tmp/s4o/mixed 2000
 //! ```
 
-use std::path::PathBuf;
+mod common;
+
 use tcgen05_oracle::run::unroll::unroll;
 
 fn main() -> Result<(), String> {
@@ -15,19 +16,10 @@ fn main() -> Result<(), String> {
         .get(1)
         .map_or(Ok(2000), |s| s.parse())
         .map_err(|e| format!("{e}"))?;
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("{dir}: {e}"))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "case"))
-        .collect();
-    files.sort();
-    files.truncate(n);
+    let cases = common::load_cases(dir, n)?;
     let (mut warps, mut events, mut stmts, mut checked) = (0usize, 0usize, 0usize, 0usize);
     let mut tc = 0usize;
-    for f in &files {
-        let bytes = std::fs::read(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let case =
-            tcgen05_ir::codec::decode(&bytes).map_err(|e| format!("{}: {e}", f.display()))?;
+    for case in &cases {
         let p = &case.program;
         if !tcgen05_oracle::check(p).is_empty() {
             continue;
@@ -47,7 +39,7 @@ fn main() -> Result<(), String> {
     let c = checked.max(1) as f64;
     println!(
         "{} cases, {checked} statically valid: per valid case {:.1} global warps, {:.1} events, {:.1} top-level statements, {:.1} tcgen05 events",
-        files.len(),
+        cases.len(),
         warps as f64 / c,
         events as f64 / c,
         stmts as f64 / c,
