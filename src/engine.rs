@@ -921,6 +921,18 @@ mod tests {
         (Box::new(t), (batches, singles))
     }
 
+    /// A one-shard campaign of the mixed stream with no targets, in the default edition.
+    fn mixed_identity(seed: u64) -> Identity {
+        Identity {
+            seed,
+            targets: vec![],
+            edition: Edition::default(),
+            shard: Shard { index: 0, count: 1 },
+            mix: CaseMix::Mixed,
+            generator: String::new(),
+        }
+    }
+
     /// The simulator behind a run counter, saying it only runs programs or not.
     struct CountingSim {
         sim: Box<dyn Target>,
@@ -949,14 +961,7 @@ mod tests {
 
     #[test]
     fn a_target_that_only_runs_skips_settled_cases_with_the_verdicts_a_run_gets() {
-        let id = Identity {
-            seed: 8,
-            targets: vec![],
-            edition: Edition::default(),
-            shard: Shard { index: 0, count: 1 },
-            mix: CaseMix::Mixed,
-            generator: String::new(),
-        };
+        let id = mixed_identity(8);
         let stream = stream(&id);
         let cases: Vec<Case> = (0..300).map(|i| stream.case_at(i)).collect();
         let counter = |only_runs: bool| {
@@ -996,14 +1001,7 @@ mod tests {
 
     #[test]
     fn compile_only_targets_judge_a_claim_in_one_batch_with_the_verdicts_of_judge() {
-        let id = Identity {
-            seed: 3,
-            targets: vec![],
-            edition: Edition::default(),
-            shard: Shard { index: 0, count: 1 },
-            mix: CaseMix::Mixed,
-            generator: String::new(),
-        };
+        let id = mixed_identity(3);
         let stream = stream(&id);
         let opts = options(&id);
         let cases: Vec<Case> = (0..12).map(|i| stream.case(i).case).collect();
