@@ -34,13 +34,16 @@ pub struct Clocks {
     pub g: usize,
     /// Warps per CTA.
     pub w: usize,
-    /// Per warp, the distinct vector clocks of its events, flat (stride `2G`): a row is
+    /// The distinct vector clocks of the events of every warp, flat (stride `2G`): a row is
     /// stored at every synchronizing event; a plain event (no synchronization) shares the
     /// row of the event before it, since its clock differs only in its own program-order
     /// component, which no query reads (a warp's own events are ordered by index).
-    rows: Vec<Vec<u32>>,
-    /// Per warp, per event: its row, its last after-fence and its processing number.
-    evc: Vec<Vec<EvClock>>,
+    rows: Vec<u32>,
+    /// Per event, flat (event `i` of warp `g` at `first[g] + i`): its row, its last
+    /// after-fence and its processing number (events past `reached` keep the default).
+    evc: Vec<EvClock>,
+    /// The index in `evc` of every warp's first event.
+    first: Vec<usize>,
     /// Mbarrier wait results by (g, event index).
     pub waits: Vec<(usize, usize, WaitResult)>,
     /// Events each warp processed (all of them unless it deadlocked).
@@ -54,7 +57,7 @@ pub struct Clocks {
 }
 
 /// What the clocks keep of one event.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct EvClock {
     /// Its vector clock: row `row` of its warp's rows.
     row: u32,
@@ -71,14 +74,19 @@ impl Clocks {
     /// index).
     pub fn at(&self, g: usize, i: usize) -> &[u32] {
         let n = 2 * self.g;
-        let r = self.evc[g][i].row as usize;
-        &self.rows[g][r * n..(r + 1) * n]
+        let r = self.ev(g, i).row as usize;
+        &self.rows[r * n..(r + 1) * n]
+    }
+
+    /// What the clocks keep of event `i` of warp `g`.
+    fn ev(&self, g: usize, i: usize) -> &EvClock {
+        &self.evc[self.first[g] + i]
     }
 
     /// Processing order of event `i` of warp `g`: a linearization consistent with
     /// happens-before (every event numbered once, from 0).
     pub fn seq(&self, g: usize, i: usize) -> u32 {
-        self.evc[g][i].seq
+        self.ev(g, i).seq
     }
 
     /// Whether event (g1, i1) happens before event (g2, i2) (or is it).
@@ -96,14 +104,14 @@ impl Clocks {
         if other == g {
             return idx <= i as u32;
         }
-        let a = self.evc[g][i].after;
+        let a = self.ev(g, i).after;
         a != u32::MAX && self.at(g, a as usize)[other] > idx
     }
 
     /// Whether the issue of the async op at (g, i) knows commit arrival `j` (1-based) of warp
     /// `other`.
     pub fn issue_knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
-        let a = self.evc[g][i].after;
+        let a = self.ev(g, i).after;
         a != u32::MAX && self.at(g, a as usize)[self.g + other] >= j
     }
 
@@ -134,39 +142,51 @@ struct Mbar {
     total: u32,
 }
 
+/// The progress of one warp through its events (see [`Engine`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct WarpState {
+    /// Events processed (the index of the current one).
+    pos: usize,
+    /// Every event processed, or the warp exited.
+    done: bool,
+    /// Blocked at a CTA barrier (already arrived).
+    at_bar: bool,
+    /// Waiting for its peer at a `::2` collective (rendezvous mode).
+    pair_waiting: bool,
+    /// CTA barriers, cluster arrivals, cluster waits, commits and `::2` collectives so far.
+    bar_count: u32,
+    arrive_count: u32,
+    wait_count: u32,
+    commit_count: u32,
+    pair_count: u32,
+}
+
 struct Engine<'u, 'a> {
     u: &'u Unrolled<'a>,
     p: &'a Program,
     g: usize,
     w: usize,
-    pos: Vec<usize>,
-    cur: Vec<Vec<u32>>,
-    /// See [`Clocks`]'s `rows` and `evc`.
-    rows: Vec<Vec<u32>>,
-    evc: Vec<Vec<EvClock>>,
-    done: Vec<bool>,
-    /// Barrier counts per warp.
-    bar_count: Vec<u32>,
-    arrive_count: Vec<u32>,
-    wait_count: Vec<u32>,
-    commit_count: Vec<u32>,
+    /// Per warp.
+    ws: Vec<WarpState>,
+    /// The current vector clock of every warp, flat (stride `2G`).
+    cur: Vec<u32>,
+    /// See [`Clocks`]'s `rows`, `evc` and `first`.
+    rows: Vec<u32>,
+    evc: Vec<EvClock>,
+    first: Vec<usize>,
     /// Arrival VCs of cluster barrier generations: (cluster, gen) -> joined VC, arrivals.
     cluster_arrivals: FastMap<(u32, u32), (Vec<u32>, u32)>,
     /// Mbarriers by (cta, bar).
     mbars: FastMap<(u32, u8), Mbar>,
-    /// Arrivals processed: (g, i) -> VC snapshot.
-    /// (The VC snapshot of arrival (g, i) is `snaps[o..o + 2G]`, `o = arrived[&(g, i)]`.)
-    arrived: FastMap<(usize, usize), usize>,
+    /// Per event (indexed like `evc`), for processed arrivals (commits, mbarrier arrives):
+    /// where its VC snapshot starts in `snaps` (`u32::MAX`: not an arrival, or not yet
+    /// processed). Empty when the program has no arrival.
+    arrived: Vec<u32>,
     /// Arrival VC snapshots, flat (see `arrived`).
     snaps: Vec<u32>,
     /// Expected next phase per (g, cta, bar).
     expect_phase: FastMap<(usize, u8), u32>,
     waits: Vec<(usize, usize, WaitResult)>,
-    /// Warps blocked at a CTA barrier (already arrived).
-    at_bar: Vec<bool>,
-    /// ::2 collective counts per warp (rendezvous mode).
-    pair_count: Vec<u32>,
-    pair_waiting: Vec<bool>,
     pair_rendezvous: bool,
     notes: Vec<String>,
     malformed: Option<String>,
@@ -263,40 +283,58 @@ impl<'a> Engine<'_, 'a> {
         u32::from(self.p.launch.cluster_size.max(1))
     }
 
+    /// The current vector clock of warp `h`.
+    fn cur(&self, h: usize) -> &[u32] {
+        let n = 2 * self.g;
+        &self.cur[h * n..(h + 1) * n]
+    }
+
+    /// The current vector clock of warp `h`, to change.
+    fn cur_mut(&mut self, h: usize) -> &mut [u32] {
+        let n = 2 * self.g;
+        &mut self.cur[h * n..(h + 1) * n]
+    }
+
     /// Records warp `g`'s current event (a synchronizing one: its clock gets a row) with
     /// `after` as its last after-fence.
     fn record_with(&mut self, g: usize, after: u32) {
         let n = 2 * self.g;
-        let rows = &mut self.rows[g];
-        let row = (rows.len() / n) as u32;
-        rows.extend_from_slice(&self.cur[g]);
-        self.evc[g].push(EvClock {
+        let row = (self.rows.len() / n) as u32;
+        self.rows.extend_from_slice(&self.cur[g * n..(g + 1) * n]);
+        let pos = self.ws[g].pos;
+        self.evc[self.first[g] + pos] = EvClock {
             row,
             after,
             seq: self.counter,
-        });
+        };
         self.counter += 1;
-        self.pos[g] += 1;
+        self.ws[g].pos = pos + 1;
     }
 
     /// Records warp `g`'s current event, whose last after-fence is the one of the event
     /// before it.
     fn record(&mut self, g: usize) {
-        let after = self.evc[g].last().map_or(u32::MAX, |e| e.after);
+        let pos = self.ws[g].pos;
+        let after = if pos == 0 {
+            u32::MAX
+        } else {
+            self.evc[self.first[g] + pos - 1].after
+        };
         self.record_with(g, after);
     }
 
     fn ev(&self, g: usize) -> Option<Ev<'a>> {
-        self.u.warps[g].get(self.pos[g]).copied()
+        self.u.warps[g].get(self.ws[g].pos).copied()
     }
 
-    /// Precomputes every mbarrier's arrivals and phases.
-    fn collect_mbars(&mut self) {
+    /// Precomputes every mbarrier's arrivals and phases; returns how many events
+    /// synchronize (an upper bound on the rows the clocks store, less the first rows).
+    fn collect_mbars(&mut self) -> usize {
         let cs = self.cluster_size();
+        let mut syncing = 0;
+        let mut arrivals = false;
         for g in 0..self.g {
             let cta = self.cta_of(g);
-            // At most one row per event (one per synchronizing event, and the first).
-            self.rows[g].reserve_exact(self.u.warps[g].len() * 2 * self.g);
             for (i, e) in self.u.warps[g].iter().enumerate() {
                 // Arrival weights (counted only for the arrivals below: most events are not).
                 let lanes = || e.mask.count_ones();
@@ -308,6 +346,8 @@ impl<'a> Engine<'_, 'a> {
                         }
                     }
                     Stmt::MbarArrive { bar, cta: target } => {
+                        syncing += 1;
+                        arrivals = true;
                         let t = match target {
                             None => cta,
                             Some(r) if u32::from(*r) < cs => cta - cta % cs + u32::from(*r),
@@ -333,6 +373,8 @@ impl<'a> Engine<'_, 'a> {
                         cta_mask,
                         ..
                     }) => {
+                        syncing += 1;
+                        arrivals = true;
                         // COMMIT-ARRIVE: one arrive-on per issuing thread (OQ-14 literal
                         // reading), to each CTA of ctaMask with .multicast::cluster
                         // (COMMIT-MCAST-MASK), else to the executing CTA's mbarrier (OQ-15).
@@ -359,9 +401,16 @@ impl<'a> Engine<'_, 'a> {
                             m.total += lanes();
                         }
                     }
-                    _ => {}
+                    _ => {
+                        if !plain(e, self.pair_rendezvous) {
+                            syncing += 1;
+                        }
+                    }
                 }
             }
+        }
+        if arrivals {
+            self.arrived = vec![u32::MAX; self.evc.len()];
         }
         for m in self.mbars.values_mut() {
             let Some(c) = m.count.filter(|c| *c > 0) else {
@@ -388,25 +437,38 @@ impl<'a> Engine<'_, 'a> {
                 }
             }
         }
+        syncing
+    }
+
+    /// Keeps the current clock of warp `g` as the snapshot of its arrival at event `i`
+    /// (`commit`: the warp's commit count, known to the arrival).
+    fn snapshot(&mut self, g: usize, i: usize, commit: Option<u32>) {
+        let n = 2 * self.g;
+        let o = self.snaps.len();
+        self.snaps.extend_from_slice(&self.cur[g * n..(g + 1) * n]);
+        if let Some(k) = commit {
+            self.snaps[o + self.g + g] = k;
+        }
+        self.arrived[self.first[g] + i] = o as u32;
     }
 
     /// Tries to process warp g's current event; false if it cannot move.
     fn step(&mut self, g: usize) -> bool {
-        if self.done[g] {
+        if self.ws[g].done {
             return false;
         }
         let Some(e) = self.ev(g) else {
-            self.done[g] = true;
+            self.ws[g].done = true;
             return true;
         };
-        let i = self.pos[g];
+        let i = self.ws[g].pos;
         let n = 2 * self.g;
-        self.cur[g][g] = i as u32 + 1;
+        self.cur[g * n + g] = i as u32 + 1;
         let cta = self.cta_of(g);
         match e.stmt {
             Stmt::Exit if e.mask == e.live => {
                 self.record(g);
-                self.done[g] = true;
+                self.ws[g].done = true;
                 true
             }
             Stmt::Tc(Op::Fence {
@@ -417,51 +479,50 @@ impl<'a> Engine<'_, 'a> {
                 true
             }
             Stmt::Tc(Op::Commit { .. }) => {
-                self.commit_count[g] += 1;
+                self.ws[g].commit_count += 1;
                 // The arrival happens when the tracked operations complete: it knows them,
                 // but the committing thread does not, until it observes the phase.
-                let o = self.snaps.len();
-                self.snaps.extend_from_slice(&self.cur[g]);
-                self.snaps[o + self.g + g] = self.commit_count[g];
-                self.arrived.insert((g, i), o);
+                self.snapshot(g, i, Some(self.ws[g].commit_count));
                 self.record(g);
                 true
             }
             Stmt::MbarArrive { .. } => {
-                let o = self.snaps.len();
-                self.snaps.extend_from_slice(&self.cur[g]);
-                self.arrived.insert((g, i), o);
+                self.snapshot(g, i, None);
                 self.record(g);
                 true
             }
             Stmt::BarCta => {
-                if !self.at_bar[g] {
-                    self.at_bar[g] = true;
-                    self.bar_count[g] += 1;
+                if !self.ws[g].at_bar {
+                    self.ws[g].at_bar = true;
+                    self.ws[g].bar_count += 1;
                 }
-                let k = self.bar_count[g];
+                let k = self.ws[g].bar_count;
                 let base = cta as usize * self.w;
-                let ready = (base..base + self.w)
-                    .all(|h| self.done[h] || (self.at_bar[h] && self.bar_count[h] == k));
+                let team = base..base + self.w;
+                let ready = self.ws[team.clone()]
+                    .iter()
+                    .all(|h| h.done || (h.at_bar && h.bar_count == k));
                 if !ready {
                     return false;
                 }
-                if (base..base + self.w).any(|h| self.done[h]) {
+                if self.ws[team.clone()].iter().any(|h| h.done) {
                     self.note("barrier.sync 0 is reached after some warps finished: they are taken as arrived (outside the tcgen05 chapter)");
                 }
                 let mut j = std::mem::take(&mut self.join_buf);
                 j.clear();
                 j.resize(n, 0);
-                for h in base..base + self.w {
-                    if !self.done[h] {
-                        join(&mut j, &self.cur[h]);
+                for h in team.clone() {
+                    if !self.ws[h].done {
+                        join(&mut j, self.cur(h));
                     }
                 }
-                for h in base..base + self.w {
-                    if !self.done[h] {
-                        self.cur[h].copy_from_slice(&j);
-                        self.cur[h][h] = self.pos[h] as u32 + 1;
-                        self.at_bar[h] = false;
+                for h in team {
+                    if !self.ws[h].done {
+                        let pos = self.ws[h].pos as u32;
+                        let c = self.cur_mut(h);
+                        c.copy_from_slice(&j);
+                        c[h] = pos + 1;
+                        self.ws[h].at_bar = false;
                         self.record(h);
                     }
                 }
@@ -469,57 +530,57 @@ impl<'a> Engine<'_, 'a> {
                 true
             }
             Stmt::ClusterArrive { relaxed } => {
-                self.arrive_count[g] += 1;
-                let k = self.arrive_count[g];
+                self.ws[g].arrive_count += 1;
+                let k = self.ws[g].arrive_count;
                 let cl = cta / self.cluster_size();
                 let entry = self
                     .cluster_arrivals
                     .entry((cl, k))
                     .or_insert_with(|| (vec![0; n], 0));
                 if !relaxed {
-                    join(&mut entry.0, &self.cur[g]);
+                    join(&mut entry.0, &self.cur[g * n..(g + 1) * n]);
                 }
                 entry.1 += 1;
                 self.record(g);
                 true
             }
             Stmt::ClusterWait => {
-                let k = self.wait_count[g] + 1;
+                let k = self.ws[g].wait_count + 1;
                 let cs = self.cluster_size() as usize;
                 let cl = cta as usize / cs;
                 let first = cl * cs * self.w;
-                let ready =
-                    (first..first + cs * self.w).all(|h| self.done[h] || self.arrive_count[h] >= k);
+                let team = &self.ws[first..first + cs * self.w];
+                let ready = team.iter().all(|h| h.done || h.arrive_count >= k);
                 if !ready {
                     return false;
                 }
-                if (first..first + cs * self.w).any(|h| self.done[h] && self.arrive_count[h] < k) {
+                if team.iter().any(|h| h.done && h.arrive_count < k) {
                     self.note("barrier.cluster.wait is reached after some warps finished without arriving: they are taken as arrived (outside the tcgen05 chapter)");
                 }
-                self.wait_count[g] = k;
+                self.ws[g].wait_count = k;
                 if let Some((v, _)) = self.cluster_arrivals.get(&(cl as u32, k)) {
-                    join(&mut self.cur[g], v);
+                    join(&mut self.cur[g * n..(g + 1) * n], v);
                 }
-                self.cur[g][g] = i as u32 + 1;
+                self.cur[g * n + g] = i as u32 + 1;
                 self.record(g);
                 true
             }
             Stmt::MbarWait { bar, parity, .. } => self.mbar_wait(g, i, cta, *bar, *parity),
             s if self.pair_rendezvous && pair_collective(s) => {
-                if !self.pair_waiting[g] {
-                    self.pair_waiting[g] = true;
-                    self.pair_count[g] += 1;
+                if !self.ws[g].pair_waiting {
+                    self.ws[g].pair_waiting = true;
+                    self.ws[g].pair_count += 1;
                 }
-                let k = self.pair_count[g];
+                let k = self.ws[g].pair_count;
                 let peer_cta = cta ^ 1;
                 let peer = peer_cta as usize * self.w + g % self.w;
                 if peer_cta as usize * self.w >= self.g {
                     return false;
                 }
-                if self.pair_waiting[peer] && self.pair_count[peer] == k {
+                if self.ws[peer].pair_waiting && self.ws[peer].pair_count == k {
                     for h in [g, peer] {
-                        self.pair_waiting[h] = false;
-                        self.cur[h][h] = self.pos[h] as u32 + 1;
+                        self.ws[h].pair_waiting = false;
+                        self.cur[h * n + h] = self.ws[h].pos as u32 + 1;
                         self.record(h);
                     }
                     true
@@ -528,7 +589,7 @@ impl<'a> Engine<'_, 'a> {
                 }
             }
             _ => {
-                if self.evc[g].is_empty() {
+                if i == 0 {
                     // The warp's first event: its clock gets the warp's first row.
                     self.record(g);
                 }
@@ -544,25 +605,25 @@ impl<'a> Engine<'_, 'a> {
     /// previous event's only in the own component, so they share its row (see `rows`).
     fn plain_run(&mut self, g: usize) {
         let evs = &self.u.warps[g];
-        let mut i = self.pos[g];
-        let (cur, evc) = (&mut self.cur[g], &mut self.evc[g]);
-        let Some(&EvClock { row, after, .. }) = evc.last() else {
-            return;
-        };
+        let mut i = self.ws[g].pos;
+        let first = self.first[g];
+        // The event before (processed: the warp's first event is recorded before this).
+        let EvClock { row, after, .. } = self.evc[first + i - 1];
+        let evc = &mut self.evc[first..first + evs.len()];
         while let Some(e) = evs.get(i) {
             if !plain(e, self.pair_rendezvous) {
                 break;
             }
-            evc.push(EvClock {
+            evc[i] = EvClock {
                 row,
                 after,
                 seq: self.counter,
-            });
+            };
             self.counter += 1;
             i += 1;
         }
-        cur[g] = i as u32;
-        self.pos[g] = i;
+        self.cur[2 * self.g * g + g] = i as u32;
+        self.ws[g].pos = i;
     }
 
     fn mbar_wait(&mut self, g: usize, i: usize, cta: u32, bar: u8, parity: bool) -> bool {
@@ -594,12 +655,15 @@ impl<'a> Engine<'_, 'a> {
             result = WaitResult::GivesUp;
         } else {
             let t = target as u32;
+            // The snapshot offsets of the arrivals the phase needs (`u32::MAX`: not yet
+            // processed).
+            let (arrived, first) = (&self.arrived, &self.first);
             let needed = m
                 .arrivals
                 .iter()
                 .filter(|a| a.phase.is_some_and(|p| p <= t))
-                .map(|a| (a.g, a.i));
-            let missing = needed.clone().any(|k| !self.arrived.contains_key(&k));
+                .map(|a| arrived[first[a.g] + a.i]);
+            let missing = needed.clone().any(|o| o == u32::MAX);
             if missing {
                 if self.give_up {
                     result = WaitResult::GivesUp;
@@ -608,11 +672,12 @@ impl<'a> Engine<'_, 'a> {
                 }
             } else {
                 let n = 2 * self.g;
-                for k in needed {
-                    let o = self.arrived[&k];
-                    join(&mut self.cur[g], &self.snaps[o..o + n]);
+                let cur = &mut self.cur[g * n..(g + 1) * n];
+                for o in needed {
+                    let o = o as usize;
+                    join(cur, &self.snaps[o..o + n]);
                 }
-                self.cur[g][g] = i as u32 + 1;
+                cur[g] = i as u32 + 1;
                 result = WaitResult::MayComplete;
             }
         }
@@ -637,33 +702,28 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
     let g = u.warps.len();
     let w = p.warps.len().max(1);
     let n = 2 * g;
+    let mut first = Vec::with_capacity(g);
+    let mut events = 0;
+    for evs in &u.warps {
+        first.push(events);
+        events += evs.len();
+    }
     let mut e = Engine {
         u,
         p,
         g,
         w,
-        pos: vec![0; g],
-        cur: vec![vec![0; n]; g],
-        rows: vec![Vec::new(); g],
-        evc: u
-            .warps
-            .iter()
-            .map(|ev| Vec::with_capacity(ev.len()))
-            .collect(),
-        done: vec![false; g],
-        bar_count: vec![0; g],
-        arrive_count: vec![0; g],
-        wait_count: vec![0; g],
-        commit_count: vec![0; g],
+        ws: vec![WarpState::default(); g],
+        cur: vec![0; g * n],
+        rows: Vec::new(),
+        evc: vec![EvClock::default(); events],
+        first,
         cluster_arrivals: Default::default(),
         mbars: Default::default(),
-        arrived: Default::default(),
+        arrived: Vec::new(),
         snaps: Vec::new(),
         expect_phase: Default::default(),
         waits: Vec::new(),
-        at_bar: vec![false; g],
-        pair_count: vec![0; g],
-        pair_waiting: vec![false; g],
         pair_rendezvous,
         notes: Vec::new(),
         malformed: None,
@@ -671,7 +731,9 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         counter: 0,
         join_buf: Vec::new(),
     };
-    e.collect_mbars();
+    // A row per synchronizing event and one per warp's first event, at most.
+    let syncing = e.collect_mbars();
+    e.rows.reserve_exact((syncing + g) * n);
     loop {
         let mut moved = false;
         for h in 0..g {
@@ -679,7 +741,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
                 moved = true;
             }
         }
-        if e.done.iter().all(|d| *d) {
+        if e.ws.iter().all(|x| x.done) {
             break;
         }
         if moved {
@@ -694,16 +756,17 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         break;
     }
     let stuck: Vec<(usize, usize)> = (0..g)
-        .filter(|h| !e.done[*h])
-        .map(|h| (h, e.pos[h]))
+        .filter(|h| !e.ws[*h].done)
+        .map(|h| (h, e.ws[h].pos))
         .collect();
     let waits = std::mem::take(&mut e.waits);
-    let reached = e.pos.clone();
+    let reached = e.ws.iter().map(|x| x.pos).collect();
     Clocks {
         g,
         w,
         rows: e.rows,
         evc: e.evc,
+        first: e.first,
         waits,
         reached,
         stuck,

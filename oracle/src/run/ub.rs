@@ -164,9 +164,10 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     let w = p.warps.len().max(1);
     let cs = p.launch.cluster_size;
     let mut seen: Vec<(RuleId, String)> = Vec::new();
+    // The findings of one event (reused: cleared by `record`).
+    let mut out: Vec<(RuleId, String)> = Vec::new();
     for (g, evs) in u.warps.iter().enumerate() {
         for e in evs {
-            let mut out: Vec<(RuleId, String)> = Vec::new();
             let Stmt::Tc(op) = e.stmt else {
                 if matches!(e.stmt, Stmt::ObserveAddr { slot } if *slot >= p.smem.slots) {
                     out.push((
@@ -182,7 +183,7 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                         "a fill writes a data region that is not declared".into(),
                     ));
                 }
-                record(f, &mut seen, out);
+                record(f, &mut seen, &mut out);
                 continue;
             };
             let form = op.form();
@@ -304,7 +305,7 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                 _ => {}
             }
             let _ = (g, w);
-            record(f, &mut seen, out);
+            record(f, &mut seen, &mut out);
         }
     }
     // MMA-COLLECTOR-VALID: the collector sequence of each warp (mma_rules.rs).
@@ -335,12 +336,13 @@ fn ncols_rules(n: &NCols, out: &mut Vec<(RuleId, String)>) {
     }
 }
 
-#[inline]
-fn record(f: &mut Findings, seen: &mut Vec<(RuleId, String)>, out: Vec<(RuleId, String)>) {
+/// Records the findings of one event (`out`, left empty).
+#[inline(always)]
+fn record(f: &mut Findings, seen: &mut Vec<(RuleId, String)>, out: &mut Vec<(RuleId, String)>) {
     if out.is_empty() {
         return;
     }
-    for (r, m) in out {
+    for (r, m) in out.drain(..) {
         f.undefined.insert(r);
         if !seen.iter().any(|(r2, _)| *r2 == r) {
             f.note(format!("{r}: {m}"));
