@@ -10,7 +10,7 @@
 //! observation checks are expected of it.
 
 use super::sync::{self, Clocks};
-use super::unroll::Unrolled;
+use super::unroll::{EvKind, Unrolled};
 use super::{Findings, block_site};
 use crate::types::*;
 use tcgen05_ir::*;
@@ -116,9 +116,12 @@ pub fn analyse(
         if !has_pairs {
             has_pairs = evs[c.reached[g].min(evs.len())..]
                 .iter()
-                .any(|e| sync::pair_collective(e.stmt));
+                .any(|e| e.kind.is_collective() && sync::pair_collective(e.stmt));
         }
         for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+            if !e.kind.is_collective() && e.kind != EvKind::ObserveAddr {
+                continue;
+            }
             has_pairs |= sync::pair_collective(e.stmt);
             match e.stmt {
                 Stmt::Tc(Op::Alloc {
@@ -362,12 +365,15 @@ fn pairing(
         if peer >= u.warps.len() {
             continue;
         }
-        let mine: Vec<usize> = (0..u.warps[g].len())
-            .filter(|i| sync::pair_collective(u.warps[g][*i].stmt))
-            .collect();
-        let theirs: Vec<usize> = (0..u.warps[peer].len())
-            .filter(|i| sync::pair_collective(u.warps[peer][*i].stmt))
-            .collect();
+        let collectives = |h: usize| -> Vec<usize> {
+            (0..u.warps[h].len())
+                .filter(|i| {
+                    let e = &u.warps[h][*i];
+                    e.kind.is_collective() && sync::pair_collective(e.stmt)
+                })
+                .collect()
+        };
+        let (mine, theirs) = (collectives(g), collectives(peer));
         for (k, (mi, ti)) in mine.iter().zip(&theirs).enumerate() {
             let _ = k;
             if kind(u.warps[g][*mi].stmt) != kind(u.warps[peer][*ti].stmt) {

@@ -11,7 +11,7 @@
 use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
 use super::sync::Clocks;
-use super::unroll::{Ev, Unrolled};
+use super::unroll::{Ev, EvKind, Unrolled};
 use crate::types::{Code, Location};
 use tcgen05_ir::idesc::{Idesc, IdescLayout};
 use tcgen05_ir::*;
@@ -285,6 +285,7 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
         .iter()
         .map(|evs| {
             evs.iter()
+                .filter(|e| e.kind == EvKind::Mma)
                 .filter_map(|e| match e.stmt {
                     Stmt::Tc(Op::Mma(m)) => Some((e, m.as_ref())),
                     _ => None,
@@ -525,6 +526,9 @@ pub fn data(u: &Unrolled<'_>, c: &Clocks, a: &AllocAnalysis, f: &mut Findings) {
     let mut any = false;
     for evs in &u.warps {
         for e in evs {
+            if !matches!(e.kind, EvKind::Mma | EvKind::Cp | EvKind::Shift) {
+                continue;
+            }
             match e.stmt {
                 Stmt::Tc(Op::Mma(m)) => {
                     if m.form.cta_group == CtaGroup::Two {

@@ -14,7 +14,7 @@
 //! alloc/dealloc/relinquish collectives as execution rendezvous without memory ordering
 //! (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK; edition ptx93).
 
-use super::unroll::{Ev, Unrolled};
+use super::unroll::{Ev, EvKind, Unrolled};
 use tcgen05_ir::*;
 
 /// Outcome of one mbarrier wait event.
@@ -244,18 +244,19 @@ fn join(a: &mut [u32], b: &[u32]) {
 /// Whether event `e` takes the last arm of [`Engine::step`] (no synchronization, never
 /// blocks).
 fn plain(e: &Ev<'_>, pair_rendezvous: bool) -> bool {
-    match e.stmt {
-        Stmt::Exit => e.mask != e.live,
-        Stmt::Tc(Op::Fence {
-            kind: FenceKind::AfterThreadSync,
-        })
-        | Stmt::Tc(Op::Commit { .. })
-        | Stmt::MbarArrive { .. }
-        | Stmt::BarCta
-        | Stmt::ClusterArrive { .. }
-        | Stmt::ClusterWait
-        | Stmt::MbarWait { .. } => false,
-        s => !(pair_rendezvous && pair_collective(s)),
+    match e.kind {
+        EvKind::Exit => e.mask != e.live,
+        EvKind::FenceAfter
+        | EvKind::Commit
+        | EvKind::MbarArrive
+        | EvKind::BarCta
+        | EvKind::ClusterArrive
+        | EvKind::ClusterWait
+        | EvKind::MbarWait => false,
+        EvKind::Alloc | EvKind::Dealloc | EvKind::Relinquish => {
+            !(pair_rendezvous && pair_collective(e.stmt))
+        }
+        _ => true,
     }
 }
 
@@ -336,6 +337,13 @@ impl<'a> Engine<'_, 'a> {
         for g in 0..self.g {
             let cta = self.cta_of(g);
             for (i, e) in self.u.warps[g].iter().enumerate() {
+                if !matches!(
+                    e.kind,
+                    EvKind::MbarInit | EvKind::MbarArrive | EvKind::Commit
+                ) {
+                    syncing += usize::from(!plain(e, self.pair_rendezvous));
+                    continue;
+                }
                 // Arrival weights (counted only for the arrivals below: most events are not).
                 let lanes = || e.mask.count_ones();
                 match e.stmt {
@@ -401,11 +409,7 @@ impl<'a> Engine<'_, 'a> {
                             m.total += lanes();
                         }
                     }
-                    _ => {
-                        if !plain(e, self.pair_rendezvous) {
-                            syncing += 1;
-                        }
-                    }
+                    _ => {}
                 }
             }
         }
@@ -465,6 +469,14 @@ impl<'a> Engine<'_, 'a> {
         let n = 2 * self.g;
         self.cur[g * n + g] = i as u32 + 1;
         let cta = self.cta_of(g);
+        if plain(&e, self.pair_rendezvous) {
+            if i == 0 {
+                // The warp's first event: its clock gets the warp's first row.
+                self.record(g);
+            }
+            self.plain_run(g);
+            return true;
+        }
         match e.stmt {
             Stmt::Exit if e.mask == e.live => {
                 self.record(g);

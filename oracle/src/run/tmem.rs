@@ -19,7 +19,7 @@ use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
 use super::mma::{self, RegionData};
 use super::sync::Clocks;
-use super::unroll::Unrolled;
+use super::unroll::{EvKind, Unrolled};
 use crate::types::*;
 use tcgen05_ir::*;
 
@@ -463,18 +463,7 @@ impl<'a> Ctx<'_, 'a> {
             .iter()
             .zip(&self.c.reached)
             .flat_map(|(evs, &r)| &evs[..r.min(evs.len())])
-            .filter(|e| {
-                matches!(
-                    e.stmt,
-                    Stmt::Tc(
-                        Op::Ld { .. }
-                            | Op::St { .. }
-                            | Op::Mma(_)
-                            | Op::Cp { .. }
-                            | Op::Shift { .. }
-                    )
-                )
-            })
+            .filter(|e| e.kind.is_access())
             .count();
         self.accs.reserve(n_acc);
         // Per-warp buffers, reused from warp to warp.
@@ -488,6 +477,13 @@ impl<'a> Ctx<'_, 'a> {
         let (mut next, mut ordinal): (Vec<[u32; 4]>, Vec<u32>) = (Vec::new(), Vec::new());
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
+            if !evs[..reached.min(evs.len())]
+                .iter()
+                .any(|e| e.kind.is_access())
+            {
+                // No access: nothing to index.
+                continue;
+            }
             // Next wait::ld, wait::st, before-fence-or-commit and commit at or after each index,
             // and each commit's ordinal (1-based).
             next.clear();
@@ -496,7 +492,7 @@ impl<'a> Ctx<'_, 'a> {
             ordinal.resize(reached, 0u32);
             let mut nc = 0;
             for (j, e2) in evs.iter().enumerate().take(reached) {
-                if matches!(e2.stmt, Stmt::Tc(Op::Commit { .. })) {
+                if e2.kind == EvKind::Commit {
                     nc += 1;
                 }
                 ordinal[j] = nc;
@@ -504,13 +500,11 @@ impl<'a> Ctx<'_, 'a> {
             for j in (0..reached).rev() {
                 let mut x = next[j + 1];
                 let ju = j as u32;
-                match evs[j].stmt {
-                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::Ld => x[WL] = ju,
-                    Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::St => x[WS] = ju,
-                    Stmt::Tc(Op::Fence {
-                        kind: FenceKind::BeforeThreadSync,
-                    }) => x[FC] = ju,
-                    Stmt::Tc(Op::Commit { .. }) => {
+                match evs[j].kind {
+                    EvKind::WaitLd => x[WL] = ju,
+                    EvKind::WaitSt => x[WS] = ju,
+                    EvKind::FenceBefore => x[FC] = ju,
+                    EvKind::Commit => {
                         x[FC] = ju;
                         x[CM] = ju;
                     }
@@ -522,6 +516,9 @@ impl<'a> Ctx<'_, 'a> {
                 if self.work.get() > WORK_BUDGET {
                     // Not judged (checked by the caller): stop building the index.
                     return;
+                }
+                if !e.kind.is_access() {
+                    continue;
                 }
                 let Stmt::Tc(op) = e.stmt else { continue };
                 let (kind, cg) = match op {
@@ -1459,6 +1456,9 @@ impl<'a> Ctx<'_, 'a> {
             }
             self.work.set(self.work.get() + self.c.reached[h] as u64);
             for (j, e) in evs.iter().enumerate().take(self.c.reached[h]) {
+                if !matches!(e.kind, EvKind::Fill | EvKind::FenceProxyAsync) {
+                    continue;
+                }
                 match e.stmt {
                     Stmt::Fill {
                         region: r,
@@ -1497,7 +1497,11 @@ impl<'a> Ctx<'_, 'a> {
         self.u.warps.iter().enumerate().any(|(h, evs)| {
             h != x.g
                 && evs.iter().enumerate().any(|(j, e)| {
-                    matches!(e.stmt, Stmt::Tc(Op::Wait { form }) if form.op == op)
+                    e.kind
+                        == match op {
+                            WaitOp::Ld => EvKind::WaitLd,
+                            WaitOp::St => EvKind::WaitSt,
+                        }
                         && self.c.hb(h, j, g, i)
                         && !self.c.hb(h, j, x.g, x.i)
                 })

@@ -3,7 +3,7 @@
 //! `Undefined(rules)`: the spec allows every outcome, so the oracle compares nothing.
 
 use super::Findings;
-use super::unroll::Unrolled;
+use super::unroll::{EvKind, Unrolled};
 use tcgen05_ir::*;
 
 /// Rows of the instruction descriptor layout (a) that the oracle checks (reference §2.8).
@@ -168,6 +168,10 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     let mut out: Vec<(RuleId, String)> = Vec::new();
     for (g, evs) in u.warps.iter().enumerate() {
         for e in evs {
+            if !e.kind.is_tc() && !matches!(e.kind, EvKind::ObserveAddr | EvKind::Fill) {
+                // Nothing below applies.
+                continue;
+            }
             let Stmt::Tc(op) = e.stmt else {
                 if matches!(e.stmt, Stmt::ObserveAddr { slot } if *slot >= p.smem.slots) {
                     out.push((

@@ -9,11 +9,140 @@
 use crate::types::{Code, Location, SiteRef};
 use tcgen05_ir::*;
 
+/// What an event's statement is, classified once when unrolling ([`Ev::kind`]), so that the
+/// later passes (clocks, UB scan, allocation and TMEM analyses) test a byte instead of
+/// matching the statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EvKind {
+    /// A statement named by no other kind (no synchronization, no TMEM access, nothing the
+    /// run rules look at).
+    Other,
+    /// `Stmt::Exit`.
+    Exit,
+    /// `barrier.sync 0`.
+    BarCta,
+    /// `barrier.cluster.arrive`.
+    ClusterArrive,
+    /// `barrier.cluster.wait`.
+    ClusterWait,
+    /// `mbarrier.init`.
+    MbarInit,
+    /// `mbarrier.arrive`.
+    MbarArrive,
+    /// An `mbarrier.try_wait.parity` loop.
+    MbarWait,
+    /// A generic-proxy fill of a data region.
+    Fill,
+    /// `fence.proxy.async`.
+    FenceProxyAsync,
+    /// A read of an alloc slot.
+    ObserveAddr,
+    /// `tcgen05.alloc` (either `.cta_group`).
+    Alloc,
+    /// `tcgen05.dealloc`.
+    Dealloc,
+    /// `tcgen05.relinquish_alloc_permit`.
+    Relinquish,
+    /// `tcgen05.ld`.
+    Ld,
+    /// `tcgen05.st`.
+    St,
+    /// `tcgen05.mma` (every variant).
+    Mma,
+    /// `tcgen05.cp`.
+    Cp,
+    /// `tcgen05.shift`.
+    Shift,
+    /// `tcgen05.wait::ld`.
+    WaitLd,
+    /// `tcgen05.wait::st`.
+    WaitSt,
+    /// `tcgen05.fence::after_thread_sync`.
+    FenceAfter,
+    /// `tcgen05.fence::before_thread_sync`.
+    FenceBefore,
+    /// `tcgen05.commit`.
+    Commit,
+}
+
+impl EvKind {
+    /// The kind of a statement that becomes an event (not `If`, `Loop` or `Call`).
+    pub fn of(s: &Stmt) -> EvKind {
+        match s {
+            Stmt::Tc(op) => match op {
+                Op::Alloc { .. } => EvKind::Alloc,
+                Op::Dealloc { .. } => EvKind::Dealloc,
+                Op::Relinquish { .. } => EvKind::Relinquish,
+                Op::Ld { .. } => EvKind::Ld,
+                Op::St { .. } => EvKind::St,
+                Op::Wait { form } => match form.op {
+                    WaitOp::Ld => EvKind::WaitLd,
+                    WaitOp::St => EvKind::WaitSt,
+                },
+                Op::Fence { kind } => match kind {
+                    FenceKind::AfterThreadSync => EvKind::FenceAfter,
+                    FenceKind::BeforeThreadSync => EvKind::FenceBefore,
+                },
+                Op::Commit { .. } => EvKind::Commit,
+                Op::Cp { .. } => EvKind::Cp,
+                Op::Shift { .. } => EvKind::Shift,
+                Op::Mma(_) => EvKind::Mma,
+            },
+            Stmt::Exit => EvKind::Exit,
+            Stmt::BarCta => EvKind::BarCta,
+            Stmt::ClusterArrive { .. } => EvKind::ClusterArrive,
+            Stmt::ClusterWait => EvKind::ClusterWait,
+            Stmt::MbarInit { .. } => EvKind::MbarInit,
+            Stmt::MbarArrive { .. } => EvKind::MbarArrive,
+            Stmt::MbarWait { .. } => EvKind::MbarWait,
+            Stmt::Fill { .. } => EvKind::Fill,
+            Stmt::FenceProxyAsync => EvKind::FenceProxyAsync,
+            Stmt::ObserveAddr { .. } => EvKind::ObserveAddr,
+            _ => EvKind::Other,
+        }
+    }
+
+    /// A TMEM access: ld, st, mma, cp or shift.
+    pub fn is_access(self) -> bool {
+        matches!(
+            self,
+            EvKind::Ld | EvKind::St | EvKind::Mma | EvKind::Cp | EvKind::Shift
+        )
+    }
+
+    /// An alloc, dealloc or relinquish (a `::2` collective when its `.cta_group` is 2).
+    pub fn is_collective(self) -> bool {
+        matches!(self, EvKind::Alloc | EvKind::Dealloc | EvKind::Relinquish)
+    }
+
+    /// A `tcgen05` instruction (`Stmt::Tc`).
+    pub fn is_tc(self) -> bool {
+        matches!(
+            self,
+            EvKind::Alloc
+                | EvKind::Dealloc
+                | EvKind::Relinquish
+                | EvKind::Ld
+                | EvKind::St
+                | EvKind::Mma
+                | EvKind::Cp
+                | EvKind::Shift
+                | EvKind::WaitLd
+                | EvKind::WaitSt
+                | EvKind::FenceAfter
+                | EvKind::FenceBefore
+                | EvKind::Commit
+        )
+    }
+}
+
 /// One executed statement of one warp.
 #[derive(Debug, Clone, Copy)]
 pub struct Ev<'a> {
     /// The statement.
     pub stmt: &'a Stmt,
+    /// What the statement is.
+    pub kind: EvKind,
     /// Pre-order id of the statement ([`Unrolled::locs`]).
     pub loc: u32,
     /// Lanes executing it.
@@ -264,6 +393,7 @@ impl<'a> Ctx<'a> {
                     }
                     self.out.push(Ev {
                         stmt: s,
+                        kind: EvKind::of(s),
                         loc: my_id,
                         mask: m,
                         live: self.live,
@@ -319,6 +449,33 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// Whether `stmts` (and the functions they call) test the CTA's rank or cluster: only then
+/// can a warp's events differ from CTA to CTA. `seen` marks the functions already looked at
+/// (each is looked at once; a call of a missing function counts as dependent, so that the
+/// unroller reports it as it does).
+fn cta_dependent(p: &Program, stmts: &[Stmt], seen: &mut Vec<bool>) -> bool {
+    stmts.iter().any(|s| match s {
+        Stmt::If { cond, then, els } => {
+            matches!(cond, Cond::CtaRank(_) | Cond::CtaOdd | Cond::Cluster(_))
+                || cta_dependent(p, then, seen)
+                || cta_dependent(p, els, seen)
+        }
+        Stmt::Loop { body, .. } => cta_dependent(p, body, seen),
+        Stmt::Call(f) => {
+            let f = usize::from(*f);
+            match seen.get(f) {
+                None => true,
+                Some(true) => false,
+                Some(false) => {
+                    seen[f] = true;
+                    cta_dependent(p, &p.funcs[f].body, seen)
+                }
+            }
+        }
+        _ => false,
+    })
+}
+
 /// Unrolls every warp of every CTA of `p`.
 pub fn unroll(p: &Program) -> Unrolled<'_> {
     // The first pre-order id of every warp's and function's code (the ids `Unrolled::locs`
@@ -347,12 +504,37 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             )),
         };
     }
-    let mut warps = Vec::with_capacity(total_warps);
+    let mut warps: Vec<Vec<Ev<'_>>> = Vec::with_capacity(total_warps);
     let mut budget = EVENT_BUDGET;
     let mut visits = 0;
     let mut broken = None;
+    // Warp codes whose events are the same in every CTA (no test of the CTA's rank or
+    // cluster): unrolled in the first CTA, copied in the others, with the statements visited
+    // for them (`same_visits`) counted again, as unrolling them again would.
+    let same: Vec<bool> = if l.ctas() > 1 {
+        p.warps
+            .iter()
+            .map(|code| !cta_dependent(p, code, &mut vec![false; p.funcs.len()]))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut same_visits = vec![0usize; p.warps.len()];
     'ctas: for cta in 0..l.ctas() {
         for (w, code) in p.warps.iter().enumerate() {
+            if cta > 0 && same[w] {
+                // The first CTA's events of this warp, if copying them stays within the
+                // bounds where unrolling again would not stop (then it unrolls again, to stop
+                // exactly where it stops).
+                let first = &warps[w];
+                if first.len() <= budget && visits + same_visits[w] <= VISIT_BUDGET {
+                    budget -= first.len();
+                    visits += same_visits[w];
+                    let copy = first.clone();
+                    warps.push(copy);
+                    continue;
+                }
+            }
             let rank = (cta % cs) as u8;
             let mut c = Ctx {
                 p,
@@ -370,6 +552,9 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             let (mut id, mut site) = (wbase[w], 0);
             c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
             budget -= c.out.len();
+            if cta == 0 {
+                same_visits[w] = c.visits - visits;
+            }
             visits = c.visits;
             if broken.is_none() {
                 broken = c.broken.take();
