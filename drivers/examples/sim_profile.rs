@@ -6,6 +6,11 @@
 //! faults) instead, to check that a change to the simulator keeps its behaviour.
 
 use tcgen05_drivers::sim::faults::Faults;
+
+// The allocator of the `tcgen05-fuzz` binary, so that profiles see the same allocation costs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use tcgen05_drivers::sim::{Sched, SimConfig, simulate};
 use tcgen05_generators::cases::{Mode, Stream};
 

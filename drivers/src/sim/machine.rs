@@ -92,6 +92,15 @@ enum Block {
     Mbar { bar: u8, parity: bool },
 }
 
+/// What the scheduler scans every step, one small entry per warp (kept apart from [`Warp`]).
+#[derive(Debug, Clone, Copy)]
+struct Hot {
+    /// The warp has finished.
+    done: bool,
+    /// What the warp is blocked on, if anything.
+    block: Option<Block>,
+}
+
 #[derive(Debug)]
 struct Warp {
     cta: usize,
@@ -101,8 +110,6 @@ struct Warp {
     stack: Vec<Frame>,
     mask: u32,
     exited: u32,
-    done: bool,
-    block: Option<Block>,
     regs: Vec<Vec<u32>>,
     pending_ld: Vec<u32>,
     pending_st: Vec<u32>,
@@ -186,6 +193,8 @@ pub struct Machine<'p> {
     words: Vec<u32>,
     ctas: Vec<Cta>,
     warps: Vec<Warp>,
+    /// Per warp, its [`Hot`] state.
+    hot: Vec<Hot>,
     ops: Vec<AsyncOp>,
     pending: Vec<u32>,
     trackers: Vec<Tracker>,
@@ -202,6 +211,8 @@ pub struct Machine<'p> {
     stamp: u32,
     /// Reused buffers of `perform_st` and `perform_ld` (empty between operations).
     scratch: [Vec<u32>; 2],
+    /// Reused cell buffer of `perform_ld` (512 cells once used).
+    ld_cells: Vec<u32>,
 }
 
 enum Step {
@@ -252,8 +263,6 @@ impl<'p> Machine<'p> {
                     stack: Vec::new(),
                     mask: u32::MAX,
                     exited: 0,
-                    done: false,
-                    block: None,
                     regs: Vec::new(),
                     pending_ld: Vec::new(),
                     pending_st: Vec::new(),
@@ -277,6 +286,13 @@ impl<'p> Machine<'p> {
             policy,
             words,
             ctas,
+            hot: vec![
+                Hot {
+                    done: false,
+                    block: None
+                };
+                warps.len()
+            ],
             warps,
             ops: Vec::with_capacity(32),
             pending: Vec::with_capacity(16),
@@ -288,6 +304,7 @@ impl<'p> Machine<'p> {
             cluster_min: vec![std::cell::Cell::new(0); clusters],
             stamp: 0,
             scratch: [Vec::new(), Vec::new()],
+            ld_cells: Vec::new(),
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -336,9 +353,9 @@ impl<'p> Machine<'p> {
             // Forgets every `cluster_min` of the previous step.
             self.stamp = steps as u32;
             ready.clear();
-            for (w, wr) in self.warps.iter().enumerate() {
-                let can = match wr.block {
-                    _ if wr.done => false,
+            for (w, h) in self.hot.iter().enumerate() {
+                let can = match h.block {
+                    _ if h.done => false,
                     None => true,
                     Some(b) => self.unblocked(w, b),
                 };
@@ -357,12 +374,12 @@ impl<'p> Machine<'p> {
                 }
             }
             if ready.is_empty() && eligible.is_empty() {
-                if self.warps.iter().all(|w| w.done) {
+                if self.hot.iter().all(|h| h.done) {
                     break;
                 }
                 // Bounded mbarrier waits give up only when nothing else can move.
                 if let Some(w) = (0..self.warps.len()).find(|&w| {
-                    !self.warps[w].done && matches!(self.warps[w].block, Some(Block::Mbar { .. }))
+                    !self.hot[w].done && matches!(self.hot[w].block, Some(Block::Mbar { .. }))
                 }) {
                     self.give_up(w);
                     continue;
@@ -451,11 +468,11 @@ impl<'p> Machine<'p> {
     fn hung(self) -> Outcome {
         let mut blocked = Vec::new();
         for (w, wr) in self.warps.iter().enumerate() {
-            if wr.done {
+            if self.hot[w].done {
                 continue;
             }
             let base = self.warp_block(w);
-            let on = match wr.block {
+            let on = match self.hot[w].block {
                 Some(Block::Alloc { ncols }) => format!(
                     "tcgen05.alloc of {ncols} columns ({} of 512 in use)",
                     self.ctas[wr.cta].used.count_ones() * 32
@@ -516,7 +533,7 @@ impl<'p> Machine<'p> {
         let mut min = u32::MAX;
         for c in self.ctas.iter().filter(|c| c.cluster == cluster) {
             for &w in &c.warps {
-                if !self.warps[w].done {
+                if !self.hot[w].done {
                     min = min.min(self.warps[w].cluster_arrivals);
                 }
             }
@@ -531,7 +548,7 @@ impl<'p> Machine<'p> {
         self.ctas.iter().filter(|c| c.cluster == cluster).all(|c| {
             c.warps
                 .iter()
-                .all(|&w| self.warps[w].done || self.warps[w].cluster_arrivals >= target)
+                .all(|&w| self.hot[w].done || self.warps[w].cluster_arrivals >= target)
         })
     }
 
@@ -555,9 +572,8 @@ impl<'p> Machine<'p> {
             let mask = self.warps[w].mask;
             self.record(w, site, mask, observe::MBAR_GAVE_UP);
         }
-        let wr = &mut self.warps[w];
-        wr.block = None;
-        wr.pc += 1;
+        self.hot[w].block = None;
+        self.warps[w].pc += 1;
     }
 
     fn ins(&self, w: usize) -> Option<&Ins<'p>> {
@@ -571,14 +587,14 @@ impl<'p> Machine<'p> {
         let code = std::rc::Rc::clone(&self.code);
         let wr = &self.warps[w];
         let Some(ins) = code.bodies[wr.body].get(wr.pc as usize) else {
-            self.warps[w].done = true;
+            self.hot[w].done = true;
             return;
         };
         match self.exec(w, ins) {
             Step::Progress => {
-                self.warps[w].block = None;
+                self.hot[w].block = None;
             }
-            Step::Blocked(b) => self.warps[w].block = Some(b),
+            Step::Blocked(b) => self.hot[w].block = Some(b),
         }
     }
 
@@ -678,7 +694,7 @@ impl<'p> Machine<'p> {
                         self.words[base + lane] = observe::CHECKPOINT_DONE;
                     }
                 }
-                self.warps[w].done = true;
+                self.hot[w].done = true;
                 self.check_bar(self.warps[w].cta);
                 return Step::Progress;
             }
@@ -705,7 +721,7 @@ impl<'p> Machine<'p> {
                 wr.exited |= mask;
                 wr.mask = 0;
                 if wr.exited == u32::MAX {
-                    wr.done = true;
+                    self.hot[w].done = true;
                     let c = wr.cta;
                     self.check_bar(c);
                     return Step::Progress;
@@ -729,7 +745,7 @@ impl<'p> Machine<'p> {
                     if self.ctas[c].bar_gen == generation {
                         return Step::Blocked(Block::Bar { generation });
                     }
-                } else if let Some(Block::Bar { generation }) = self.warps[w].block
+                } else if let Some(Block::Bar { generation }) = self.hot[w].block
                     && self.ctas[c].bar_gen == generation
                 {
                     return Step::Blocked(Block::Bar { generation });
@@ -881,7 +897,7 @@ impl<'p> Machine<'p> {
         let live = self.ctas[c]
             .warps
             .iter()
-            .filter(|&&w| !self.warps[w].done)
+            .filter(|&&w| !self.hot[w].done)
             .count() as u32;
         let cta = &mut self.ctas[c];
         if cta.bar_count > 0 && cta.bar_count >= live {
@@ -1055,7 +1071,7 @@ impl<'p> Machine<'p> {
     /// With the `fence-noop` fault, a wait the warp begins (not one it is already blocked in)
     /// is where its following loads are hoisted to: remember TMEM as it is now.
     fn hoist_point(&mut self, w: usize) {
-        if self.fault(Fault::FenceNoop) && self.warps[w].block.is_none() {
+        if self.fault(Fault::FenceNoop) && self.hot[w].block.is_none() {
             let t = self.ctas[self.warps[w].cta].tmem.clone();
             self.warps[w].snapshot = Some(Box::new(t));
         }
@@ -1582,7 +1598,9 @@ impl<'p> Machine<'p> {
         // together `[col0, col0 + 2 * limit)` (twice that packed): read once.
         let (run, pairs) = lane_access(form.shape, limit);
         let mut pair_lane = u32::MAX;
-        let mut cells = [0u32; 4 * 128];
+        // The cells of a lane pair's run (reused: its contents are overwritten before use).
+        let mut cells = std::mem::take(&mut self.ld_cells);
+        cells.resize(4 * 128, 0);
         for t in lanes(lm) {
             let base = (t * info.words) as usize;
             // Every register of a thread is in one lane (cell_of); when no lazy layer owns a
@@ -1694,6 +1712,7 @@ impl<'p> Machine<'p> {
             }
         }
         self.scratch[1] = pair_cols;
+        self.ld_cells = cells;
         if outside {
             self.trap_range();
         }
@@ -1865,13 +1884,25 @@ impl<'p> Machine<'p> {
             // Writes to cells no layer owns leave the layers as they are: one look for the op.
             let owned = tm.owned_lanes(col0, col0.saturating_add(n as u32 - 1));
             for r in 0..rows {
-                for (cell, v) in vals.iter_mut().enumerate().take(n) {
-                    let b = 4 * cell as u32;
-                    let addr =
-                        desc.offset + (r % 8) * 16 + (r / 8) * sbo + (b % 16) + (b / 16) * lbo;
+                // Row r, byte b at offset + (r % 8) * 16 + (r / 8) * SBO + b % 16 + (b / 16) *
+                // LBO (sim/mod.rs, OQ-29): each 16-byte chunk is 4 consecutive words from
+                // its first byte's word (the address arithmetic wraps as a u32).
+                let row = desc
+                    .offset
+                    .wrapping_add((r % 8) * 16)
+                    .wrapping_add((r / 8) * sbo);
+                for (c, chunk) in vals[..n].chunks_exact_mut(4).enumerate() {
+                    let at = row.wrapping_add(c as u32 * lbo);
                     // A source word beyond the data region reads as 0 (documented in
                     // sim/mod.rs).
-                    *v = region.get((addr / 4) as usize).unwrap_or(0);
+                    if at <= u32::MAX - 12 {
+                        region.read_into((at / 4) as usize, chunk);
+                    } else {
+                        for (j, v) in chunk.iter_mut().enumerate() {
+                            let addr = at.wrapping_add(4 * j as u32);
+                            *v = region.get((addr / 4) as usize).unwrap_or(0);
+                        }
+                    }
                 }
                 for l in cp_lanes(multicast, lane0, r) {
                     ok &= tm.set_run_in(owned, l, col0, &vals[..n]);

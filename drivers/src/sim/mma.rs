@@ -386,9 +386,7 @@ impl Rows {
             for (c, chunk) in row.chunks_mut(t as usize).enumerate() {
                 let w0 = (row_addr + c as u32 * lbo) / 4;
                 let mut words = [0u32; 4];
-                for (j, x) in words.iter_mut().enumerate() {
-                    *x = region.get(w0 as usize + j).unwrap_or(0);
-                }
+                region.read_into(w0 as usize, &mut words);
                 decode_chunk(ty, &words, chunk);
             }
             if neg {
