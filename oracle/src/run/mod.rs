@@ -178,8 +178,9 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     // The last record of a site wins, lane by lane (a site in a loop or a function called
     // twice).
     if !obs.is_sorted_by(|x, y| x.key < y.key) {
-        // Stable: records of one site stay in execution order.
-        obs.sort_by_key(|x| x.key);
+        // Stable: records of one site stay in execution order. (Compared as one integer:
+        // `sort_key` orders as the key.)
+        obs.sort_by_key(|x| sort_key(x.key));
         obs = merge_sites(obs);
     }
     let verdict = if !f.must_deadlock.is_empty() {
@@ -196,15 +197,25 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     // The lanes of the waits that may complete, in key order: the sites sorted (stable),
     // the masks of one site joined, then the lanes ascending (a key is a site and a lane).
     assume_sites.sort_by_key(|(k, _)| *k);
+    assumes.reserve(
+        assume_sites
+            .iter()
+            .map(|(_, x)| x.count_ones() as usize)
+            .sum(),
+    );
     for (i, &(key, _)) in assume_sites.iter().enumerate() {
         if i > 0 && assume_sites[i - 1].0 == key {
             continue;
         }
-        let all = assume_sites[i..]
+        let mut all = assume_sites[i..]
             .iter()
             .take_while(|(k, _)| *k == key)
             .fold(0u32, |m, (_, x)| m | x);
-        assumes.extend(lanes(all).map(|l| key.lane(l)));
+        // The lanes ascending (lowest set bit first).
+        while all != 0 {
+            assumes.push(key.lane(all.trailing_zeros() as u8));
+            all &= all - 1;
+        }
     }
     finish(opts, violations, verdict, f, obs, leak, assumes)
 }
@@ -262,6 +273,20 @@ fn finish(
         assumes_completed: assumes,
         notes: f.notes,
     }
+}
+
+/// A site key as one integer that orders as the key does (CTA, warp, then the site:
+/// `Warp` sites before `Func` sites, each by its numbers).
+fn sort_key(k: ObsSite) -> u128 {
+    let (variant, func, index) = match k.site {
+        SiteRef::Warp(i) => (0u128, 0u128, i),
+        SiteRef::Func { func, index } => (1, u128::from(func), index),
+    };
+    u128::from(k.cta) << 64
+        | u128::from(k.warp) << 56
+        | variant << 48
+        | func << 32
+        | u128::from(index)
 }
 
 /// Merges consecutive records of one site (sorted by key, execution order within a key): a

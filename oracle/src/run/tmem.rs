@@ -213,6 +213,9 @@ struct Scratch {
     block: Vec<Option<usize>>,
     lane_edges: Vec<u32>,
     col_edges: Vec<u32>,
+    /// Set by [`Ctx::cells`] when every cell is `Unspecified` (some candidate of every cell
+    /// is never known): the cells are then left unwritten (`out` empty).
+    unknown: bool,
 }
 
 /// The cell value candidates of one word (sorts `cands`).
@@ -1200,7 +1203,8 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// The candidate values of every cell of a read planned in `sc` ([`Ctx::plan`]),
-    /// lane-major into `out`, and the rules its races break.
+    /// lane-major into `out`, and the rules its races break. When every cell is
+    /// `Unspecified` for want of a known candidate, `out` is left empty and `sc.unknown` set.
     fn cells(
         &self,
         inst: u32,
@@ -1222,6 +1226,7 @@ impl<'a> Ctx<'_, 'a> {
         if let Some(out) = out.as_deref_mut() {
             out.clear();
         }
+        sc.unknown = false;
         let writers = &sc.writers;
         let k = writers.len();
         let ord = &sc.ord;
@@ -1248,8 +1253,13 @@ impl<'a> Ctx<'_, 'a> {
             });
             if full {
                 if let Some(out) = out {
-                    out.reserve(((l1 - l0) * (c1 - c0)) as usize);
-                    self.values_into(w, inst, (l0, l1, c0, c1), out);
+                    if self.may_know(w) {
+                        out.reserve(((l1 - l0) * (c1 - c0)) as usize);
+                        self.values_into(w, inst, (l0, l1, c0, c1), out);
+                    } else {
+                        // `values_into` would give `Unspecified` everywhere.
+                        sc.unknown = true;
+                    }
                 }
                 return races;
             }
@@ -1283,9 +1293,9 @@ impl<'a> Ctx<'_, 'a> {
         edges(l0, l1, |x| (x.l0, x.l1), &mut le);
         edges(c0, c1, |x| (x.c0, x.c1), &mut ce);
         let width = (c1 - c0) as usize;
-        if let Some(out) = out.as_deref_mut() {
-            out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
-        }
+        // `out` is filled with `Unspecified` when the first block with known candidates is
+        // met (a block without keeps it); none met: every cell is unspecified.
+        let mut filled = false;
         for lw in le.windows(2) {
             let (la, lb) = (lw[0], lw[1]);
             for cw in ce.windows(2) {
@@ -1334,6 +1344,10 @@ impl<'a> Ctx<'_, 'a> {
                 {
                     continue;
                 }
+                if !filled {
+                    out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
+                    filled = true;
+                }
                 for l in la..lb {
                     let row = (l - l0) as usize * width;
                     for c in ca..cb {
@@ -1349,6 +1363,9 @@ impl<'a> Ctx<'_, 'a> {
         }
         sc.lane_edges = le;
         sc.col_edges = ce;
+        if out.is_some() && !filled {
+            sc.unknown = true;
+        }
         races
     }
 
@@ -1786,7 +1803,18 @@ fn values_with(
                             races.0 |= cx.accs[wi].in_races.0;
                         }
                         rules.extend(races.rules());
-                        ld_expect(buf, n as usize, e.mask)
+                        if sc.unknown && n > 0 {
+                            // What `ld_expect` gives when every cell is unspecified (the
+                            // record's lanes are never empty).
+                            SiteExpect::Same(ObsExpect::Unspecified(vec![
+                                RuleId::McmAsyncUnordered,
+                            ]))
+                        } else {
+                            if sc.unknown {
+                                buf.resize(32 * n as usize, WordExpect::Unspecified);
+                            }
+                            ld_expect(buf, n as usize, e.mask)
+                        }
                     }
                 };
                 out.push(ObsItem {
