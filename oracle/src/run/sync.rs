@@ -184,8 +184,10 @@ struct Engine<'u, 'a> {
     arrived: Vec<u32>,
     /// Arrival VC snapshots, flat (see `arrived`).
     snaps: Vec<u32>,
-    /// Expected next phase per (g, cta, bar).
-    expect_phase: FastMap<(usize, u8), u32>,
+    /// Per (g, bar) of g's CTA: the next phase it expects, and how many phases it has
+    /// joined the arrivals of (joins only add knowledge: an arrival joined once need not be
+    /// joined again, and stays arrived).
+    expect_phase: FastMap<(usize, u8), (u32, u32)>,
     waits: Vec<(usize, usize, WaitResult)>,
     pair_rendezvous: bool,
     notes: Vec<String>,
@@ -310,6 +312,36 @@ impl<'a> Engine<'_, 'a> {
         };
         self.counter += 1;
         self.ws[g].pos = pos + 1;
+    }
+
+    /// Records warp `g`'s current event, a synchronizing one that joined no other clock
+    /// (an arrive, a commit, a fence, an exit, a wait that joined nothing): its clock differs
+    /// from the event before it only in its own component (which no query reads, see
+    /// `rows`), so it shares that event's row (the warp's first event gets a row).
+    fn record_shared(&mut self, g: usize, after: u32) {
+        let pos = self.ws[g].pos;
+        if pos == 0 {
+            return self.record_with(g, after);
+        }
+        let at = self.first[g] + pos;
+        self.evc[at] = EvClock {
+            row: self.evc[at - 1].row,
+            after,
+            seq: self.counter,
+        };
+        self.counter += 1;
+        self.ws[g].pos = pos + 1;
+    }
+
+    /// [`Engine::record_shared`] with the last after-fence of the event before it.
+    fn share(&mut self, g: usize) {
+        let pos = self.ws[g].pos;
+        let after = if pos == 0 {
+            u32::MAX
+        } else {
+            self.evc[self.first[g] + pos - 1].after
+        };
+        self.record_shared(g, after);
     }
 
     /// Records warp `g`'s current event, whose last after-fence is the one of the event
@@ -479,14 +511,14 @@ impl<'a> Engine<'_, 'a> {
         }
         match e.stmt {
             Stmt::Exit if e.mask == e.live => {
-                self.record(g);
+                self.share(g);
                 self.ws[g].done = true;
                 true
             }
             Stmt::Tc(Op::Fence {
                 kind: FenceKind::AfterThreadSync,
             }) => {
-                self.record_with(g, i as u32);
+                self.record_shared(g, i as u32);
                 // Later events see this fence as their last after-fence.
                 true
             }
@@ -495,12 +527,12 @@ impl<'a> Engine<'_, 'a> {
                 // The arrival happens when the tracked operations complete: it knows them,
                 // but the committing thread does not, until it observes the phase.
                 self.snapshot(g, i, Some(self.ws[g].commit_count));
-                self.record(g);
+                self.share(g);
                 true
             }
             Stmt::MbarArrive { .. } => {
                 self.snapshot(g, i, None);
-                self.record(g);
+                self.share(g);
                 true
             }
             Stmt::BarCta => {
@@ -553,7 +585,7 @@ impl<'a> Engine<'_, 'a> {
                     join(&mut entry.0, &self.cur[g * n..(g + 1) * n]);
                 }
                 entry.1 += 1;
-                self.record(g);
+                self.share(g);
                 true
             }
             Stmt::ClusterWait => {
@@ -593,7 +625,7 @@ impl<'a> Engine<'_, 'a> {
                     for h in [g, peer] {
                         self.ws[h].pair_waiting = false;
                         self.cur[h * n + h] = self.ws[h].pos as u32 + 1;
-                        self.record(h);
+                        self.share(h);
                     }
                     true
                 } else {
@@ -640,7 +672,8 @@ impl<'a> Engine<'_, 'a> {
 
     fn mbar_wait(&mut self, g: usize, i: usize, cta: u32, bar: u8, parity: bool) -> bool {
         let key = (g, bar);
-        let next = *self.expect_phase.get(&key).unwrap_or(&0);
+        let (next, joined) = *self.expect_phase.get(&key).unwrap_or(&(0, 0));
+        let mut joined_to = joined;
         let Some(m) = self.mbars.get(&(cta, bar)) else {
             self.malformed = Some(format!("mbarrier {bar} is waited on but never initialised"));
             self.waits.push((g, i, WaitResult::GivesUp));
@@ -668,12 +701,12 @@ impl<'a> Engine<'_, 'a> {
         } else {
             let t = target as u32;
             // The snapshot offsets of the arrivals the phase needs (`u32::MAX`: not yet
-            // processed).
+            // processed), less those of the phases this warp joined before (arrived then).
             let (arrived, first) = (&self.arrived, &self.first);
             let needed = m
                 .arrivals
                 .iter()
-                .filter(|a| a.phase.is_some_and(|p| p <= t))
+                .filter(|a| a.phase.is_some_and(|p| joined <= p && p <= t))
                 .map(|a| arrived[first[a.g] + a.i]);
             let missing = needed.clone().any(|o| o == u32::MAX);
             if missing {
@@ -690,14 +723,25 @@ impl<'a> Engine<'_, 'a> {
                     join(cur, &self.snaps[o..o + n]);
                 }
                 cur[g] = i as u32 + 1;
+                joined_to = joined.max(t + 1);
                 result = WaitResult::MayComplete;
             }
         }
-        if result == WaitResult::MayComplete && u32::from(parity) == next % 2 {
-            self.expect_phase.insert(key, next + 1);
+        let next_to = if result == WaitResult::MayComplete && u32::from(parity) == next % 2 {
+            next + 1
+        } else {
+            next
+        };
+        if (next_to, joined_to) != (next, joined) {
+            self.expect_phase.insert(key, (next_to, joined_to));
         }
         self.waits.push((g, i, result));
-        self.record(g);
+        if joined_to != joined {
+            self.record(g);
+        } else {
+            // Nothing joined: the clock is the one before.
+            self.share(g);
+        }
         true
     }
 

@@ -356,13 +356,22 @@ impl<'a> Ctx<'a> {
                 }
                 Stmt::Loop { count: n, body } => {
                     let (start_id, start_site) = (*id, *site);
+                    let mut whole = false;
                     for _ in 0..*n {
                         *id = start_id;
                         *site = start_site;
-                        self.block(body, m, id, site, func, fbase);
+                        whole = self.block(body, m, id, site, func, fbase);
                     }
-                    *id = start_id + body.iter().map(count).sum::<u32>();
-                    *site = start_site + body.iter().map(sites).sum::<u32>();
+                    if !whole {
+                        // No iteration, or the last stopped early (every lane exited): the
+                        // ids and sites after the body, counted (a body run to its end
+                        // leaves them there).
+                        *id = start_id + body.iter().map(count).sum::<u32>();
+                        *site = start_site + body.iter().map(sites).sum::<u32>();
+                    } else {
+                        debug_assert_eq!(*id, start_id + body.iter().map(count).sum::<u32>());
+                        debug_assert_eq!(*site, start_site + body.iter().map(sites).sum::<u32>());
+                    }
                 }
                 Stmt::Call(f) => {
                     let f = usize::from(*f);
