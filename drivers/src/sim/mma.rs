@@ -156,6 +156,8 @@ impl MmaPlan {
                     }
                     None => {
                         let mut a = Vec::with_capacity(rows as usize * kk);
+                        let at = vec![Cell::new(NOT_YET); rows as usize];
+                        let mut raw = Vec::new();
                         // Every kind's K elements fill 32 bytes: 8 cells, 2 core-matrix rows.
                         let cells = (self.k * self.a_ty.bytes()).div_ceil(4);
                         let last_col = self.a_col + cells.max(1) - 1;
@@ -164,25 +166,16 @@ impl MmaPlan {
                                 && last_col < super::tmem::COLS
                                 && tmem.lane_clean(r, self.a_col, last_col)
                             {
-                                // No lazy cell: decode the stored cells 4 at a time.
-                                let start = a.len();
-                                a.resize(start + kk, 0.0);
-                                let t = (16 / self.a_ty.bytes()) as usize;
-                                let mut cells = [0u32; 8];
-                                tmem.stored_run(r, self.a_col, &mut cells);
-                                let (lo, hi) = cells.split_at(4);
-                                let halves =
-                                    [lo, hi].map(|h| <[u32; 4]>::try_from(h).unwrap_or_default());
-                                for (words, chunk) in halves.iter().zip(a[start..].chunks_mut(t)) {
-                                    decode_chunk(self.a_ty, words, chunk);
+                                // No lazy cell: keep the stored cells, decoded on first use
+                                // (`Rows::decode_row`; reading them changes nothing).
+                                if raw.is_empty() {
+                                    raw.resize(8 * rows as usize, 0);
                                 }
-                                if self.neg_a {
-                                    for x in &mut a[start..] {
-                                        *x = -*x;
-                                    }
-                                }
+                                let r8 = 8 * r as usize;
+                                tmem.stored_run(r, self.a_col, &mut raw[r8..r8 + 8]);
                                 continue;
                             }
+                            at[r as usize].set(a.len() as u32);
                             // Elements narrower than a cell share it: read each cell once.
                             let mut last: Option<(u32, u32)> = None;
                             for k in 0..self.k {
@@ -200,7 +193,7 @@ impl MmaPlan {
                                 a.push(if self.neg_a { -v } else { v });
                             }
                         }
-                        Rows::decoded(a, rows, self.k)
+                        Rows::decoded(a, at, raw, self.a_ty, self.neg_a, self.k)
                     }
                 })
             };
@@ -244,6 +237,9 @@ struct Rows {
     k: usize,
     /// From row `.0` on, the rows come from region `.1` (row `r` at local row `r - .0`).
     src: Vec<(u32, Rc<Region>)>,
+    /// An A operand in TMEM: 8 stored cells per row, for the rows not decoded at perform
+    /// ([`Rows::decoded`]).
+    raw: Vec<u32>,
     desc: SmemDesc,
     ty: Elem,
     neg: bool,
@@ -257,10 +253,21 @@ struct Rows {
 const NOT_YET: u32 = u32::MAX;
 
 impl Rows {
-    fn decoded(data: Vec<f32>, rows: u32, k: u32) -> Rows {
+    /// Rows of an A operand in TMEM: the rows whose `at` is set are decoded in `data`; the
+    /// others (`at` [`NOT_YET`]) are decoded on first use from their 8 stored cells in `raw`
+    /// (row r at `raw[8 * r..]`), as elements of type `ty`, negated if `neg`.
+    fn decoded(
+        data: Vec<f32>,
+        at: Vec<Cell<u32>>,
+        raw: Vec<u32>,
+        ty: Elem,
+        neg: bool,
+        k: u32,
+    ) -> Rows {
         Rows {
             k: k as usize,
             src: Vec::new(),
+            raw,
             desc: SmemDesc {
                 region: 0,
                 offset: 0,
@@ -272,10 +279,10 @@ impl Rows {
                 swizzle: 0,
                 reserved: 0,
             },
-            ty: Elem::F16,
-            neg: false,
+            ty,
+            neg,
             data: RefCell::new(data),
-            at: (0..rows).map(|r| Cell::new(r * k)).collect(),
+            at,
         }
     }
 
@@ -302,6 +309,7 @@ impl Rows {
         Ok(Rows {
             k: k as usize,
             src,
+            raw: Vec::new(),
             desc: *desc,
             ty,
             neg,
@@ -369,6 +377,22 @@ impl Rows {
         }
         data.resize(start + self.k, 0.0);
         self.at[r].set(start as u32);
+        if let Some(cells) = self.raw.get(8 * r..8 * r + 8) {
+            // 8 cells: two 16-byte core-matrix rows of 16 / bytes elements each.
+            let row = &mut data[start..start + self.k];
+            let t = (16 / self.ty.bytes()) as usize;
+            let (lo, hi) = cells.split_at(4);
+            let halves = [lo, hi].map(|h| <[u32; 4]>::try_from(h).unwrap_or_default());
+            for (words, chunk) in halves.iter().zip(row.chunks_mut(t)) {
+                decode_chunk(self.ty, words, chunk);
+            }
+            if self.neg {
+                for x in row.iter_mut() {
+                    *x = -*x;
+                }
+            }
+            return start;
+        }
         let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) else {
             return start;
         };

@@ -373,12 +373,23 @@ impl Tmem {
             let l = &layers[i];
             let above = &layers[i + 1..];
             let mut end = k + 1;
-            while end < n
-                && end - k < CHUNK
-                && l.owns(lane, col0 + end as u32)
-                && !above.iter().any(|x| x.owns(lane, col0 + end as u32))
-            {
-                end += 1;
+            let lim = n.min(k + CHUNK);
+            if above.is_empty() {
+                // The top layer: the cells it owns from `col` on, its lane masks in a row.
+                let at = (col - l.col0) as usize;
+                let masks = l.lanes.get(at + 1..).unwrap_or_default();
+                end += masks
+                    .iter()
+                    .take(lim - end)
+                    .take_while(|&&m| m >> lane & 1 == 1)
+                    .count();
+            } else {
+                while end < lim
+                    && l.owns(lane, col0 + end as u32)
+                    && !above.iter().any(|x| x.owns(lane, col0 + end as u32))
+                {
+                    end += 1;
+                }
             }
             if l.f.needs_old() {
                 let mut olds = [0u32; CHUNK];
