@@ -572,6 +572,10 @@ pub(crate) fn called_funcs(p: &Program) -> Vec<bool> {
         }
     }
     let mut seen = vec![false; p.funcs.len()];
+    if p.funcs.is_empty() {
+        // Nothing to call (and no walk needed to find it out).
+        return seen;
+    }
     for w in &p.warps {
         go(w, p, &mut seen);
     }

@@ -1640,6 +1640,12 @@ struct Reuse {
     buf: Vec<WordExpect>,
     adds: Vec<u32>,
     rows: Vec<Vec<(u32, u32, u32, bool)>>,
+    /// Per access: in flight at / after its allocation's dealloc, and WAIT-SCOPE.
+    war: Vec<bool>,
+    scope: Vec<bool>,
+    /// The processing order, and its counting placement by `seq`.
+    order: Vec<usize>,
+    by_seq: Vec<usize>,
 }
 
 thread_local! {
@@ -1689,10 +1695,14 @@ fn values_with(
     cx.by_col.by_column();
     // In-flight accesses at their allocation's dealloc (DEALLOC-PAIR-SYNC, OQ-4, MCM-LD-WAR)
     // and accesses after it (OQ-9).
-    let mut war = vec![false; cx.accs.len()];
+    let war = &mut reuse.war;
+    war.clear();
+    war.resize(cx.accs.len(), false);
     // WAIT-SCOPE: an ld left in flight at the dealloc although another warp's wait::ld is
     // ordered between them (that wait covers only its own warp's loads, §9.7.16.8.5).
-    let mut scope = vec![false; cx.accs.len()];
+    let scope = &mut reuse.scope;
+    scope.clear();
+    scope.resize(cx.accs.len(), false);
     for (k, x) in cx.accs.iter().enumerate() {
         for r in &x.regions {
             let inst = &a.insts[r.inst as usize];
@@ -1721,22 +1731,27 @@ fn values_with(
         }
     }
     // Process in a linearization of happens-before, so writes are known before their readers.
-    let mut order: Vec<usize> = (0..cx.accs.len()).collect();
+    let order = &mut reuse.order;
+    order.clear();
+    order.extend(0..cx.accs.len());
     // `seq` numbers every event once (0, 1, 2, ...), so the keys are distinct: a counting
     // placement by key gives the sorted order in linear time.
     let key = |k: usize| c.seq(cx.accs[k].g, cx.accs[k].i) as usize;
     let span = order.iter().map(|&k| key(k) + 1).max().unwrap_or(0);
     if span <= 4 * order.len() + 64 {
-        let mut by_seq = vec![usize::MAX; span];
-        for &k in &order {
+        let by_seq = &mut reuse.by_seq;
+        by_seq.clear();
+        by_seq.resize(span, usize::MAX);
+        for &k in order.iter() {
             by_seq[key(k)] = k;
         }
         let n = order.len();
         order.clear();
-        order.extend(by_seq.into_iter().filter(|&k| k != usize::MAX));
+        order.extend(by_seq.iter().copied().filter(|&k| k != usize::MAX));
         if order.len() != n {
             // Not distinct after all: fall back to sorting.
-            order = (0..n).collect();
+            order.clear();
+            order.extend(0..n);
             order.sort_by_key(|&k| key(k));
         }
     } else {
@@ -1748,7 +1763,7 @@ fn values_with(
     let mut out: Vec<ObsItem> =
         Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
     let (sc, buf, adds) = (&mut reuse.sc, &mut reuse.buf, &mut reuse.adds);
-    for k in order {
+    for &k in order.iter() {
         if cx.work.get() > WORK_BUDGET {
             f.not_judged = Some(format!(
                 "more than {WORK_BUDGET} steps of TMEM value analysis (work bound)"
