@@ -290,6 +290,36 @@ fn number_one(code: Code, s: &Stmt, parent: u32, index: u16, locs: &mut Locs) {
     }
 }
 
+/// What one walk over a code finds: its statements (as [`count`] counts them), whether a
+/// condition tests the CTA's rank or cluster, whether it calls a function.
+#[derive(Debug, Default)]
+struct Shape {
+    count: u32,
+    cta_test: bool,
+    calls: bool,
+}
+
+impl Shape {
+    fn add(&mut self, s: &Stmt) {
+        self.count += 1;
+        match s {
+            Stmt::If { cond, then, els } => {
+                self.cta_test |= matches!(cond, Cond::CtaRank(_) | Cond::CtaOdd | Cond::Cluster(_));
+                for c in then.iter().chain(els) {
+                    self.add(c);
+                }
+            }
+            Stmt::Loop { body, .. } => {
+                for c in body {
+                    self.add(c);
+                }
+            }
+            Stmt::Call(_) => self.calls = true,
+            _ => {}
+        }
+    }
+}
+
 /// Statements in `s` (itself included), for skipping ids.
 fn count(s: &Stmt) -> u32 {
     match s {
@@ -491,9 +521,17 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     // numbers, counted without building the locations).
     let mut next = 0u32;
     let mut wbase = Vec::with_capacity(p.warps.len());
+    // Per warp code: whether it tests the CTA's rank or cluster itself, and whether it calls
+    // a function (see `same` below).
+    let mut local = Vec::with_capacity(p.warps.len());
     for code in &p.warps {
         wbase.push(next);
-        next += code.iter().map(count).sum::<u32>();
+        let mut x = Shape::default();
+        for s in code {
+            x.add(s);
+        }
+        next += x.count;
+        local.push((x.cta_test, x.calls));
     }
     let mut fbase = Vec::with_capacity(p.funcs.len());
     for func in &p.funcs {
@@ -523,7 +561,10 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     let same: Vec<bool> = if l.ctas() > 1 {
         p.warps
             .iter()
-            .map(|code| !cta_dependent(p, code, &mut vec![false; p.funcs.len()]))
+            .zip(&local)
+            .map(|(code, &(cta_test, calls))| {
+                !cta_test && (!calls || !cta_dependent(p, code, &mut vec![false; p.funcs.len()]))
+            })
             .collect()
     } else {
         Vec::new()
