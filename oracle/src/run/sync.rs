@@ -500,7 +500,6 @@ impl<'a> Engine<'_, 'a> {
         let i = self.ws[g].pos;
         let n = 2 * self.g;
         self.cur[g * n + g] = i as u32 + 1;
-        let cta = self.cta_of(g);
         if plain(&e, self.pair_rendezvous) {
             if i == 0 {
                 // The warp's first event: its clock gets the warp's first row.
@@ -509,6 +508,7 @@ impl<'a> Engine<'_, 'a> {
             self.plain_run(g);
             return true;
         }
+        let cta = self.cta_of(g);
         match e.stmt {
             Stmt::Exit if e.mask == e.live => {
                 self.share(g);

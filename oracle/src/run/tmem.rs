@@ -144,6 +144,10 @@ struct OldD {
     before: Vec<usize>,
     race: Vec<usize>,
     ord: Vec<bool>,
+    /// The access index of the one write before the MMA when it covers every old D cell and
+    /// nothing races: every cell's only candidate is its value (what the general loop of
+    /// [`Ctx::old_cell`] finds).
+    single: Option<usize>,
     /// Per cell (row-major 128 × n): `UNREAD`, `UNKNOWN` or the value.
     memo: std::cell::RefCell<Vec<u64>>,
 }
@@ -878,6 +882,15 @@ impl<'a> Ctx<'_, 'a> {
             return (v != OldD::UNKNOWN).then_some(v as u32);
         }
         let (l, c, inst) = (row, o.c0 + col, o.inst);
+        if let Some(wi) = o.single {
+            let v = self.value_as_of(&self.accs[wi], inst, l, c, x.pos);
+            let mut memo = o.memo.borrow_mut();
+            if memo.is_empty() {
+                memo.resize(128 * o.n as usize, OldD::UNREAD);
+            }
+            memo[idx] = v.map_or(OldD::UNKNOWN, u64::from);
+            return v;
+        }
         let covers = |wi: usize| {
             self.accs[wi]
                 .regions
@@ -1592,10 +1605,29 @@ impl<'a> Ctx<'_, 'a> {
             let k = sc.writers.len() as u64;
             self.work
                 .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
+            let single = match (&sc.before[..], sc.race.is_empty()) {
+                (&[b], true) => {
+                    let wi = sc.writers[b];
+                    self.accs[wi]
+                        .regions
+                        .iter()
+                        .any(|x| {
+                            x.write
+                                && x.inst == r.inst
+                                && x.l0 == 0
+                                && x.l1 >= 128
+                                && x.c0 <= r.c0
+                                && x.c1 >= r.c1
+                        })
+                        .then_some(wi)
+                }
+                _ => None,
+            };
             Some(OldD {
                 inst: r.inst,
                 c0: r.c0,
                 n: r.c1 - r.c0,
+                single,
                 writers: sc.writers.clone(),
                 before: sc.before.clone(),
                 race: sc.race.clone(),
