@@ -6,6 +6,10 @@
 //! ```text
 //! cargo run --release -p tcgen05-drivers --example case_cost -- 3000
 //! ```
+//!
+//! `... -- verdicts [cases]` prints instead a digest of `diff::compare_with`'s verdicts on the
+//! outcomes of `sim` and `sim:adversarial`, without and with each injected fault (so that a
+//! change to the comparison can be shown to keep every verdict).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -13,7 +17,50 @@ use std::time::Instant;
 use tcgen05_drivers::sim::{Sched, SimConfig, simulate};
 use tcgen05_generators::cases::{Mode, Stream};
 
+fn verdicts(n: u64) {
+    use std::hash::{Hash, Hasher};
+    let stream = Stream::new(tcgen05_generators::Config::default(), 3, Mode::Mixed);
+    let opts = tcgen05_oracle::Options::default();
+    let cases: Vec<_> = (0..n)
+        .map(|i| {
+            let c = stream.case_at(i);
+            let e = tcgen05_oracle::expect_with(&c.program, &opts);
+            let l = tcgen05_ir::observe::Layout::of(&c.program);
+            (c, e, l)
+        })
+        .collect();
+    let mut names = vec!["sim".to_string(), "sim:adversarial".to_string()];
+    for f in tcgen05_drivers::sim::faults::Fault::ALL {
+        names.push(format!("sim+{}", f.name()));
+        names.push(format!("sim:adversarial+{}", f.name()));
+    }
+    let mut all = std::collections::hash_map::DefaultHasher::new();
+    for name in &names {
+        let cfg = SimConfig::parse(name)
+            .expect("a sim name")
+            .expect("well formed");
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut agree = 0;
+        for (c, e, l) in &cases {
+            let o = simulate(&c.program, cfg, c.provenance.seed.unwrap_or(0));
+            let v = tcgen05_drivers::diff::compare_with(&c.program, l, e, &o);
+            agree += u32::from(v == tcgen05_drivers::diff::Verdict::Agree);
+            format!("{v:?}").hash(&mut h);
+        }
+        println!("{name:40} {:016x} agree {agree}", h.finish());
+        h.finish().hash(&mut all);
+    }
+    println!("all: {:016x}", all.finish());
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("verdicts") {
+        let n = std::env::args()
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2000);
+        return verdicts(n);
+    }
     let n: u64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())

@@ -623,12 +623,32 @@ fn check_site(
         }
         return None;
     }
-    for (lane, e) in item.iter() {
-        let l = usize::from(lane);
+    // The lanes of the mask in lane order (`ObsItem::iter`), with the expectation resolved
+    // once for a site whose lanes share it. `check_lane` depends only on the expectation and
+    // the record, so a lane of such a site that recorded what the lane before it did (every
+    // lane's address record, say) passes as that one did.
+    let same = match &item.expect {
+        SiteExpect::Same(e) => Some(LaneExpect::Is(e)),
+        _ => None,
+    };
+    let mut passed: Option<Option<&[u32]>> = None;
+    let mut m = item.lanes;
+    while m != 0 {
+        let l = m.trailing_zeros() as usize;
+        m &= m - 1;
         let rec = (valid[l] != 0).then(|| &data[l * n..(l + 1) * n]);
+        let e = match same {
+            Some(_) if passed == Some(rec) => continue,
+            Some(e) => e,
+            None => match item.lane(l as u8) {
+                Some(e) => e,
+                None => continue,
+            },
+        };
         if let Some(why) = check_lane(e, rec, allocs) {
-            return Some((lane, why));
+            return Some((l as u8, why));
         }
+        passed = Some(rec);
     }
     None
 }
