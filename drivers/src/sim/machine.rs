@@ -349,7 +349,9 @@ impl<'p> Machine<'p> {
             if steps > MAX_STEPS {
                 return Outcome::TimedOut { limit_ms: 0 };
             }
-            self.match_pairs();
+            if self.open_pairs > 0 {
+                self.match_pairs();
+            }
             // Forgets every `cluster_min` of the previous step.
             self.stamp = steps as u32;
             ready.clear();
@@ -1597,6 +1599,9 @@ impl<'p> Machine<'p> {
         // Threads 2p and 2p + 1 of a pair shape read the interleaved columns of lane p,
         // together `[col0, col0 + 2 * limit)` (twice that packed): read once.
         let (run, pairs) = lane_access(form.shape, limit);
+        // .16x32bx2 with a split small enough that no column arithmetic wraps: a run per
+        // thread too.
+        let bx2 = form.shape == LdStShape::S16x32bx2 && split <= 0xFFFF;
         let mut pair_lane = u32::MAX;
         // The cells of a lane pair's run (reused: its contents are overwritten before use).
         let mut cells = std::mem::take(&mut self.ld_cells);
@@ -1636,20 +1641,24 @@ impl<'p> Machine<'p> {
                         cells[co as usize]
                     };
                 }
-            } else if run && width as usize <= cells.len() {
+            } else if (run || bx2) && width as usize <= cells.len() {
+                // .16x32bx2: thread t's registers are the consecutive columns from its
+                // half's offset (cell_of); the 32-lane shapes from column 0.
+                let off = tmem::cell_of(form.shape, t, 0, split).1;
+                let c0 = col0 + if pack { 2 * off } else { off };
                 let regs = out.get_mut(base..).unwrap_or_default();
                 let n = (limit as usize).min(regs.len());
-                if width > 0 && (lane >= tmem::LANES || col0 + width > tmem::COLS) {
+                if width > 0 && (lane >= tmem::LANES || c0 + width > tmem::COLS) {
                     outside = true;
                 }
                 if pack {
                     let cells = &mut cells[..2 * n];
-                    tm.get_run(lane, col0, cells);
+                    tm.get_run(lane, c0, cells);
                     for (slot, ab) in regs[..n].iter_mut().zip(cells.chunks_exact(2)) {
                         *slot = (ab[0] & 0xFFFF) | (ab[1] << 16);
                     }
                 } else {
-                    tm.get_run(lane, col0, &mut regs[..n]);
+                    tm.get_run(lane, c0, &mut regs[..n]);
                 }
             } else {
                 let (mut first, mut last) = (u32::MAX, 0);
@@ -1744,6 +1753,9 @@ impl<'p> Machine<'p> {
         // Threads 2p and 2p + 1 of a pair shape write the interleaved columns of lane p,
         // together `[col0, col0 + 2 * nregs)` (twice that unpacked).
         let (run, pairs) = lane_access(form.shape, nregs);
+        // .16x32bx2 (split small enough that no column arithmetic wraps): thread t writes
+        // the consecutive columns from its half's offset in lane t % 16 (cell_of).
+        let bx2 = form.shape == LdStShape::S16x32bx2 && split <= 0xFFFF;
         let [mut vals, mut pair_cols] = std::mem::take(&mut self.scratch);
         vals.clear();
         pair_cols.clear();
@@ -1783,9 +1795,9 @@ impl<'p> Machine<'p> {
                 ok &= tm.set_run_in(owned, window + (lane0 % 32 + t / 2) % 32, col0, &vals);
                 continue;
             }
-            if run {
+            if run || bx2 {
                 // st_value(seed, t, i) = t * mul + add_i (values.rs): the addends once per
-                // operation (the 32-lane shapes do not use `pair_cols` otherwise).
+                // operation (these shapes do not use `pair_cols` otherwise).
                 if pair_cols.is_empty() {
                     pair_cols.extend((0..nregs).map(|i| st_coeffs(seed, i).1));
                 }
@@ -1799,7 +1811,14 @@ impl<'p> Machine<'p> {
                 } else {
                     vals.extend(pair_cols.iter().map(|&add| base.wrapping_add(add)));
                 }
-                ok &= tm.set_run_in(owned, window + (lane0 % 32 + t) % 32, col0, &vals);
+                if bx2 {
+                    // Its columns may lie beyond `owned`'s: `set_run` looks itself.
+                    let (lo, off) = tmem::cell_of(form.shape, t, 0, split);
+                    let c0 = col0 + if unpack { 2 * off } else { off };
+                    ok &= tm.set_run(window + (lane0 % 32 + lo) % 32, c0, &vals);
+                } else {
+                    ok &= tm.set_run_in(owned, window + (lane0 % 32 + t) % 32, col0, &vals);
+                }
                 continue;
             }
             for i in 0..nregs {

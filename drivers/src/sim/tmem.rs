@@ -265,15 +265,28 @@ impl Tmem {
         if n == 0 {
             return true;
         }
-        if lane >= LANES
-            || col0.checked_add(n).is_none_or(|e| e > COLS)
-            || !self.lane_clean(lane, col0, col0 + n - 1)
-        {
+        if lane >= LANES || col0.checked_add(n).is_none_or(|e| e > COLS) {
             let mut ok = true;
             for (k, &v) in vals.iter().enumerate() {
                 ok &= self.set(lane, col0.wrapping_add(k as u32), v);
             }
             return ok;
+        }
+        if !self.lane_clean(lane, col0, col0 + n - 1) {
+            // As `set` cell by cell: the cells leave every layer (a layer owns a cell only
+            // where `owned` has it, so clearing the others changes nothing).
+            let bit = !(1u128 << lane);
+            for l in &mut self.layers {
+                for c in col0..col0 + n {
+                    if let Some(m) = l.lanes.get_mut(c.wrapping_sub(l.col0) as usize) {
+                        *m &= bit;
+                    }
+                }
+            }
+            let end = ((col0 + n) as usize).min(self.owned.len());
+            for m in self.owned.get_mut(col0 as usize..end).unwrap_or_default() {
+                *m &= bit;
+            }
         }
         self.store_run(lane, col0, vals);
         true
