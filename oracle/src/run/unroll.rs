@@ -365,7 +365,12 @@ impl<'a> Ctx<'a> {
                 *site += sites(s);
                 continue;
             }
-            let my_site = observe::site_of(s).map(|_| {
+            // The statement's kind (`Other` for `If`, `Loop` and `Call`), which also says
+            // whether it records: the statements `observe::site_of` gives a site.
+            let kind = EvKind::of(s);
+            let records = matches!(kind, EvKind::Ld | EvKind::ObserveAddr | EvKind::MbarWait);
+            debug_assert_eq!(records, observe::site_of(s).is_some());
+            let my_site = records.then(|| {
                 *site += 1;
                 match func {
                     Some(f) => SiteRef::Func {
@@ -432,7 +437,7 @@ impl<'a> Ctx<'a> {
                     }
                     self.out.push(Ev {
                         stmt: s,
-                        kind: EvKind::of(s),
+                        kind,
                         loc: my_id,
                         mask: m,
                         live: self.live,
