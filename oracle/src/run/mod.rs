@@ -178,9 +178,8 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     // The last record of a site wins, lane by lane (a site in a loop or a function called
     // twice).
     if !obs.is_sorted_by(|x, y| x.key < y.key) {
-        // Stable: records of one site stay in execution order. (Compared as one integer:
-        // `sort_key` orders as the key.)
-        obs.sort_by_key(|x| sort_key(x.key));
+        // Stable: records of one site stay in execution order.
+        obs.sort_by_key(|x| x.key);
         obs = merge_sites(obs);
     }
     let verdict = if !f.must_deadlock.is_empty() {
@@ -273,20 +272,6 @@ fn finish(
         assumes_completed: assumes,
         notes: f.notes,
     }
-}
-
-/// A site key as one integer that orders as the key does (CTA, warp, then the site:
-/// `Warp` sites before `Func` sites, each by its numbers).
-fn sort_key(k: ObsSite) -> u128 {
-    let (variant, func, index) = match k.site {
-        SiteRef::Warp(i) => (0u128, 0u128, i),
-        SiteRef::Func { func, index } => (1, u128::from(func), index),
-    };
-    u128::from(k.cta) << 64
-        | u128::from(k.warp) << 56
-        | variant << 48
-        | func << 32
-        | u128::from(index)
 }
 
 /// Merges consecutive records of one site (sorted by key, execution order within a key): a
