@@ -356,10 +356,6 @@ impl<'a> Engine<'_, 'a> {
         self.record_with(g, after);
     }
 
-    fn ev(&self, g: usize) -> Option<Ev<'a>> {
-        self.u.warps[g].get(self.ws[g].pos).copied()
-    }
-
     /// Precomputes every mbarrier's arrivals and phases; returns how many events
     /// synchronize (an upper bound on the rows the clocks store, less the first rows).
     fn collect_mbars(&mut self) -> usize {
@@ -490,17 +486,19 @@ impl<'a> Engine<'_, 'a> {
 
     /// Tries to process warp g's current event; false if it cannot move.
     fn step(&mut self, g: usize) -> bool {
-        if self.ws[g].done {
+        let WarpState { done, pos: i, .. } = self.ws[g];
+        if done {
             return false;
         }
-        let Some(e) = self.ev(g) else {
+        // The event, borrowed from the unrolled program (not from the engine).
+        let u = self.u;
+        let Some(e) = u.warps[g].get(i) else {
             self.ws[g].done = true;
             return true;
         };
-        let i = self.ws[g].pos;
         let n = 2 * self.g;
         self.cur[g * n + g] = i as u32 + 1;
-        if plain(&e, self.pair_rendezvous) {
+        if plain(e, self.pair_rendezvous) {
             if i == 0 {
                 // The warp's first event: its clock gets the warp's first row.
                 self.record(g);
