@@ -464,68 +464,46 @@ impl<'a> Ctx<'_, 'a> {
     /// Builds every access; returns false if a write leaves its allocation.
     fn collect(&mut self, f: &mut Findings) {
         let w = self.c.w;
-        let n_acc = self
-            .u
-            .warps
-            .iter()
-            .zip(&self.c.reached)
-            .flat_map(|(evs, &r)| &evs[..r.min(evs.len())])
-            .filter(|e| e.kind.is_access())
-            .count();
-        self.accs.reserve(n_acc);
-        // Per-warp buffers, reused from warp to warp.
-        const NONE: u32 = u32::MAX;
-        // Per index: the next wait::ld, wait::st, before-fence-or-commit and commit at or
-        // after it (`NONE`: none).
-        const WL: usize = 0;
-        const WS: usize = 1;
-        const FC: usize = 2;
-        const CM: usize = 3;
-        let (mut next, mut ordinal): (Vec<[u32; 4]>, Vec<u32>) = (Vec::new(), Vec::new());
+        // Per warp, in one pass over its reached events: its accesses, and the indexes of
+        // its wait::ld, wait::st, before-fences-or-commits and commits, ascending (the
+        // completion witnesses of an access are the first of them after it). Reused from warp
+        // to warp.
+        let mut acc_at: Vec<u32> = Vec::new();
+        let (mut wl, mut ws, mut fc, mut cm): (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) =
+            Default::default();
+        // The first index in `list` at or after `j`.
+        let first_from = |list: &[u32], j: usize| {
+            let k = list.partition_point(|&x| (x as usize) < j);
+            list.get(k).map(|&x| x as usize)
+        };
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
-            if !evs[..reached.min(evs.len())]
-                .iter()
-                .any(|e| e.kind.is_access())
-            {
-                // No access: nothing to index.
-                continue;
+            acc_at.clear();
+            for v in [&mut wl, &mut ws, &mut fc, &mut cm] {
+                v.clear();
             }
-            // Next wait::ld, wait::st, before-fence-or-commit and commit at or after each index,
-            // and each commit's ordinal (1-based).
-            next.clear();
-            next.resize(reached + 1, [NONE; 4]);
-            ordinal.clear();
-            ordinal.resize(reached, 0u32);
-            let mut nc = 0;
             for (j, e2) in evs.iter().enumerate().take(reached) {
-                if e2.kind == EvKind::Commit {
-                    nc += 1;
-                }
-                ordinal[j] = nc;
-            }
-            for j in (0..reached).rev() {
-                let mut x = next[j + 1];
                 let ju = j as u32;
-                match evs[j].kind {
-                    EvKind::WaitLd => x[WL] = ju,
-                    EvKind::WaitSt => x[WS] = ju,
-                    EvKind::FenceBefore => x[FC] = ju,
+                match e2.kind {
+                    EvKind::Ld | EvKind::St | EvKind::Mma | EvKind::Cp | EvKind::Shift => {
+                        acc_at.push(ju)
+                    }
+                    EvKind::WaitLd => wl.push(ju),
+                    EvKind::WaitSt => ws.push(ju),
+                    EvKind::FenceBefore => fc.push(ju),
                     EvKind::Commit => {
-                        x[FC] = ju;
-                        x[CM] = ju;
+                        fc.push(ju);
+                        cm.push(ju);
                     }
                     _ => {}
                 }
-                next[j] = x;
             }
-            for (i, e) in evs.iter().enumerate().take(reached) {
+            self.accs.reserve(acc_at.len());
+            for &i in &acc_at {
+                let (i, e) = (i as usize, &evs[i as usize]);
                 if self.work.get() > WORK_BUDGET {
                     // Not judged (checked by the caller): stop building the index.
                     return;
-                }
-                if !e.kind.is_access() {
-                    continue;
                 }
                 let Stmt::Tc(op) = e.stmt else { continue };
                 let (kind, cg) = match op {
@@ -688,32 +666,28 @@ impl<'a> Ctx<'_, 'a> {
                     f.note("a TMEM write goes outside every allocation (OQ-9): reads of that CTA are unspecified");
                 }
                 let _ = outside_read;
-                // Completion witnesses, from the per-warp "next" indexes.
-                let at = |k: usize, j: usize| {
-                    next.get(j)
-                        .map(|x| x[k])
-                        .filter(|x| *x != NONE)
-                        .map(|x| x as usize)
-                };
+                // Completion witnesses: the first wait, fence or commit after the access.
                 let wait = match kind {
-                    Kind::Ld => at(WL, i + 1),
-                    Kind::St => at(WS, i + 1),
+                    Kind::Ld => first_from(&wl, i + 1),
+                    Kind::St => first_from(&ws, i + 1),
                     _ => None,
                 };
-                let xfence = wait.and_then(|w| at(FC, w + 1));
-                let pfence = at(FC, i + 1);
-                let mut commit = None;
-                let mut j = at(CM, i + 1);
-                while let Some(jj) = j {
-                    if let Stmt::Tc(Op::Commit { form, .. }) = evs[jj].stmt
-                        && Some(form.cta_group) == cg
-                        && evs[jj].mask & e.mask == e.mask
-                    {
-                        commit = Some(ordinal[jj]);
-                        break;
+                let xfence = wait.and_then(|w| first_from(&fc, w + 1));
+                let pfence = first_from(&fc, i + 1);
+                // The first later commit of the same `.cta_group` by every issuing lane, with
+                // its ordinal (1-based: commit `k` of the list is the warp's `k + 1`-th).
+                let from = cm.partition_point(|&x| (x as usize) < i + 1);
+                let commit = cm[from..].iter().zip(from + 1..).find_map(|(&jj, ord)| {
+                    let ej = &evs[jj as usize];
+                    match ej.stmt {
+                        Stmt::Tc(Op::Commit { form, .. })
+                            if Some(form.cta_group) == cg && ej.mask & e.mask == e.mask =>
+                        {
+                            Some(ord as u32)
+                        }
+                        _ => None,
                     }
-                    j = at(CM, jj + 1);
-                }
+                });
                 let known = match op {
                     Op::St { form, .. } => form.shape == LdStShape::S32x32b && form.pack.is_none(),
                     _ => false,
