@@ -34,6 +34,9 @@ struct Checker<'a> {
     out: Vec<Violation>,
     /// The `.cta_group` of the first instruction that has one (GEN-CTAGROUP-UNIFORM).
     first_cg: Option<(CtaGroup, Location)>,
+    /// [`gating::target_and_version_ok`] for the program's target and version (computed
+    /// once: an instruction of an ungated form then passes every gating row).
+    gate_ok: bool,
 }
 
 impl Checker<'_> {
@@ -76,9 +79,12 @@ impl Checker<'_> {
     fn op(&mut self, op: &Op, loc: Loc<'_>) {
         let form = op.form();
         let l = &self.p.launch;
-        // GEN-TARGET, GEN-PTXVER and the per-feature target rows (reference §1).
-        for (rule, msg) in gating::gate(op, l.target, l.ptx_version) {
-            self.flag(rule, Some(loc), msg);
+        // GEN-TARGET, GEN-PTXVER and the per-feature target rows (reference §1): what
+        // `gating::gate` gives, without its per-instruction target and version tests.
+        if !(self.gate_ok && gating::ungated_form(op)) {
+            for (rule, msg) in gating::gate(op, l.target, l.ptx_version) {
+                self.flag(rule, Some(loc), msg);
+            }
         }
         // GEN-CTAGROUP-UNIFORM (§9.7.16.7.1 ...): wait's .cta_group is WAIT-OPS, not a group.
         if let (Some(cg), false) = (form.cta_group(), matches!(form, Form::Wait(_))) {
@@ -588,6 +594,7 @@ pub fn check(p: &Program) -> Vec<Violation> {
         p,
         out: Vec::new(),
         first_cg: None,
+        gate_ok: gating::target_and_version_ok(p.launch.target, p.launch.ptx_version),
     };
     let mut path = Vec::with_capacity(8);
     for (w, code) in p.warps.iter().enumerate() {

@@ -37,20 +37,32 @@ fn ver(v: PtxVersion) -> String {
     v.to_string()
 }
 
+/// Whether `op`'s form has no gating row of its own (only GEN-TARGET and GEN-PTXVER apply).
+#[inline]
+pub fn ungated_form(op: &Op) -> bool {
+    match op {
+        Op::Alloc { form, .. } => !form.exclusive,
+        Op::Dealloc { form, .. } => !form.exclusive,
+        Op::Ld { form, .. } => !form.red,
+        Op::Shift { .. } | Op::Mma(_) => false,
+        _ => true,
+    }
+}
+
+/// Whether `t` is a tcgen05 target and `v` knows tcgen05 and `t`: then an instruction of an
+/// [`ungated_form`] passes every gating check.
+#[inline]
+pub fn target_and_version_ok(t: Target, v: PtxVersion) -> bool {
+    is_tcgen05_target(t) && v >= PtxVersion::new(8, 6) && v >= target_min_version(t)
+}
+
 /// The gating violations of one instruction: `(rule, message)`.
 #[inline]
 pub fn gate(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
     // Fast path (speed, issue 3), inlined into the checker: a form with no gating row of its
     // own, on a tcgen05 target, at a version that knows tcgen05 and the target, passes every
     // check of `gate_rows`.
-    let plain = match op {
-        Op::Alloc { form, .. } => !form.exclusive,
-        Op::Dealloc { form, .. } => !form.exclusive,
-        Op::Ld { form, .. } => !form.red,
-        Op::Shift { .. } | Op::Mma(_) => false,
-        _ => true,
-    };
-    if plain && is_tcgen05_target(t) && v >= PtxVersion::new(8, 6) && v >= target_min_version(t) {
+    if ungated_form(op) && target_and_version_ok(t, v) {
         return Vec::new();
     }
     gate_rows(op, t, v)
