@@ -108,21 +108,22 @@ pub fn analyse(
     let mut deallocs = Vec::new();
     let mut relinquishes = Vec::new();
     // One pass over the events: the allocs, deallocs and relinquishes reached, the address
-    // observations reached (in event order), and whether any event (reached or not) is a
-    // `::2` collective (`pairing`).
+    // observations reached (in event order), and every `::2` collective, reached or not, in
+    // warp and event order (`pairing`).
     let mut observes: Vec<(usize, usize, u8)> = Vec::new();
-    let mut has_pairs = false;
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (g, evs) in u.warps.iter().enumerate() {
-        if !has_pairs {
-            has_pairs = evs[c.reached[g].min(evs.len())..]
-                .iter()
-                .any(|e| e.kind.is_collective() && sync::pair_collective(e.stmt));
-        }
-        for (i, e) in evs.iter().enumerate().take(c.reached[g]) {
+        let reached = c.reached[g];
+        for (i, e) in evs.iter().enumerate() {
             if !e.kind.is_collective() && e.kind != EvKind::ObserveAddr {
                 continue;
             }
-            has_pairs |= sync::pair_collective(e.stmt);
+            if e.kind.is_collective() && sync::pair_collective(e.stmt) {
+                pairs.push((g, i));
+            }
+            if i >= reached {
+                continue;
+            }
             match e.stmt {
                 Stmt::Tc(Op::Alloc {
                     form, slot, ncols, ..
@@ -222,7 +223,7 @@ pub fn analyse(
             }
         }
     }
-    pairing(p, u, c, opts, has_pairs, &mut a, f);
+    pairing(p, u, c, opts, &pairs, &mut a, f);
     capacity(u, c, opts, &a, f);
     // Leaks (ALLOC-FREE-BEFORE-EXIT: consequence unstated, so reported, never judged).
     if a.insts.iter().any(|x| x.dealloc.is_none()) {
@@ -341,12 +342,12 @@ fn pairing(
     u: &Unrolled<'_>,
     c: &Clocks,
     opts: &Options,
-    has_pairs: bool,
+    pairs: &[(usize, usize)],
     a: &mut AllocAnalysis,
     f: &mut Findings,
 ) {
     let w = c.w;
-    if !has_pairs || p.launch.cluster_size < 2 {
+    if pairs.is_empty() || p.launch.cluster_size < 2 {
         return;
     }
     f.note("::2 collectives pair the k-th collective of a warp with the k-th of the same warp rank in the peer CTA (assumption)");
@@ -365,23 +366,20 @@ fn pairing(
         if peer >= u.warps.len() {
             continue;
         }
-        let collectives = |h: usize| -> Vec<usize> {
-            (0..u.warps[h].len())
-                .filter(|i| {
-                    let e = &u.warps[h][*i];
-                    e.kind.is_collective() && sync::pair_collective(e.stmt)
-                })
-                .collect()
+        // The `::2` collectives of warp `h`, in event order (`pairs` is sorted by warp).
+        let collectives = |h: usize| {
+            let lo = pairs.partition_point(|&(x, _)| x < h);
+            let hi = pairs.partition_point(|&(x, _)| x <= h);
+            &pairs[lo..hi]
         };
         let (mine, theirs) = (collectives(g), collectives(peer));
-        for (k, (mi, ti)) in mine.iter().zip(&theirs).enumerate() {
-            let _ = k;
-            if kind(u.warps[g][*mi].stmt) != kind(u.warps[peer][*ti].stmt) {
+        for (&(_, mi), &(_, ti)) in mine.iter().zip(theirs) {
+            if kind(u.warps[g][mi].stmt) != kind(u.warps[peer][ti].stmt) {
                 f.undefined.insert(RuleId::AllocIssuer);
                 f.note("ALLOC-ISSUER: the two warps of a CTA pair issue different ::2 collectives at the same step");
             }
-            let xi = a.insts.iter().position(|x| x.at == (g, *mi));
-            let yi = a.insts.iter().position(|x| x.at == (peer, *ti));
+            let xi = a.insts.iter().position(|x| x.at == (g, mi));
+            let yi = a.insts.iter().position(|x| x.at == (peer, ti));
             if let (Some(xi), Some(yi)) = (xi, yi) {
                 a.insts[xi].peer = Some(yi as u32);
                 a.insts[yi].peer = Some(xi as u32);
@@ -390,9 +388,9 @@ fn pairing(
         if mine.len() != theirs.len() {
             missing = true;
             let (lonely, idx) = if mine.len() > theirs.len() {
-                (g, mine[theirs.len()])
+                (g, mine[theirs.len()].1)
             } else {
-                (peer, theirs[mine.len()])
+                (peer, theirs[mine.len()].1)
             };
             match opts.edition {
                 Edition::Seeds => {
