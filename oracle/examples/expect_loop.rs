@@ -28,22 +28,8 @@ fn thread_cpu_ns() -> Option<u64> {
 }
 
 fn main() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = args
-        .first()
-        .ok_or("usage: expect_loop <folder> [cases] [rounds]")?;
-    let n: usize = args
-        .get(1)
-        .map_or(Ok(2000), |s| s.parse())
-        .map_err(|e| format!("{e}"))?;
-    let rounds: u32 = args
-        .get(2)
-        .map_or(Ok(3), |s| s.parse())
-        .map_err(|e| format!("{e}"))?;
-    let programs: Vec<_> = common::load_cases(dir, n)?
-        .into_iter()
-        .map(|c| c.program)
-        .collect();
+    let (programs, rounds) =
+        common::programs_and_rounds("usage: expect_loop <folder> [cases] [rounds]")?;
     let opts = Options::default();
     for r in 0..rounds {
         let c0 = thread_cpu_ns();

@@ -34,22 +34,8 @@ const STAGES: [&str; 8] = [
 ];
 
 fn main() -> Result<(), String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let dir = args
-        .first()
-        .ok_or("usage: expect_stages <folder> [cases] [rounds]")?;
-    let n: usize = args
-        .get(1)
-        .map_or(Ok(2000), |s| s.parse())
-        .map_err(|e| format!("{e}"))?;
-    let rounds: u32 = args
-        .get(2)
-        .map_or(Ok(3), |s| s.parse())
-        .map_err(|e| format!("{e}"))?;
-    let programs: Vec<_> = common::load_cases(dir, n)?
-        .into_iter()
-        .map(|c| c.program)
-        .collect();
+    let (programs, rounds) =
+        common::programs_and_rounds("usage: expect_stages <folder> [cases] [rounds]")?;
     let opts = Options::default();
     let mut best = [f64::MAX; 8];
     let mut per_case = vec![f64::MAX; programs.len()];

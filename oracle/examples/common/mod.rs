@@ -21,3 +21,24 @@ pub fn load_cases(dir: &str, n: usize) -> Result<Vec<Case>, String> {
         })
         .collect()
 }
+
+/// The examples' arguments `<folder> [cases] [rounds]` (cases 2,000 and rounds 3 unless
+/// given): the programs of the first `cases` files of the folder, and the rounds.
+#[allow(
+    dead_code,
+    reason = "a module of every example: expect_digest and stream_stats read their own arguments"
+)]
+pub fn programs_and_rounds(usage: &str) -> Result<(Vec<tcgen05_ir::Program>, u32), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let dir = args.first().ok_or(usage)?;
+    let n: usize = args
+        .get(1)
+        .map_or(Ok(2000), |s| s.parse())
+        .map_err(|e| format!("{e}"))?;
+    let rounds: u32 = args
+        .get(2)
+        .map_or(Ok(3), |s| s.parse())
+        .map_err(|e| format!("{e}"))?;
+    let programs = load_cases(dir, n)?.into_iter().map(|c| c.program).collect();
+    Ok((programs, rounds))
+}
