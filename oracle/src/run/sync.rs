@@ -335,25 +335,24 @@ impl<'a> Engine<'_, 'a> {
 
     /// [`Engine::record_shared`] with the last after-fence of the event before it.
     fn share(&mut self, g: usize) {
-        let pos = self.ws[g].pos;
-        let after = if pos == 0 {
-            u32::MAX
-        } else {
-            self.evc[self.first[g] + pos - 1].after
-        };
+        let after = self.after_before(g);
         self.record_shared(g, after);
     }
 
     /// Records warp `g`'s current event, whose last after-fence is the one of the event
     /// before it.
     fn record(&mut self, g: usize) {
-        let pos = self.ws[g].pos;
-        let after = if pos == 0 {
-            u32::MAX
-        } else {
-            self.evc[self.first[g] + pos - 1].after
-        };
+        let after = self.after_before(g);
         self.record_with(g, after);
+    }
+
+    /// The last after-fence of warp `g`'s event before its current one (`u32::MAX` at its
+    /// first event).
+    fn after_before(&self, g: usize) -> u32 {
+        match self.ws[g].pos {
+            0 => u32::MAX,
+            pos => self.evc[self.first[g] + pos - 1].after,
+        }
     }
 
     /// Precomputes every mbarrier's arrivals and phases; returns how many events
