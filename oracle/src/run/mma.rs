@@ -278,7 +278,6 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
             flags,
             ints: vec![0; (rows * kk) as usize],
             have: vec![false; rows as usize],
-            buf: Vec::with_capacity(kk as usize),
         };
         return Some(Prepared {
             mm,
@@ -342,8 +341,6 @@ struct LazyOperand {
     /// The rows read so far as integers, K each (valid where `have`).
     ints: Vec<i32>,
     have: Vec<bool>,
-    /// One row's elements as read (reused).
-    buf: Vec<f64>,
 }
 
 impl LazyOperand {
@@ -351,18 +348,116 @@ impl LazyOperand {
     /// [`lazy_ok`] and [`rows_inside`]; kept as "not exact" rather than a panic).
     fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[i32]> {
         let r = row as usize;
+        let out = self.ints.get_mut(r * kk..(r + 1) * kk)?;
         if !*self.have.get(r)? {
-            let buf = &mut self.buf;
-            buf.clear();
-            read_row(&self.desc, &self.data, kind, self.flags, row, buf)?;
-            debug_assert!(as_ints(buf).is_some());
-            for (d, x) in self.ints[r * kk..(r + 1) * kk].iter_mut().zip(buf.iter()) {
-                *d = *x as i32;
-            }
+            read_row_ints(&self.desc, &self.data, kind, self.flags, row, out)?;
             self.have[r] = true;
         }
-        Some(&self.ints[r * kk..(r + 1) * kk])
+        Some(out)
     }
+}
+
+/// The integer an f16 holds (`None`: not an integer, infinite or NaN): what [`f16_value`]
+/// gives, without the floating point.
+fn f16_int(h: u16) -> Option<i32> {
+    let e = i32::from(h >> 10 & 0x1F);
+    let frac = i32::from(h & 0x3FF);
+    let mag = match e {
+        0 if frac == 0 => 0,
+        0 | 31 => return None,
+        _ => {
+            // (1 + frac / 1024) * 2^(e - 15) = (1024 + frac) * 2^(e - 25).
+            let m = 1024 + frac;
+            let s = e - 25;
+            if s >= 0 {
+                m << s
+            } else if m & ((1 << -s) - 1) == 0 {
+                m >> -s
+            } else {
+                return None;
+            }
+        }
+    };
+    Some(if h >> 15 == 1 { -mag } else { mag })
+}
+
+/// [`read_row`] into integers, for the operands of [`lazy_ok`] (every element a small
+/// integer): the same elements, decoded straight from the fill words, into `out` (K of
+/// them). `None` where [`read_row`] misses (a chunk outside the region, a non-finite element)
+/// or an element is not an integer.
+fn read_row_ints(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    (signed, neg): (bool, bool),
+    row: u32,
+    out: &mut [i32],
+) -> Option<()> {
+    let (eb, kk) = elem_k(kind);
+    debug_assert_eq!(out.len(), kk as usize);
+    let limit = u64::from(data.bytes.max(16));
+    let per_chunk = (16 / eb) as usize;
+    let sign = if neg { -1 } else { 1 };
+    for (j, chunk) in out.chunks_exact_mut(per_chunk).enumerate() {
+        let base = chunk_base(desc, row, j as u64);
+        // The chunk's last element ends at `base + 16`.
+        if base + 16 > limit {
+            return None;
+        }
+        let w0 = base / 4;
+        let word = |t: u64| values::fill_word(data.elem, data.seed, (w0 + t) as u32);
+        match kind {
+            MmaKind::F16 | MmaKind::Tf32 if !base.is_multiple_of(4) => {
+                // Not a lazy operand (`lazy_ok` asks for 4-byte aligned offsets).
+                return None;
+            }
+            MmaKind::F16 => {
+                for (t, pair) in chunk.chunks_exact_mut(2).enumerate() {
+                    let w = word(t as u64);
+                    pair[0] = sign * f16_int(w as u16)?;
+                    pair[1] = sign * f16_int((w >> 16) as u16)?;
+                }
+            }
+            MmaKind::Tf32 => {
+                for (t, x) in chunk.iter_mut().enumerate() {
+                    let w = word(t as u64);
+                    // tf32 keeps 10 mantissa bits: only exact words count (as in `read_row`).
+                    if (w & 0x1FFF) != 0 {
+                        return None;
+                    }
+                    let v = f32::from_bits(w);
+                    let i = v as i32;
+                    if !v.is_finite() || i as f32 != v {
+                        return None;
+                    }
+                    *x = sign * i;
+                }
+            }
+            _ => {
+                let shift = (base % 4) * 8;
+                let mut words = [0u32; 5];
+                let nwords = if shift == 0 { 4 } else { 5 };
+                for (t, w) in words.iter_mut().enumerate().take(nwords) {
+                    *w = word(t as u64);
+                }
+                // 16 bytes from byte `base % 4` of the first word on.
+                let mut bytes = [0u8; 20];
+                for (b, w) in bytes.chunks_exact_mut(4).zip(&words) {
+                    b.copy_from_slice(&w.to_le_bytes());
+                }
+                let off = (base % 4) as usize;
+                for (x, &b) in chunk.iter_mut().zip(&bytes[off..off + 16]) {
+                    *x = sign
+                        * if signed {
+                            i32::from(b as i8)
+                        } else {
+                            i32::from(b)
+                        };
+                }
+            }
+        }
+    }
+    Some(())
 }
 
 /// The exact integer dot product of `a` and `b`, with the sum of the magnitudes of its terms.
@@ -519,6 +614,61 @@ mod tests {
             2.0e-9,
         ] {
             assert_eq!(is_integer(x), x.fract() == 0.0, "{x}");
+        }
+    }
+
+    #[test]
+    fn f16_int_is_the_integer_f16_value_holds() {
+        for h in 0..=u16::MAX {
+            let v = f16_value(h);
+            let want = (v.is_finite() && v.fract() == 0.0).then_some(v as i32);
+            assert_eq!(f16_int(h), want, "{h:#06x}");
+        }
+    }
+
+    #[test]
+    fn integer_rows_are_the_rows_read_as_f64() {
+        // Every lazy kind, fill and flag combination, rows 0..16 of a region large enough.
+        let desc = SmemDesc {
+            region: 0,
+            offset: 0,
+            lbo_enc: 1,
+            sbo_enc: 2,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        for (kind, elem) in [
+            (MmaKind::I8, FillElem::Word),
+            (MmaKind::I8, FillElem::I8Small),
+            (MmaKind::F16, FillElem::F16Small),
+            (MmaKind::Tf32, FillElem::Tf32Small),
+        ] {
+            for offset in [0u32, 4, 1, 3] {
+                if kind != MmaKind::I8 && offset % 4 != 0 {
+                    continue;
+                }
+                let d = SmemDesc { offset, ..desc };
+                let data = RegionData {
+                    elem,
+                    seed: 0x1234_5678 ^ offset,
+                    bytes: 4096,
+                };
+                for flags in [(false, false), (true, false), (false, true), (true, true)] {
+                    for row in 0..16 {
+                        let (_, kk) = elem_k(kind);
+                        let mut f = Vec::new();
+                        read_row(&d, &data, kind, flags, row, &mut f).expect("inside");
+                        let mut ints = vec![0; kk as usize];
+                        read_row_ints(&d, &data, kind, flags, row, &mut ints).expect("inside");
+                        let want: Vec<i32> = f.iter().map(|&x| x as i32).collect();
+                        assert_eq!(ints, want, "{kind:?} {elem:?} {offset} {flags:?} {row}");
+                        assert!(f.iter().all(|&x| x.fract() == 0.0));
+                    }
+                }
+            }
         }
     }
 
