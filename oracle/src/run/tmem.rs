@@ -1632,10 +1632,8 @@ pub fn values(
     opts: &Options,
     f: &mut Findings,
 ) -> Vec<ObsItem> {
-    let mut reuse = REUSE.with(|r| std::mem::take(&mut *r.borrow_mut()));
-    let out = values_with(p, u, c, a, opts, f, &mut reuse);
-    REUSE.with(|r| *r.borrow_mut() = reuse);
-    out
+    // Borrowed in place (`values_with` does not call `values`): no buffers moved in and out.
+    REUSE.with(|r| values_with(p, u, c, a, opts, f, &mut r.borrow_mut()))
 }
 
 /// Buffers [`values`] keeps from one call to the next on a thread (cleared before every use,
