@@ -355,6 +355,18 @@ impl LazyOperand {
         }
         Some(out)
     }
+
+    /// Reads rows `rows` now where not yet ([`LazyOperand::row`] of each), and gives them
+    /// (K integers each, consecutive).
+    fn rows(&mut self, rows: std::ops::Range<u32>, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+        let (r0, r1) = (rows.start as usize, rows.end as usize);
+        if !self.have.get(r0..r1)?.iter().all(|&h| h) {
+            for r in rows {
+                self.row(r, kind, kk)?;
+            }
+        }
+        self.ints.get(r0 * kk..r1 * kk)
+    }
 }
 
 /// The integer an f16 holds (`None`: not an integer, infinite or NaN): what [`f16_value`]
@@ -494,11 +506,11 @@ impl Prepared {
         let kk = self.kk as usize;
         let mut lazy = lazy.borrow_mut();
         let (la, lb) = &mut *lazy;
-        let mut arow = [0i32; 32];
-        arow[..kk].copy_from_slice(la.row(r, self.kind, kk)?);
-        let arow = &arow[..kk];
-        for (x, c) in out.iter_mut().zip(cols) {
-            let (sum, abs) = int_dot(arow, lb.row(c, self.kind, kk)?);
+        let arow = la.row(r, self.kind, kk)?;
+        // The columns of B (read once, then every cell is a dot product of two slices).
+        let bcols = lb.rows(cols, self.kind, kk)?;
+        for (x, bc) in out.iter_mut().zip(bcols.chunks_exact(kk)) {
+            let (sum, abs) = int_dot(arow, bc);
             *x = self.finish(sum, abs, None)?;
         }
         Some(())
