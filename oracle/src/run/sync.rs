@@ -174,8 +174,9 @@ struct Engine<'u, 'a> {
     rows: Vec<u32>,
     evc: Vec<EvClock>,
     first: Vec<usize>,
-    /// Arrival VCs of cluster barrier generations: (cluster, gen) -> joined VC, arrivals.
-    cluster_arrivals: FastMap<(u32, u32), (Vec<u32>, u32)>,
+    /// Per cluster, the joined arrival VCs of its barrier generations, flat (generation
+    /// `k` (1-based) at `(k - 1) * 2G`; zeros where no ordering arrival joined).
+    cluster_arrivals: Vec<Vec<u32>>,
     /// Mbarriers by (cta, bar).
     mbars: FastMap<(u32, u8), Mbar>,
     /// Per event (indexed like `evc`), for processed arrivals (commits, mbarrier arrives):
@@ -235,11 +236,11 @@ impl std::hash::Hasher for MulHasher {
     }
 }
 
+/// `a` becomes the componentwise maximum of `a` and `b` (written without a branch, so the
+/// loop is vectorized).
 fn join(a: &mut [u32], b: &[u32]) {
     for (x, y) in a.iter_mut().zip(b) {
-        if *y > *x {
-            *x = *y;
-        }
+        *x = (*x).max(*y);
     }
 }
 
@@ -573,15 +574,18 @@ impl<'a> Engine<'_, 'a> {
             Stmt::ClusterArrive { relaxed } => {
                 self.ws[g].arrive_count += 1;
                 let k = self.ws[g].arrive_count;
-                let cl = cta / self.cluster_size();
-                let entry = self
-                    .cluster_arrivals
-                    .entry((cl, k))
-                    .or_insert_with(|| (vec![0; n], 0));
-                if !relaxed {
-                    join(&mut entry.0, &self.cur[g * n..(g + 1) * n]);
+                let cl = (cta / self.cluster_size()) as usize;
+                if self.cluster_arrivals.len() <= cl {
+                    self.cluster_arrivals.resize_with(cl + 1, Vec::new);
                 }
-                entry.1 += 1;
+                let gens = &mut self.cluster_arrivals[cl];
+                let end = k as usize * n;
+                if gens.len() < end {
+                    gens.resize(end, 0);
+                }
+                if !relaxed {
+                    join(&mut gens[end - n..end], &self.cur[g * n..(g + 1) * n]);
+                }
                 self.share(g);
                 true
             }
@@ -599,7 +603,12 @@ impl<'a> Engine<'_, 'a> {
                     self.note("barrier.cluster.wait is reached after some warps finished without arriving: they are taken as arrived (outside the tcgen05 chapter)");
                 }
                 self.ws[g].wait_count = k;
-                if let Some((v, _)) = self.cluster_arrivals.get(&(cl as u32, k)) {
+                let k = k as usize;
+                if let Some(v) = self
+                    .cluster_arrivals
+                    .get(cl)
+                    .and_then(|gens| gens.get((k - 1) * n..k * n))
+                {
                     join(&mut self.cur[g * n..(g + 1) * n], v);
                 }
                 self.cur[g * n + g] = i as u32 + 1;
@@ -771,7 +780,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         rows: Vec::new(),
         evc: vec![EvClock::default(); events],
         first,
-        cluster_arrivals: Default::default(),
+        cluster_arrivals: Vec::new(),
         mbars: Default::default(),
         arrived: Vec::new(),
         snaps: Vec::new(),
