@@ -472,8 +472,14 @@ fn read_row_ints(
     Some(())
 }
 
-/// The exact integer dot product of `a` and `b`, with the sum of the magnitudes of its terms.
-fn int_dot(a: &[i32], b: &[i32]) -> (f64, f64) {
+/// The exact integer dot product of `a` and `b`, with the sum of the magnitudes of its terms
+/// when `magnitudes` is set (0 otherwise: kind::i8 results do not use it, see
+/// [`Prepared::finish`]).
+fn int_dot(a: &[i32], b: &[i32], magnitudes: bool) -> (f64, f64) {
+    if !magnitudes {
+        let sum: i32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        return (f64::from(sum), 0.0);
+    }
     let (mut sum, mut abs) = (0i32, 0i32);
     for (x, y) in a.iter().zip(b) {
         let t = x * y;
@@ -510,7 +516,7 @@ impl Prepared {
         // The columns of B (read once, then every cell is a dot product of two slices).
         let bcols = lb.rows(cols, self.kind, kk)?;
         for (x, bc) in out.iter_mut().zip(bcols.chunks_exact(kk)) {
-            let (sum, abs) = int_dot(arow, bc);
+            let (sum, abs) = int_dot(arow, bc, self.kind != MmaKind::I8);
             *x = self.finish(sum, abs, None)?;
         }
         Some(())
@@ -532,10 +538,14 @@ impl Prepared {
                 let mut lazy = lazy.borrow_mut();
                 let (la, lb) = &mut *lazy;
                 let kind = self.kind;
-                int_dot(la.row(r, kind, kk)?, lb.row(c, kind, kk)?)
+                int_dot(
+                    la.row(r, kind, kk)?,
+                    lb.row(c, kind, kk)?,
+                    kind != MmaKind::I8,
+                )
             }
             // Exact integers (see `ints`): the same sums as the f64 loop below.
-            (None, Some((ai, bi))) => int_dot(&ai[ra], &bi[rb]),
+            (None, Some((ai, bi))) => int_dot(&ai[ra], &bi[rb], self.kind != MmaKind::I8),
             (None, None) => {
                 let mut sum = 0f64;
                 let mut abs = 0f64;
