@@ -247,6 +247,19 @@ struct Rows {
     data: RefCell<Vec<f32>>,
     /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
     at: Vec<Cell<u32>>,
+    /// A B operand's rows in groups of 4 (rows `4g..4g + 4`), transposed for
+    /// [`dots4`]: built on first use ([`Rows::group`]).
+    groups: RefCell<Groups>,
+}
+
+/// The transposed row groups of a B operand: group `g` holds element `k` of rows `4g + j` at
+/// `data[at[g] + 4 * k + j]`.
+#[derive(Debug, Default)]
+struct Groups {
+    /// Where group `g` starts in `data` ([`NOT_YET`] before its first use; empty until the
+    /// first group is built).
+    at: Vec<u32>,
+    data: Vec<f32>,
 }
 
 /// A row not decoded yet.
@@ -283,6 +296,7 @@ impl Rows {
             neg,
             data: RefCell::new(data),
             at,
+            groups: RefCell::default(),
         }
     }
 
@@ -315,6 +329,7 @@ impl Rows {
             neg,
             data: RefCell::new(Vec::new()),
             at: vec![Cell::new(NOT_YET); rows as usize],
+            groups: RefCell::default(),
         })
     }
 
@@ -365,6 +380,38 @@ impl Rows {
             NOT_YET => self.decode_row(r),
             at => at as usize,
         }
+    }
+
+    /// Where group `g` (rows `4g..4g + 4`, transposed: [`Groups`]) starts in the groups' data,
+    /// building it (and decoding its rows) on first use. Every row of the group exists (B has
+    /// N rows, N a multiple of 8).
+    #[inline]
+    fn group(&self, g: usize) -> usize {
+        if let Some(&at) = self.groups.borrow().at.get(g)
+            && at != NOT_YET
+        {
+            return at as usize;
+        }
+        self.build_group(g)
+    }
+
+    /// Builds group `g` at the end of the groups' data; where it starts.
+    #[inline(never)]
+    fn build_group(&self, g: usize) -> usize {
+        let starts: [usize; 4] = std::array::from_fn(|j| self.row(4 * g + j));
+        let rows = self.data.borrow();
+        let mut groups = self.groups.borrow_mut();
+        let Groups { at, data } = &mut *groups;
+        if at.is_empty() {
+            at.resize(self.at.len().div_ceil(4), NOT_YET);
+            data.reserve(self.at.len() * self.k);
+        }
+        let start = data.len();
+        for k in 0..self.k {
+            data.extend(starts.iter().map(|&s| rows[s + k]));
+        }
+        at[g] = start as u32;
+        start
     }
 
     /// Decodes row `r` at the end of `data`; where it starts.
@@ -543,31 +590,79 @@ impl Lazy for Product {
             }
             return;
         };
-        let kk = self.k;
         let ao = ra.row(self.a_row(lane));
-        for k in 0..out.len() {
-            rb.row(col as usize + k);
-        }
-        let (a, b) = (ra.data.borrow(), rb.data.borrow());
-        let arow = &a[ao..ao + kk];
-        macro_rules! each {
-            ($dot:expr) => {
+        match self.k {
+            32 => self.run_k::<32>(ra, rb, ao, col as usize, olds, out),
+            16 => self.run_k::<16>(ra, rb, ao, col as usize, olds, out),
+            8 => self.run_k::<8>(ra, rb, ao, col as usize, olds, out),
+            kk => {
+                for k in 0..out.len() {
+                    rb.row(col as usize + k);
+                }
+                let (a, b) = (ra.data.borrow(), rb.data.borrow());
+                let arow = &a[ao..ao + kk];
                 for (k, (x, &old)) in out.iter_mut().zip(olds).enumerate() {
                     let bo = rb.row(col as usize + k);
-                    *x = self.finish($dot(arow, &b[bo..bo + kk]), old);
+                    *x = self.finish(dot8(arow, &b[bo..bo + kk]), old);
                 }
-            };
-        }
-        match kk {
-            32 => each!(dot_k::<32>),
-            16 => each!(dot_k::<16>),
-            8 => each!(dot_k::<8>),
-            _ => each!(dot8),
+            }
         }
     }
 }
 
 impl Product {
+    /// [`Lazy::values`] for `K` = `self.k` (8, 16 or 32), A row at `ao`: the cells of each
+    /// group of 4 columns ([`Rows::group`]) that the run covers four dot products at a time
+    /// ([`dots4`], where it covers 2 or more of them), a single cell alone ([`dot_k`]); both
+    /// give every cell the same sums in the same order.
+    fn run_k<const K: usize>(
+        &self,
+        ra: &Rows,
+        rb: &Rows,
+        ao: usize,
+        c0: usize,
+        olds: &[u32],
+        out: &mut [u32],
+    ) {
+        let n = out.len();
+        // The run in pieces, one per group of 4 columns it meets: the cells of the piece from
+        // cell k. The groups (or single rows) are built first.
+        let piece = |k: usize| (4 - (c0 + k) % 4).min(n - k);
+        let mut k = 0;
+        while k < n {
+            let take = piece(k);
+            if take >= 2 {
+                rb.group((c0 + k) / 4);
+            } else {
+                rb.row(c0 + k);
+            }
+            k += take;
+        }
+        let (a, b, bt) = (ra.data.borrow(), rb.data.borrow(), rb.groups.borrow());
+        let Some(arow) = a
+            .get(ao..ao + K)
+            .and_then(|x| <&[f32; K]>::try_from(x).ok())
+        else {
+            return;
+        };
+        let mut k = 0;
+        while k < n {
+            let take = piece(k);
+            let c = c0 + k;
+            if take >= 2 {
+                let go = rb.group(c / 4);
+                let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
+                for (j, x) in out[k..k + take].iter_mut().enumerate() {
+                    *x = self.finish(d[c % 4 + j], olds[k + j]);
+                }
+            } else {
+                let bo = rb.row(c);
+                out[k] = self.finish(dot_k::<K>(arow, &b[bo..bo + K]), olds[k]);
+            }
+            k += take;
+        }
+    }
+
     /// The A row that D row (lane) `lane` uses: `.ashift` makes D row m use A row m - 1
     /// (row 0 keeps A row 0).
     #[inline]
@@ -615,6 +710,27 @@ impl Product {
             }
         }
     }
+}
+
+/// [`dot_k`] of one `K`-element row `a` with 4 rows given transposed in `bt` (element `k` of
+/// row `j` at `bt[4 * k + j]`): per row the same eight partial sums, each added in the same
+/// order, then the same pairwise sum, so each result is bit-identical to [`dot_k`]'s (the
+/// four rows side by side in vector lanes).
+#[inline(never)]
+fn dots4<const K: usize>(a: &[f32; K], bt: &[f32]) -> [f32; 4] {
+    let mut lanes = [[0f32; 4]; 8];
+    for (k, (&x, b)) in a.iter().zip(bt.chunks_exact(4)).enumerate() {
+        let Ok(b) = <&[f32; 4]>::try_from(b) else {
+            break;
+        };
+        for j in 0..4 {
+            lanes[k % 8][j] += x * b[j];
+        }
+    }
+    std::array::from_fn(|j| {
+        ((lanes[0][j] + lanes[1][j]) + (lanes[2][j] + lanes[3][j]))
+            + ((lanes[4][j] + lanes[5][j]) + (lanes[6][j] + lanes[7][j]))
+    })
 }
 
 /// [`dot8`] of two `K`-element rows (`K` a multiple of 8), unrolled.
@@ -892,36 +1008,51 @@ fn f16_to_f32_special(h: u16) -> f32 {
     }
 }
 
-/// f32 to IEEE binary16, rounding to nearest even.
+/// f32 to IEEE binary16, rounding to nearest even, by bit arithmetic (identical to the
+/// earlier `log2`/`powi` formulation for every one of the 2^32 inputs, checked exhaustively
+/// when it was replaced in session 6).
 pub fn f32_to_f16(x: f32) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;
-    if x.is_nan() {
+    let a = bits & 0x7FFF_FFFF;
+    if a > 0x7F80_0000 {
+        // NaN: the canonical quiet NaN with the sign.
         return sign | 0x7E00;
     }
-    let a = x.abs();
-    if a >= 65520.0 {
+    if a >= 0x477F_F000 {
+        // |x| >= 65520 (halfway above the largest finite f16, 65504): infinity.
         return sign | 0x7C00;
     }
-    if a < (2f32).powi(-25) {
+    if a < 0x3300_0000 {
+        // |x| < 2^-25 (at most half the smallest subnormal, 2^-24): zero.
         return sign;
     }
-    let e = a.log2().floor() as i32;
-    let e = e.max(-14);
-    let scale = (2f32).powi(e - 10);
-    let mant = (a / scale).round_ties_even() as u32;
-    if e == -14 && mant < 1024 {
-        return sign | mant as u16;
+    let e = (a >> 23) as i32 - 127;
+    let m = (a & 0x7F_FFFF) | 0x80_0000;
+    if e < -14 {
+        // Subnormal: |x| / 2^-24 = m * 2^(e + 1), rounded; 1024 is the smallest normal's
+        // encoding.
+        return sign | rne_shift(m, (-(e + 1)) as u32) as u16;
     }
-    let (mant, e) = if mant >= 2048 {
-        (mant / 2, e + 1)
-    } else {
-        (mant, e)
-    };
+    let r = rne_shift(m, 13);
+    let (r, e) = if r >= 2048 { (r / 2, e + 1) } else { (r, e) };
     if e > 15 {
         return sign | 0x7C00;
     }
-    sign | (((e + 15) as u16) << 10) | (mant as u16 & 0x3FF)
+    sign | (((e + 15) as u16) << 10) | (r as u16 & 0x3FF)
+}
+
+/// `m >> s` rounded to nearest, ties to even (`1 <= s <= 24`).
+#[inline]
+fn rne_shift(m: u32, s: u32) -> u32 {
+    let q = m >> s;
+    let rem = m & ((1 << s) - 1);
+    let half = 1 << (s - 1);
+    if rem > half || (rem == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    }
 }
 
 #[cfg(test)]
@@ -1016,6 +1147,21 @@ mod tests {
         assert_eq!(f16_to_f32(0x3C00), 1.0);
         assert_eq!(f16_to_f32(0xC400), -4.0);
         assert_eq!(f32_to_f16(0.0), 0);
+        // Rounding to nearest even: 1 + 2^-11 is halfway between 1.0 (0x3C00, even) and the
+        // next f16; 1 + 3 * 2^-11 halfway between 0x3C01 and 0x3C02 (even).
+        assert_eq!(f32_to_f16(1.0 + (2f32).powi(-11)), 0x3C00);
+        assert_eq!(f32_to_f16(1.0 + 3.0 * (2f32).powi(-11)), 0x3C02);
+        // 65519 rounds down to 65504 (0x7BFF), 65520 (halfway) up to infinity; NaN is quiet.
+        assert_eq!(f32_to_f16(65519.0), 0x7BFF);
+        assert_eq!(f32_to_f16(-65520.0), 0xFC00);
+        assert_eq!(f32_to_f16(f32::NAN), 0x7E00);
+        // Subnormals: 2^-24 is 0x0001; 2^-25 is halfway between 0 and 0x0001 (0 is even);
+        // 1.5 * 2^-25 rounds up; 2^-14 - 2^-25 rounds up to the smallest normal, 0x0400.
+        assert_eq!(f32_to_f16((2f32).powi(-24)), 0x0001);
+        assert_eq!(f32_to_f16((2f32).powi(-25)), 0);
+        assert_eq!(f32_to_f16(1.5 * (2f32).powi(-25)), 0x0001);
+        assert_eq!(f32_to_f16((2f32).powi(-14) - (2f32).powi(-25)), 0x0400);
+        assert_eq!(f32_to_f16(-(2f32).powi(-13)), 0x8800);
         // OCP FP8: e4m3 0x38 = 1.0, 0xC0 = -2.0; e5m2 0x3C = 1.0, 0x7C = +inf.
         assert_eq!(fp8(0x38, 4, 3, 7), 1.0);
         assert_eq!(fp8(0xC0, 4, 3, 7), -2.0);
