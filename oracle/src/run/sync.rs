@@ -356,22 +356,22 @@ impl<'a> Engine<'_, 'a> {
         }
     }
 
-    /// Precomputes every mbarrier's arrivals and phases; returns how many events
-    /// synchronize (an upper bound on the rows the clocks store, less the first rows).
-    fn collect_mbars(&mut self) -> usize {
+    /// Precomputes every mbarrier's arrivals and phases, from the `mbarrier.init`,
+    /// `mbarrier.arrive` and `tcgen05.commit` events the unroller listed
+    /// ([`Unrolled::mbar_events`]), in warp and event order.
+    fn collect_mbars(&mut self) {
         let cs = self.cluster_size();
-        let mut syncing = 0;
         let mut arrivals = false;
-        for g in 0..self.g {
+        let u = self.u;
+        for (g, at) in u.mbar_events.iter().enumerate() {
             let cta = self.cta_of(g);
-            for (i, e) in self.u.warps[g].iter().enumerate() {
-                if !matches!(
+            let evs = &u.warps[g];
+            for &i in at {
+                let (i, e) = (i as usize, &evs[i as usize]);
+                debug_assert!(matches!(
                     e.kind,
                     EvKind::MbarInit | EvKind::MbarArrive | EvKind::Commit
-                ) {
-                    syncing += usize::from(!plain(e, self.pair_rendezvous));
-                    continue;
-                }
+                ));
                 // Arrival weights (counted only for the arrivals below: most events are not).
                 let lanes = || e.mask.count_ones();
                 match e.stmt {
@@ -382,7 +382,6 @@ impl<'a> Engine<'_, 'a> {
                         }
                     }
                     Stmt::MbarArrive { bar, cta: target } => {
-                        syncing += 1;
                         arrivals = true;
                         let t = match target {
                             None => cta,
@@ -409,7 +408,6 @@ impl<'a> Engine<'_, 'a> {
                         cta_mask,
                         ..
                     }) => {
-                        syncing += 1;
                         arrivals = true;
                         // COMMIT-ARRIVE: one arrive-on per issuing thread (OQ-14 literal
                         // reading), to each CTA of ctaMask with .multicast::cluster
@@ -469,7 +467,6 @@ impl<'a> Engine<'_, 'a> {
                 }
             }
         }
-        syncing
     }
 
     /// Keeps the current clock of warp `g` as the snapshot of its arrival at event `i`
@@ -793,9 +790,9 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         counter: 0,
         join_buf: Vec::new(),
     };
-    // A row per synchronizing event and one per warp's first event, at most.
-    let syncing = e.collect_mbars();
-    e.rows.reserve_exact((syncing + g) * n);
+    e.collect_mbars();
+    // A row per synchronizing event (at most `sync_bound`) and one per warp's first event.
+    e.rows.reserve_exact((u.sync_bound + g) * n);
     loop {
         let mut moved = false;
         for h in 0..g {

@@ -66,6 +66,25 @@ pub enum EvKind {
 }
 
 impl EvKind {
+    /// Whether an event of this kind may synchronize in the clocks (`sync::plain` is true for
+    /// every other kind).
+    pub fn may_sync(self) -> bool {
+        matches!(
+            self,
+            EvKind::Exit
+                | EvKind::FenceAfter
+                | EvKind::Commit
+                | EvKind::MbarArrive
+                | EvKind::BarCta
+                | EvKind::ClusterArrive
+                | EvKind::ClusterWait
+                | EvKind::MbarWait
+                | EvKind::Alloc
+                | EvKind::Dealloc
+                | EvKind::Relinquish
+        )
+    }
+
     /// The kind of a statement that becomes an event (not `If`, `Loop` or `Call`).
     pub fn of(s: &Stmt) -> EvKind {
         match s {
@@ -166,6 +185,13 @@ pub struct Unrolled<'a> {
     /// Set if the event budget ran out or the program is malformed (a call to a missing
     /// function, recursion): the reason.
     pub broken: Option<String>,
+    /// Per warp, the indexes of its `mbarrier.init`, `mbarrier.arrive` and `tcgen05.commit`
+    /// events, ascending (what the clocks collect before their pass, without walking every
+    /// event).
+    pub mbar_events: Vec<Vec<u32>>,
+    /// How many events may synchronize (kinds [`EvKind::may_sync`]), all warps: an upper
+    /// bound on the clocks' synchronizing events.
+    pub sync_bound: usize,
 }
 
 impl Unrolled<'_> {
@@ -217,6 +243,9 @@ struct Ctx<'a> {
     visits: usize,
     broken: Option<String>,
     depth: u32,
+    /// See [`Unrolled::mbar_events`] and [`Unrolled::sync_bound`] (this warp's).
+    mbar_events: Vec<u32>,
+    sync_bound: usize,
 }
 
 /// One statement's place: its code, its parent statement's pre-order id ([`Locs::ROOT`] at
@@ -435,6 +464,10 @@ impl<'a> Ctx<'a> {
                         ));
                         continue;
                     }
+                    if matches!(kind, EvKind::MbarInit | EvKind::MbarArrive | EvKind::Commit) {
+                        self.mbar_events.push(self.out.len() as u32);
+                    }
+                    self.sync_bound += usize::from(kind.may_sync());
                     self.out.push(Ev {
                         stmt: s,
                         kind,
@@ -554,6 +587,8 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             broken: Some(format!(
                 "{total_warps} warps in the grid, more than {WARP_BUDGET} (work bound: the clocks are warps × warps)"
             )),
+            mbar_events: Vec::new(),
+            sync_bound: 0,
         };
     }
     let mut warps: Vec<Vec<Ev<'_>>> = Vec::with_capacity(total_warps);
@@ -575,6 +610,10 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         Vec::new()
     };
     let mut same_visits = vec![0usize; p.warps.len()];
+    let mut mbar_events: Vec<Vec<u32>> = Vec::with_capacity(total_warps);
+    let mut sync_bound = 0;
+    // The first CTA's `sync_bound` per warp (for the copies).
+    let mut same_sync = vec![0usize; p.warps.len()];
     'ctas: for cta in 0..l.ctas() {
         for (w, code) in p.warps.iter().enumerate() {
             if cta > 0 && same[w] {
@@ -587,6 +626,8 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                     visits += same_visits[w];
                     let copy = first.clone();
                     warps.push(copy);
+                    mbar_events.push(mbar_events[w].clone());
+                    sync_bound += same_sync[w];
                     continue;
                 }
             }
@@ -603,13 +644,18 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 visits,
                 broken: None,
                 depth: 0,
+                mbar_events: Vec::new(),
+                sync_bound: 0,
             };
             let (mut id, mut site) = (wbase[w], 0);
             c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
             budget -= c.out.len();
             if cta == 0 {
                 same_visits[w] = c.visits - visits;
+                same_sync[w] = c.sync_bound;
             }
+            sync_bound += c.sync_bound;
+            mbar_events.push(std::mem::take(&mut c.mbar_events));
             visits = c.visits;
             if broken.is_none() {
                 broken = c.broken.take();
@@ -626,5 +672,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         locs: std::cell::OnceCell::new(),
         p,
         broken,
+        mbar_events,
+        sync_bound,
     }
 }
