@@ -471,8 +471,12 @@ impl<'a> Ctx<'_, 'a> {
         let mut acc_at: Vec<u32> = Vec::new();
         let (mut wl, mut ws, mut fc, mut cm): (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) =
             Default::default();
-        // The first index in `list` at or after `j`.
+        // The first index in `list` at or after `j` (the lists are short: a scan, unless
+        // long).
         let first_from = |list: &[u32], j: usize| {
+            if list.len() <= 16 {
+                return list.iter().find(|&&x| x as usize >= j).map(|&x| x as usize);
+            }
             let k = list.partition_point(|&x| (x as usize) < j);
             list.get(k).map(|&x| x as usize)
         };
