@@ -59,7 +59,7 @@ pub struct Clocks {
 /// What the clocks keep of one event.
 #[derive(Debug, Clone, Copy, Default)]
 struct EvClock {
-    /// Its vector clock: row `row` of its warp's rows.
+    /// Its vector clock: the row of `rows` starting at index `row` (a multiple of `2G`).
     row: u32,
     /// Index of the last `fence::after_thread_sync` before it (itself for that fence;
     /// `u32::MAX`: none).
@@ -73,9 +73,14 @@ impl Clocks {
     /// program-order component `g` (see `rows`: never read, a warp's events are ordered by
     /// index).
     pub fn at(&self, g: usize, i: usize) -> &[u32] {
-        let n = 2 * self.g;
         let r = self.ev(g, i).row as usize;
-        &self.rows[r * n..(r + 1) * n]
+        &self.rows[r..r + 2 * self.g]
+    }
+
+    /// Component `k` of [`Clocks::at`]`(g, i)` (`k < 2G`), read directly.
+    fn at_k(&self, g: usize, i: usize, k: usize) -> u32 {
+        debug_assert!(k < 2 * self.g);
+        self.rows[self.ev(g, i).row as usize + k]
     }
 
     /// What the clocks keep of event `i` of warp `g`.
@@ -94,7 +99,7 @@ impl Clocks {
         if g1 == g2 {
             return i1 <= i2;
         }
-        i2 < self.reached[g2] && self.at(g2, i2)[g1] > i1 as u32
+        i2 < self.reached[g2] && self.at_k(g2, i2, g1) > i1 as u32
     }
 
     /// The knowledge of the issue of an asynchronous operation at (g, i): everything up to the
@@ -105,19 +110,19 @@ impl Clocks {
             return idx <= i as u32;
         }
         let a = self.ev(g, i).after;
-        a != u32::MAX && self.at(g, a as usize)[other] > idx
+        a != u32::MAX && self.at_k(g, a as usize, other) > idx
     }
 
     /// Whether the issue of the async op at (g, i) knows commit arrival `j` (1-based) of warp
     /// `other`.
     pub fn issue_knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
         let a = self.ev(g, i).after;
-        a != u32::MAX && self.at(g, a as usize)[self.g + other] >= j
+        a != u32::MAX && self.at_k(g, a as usize, self.g + other) >= j
     }
 
     /// Whether event (g, i) (full knowledge) knows commit arrival `j` of warp `other`.
     pub fn knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
-        i < self.reached[g] && self.at(g, i)[self.g + other] >= j
+        i < self.reached[g] && self.at_k(g, i, self.g + other) >= j
     }
 }
 
@@ -303,7 +308,7 @@ impl<'a> Engine<'_, 'a> {
     /// `after` as its last after-fence.
     fn record_with(&mut self, g: usize, after: u32) {
         let n = 2 * self.g;
-        let row = (self.rows.len() / n) as u32;
+        let row = self.rows.len() as u32;
         self.rows.extend_from_slice(&self.cur[g * n..(g + 1) * n]);
         let pos = self.ws[g].pos;
         self.evc[self.first[g] + pos] = EvClock {
