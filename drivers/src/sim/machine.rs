@@ -99,6 +99,8 @@ struct Hot {
     done: bool,
     /// What the warp is blocked on, if anything.
     block: Option<Block>,
+    /// The warp's CTA (as [`Warp::cta`]).
+    cta: u32,
 }
 
 #[derive(Debug)]
@@ -204,11 +206,9 @@ pub struct Machine<'p> {
     /// `::2` collectives waiting for their peer (no matching to do when 0).
     open_pairs: usize,
     /// Per cluster, the fewest cluster arrivals of its unfinished warps (`u32::MAX`: none, the
-    /// low 32 bits), computed at most once per scheduler step: valid when the high 32 bits are
-    /// [`Machine::stamp`].
+    /// low 32 bits), computed when asked for: valid when bit 32 is set, cleared
+    /// ([`Machine::cluster_changed`]) when a warp of the cluster arrives or finishes.
     cluster_min: Vec<std::cell::Cell<u64>>,
-    /// The current scheduler step (from 1), truncated.
-    stamp: u32,
     /// Reused buffers of `perform_st` and `perform_ld` (empty between operations).
     scratch: [Vec<u32>; 2],
     /// Reused cell buffer of `perform_ld` (512 cells once used).
@@ -286,13 +286,14 @@ impl<'p> Machine<'p> {
             policy,
             words,
             ctas,
-            hot: vec![
-                Hot {
+            hot: warps
+                .iter()
+                .map(|wr| Hot {
                     done: false,
-                    block: None
-                };
-                warps.len()
-            ],
+                    block: None,
+                    cta: wr.cta as u32,
+                })
+                .collect(),
             warps,
             ops: Vec::with_capacity(32),
             pending: Vec::with_capacity(16),
@@ -302,7 +303,6 @@ impl<'p> Machine<'p> {
             rr: 0,
             open_pairs: 0,
             cluster_min: vec![std::cell::Cell::new(0); clusters],
-            stamp: 0,
             scratch: [Vec::new(), Vec::new()],
             ld_cells: Vec::new(),
         };
@@ -352,14 +352,12 @@ impl<'p> Machine<'p> {
             if self.open_pairs > 0 {
                 self.match_pairs();
             }
-            // Forgets every `cluster_min` of the previous step.
-            self.stamp = steps as u32;
             ready.clear();
             for (w, h) in self.hot.iter().enumerate() {
                 let can = match h.block {
                     _ if h.done => false,
                     None => true,
-                    Some(b) => self.unblocked(w, b),
+                    Some(b) => self.unblocked(w, h.cta as usize, b),
                 };
                 if can {
                     ready.push(w);
@@ -508,27 +506,35 @@ impl<'p> Machine<'p> {
 
     // ----- readiness -----
 
-    fn unblocked(&self, w: usize, b: Block) -> bool {
-        let wr = &self.warps[w];
-        let cta = &self.ctas[wr.cta];
+    /// Whether warp `w` of CTA `c`, blocked on `b`, may step.
+    fn unblocked(&self, w: usize, c: usize, b: Block) -> bool {
+        let cta = &self.ctas[c];
         match b {
             Block::Alloc { ncols } => find_free(cta.used, ncols).is_some(),
-            Block::Pair => wr
+            Block::Pair => self.warps[w]
                 .pair_req
                 .is_none_or(|i| cta.pairs.get(i).is_none_or(|r| r.done)),
             Block::Bar { generation } => cta.bar_gen != generation,
             Block::Cluster { target } => self.cluster_min(cta.cluster) >= target,
-            Block::Mbar { bar, parity } => self.mbar_passes(wr.cta, bar, parity),
+            Block::Mbar { bar, parity } => self.mbar_passes(c, bar, parity),
         }
     }
 
-    /// The fewest cluster arrivals of an unfinished warp of `cluster` (`u32::MAX`: none), as
-    /// of the start of this scheduler step: [`Machine::cluster_arrived`] of every target at
-    /// once.
+    /// A warp of `w`'s cluster arrived or finished: forgets the cluster's
+    /// [`Machine::cluster_min`].
+    fn cluster_changed(&self, w: usize) {
+        let cl = self.ctas[self.warps[w].cta].cluster as usize;
+        if let Some(m) = self.cluster_min.get(cl) {
+            m.set(0);
+        }
+    }
+
+    /// The fewest cluster arrivals of an unfinished warp of `cluster` (`u32::MAX`: none):
+    /// [`Machine::cluster_arrived`] of every target at once.
     fn cluster_min(&self, cluster: u32) -> u32 {
         let memo = self.cluster_min.get(cluster as usize);
         if let Some(m) = memo
-            && (m.get() >> 32) as u32 == self.stamp
+            && m.get() >> 32 == 1
         {
             return m.get() as u32;
         }
@@ -541,7 +547,7 @@ impl<'p> Machine<'p> {
             }
         }
         if let Some(m) = memo {
-            m.set(u64::from(self.stamp) << 32 | u64::from(min));
+            m.set(1 << 32 | u64::from(min));
         }
         min
     }
@@ -590,6 +596,7 @@ impl<'p> Machine<'p> {
         let wr = &self.warps[w];
         let Some(ins) = code.bodies[wr.body].get(wr.pc as usize) else {
             self.hot[w].done = true;
+            self.cluster_changed(w);
             return;
         };
         match self.exec(w, ins) {
@@ -697,6 +704,7 @@ impl<'p> Machine<'p> {
                     }
                 }
                 self.hot[w].done = true;
+                self.cluster_changed(w);
                 self.check_bar(self.warps[w].cta);
                 return Step::Progress;
             }
@@ -725,6 +733,7 @@ impl<'p> Machine<'p> {
                 if wr.exited == u32::MAX {
                     self.hot[w].done = true;
                     let c = wr.cta;
+                    self.cluster_changed(w);
                     self.check_bar(c);
                     return Step::Progress;
                 }
@@ -763,6 +772,7 @@ impl<'p> Machine<'p> {
                 let cl = self.ctas[self.warps[w].cta].cluster as usize;
                 self.cluster_released[cl].extend(f);
                 self.warps[w].cluster_arrivals += 1;
+                self.cluster_changed(w);
                 self.advance(w)
             }
             Ins::ClusterWait => {
