@@ -167,6 +167,12 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     // The findings of one event (reused: cleared by `record`).
     let mut out: Vec<(RuleId, String)> = Vec::new();
     for (g, evs) in u.warps.iter().enumerate() {
+        if u.copied.get(g) == Some(&true) {
+            // A copy of the first CTA's warp of the same rank: its events (statement, masks)
+            // are that warp's, and what is found below depends on nothing else, so they add
+            // no rule and no note (`record` notes a rule once).
+            continue;
+        }
         for e in evs {
             if !e.kind.is_tc() && !matches!(e.kind, EvKind::ObserveAddr | EvKind::Fill) {
                 // Nothing below applies.

@@ -192,6 +192,10 @@ pub struct Unrolled<'a> {
     /// How many events may synchronize (kinds [`EvKind::may_sync`]), all warps: an upper
     /// bound on the clocks' synchronizing events.
     pub sync_bound: usize,
+    /// Per global warp: whether its events are a copy of those of the same warp rank in the
+    /// first CTA (the same statements, masks and live lanes; its code never tests the CTA's
+    /// rank or cluster).
+    pub copied: Vec<bool>,
 }
 
 impl Unrolled<'_> {
@@ -589,6 +593,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             )),
             mbar_events: Vec::new(),
             sync_bound: 0,
+            copied: Vec::new(),
         };
     }
     let mut warps: Vec<Vec<Ev<'_>>> = Vec::with_capacity(total_warps);
@@ -611,6 +616,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     };
     let mut same_visits = vec![0usize; p.warps.len()];
     let mut mbar_events: Vec<Vec<u32>> = Vec::with_capacity(total_warps);
+    let mut copied: Vec<bool> = Vec::with_capacity(total_warps);
     let mut sync_bound = 0;
     // The first CTA's `sync_bound` per warp (for the copies).
     let mut same_sync = vec![0usize; p.warps.len()];
@@ -628,6 +634,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                     warps.push(copy);
                     mbar_events.push(mbar_events[w].clone());
                     sync_bound += same_sync[w];
+                    copied.push(true);
                     continue;
                 }
             }
@@ -656,6 +663,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             }
             sync_bound += c.sync_bound;
             mbar_events.push(std::mem::take(&mut c.mbar_events));
+            copied.push(false);
             visits = c.visits;
             if broken.is_none() {
                 broken = c.broken.take();
@@ -674,5 +682,6 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         broken,
         mbar_events,
         sync_bound,
+        copied,
     }
 }
