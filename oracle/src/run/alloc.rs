@@ -115,7 +115,11 @@ pub fn analyse(
     for (g, evs) in u.warps.iter().enumerate() {
         let reached = c.reached[g];
         for (i, e) in evs.iter().enumerate() {
-            if !e.kind.is_collective() && e.kind != EvKind::ObserveAddr {
+            if !matches!(
+                e.kind,
+                EvKind::ObserveAddr | EvKind::Alloc | EvKind::Dealloc | EvKind::Relinquish
+            ) {
+                // Neither a collective (`EvKind::is_collective`) nor a slot read.
                 continue;
             }
             if e.kind.is_collective() && sync::pair_collective(e.stmt) {
