@@ -339,10 +339,13 @@ impl<'p> Machine<'p> {
         } else {
             Vec::new()
         };
-        let mut ready: Vec<usize> = Vec::with_capacity(self.warps.len());
+        // The ready warps of a step are `ready_buf[..n]` (filled without a branch per warp).
+        let mut ready_buf: Vec<usize> = vec![0; self.warps.len()];
         let mut eligible: Vec<u32> = Vec::with_capacity(32);
         loop {
-            if let Some(o) = self.abort.take() {
+            if self.abort.is_some()
+                && let Some(o) = self.abort.take()
+            {
                 return o;
             }
             steps += 1;
@@ -352,17 +355,20 @@ impl<'p> Machine<'p> {
             if self.open_pairs > 0 {
                 self.match_pairs();
             }
-            ready.clear();
+            let mut n = 0;
             for (w, h) in self.hot.iter().enumerate() {
                 let can = match h.block {
                     _ if h.done => false,
                     None => true,
                     Some(b) => self.unblocked(w, h.cta as usize, b),
                 };
-                if can {
-                    ready.push(w);
+                // n <= w < the number of warps.
+                if let Some(slot) = ready_buf.get_mut(n) {
+                    *slot = w;
                 }
+                n += usize::from(can);
             }
+            let ready = &ready_buf[..n];
             eligible.clear();
             let need_eligible = self.policy != Policy::Adversarial || ready.is_empty();
             if need_eligible {
@@ -391,13 +397,13 @@ impl<'p> Machine<'p> {
                     if let Some(&id) = eligible.first() {
                         self.perform(id);
                     } else {
-                        let w = self.next_rr(&ready);
+                        let w = self.next_rr(ready);
                         self.step(w);
                     }
                 }
                 Policy::Adversarial => {
                     if !ready.is_empty() {
-                        let w = self.next_rr(&ready);
+                        let w = self.next_rr(ready);
                         self.step(w);
                     } else if let Some(&id) = eligible.last() {
                         self.perform(id);
@@ -2014,20 +2020,35 @@ fn cp_lanes(multicast: Option<CpMulticast>, l0: u32, r: u32) -> impl Iterator<It
     lanes.into_iter().take(n)
 }
 
-/// `dst.copy_from_slice(src)` for the short runs of the simulator (8 words at a time, without
-/// a call to `memcpy`).
+/// `dst.copy_from_slice(src)` (the shorter length of the two) for the short runs of the
+/// simulator: 32 words at a time, then 16, 8, 4, 2 and 1 as fixed-size copies, so that a
+/// run of up to 63 words makes no call to `memcpy` (LLVM turns a loop of word or chunk copies
+/// into one).
 #[inline(always)]
 pub(crate) fn copy_words(dst: &mut [u32], src: &[u32]) {
-    let mut d = dst.chunks_exact_mut(8);
-    let mut s = src.chunks_exact(8);
-    for (a, b) in (&mut d).zip(&mut s) {
-        if let (Ok(a), Ok(b)) = (<&mut [u32; 8]>::try_from(a), <&[u32; 8]>::try_from(b)) {
+    /// Copies the first `N` words if there are that many; the rest of both.
+    #[inline(always)]
+    fn head<'a, 'b, const N: usize>(d: &'a mut [u32], s: &'b [u32]) -> (&'a mut [u32], &'b [u32]) {
+        if d.len() < N || s.len() < N {
+            return (d, s);
+        }
+        let (dh, dt) = d.split_at_mut(N);
+        let (sh, st) = s.split_at(N);
+        if let (Ok(a), Ok(b)) = (<&mut [u32; N]>::try_from(dh), <&[u32; N]>::try_from(sh)) {
             *a = *b;
         }
+        (dt, st)
     }
-    for (a, b) in d.into_remainder().iter_mut().zip(s.remainder()) {
-        *a = *b;
+    let n = dst.len().min(src.len());
+    let (mut d, mut s) = (&mut dst[..n], &src[..n]);
+    while d.len() >= 32 {
+        (d, s) = head::<32>(d, s);
     }
+    (d, s) = head::<16>(d, s);
+    (d, s) = head::<8>(d, s);
+    (d, s) = head::<4>(d, s);
+    (d, s) = head::<2>(d, s);
+    let _ = head::<1>(d, s);
 }
 
 /// The lanes set in `mask`, lowest first.
