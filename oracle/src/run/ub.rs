@@ -166,6 +166,9 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     let mut seen: Vec<(RuleId, String)> = Vec::new();
     // The findings of one event (reused: cleared by `record`).
     let mut out: Vec<(RuleId, String)> = Vec::new();
+    // Whether some MMA names its collector buffer with `::use` or `::lastuse`, the only ones
+    // MMA-COLLECTOR-VALID can flag (a copied warp's MMAs are its original's).
+    let mut collector_use = false;
     for (g, evs) in u.warps.iter().enumerate() {
         if u.copied.get(g) == Some(&true) {
             // A copy of the first CTA's warp of the same rank: its events (statement, masks)
@@ -298,6 +301,10 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                     }
                 }
                 Op::Mma(m) => {
+                    collector_use |= m
+                        .form
+                        .collector
+                        .is_some_and(|c| matches!(c.op, CollectorOp::Use | CollectorOp::Lastuse));
                     idesc_rules(m, &mut out);
                     // Layouts (b)/(c), K selector, transpose, zero-column mask (mma_rules.rs).
                     super::mma_rules::event(m, p.launch.target, &mut out);
@@ -318,8 +325,11 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
             record(f, &mut seen, &mut out);
         }
     }
-    // MMA-COLLECTOR-VALID: the collector sequence of each warp (mma_rules.rs).
-    super::mma_rules::collector(p, u, f);
+    // MMA-COLLECTOR-VALID: the collector sequence of each warp (mma_rules.rs), when some
+    // MMA could break it.
+    if collector_use {
+        super::mma_rules::collector(p, u, f);
+    }
 }
 
 fn ncols_rules(n: &NCols, out: &mut Vec<(RuleId, String)>) {
