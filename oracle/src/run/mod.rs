@@ -105,10 +105,12 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
             assumes,
         );
     }
-    ub::scan(p, &u, &mut f);
+    let scanned = ub::scan(p, &u, &mut f);
     let mut a = alloc::analyse(p, &u, &clocks, opts, &mut f);
-    // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs).
-    mma_rules::data(&u, &clocks, &a, &mut f);
+    // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs), where they may judge.
+    if scanned.data_rules {
+        mma_rules::data(&u, &clocks, &a, &mut f);
+    }
     for (g, i) in &clocks.stuck {
         f.must_deadlock.push(block_site(
             &u,

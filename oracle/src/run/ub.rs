@@ -159,8 +159,17 @@ fn sdesc_rules(d: &SmemDesc, target: Target, out: &mut Vec<(RuleId, String)>) {
     }
 }
 
+/// What [`scan`] saw of the program's MMAs, for the passes after it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scanned {
+    /// Whether the TMEM data rules (`mma_rules::data`: MMA-SP-META-*, MMA-BS-DUP) may judge
+    /// the program: some MMA has sparse metadata or block scaling, and there is no `::2` MMA,
+    /// no cp and no shift (what `mma_rules::data` asks before it judges).
+    pub data_rules: bool,
+}
+
 /// Scans every event for reachable undefined behaviour and unstated-consequence rules.
-pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
+pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) -> Scanned {
     let w = p.warps.len().max(1);
     let cs = p.launch.cluster_size;
     let mut seen: Vec<(RuleId, String)> = Vec::new();
@@ -169,6 +178,8 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     // Whether some MMA names its collector buffer with `::use` or `::lastuse`, the only ones
     // MMA-COLLECTOR-VALID can flag (a copied warp's MMAs are its original's).
     let mut collector_use = false;
+    // For `Scanned::data_rules`.
+    let (mut data_rule, mut pair_mma, mut cp_shift) = (false, false, false);
     for (g, evs) in u.warps.iter().enumerate() {
         if u.copied.get(g) == Some(&true) {
             // A copy of the first CTA's warp of the same rank: its events (statement, masks)
@@ -245,6 +256,7 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                     ));
                 }
             };
+            cp_shift |= matches!(op, Op::Cp { .. } | Op::Shift { .. });
             match op {
                 Op::Alloc {
                     form,
@@ -301,6 +313,8 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                     }
                 }
                 Op::Mma(m) => {
+                    data_rule |= m.sp_meta.is_some() || m.form.block_scale;
+                    pair_mma |= m.form.cta_group == CtaGroup::Two;
                     collector_use |= m
                         .form
                         .collector
@@ -329,6 +343,9 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
     // MMA could break it.
     if collector_use {
         super::mma_rules::collector(p, u, f);
+    }
+    Scanned {
+        data_rules: data_rule && !pair_mma && !cp_shift,
     }
 }
 
