@@ -214,7 +214,11 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
             .iter()
             .take_while(|(k, _)| *k == key)
             .fold(0u32, |m, (_, x)| m | x);
-        // The lanes ascending (lowest set bit first).
+        // The lanes ascending (lowest set bit first); a whole warp in one go.
+        if all == u32::MAX {
+            assumes.extend((0..32u8).map(|l| key.lane(l)));
+            continue;
+        }
         while all != 0 {
             assumes.push(key.lane(all.trailing_zeros() as u8));
             all &= all - 1;
