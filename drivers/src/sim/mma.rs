@@ -625,6 +625,31 @@ impl Product {
         out: &mut [u32],
     ) {
         let n = out.len();
+        if c0.is_multiple_of(4) && n.is_multiple_of(4) && olds.len() == n {
+            // Whole groups (the common case: an ld's runs start at a multiple of 4 columns).
+            for g in c0 / 4..(c0 + n) / 4 {
+                rb.group(g);
+            }
+            let (a, bt) = (ra.data.borrow(), rb.groups.borrow());
+            let Some(arow) = a
+                .get(ao..ao + K)
+                .and_then(|x| <&[f32; K]>::try_from(x).ok())
+            else {
+                return;
+            };
+            for (g, (o, old)) in out
+                .chunks_exact_mut(4)
+                .zip(olds.chunks_exact(4))
+                .enumerate()
+            {
+                let go = rb.group(c0 / 4 + g);
+                let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
+                for j in 0..4 {
+                    o[j] = self.finish(d[j], old[j]);
+                }
+            }
+            return;
+        }
         // The run in pieces, one per group of 4 columns it meets: the cells of the piece from
         // cell k. The groups (or single rows) are built first.
         let piece = |k: usize| (4 - (c0 + k) % 4).min(n - k);
