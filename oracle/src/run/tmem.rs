@@ -1651,9 +1651,9 @@ struct Reuse {
     /// Per access: in flight at / after its allocation's dealloc, and WAIT-SCOPE.
     war: Vec<bool>,
     scope: Vec<bool>,
-    /// The processing order, and its counting placement by `seq`.
+    /// The processing order, and the (`seq`, access) pairs sorted to find it.
     order: Vec<usize>,
-    by_seq: Vec<usize>,
+    keyed: Vec<(u32, u32)>,
 }
 
 thread_local! {
@@ -1740,31 +1740,19 @@ fn values_with(
     }
     // Process in a linearization of happens-before, so writes are known before their readers.
     let order = &mut reuse.order;
+    // By `seq` (every event numbered once, so the keys are distinct; ties, if any, by
+    // index): the keys and indexes sorted as pairs of integers (a few dozen accesses).
+    let keyed = &mut reuse.keyed;
+    keyed.clear();
+    keyed.extend(
+        cx.accs
+            .iter()
+            .enumerate()
+            .map(|(k, x)| (c.seq(x.g, x.i), k as u32)),
+    );
+    keyed.sort_unstable();
     order.clear();
-    order.extend(0..cx.accs.len());
-    // `seq` numbers every event once (0, 1, 2, ...), so the keys are distinct: a counting
-    // placement by key gives the sorted order in linear time.
-    let key = |k: usize| c.seq(cx.accs[k].g, cx.accs[k].i) as usize;
-    let span = order.iter().map(|&k| key(k) + 1).max().unwrap_or(0);
-    if span <= 4 * order.len() + 64 {
-        let by_seq = &mut reuse.by_seq;
-        by_seq.clear();
-        by_seq.resize(span, usize::MAX);
-        for &k in order.iter() {
-            by_seq[key(k)] = k;
-        }
-        let n = order.len();
-        order.clear();
-        order.extend(by_seq.iter().copied().filter(|&k| k != usize::MAX));
-        if order.len() != n {
-            // Not distinct after all: fall back to sorting.
-            order.clear();
-            order.extend(0..n);
-            order.sort_by_key(|&k| key(k));
-        }
-    } else {
-        order.sort_unstable_by_key(|&k| key(k));
-    }
+    order.extend(keyed.iter().map(|&(_, k)| k as usize));
     for (p, &k) in order.iter().enumerate() {
         cx.accs[k].pos = p;
     }
