@@ -815,8 +815,9 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         join_buf: Vec::new(),
     };
     e.collect_mbars();
-    // A row per synchronizing event (at most `sync_bound`) and one per warp's first event.
-    e.rows.reserve_exact((u.sync_bound + g) * n);
+    // A row per synchronizing event and one per warp's first event, at most (every event
+    // is an upper bound on the synchronizing ones).
+    e.rows.reserve_exact((events + g) * n);
     loop {
         let mut moved = false;
         for h in 0..g {

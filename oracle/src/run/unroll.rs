@@ -66,25 +66,6 @@ pub enum EvKind {
 }
 
 impl EvKind {
-    /// Whether an event of this kind may synchronize in the clocks (`sync::plain` is true for
-    /// every other kind).
-    pub fn may_sync(self) -> bool {
-        matches!(
-            self,
-            EvKind::Exit
-                | EvKind::FenceAfter
-                | EvKind::Commit
-                | EvKind::MbarArrive
-                | EvKind::BarCta
-                | EvKind::ClusterArrive
-                | EvKind::ClusterWait
-                | EvKind::MbarWait
-                | EvKind::Alloc
-                | EvKind::Dealloc
-                | EvKind::Relinquish
-        )
-    }
-
     /// The kind of a statement that becomes an event (not `If`, `Loop` or `Call`).
     pub fn of(s: &Stmt) -> EvKind {
         match s {
@@ -189,9 +170,6 @@ pub struct Unrolled<'a> {
     /// events, ascending (what the clocks collect before their pass, without walking every
     /// event).
     pub mbar_events: Vec<Vec<u32>>,
-    /// How many events may synchronize (kinds [`EvKind::may_sync`]), all warps: an upper
-    /// bound on the clocks' synchronizing events.
-    pub sync_bound: usize,
     /// Per global warp: whether its events are a copy of those of the same warp rank in the
     /// first CTA (the same statements, masks and live lanes; its code never tests the CTA's
     /// rank or cluster).
@@ -247,9 +225,8 @@ struct Ctx<'a> {
     visits: usize,
     broken: Option<String>,
     depth: u32,
-    /// See [`Unrolled::mbar_events`] and [`Unrolled::sync_bound`] (this warp's).
+    /// See [`Unrolled::mbar_events`] (this warp's).
     mbar_events: Vec<u32>,
-    sync_bound: usize,
 }
 
 /// One statement's place: its code, its parent statement's pre-order id ([`Locs::ROOT`] at
@@ -471,7 +448,6 @@ impl<'a> Ctx<'a> {
                     if matches!(kind, EvKind::MbarInit | EvKind::MbarArrive | EvKind::Commit) {
                         self.mbar_events.push(self.out.len() as u32);
                     }
-                    self.sync_bound += usize::from(kind.may_sync());
                     self.out.push(Ev {
                         stmt: s,
                         kind,
@@ -592,7 +568,6 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 "{total_warps} warps in the grid, more than {WARP_BUDGET} (work bound: the clocks are warps × warps)"
             )),
             mbar_events: Vec::new(),
-            sync_bound: 0,
             copied: Vec::new(),
         };
     }
@@ -617,9 +592,6 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     let mut same_visits = vec![0usize; p.warps.len()];
     let mut mbar_events: Vec<Vec<u32>> = Vec::with_capacity(total_warps);
     let mut copied: Vec<bool> = Vec::with_capacity(total_warps);
-    let mut sync_bound = 0;
-    // The first CTA's `sync_bound` per warp (for the copies).
-    let mut same_sync = vec![0usize; p.warps.len()];
     'ctas: for cta in 0..l.ctas() {
         for (w, code) in p.warps.iter().enumerate() {
             if cta > 0 && same[w] {
@@ -633,7 +605,6 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                     let copy = first.clone();
                     warps.push(copy);
                     mbar_events.push(mbar_events[w].clone());
-                    sync_bound += same_sync[w];
                     copied.push(true);
                     continue;
                 }
@@ -652,16 +623,13 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 broken: None,
                 depth: 0,
                 mbar_events: Vec::new(),
-                sync_bound: 0,
             };
             let (mut id, mut site) = (wbase[w], 0);
             c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
             budget -= c.out.len();
             if cta == 0 {
                 same_visits[w] = c.visits - visits;
-                same_sync[w] = c.sync_bound;
             }
-            sync_bound += c.sync_bound;
             mbar_events.push(std::mem::take(&mut c.mbar_events));
             copied.push(false);
             visits = c.visits;
@@ -681,7 +649,6 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         p,
         broken,
         mbar_events,
-        sync_bound,
         copied,
     }
 }
