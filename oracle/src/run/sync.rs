@@ -387,11 +387,11 @@ impl<'a> Engine<'_, 'a> {
         let cs = self.cluster_size();
         let mut arrivals = false;
         let u = self.u;
-        for (g, at) in u.mbar_events.iter().enumerate() {
+        for &(g, i) in &u.mbar_events {
+            let (g, i) = (g as usize, i as usize);
             let cta = self.cta_of(g);
-            let evs = &u.warps[g];
-            for &i in at {
-                let (i, e) = (i as usize, &evs[i as usize]);
+            {
+                let e = &u.warps[g][i];
                 debug_assert!(matches!(
                     e.kind,
                     EvKind::MbarInit | EvKind::MbarArrive | EvKind::Commit

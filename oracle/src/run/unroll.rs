@@ -166,10 +166,10 @@ pub struct Unrolled<'a> {
     /// Set if the event budget ran out or the program is malformed (a call to a missing
     /// function, recursion): the reason.
     pub broken: Option<String>,
-    /// Per warp, the indexes of its `mbarrier.init`, `mbarrier.arrive` and `tcgen05.commit`
-    /// events, ascending (what the clocks collect before their pass, without walking every
-    /// event).
-    pub mbar_events: Vec<Vec<u32>>,
+    /// The `mbarrier.init`, `mbarrier.arrive` and `tcgen05.commit` events as (global warp,
+    /// event index), in warp and event order (what the clocks collect before their pass,
+    /// without walking every event).
+    pub mbar_events: Vec<(u32, u32)>,
     /// Per global warp: whether its events are a copy of those of the same warp rank in the
     /// first CTA (the same statements, masks and live lanes; its code never tests the CTA's
     /// rank or cluster).
@@ -590,7 +590,9 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         Vec::new()
     };
     let mut same_visits = vec![0usize; p.warps.len()];
-    let mut mbar_events: Vec<Vec<u32>> = Vec::with_capacity(total_warps);
+    let mut mbar_events: Vec<(u32, u32)> = Vec::new();
+    // One warp's `Ctx::mbar_events`, reused from warp to warp.
+    let mut scratch: Vec<u32> = Vec::new();
     let mut copied: Vec<bool> = Vec::with_capacity(total_warps);
     'ctas: for cta in 0..l.ctas() {
         for (w, code) in p.warps.iter().enumerate() {
@@ -604,7 +606,14 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                     visits += same_visits[w];
                     let copy = first.clone();
                     warps.push(copy);
-                    mbar_events.push(mbar_events[w].clone());
+                    // The first CTA's warp `w` is global warp `w`.
+                    let g = (warps.len() - 1) as u32;
+                    let from = mbar_events.partition_point(|&(h, _)| h < w as u32);
+                    let to = mbar_events.partition_point(|&(h, _)| h <= w as u32);
+                    for k in from..to {
+                        let i = mbar_events[k].1;
+                        mbar_events.push((g, i));
+                    }
                     copied.push(true);
                     continue;
                 }
@@ -622,7 +631,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
                 visits,
                 broken: None,
                 depth: 0,
-                mbar_events: Vec::new(),
+                mbar_events: std::mem::take(&mut scratch),
             };
             let (mut id, mut site) = (wbase[w], 0);
             c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
@@ -630,7 +639,10 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             if cta == 0 {
                 same_visits[w] = c.visits - visits;
             }
-            mbar_events.push(std::mem::take(&mut c.mbar_events));
+            let g = warps.len() as u32;
+            mbar_events.extend(c.mbar_events.iter().map(|&i| (g, i)));
+            scratch = std::mem::take(&mut c.mbar_events);
+            scratch.clear();
             copied.push(false);
             visits = c.visits;
             if broken.is_none() {
