@@ -198,7 +198,11 @@ impl MmaPlan {
                 })
             };
             let mut lanes = 0u128;
-            for m in 0..rows {
+            if self.dol.is_none() && rows > 0 {
+                // No disable-output-lane: every row (rows <= 128).
+                lanes = u128::MAX >> (128 - rows.min(128));
+            }
+            for m in (0..rows).filter(|_| self.dol.is_some()) {
                 // DOL bit 128 * h + m for lane m of the pair's CTA h (OQ-31 for ::2).
                 let bit = 128 * h as u32 + m;
                 let skip = self.dol.as_ref().is_some_and(|d| {
