@@ -12,6 +12,7 @@
 pub mod alloc;
 pub mod mma;
 pub mod mma_rules;
+pub mod symmetric;
 pub mod sync;
 pub mod tmem;
 pub mod ub;
@@ -36,6 +37,9 @@ pub struct Findings {
     pub run_rules: BTreeSet<RuleId>,
     /// Set when a stage ran past its work bound: the program is not judged.
     pub not_judged: Option<String>,
+    /// The steps the TMEM value analysis counted against [`tmem::WORK_BUDGET`] (set when it
+    /// ran to its end).
+    pub tmem_work: u64,
 }
 
 impl Findings {
@@ -51,15 +55,8 @@ impl Findings {
 /// The whole of `expect` (see the crate documentation).
 pub fn expect(p: &Program, opts: &Options) -> Expected {
     let violations = crate::check(p);
-    let mut f = Findings::default();
-    let mut obs = Vec::new();
-    let mut leak = LeakExpect {
-        status: LeakStatus::NoLeak,
-        rules: vec![RuleId::AllocFreeBeforeExit],
-    };
-    let mut assumes = Vec::new();
-    let mut assume_sites: Vec<(ObsSite, u32)> = Vec::new();
     if !violations.is_empty() {
+        let mut f = Findings::default();
         let rules: BTreeSet<RuleId> = violations.iter().map(|v| v.rule).collect();
         f.note(
             "the program is statically ill-formed: a target may reject it, and a run is not judged",
@@ -69,12 +66,52 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
             violations,
             RunVerdict::Undefined(rules.into_iter().collect()),
             f,
-            obs,
-            leak,
-            assumes,
+            Vec::new(),
+            LeakExpect {
+                status: LeakStatus::NoLeak,
+                rules: vec![RuleId::AllocFreeBeforeExit],
+            },
+            Vec::new(),
         );
     }
-    let u = unroll::unroll(p);
+    if let Some(e) = symmetric::expect(p, opts) {
+        return e;
+    }
+    judge(
+        p,
+        opts,
+        violations,
+        &unroll::unroll(p),
+        &mut Judged::default(),
+    )
+}
+
+/// What [`judge`] tells [`symmetric::expect`] besides the expectation.
+#[derive(Debug, Default)]
+struct Judged {
+    /// Allocations executed (what [`AddrCheck::alloc`] numbers).
+    insts: u32,
+    /// See [`Findings::tmem_work`].
+    tmem_work: u64,
+}
+
+/// `expect` of a statically well-formed program (`violations` as `check` found them), from
+/// its unrolled events `u`.
+fn judge(
+    p: &Program,
+    opts: &Options,
+    violations: Vec<Violation>,
+    u: &unroll::Unrolled<'_>,
+    judged: &mut Judged,
+) -> Expected {
+    let mut f = Findings::default();
+    let mut obs = Vec::new();
+    let mut leak = LeakExpect {
+        status: LeakStatus::NoLeak,
+        rules: vec![RuleId::AllocFreeBeforeExit],
+    };
+    let mut assumes = Vec::new();
+    let mut assume_sites: Vec<(ObsSite, u32)> = Vec::new();
     let events: usize = u.warps.iter().map(Vec::len).sum();
     let clock_words = events.saturating_mul(2 * u.warps.len());
     let broken = u.broken.clone().or_else(|| {
@@ -89,7 +126,7 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
     if let Some(why) = broken {
         return not_judged(opts, violations, f, why);
     }
-    let clocks = sync::clocks(&u, p, false);
+    let clocks = sync::clocks(u, p, false);
     for n in &clocks.notes {
         f.note(n.clone());
     }
@@ -105,15 +142,15 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
             assumes,
         );
     }
-    let scanned = ub::scan(p, &u, &mut f);
-    let mut a = alloc::analyse(p, &u, &clocks, opts, &mut f);
+    let scanned = ub::scan(p, u, &mut f);
+    let mut a = alloc::analyse(p, u, &clocks, opts, &mut f);
     // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs), where they may judge.
     if scanned.data_rules {
-        mma_rules::data(&u, &clocks, &a, &mut f);
+        mma_rules::data(u, &clocks, &a, &mut f);
     }
     for (g, i) in &clocks.stuck {
         f.must_deadlock.push(block_site(
-            &u,
+            u,
             clocks.w,
             *g,
             *i,
@@ -133,7 +170,9 @@ pub fn expect(p: &Program, opts: &Options) -> Expected {
         );
     }
     leak = a.leak.clone();
-    let values = tmem::values(p, &u, &clocks, &a, opts, &mut f);
+    let values = tmem::values(p, u, &clocks, &a, opts, &mut f);
+    judged.insts = a.insts.len() as u32;
+    judged.tmem_work = f.tmem_work;
     if let Some(why) = f.not_judged.take() {
         return not_judged(opts, violations, f, why);
     }

@@ -168,7 +168,6 @@ struct WarpState {
 
 struct Engine<'u, 'a> {
     u: &'u Unrolled<'a>,
-    p: &'a Program,
     g: usize,
     w: usize,
     /// Per warp.
@@ -308,7 +307,7 @@ impl<'a> Engine<'_, 'a> {
     }
 
     fn cluster_size(&self) -> u32 {
-        u32::from(self.p.launch.cluster_size.max(1))
+        self.u.cluster_size
     }
 
     /// The current vector clock of warp `h`.
@@ -793,7 +792,6 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
     }
     let mut e = Engine {
         u,
-        p,
         g,
         w,
         ws: vec![WarpState::default(); g],

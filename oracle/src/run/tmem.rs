@@ -1839,6 +1839,7 @@ fn values_with(
         }
     }
     reuse.rows = std::mem::take(&mut cx.by_col.rows);
+    f.tmem_work = cx.work.get();
     out
 }
 

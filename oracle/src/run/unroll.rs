@@ -174,6 +174,10 @@ pub struct Unrolled<'a> {
     /// first CTA (the same statements, masks and live lanes; its code never tests the CTA's
     /// rank or cluster).
     pub copied: Vec<bool>,
+    /// CTAs per cluster of the grid unrolled (the launch's, or 1 for [`unroll_first_cta`]).
+    pub cluster_size: u32,
+    /// Statements visited while unrolling (what [`VISIT_BUDGET`] bounds).
+    pub visits: usize,
 }
 
 impl Unrolled<'_> {
@@ -535,6 +539,18 @@ fn cta_dependent(p: &Program, stmts: &[Stmt], seen: &mut Vec<bool>) -> bool {
 
 /// Unrolls every warp of every CTA of `p`.
 pub fn unroll(p: &Program) -> Unrolled<'_> {
+    let l = &p.launch;
+    unroll_grid(p, l.ctas(), u32::from(l.cluster_size.max(1)))
+}
+
+/// Unrolls the warps of `p`'s first CTA alone, as a grid of one CTA in a cluster of one (what
+/// `expect` analyses once for a grid of identical, independent CTAs: `run::symmetric`).
+pub fn unroll_first_cta(p: &Program) -> Unrolled<'_> {
+    unroll_grid(p, 1, 1)
+}
+
+/// Unrolls every warp of a grid of `ctas` CTAs in clusters of `cs` running `p`'s code.
+fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
     // The first pre-order id of every warp's and function's code (the ids `Unrolled::locs`
     // numbers, counted without building the locations).
     let mut next = 0u32;
@@ -556,9 +572,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         fbase.push(next);
         next += func.body.iter().map(count).sum::<u32>();
     }
-    let l = &p.launch;
-    let cs = u32::from(l.cluster_size.max(1));
-    let total_warps = l.ctas() as usize * p.warps.len();
+    let total_warps = ctas as usize * p.warps.len();
     if total_warps > WARP_BUDGET {
         return Unrolled {
             warps: Vec::new(),
@@ -569,6 +583,8 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
             )),
             mbar_events: Vec::new(),
             copied: Vec::new(),
+            cluster_size: cs,
+            visits: 0,
         };
     }
     let mut warps: Vec<Vec<Ev<'_>>> = Vec::with_capacity(total_warps);
@@ -578,7 +594,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     // Warp codes whose events are the same in every CTA (no test of the CTA's rank or
     // cluster): unrolled in the first CTA, copied in the others, with the statements visited
     // for them (`same_visits`) counted again, as unrolling them again would.
-    let same: Vec<bool> = if l.ctas() > 1 {
+    let same: Vec<bool> = if ctas > 1 {
         p.warps
             .iter()
             .zip(&local)
@@ -594,7 +610,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
     // One warp's `Ctx::mbar_events`, reused from warp to warp.
     let mut scratch: Vec<u32> = Vec::new();
     let mut copied: Vec<bool> = Vec::with_capacity(total_warps);
-    'ctas: for cta in 0..l.ctas() {
+    'ctas: for cta in 0..ctas {
         for (w, code) in p.warps.iter().enumerate() {
             if cta > 0 && same[w] {
                 // The first CTA's events of this warp, if copying them stays within the
@@ -662,5 +678,7 @@ pub fn unroll(p: &Program) -> Unrolled<'_> {
         broken,
         mbar_events,
         copied,
+        cluster_size: cs,
+        visits,
     }
 }
