@@ -192,15 +192,36 @@ fn main() {
         return;
     }
     let t = std::time::Instant::now();
+    let cpu0 = thread_cpu_ns();
     let mut done = 0u64;
     for i in 0..n {
         let c = &cases[(i % 3000) as usize];
         let o = simulate(&c.program, sim, c.provenance.seed.unwrap_or(0));
         done += u64::from(o.words().is_some());
     }
+    let cpu = match (cpu0, thread_cpu_ns()) {
+        (Some(a), Some(b)) => format!(
+            "; CPU {:.2} s: {:.0} runs/s, {:.2} us per run",
+            (b - a) as f64 * 1e-9,
+            n as f64 / ((b - a) as f64 * 1e-9),
+            (b - a) as f64 * 1e-3 / n as f64
+        ),
+        _ => String::new(),
+    };
     println!(
-        "{n} runs ({done} with words) in {:.2} s: {:.0} runs/s",
+        "{n} runs ({done} with words) in {:.2} s: {:.0} runs/s{cpu}",
         t.elapsed().as_secs_f64(),
         n as f64 / t.elapsed().as_secs_f64()
     );
+}
+
+/// CPU time of this thread in nanoseconds (Linux: `/proc/thread-self/schedstat`), so that the
+/// figure does not count the time other processes of a shared machine take from it.
+fn thread_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }

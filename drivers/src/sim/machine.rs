@@ -213,6 +213,11 @@ pub struct Machine<'p> {
     scratch: [Vec<u32>; 2],
     /// Reused cell buffer of `perform_ld` (512 cells once used).
     ld_cells: Vec<u32>,
+    /// Counts the changes of the state that a blocked warp waits on (the allocator's used
+    /// columns, `::2` collectives completing, CTA barrier generations, cluster arrivals and
+    /// finished warps, mbarrier phases and initializations): while it stays the same, a
+    /// blocked warp's readiness ([`Machine::unblocked`]) stays the same.
+    wake: u64,
 }
 
 enum Step {
@@ -305,6 +310,7 @@ impl<'p> Machine<'p> {
             cluster_min: vec![std::cell::Cell::new(0); clusters],
             scratch: [Vec::new(), Vec::new()],
             ld_cells: Vec::new(),
+            wake: 0,
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -339,8 +345,15 @@ impl<'p> Machine<'p> {
         } else {
             Vec::new()
         };
-        // The ready warps of a step are `ready_buf[..n]` (filled without a branch per warp).
+        // The ready warps of a step are `ready_buf[..n]`, in warp order: the set bits of
+        // `ready_bits` (bit w: warp w may step). A warp's bit changes when it steps or gives
+        // up, or, for a blocked warp, when `wake` changes: only then is it recomputed.
         let mut ready_buf: Vec<usize> = vec![0; self.warps.len()];
+        let mut ready_bits: Vec<u64> = vec![0; self.warps.len().div_ceil(64)];
+        for w in 0..self.warps.len() {
+            self.refresh(&mut ready_bits, w);
+        }
+        let mut woken = self.wake;
         let mut eligible: Vec<u32> = Vec::with_capacity(32);
         loop {
             if self.abort.is_some()
@@ -355,18 +368,25 @@ impl<'p> Machine<'p> {
             if self.open_pairs > 0 {
                 self.match_pairs();
             }
-            let mut n = 0;
-            for (w, h) in self.hot.iter().enumerate() {
-                let can = match h.block {
-                    _ if h.done => false,
-                    None => true,
-                    Some(b) => self.unblocked(w, h.cta as usize, b),
-                };
-                // n <= w < the number of warps.
-                if let Some(slot) = ready_buf.get_mut(n) {
-                    *slot = w;
+            if self.wake != woken {
+                woken = self.wake;
+                for w in 0..self.hot.len() {
+                    if self.hot[w].block.is_some() {
+                        self.refresh(&mut ready_bits, w);
+                    }
                 }
-                n += usize::from(can);
+            }
+            let mut n = 0;
+            for (i, &word) in ready_bits.iter().enumerate() {
+                let mut b = word;
+                while b != 0 {
+                    // n <= the warp's index < the number of warps.
+                    if let Some(slot) = ready_buf.get_mut(n) {
+                        *slot = 64 * i + b.trailing_zeros() as usize;
+                    }
+                    n += 1;
+                    b &= b - 1;
+                }
             }
             let ready = &ready_buf[..n];
             eligible.clear();
@@ -388,6 +408,7 @@ impl<'p> Machine<'p> {
                     !self.hot[w].done && matches!(self.hot[w].block, Some(Block::Mbar { .. }))
                 }) {
                     self.give_up(w);
+                    self.refresh(&mut ready_bits, w);
                     continue;
                 }
                 return self.hung();
@@ -399,12 +420,14 @@ impl<'p> Machine<'p> {
                     } else {
                         let w = self.next_rr(ready);
                         self.step(w);
+                        self.refresh(&mut ready_bits, w);
                     }
                 }
                 Policy::Adversarial => {
                     if !ready.is_empty() {
                         let w = self.next_rr(ready);
                         self.step(w);
+                        self.refresh(&mut ready_bits, w);
                     } else if let Some(&id) = eligible.last() {
                         self.perform(id);
                     }
@@ -418,12 +441,15 @@ impl<'p> Machine<'p> {
                         .max_by_key(|&&w| (prio[w], std::cmp::Reverse(w)))
                     {
                         self.step(w);
+                        self.refresh(&mut ready_bits, w);
                     }
                 }
                 Policy::Choose => {
                     let k = chooser.choose(ready.len() + eligible.len());
                     if k < ready.len() {
-                        self.step(ready[k]);
+                        let w = ready[k];
+                        self.step(w);
+                        self.refresh(&mut ready_bits, w);
                     } else {
                         self.perform(eligible[k - ready.len()]);
                     }
@@ -431,6 +457,21 @@ impl<'p> Machine<'p> {
             }
         }
         self.finish()
+    }
+
+    /// Sets warp `w`'s bit in `bits` to whether it may step now: not finished, and not
+    /// blocked or [`Machine::unblocked`].
+    #[inline]
+    fn refresh(&self, bits: &mut [u64], w: usize) {
+        let h = &self.hot[w];
+        let can = match h.block {
+            _ if h.done => false,
+            None => true,
+            Some(b) => self.unblocked(w, h.cta as usize, b),
+        };
+        if let Some(word) = bits.get_mut(w / 64) {
+            *word = (*word & !(1 << (w % 64))) | u64::from(can) << (w % 64);
+        }
     }
 
     /// Whether every predecessor of op `id` has performed.
@@ -528,7 +569,8 @@ impl<'p> Machine<'p> {
 
     /// A warp of `w`'s cluster arrived or finished: forgets the cluster's
     /// [`Machine::cluster_min`].
-    fn cluster_changed(&self, w: usize) {
+    fn cluster_changed(&mut self, w: usize) {
+        self.wake += 1;
         let cl = self.ctas[self.warps[w].cta].cluster as usize;
         if let Some(m) = self.cluster_min.get(cl) {
             m.set(0);
@@ -795,6 +837,7 @@ impl<'p> Machine<'p> {
             Ins::MbarInit { bar, count } => {
                 let c = self.warps[w].cta;
                 if let Some(m) = self.ctas[c].mbars.get_mut(usize::from(*bar)) {
+                    self.wake += 1;
                     *m = Mbar {
                         init: true,
                         count: *count,
@@ -920,6 +963,7 @@ impl<'p> Machine<'p> {
         let cta = &mut self.ctas[c];
         if cta.bar_count > 0 && cta.bar_count >= live {
             cta.bar_gen += 1;
+            self.wake += 1;
             cta.bar_count = 0;
         }
     }
@@ -932,6 +976,7 @@ impl<'p> Machine<'p> {
             m.pending = m.pending.saturating_sub(1);
             if m.pending == 0 {
                 m.phase += 1;
+                self.wake += 1;
                 m.pending = m.count;
             }
         }
@@ -1419,10 +1464,12 @@ impl<'p> Machine<'p> {
     }
 
     fn mark(&mut self, c: usize, col: u32, n: u32) {
+        self.wake += 1;
         self.ctas[c].used |= unit_mask(col, n);
     }
 
     fn free(&mut self, c: usize, col: u32, n: u32) {
+        self.wake += 1;
         if self.fault(Fault::DeallocWrongColumns) {
             self.ctas[c].used &= !unit_mask(col + n, n);
         } else {
@@ -1508,6 +1555,7 @@ impl<'p> Machine<'p> {
                 }
                 self.ctas[e].pairs[a].done = true;
                 self.ctas[o].pairs[b].done = true;
+                self.wake += 1;
                 self.open_pairs -= 2;
                 let _ = (ra.warp, rb.warp);
             }

@@ -28,10 +28,40 @@ impl Rng {
     }
 }
 
+/// Divisors below this use [`RECIP`] instead of a 64-bit division.
+const SMALL: usize = 64;
+
+/// `RECIP[n] = floor((2^64 - 1) / n)` for `1 <= n < SMALL` (`RECIP[0]` unused).
+const RECIP: [u64; SMALL] = {
+    let mut t = [0u64; SMALL];
+    let mut n = 1;
+    while n < SMALL {
+        t[n] = u64::MAX / n as u64;
+        n += 1;
+    }
+    t
+};
+
+/// `x % n` for `2 <= n < SMALL` without a division instruction (the scheduler's choices are
+/// among a handful of alternatives, and a 64-bit `div` is tens of cycles). With
+/// `m = floor((2^64 - 1) / n)`, `q = floor(x * m / 2^64)` is `floor(x / n)` or one less
+/// (`x * m / 2^64 > x / n - x / 2^64 > x / n - 1`, and `<= x / n`), so `x - q * n` is the
+/// remainder or the remainder plus `n`: one conditional subtraction gives exactly `x % n`.
+#[inline]
+fn small_mod(x: u64, n: usize) -> u64 {
+    let q = ((u128::from(x) * u128::from(RECIP[n])) >> 64) as u64;
+    let r = x - q * n as u64;
+    if r >= n as u64 { r - n as u64 } else { r }
+}
+
 impl Chooser for Rng {
     fn choose(&mut self, n: usize) -> usize {
         if n <= 1 {
             0
+        } else if n < SMALL {
+            small_mod(self.next_u64(), n) as usize
+        } else if n.is_power_of_two() {
+            (self.next_u64() & (n as u64 - 1)) as usize
         } else {
             (self.next_u64() % n as u64) as usize
         }
@@ -95,6 +125,37 @@ mod tests {
         let (mut a, mut b) = (Rng::new(7), Rng::new(7));
         for n in 1..50 {
             assert_eq!(a.choose(n), b.choose(n));
+        }
+    }
+
+    #[test]
+    fn the_division_free_remainder_is_the_remainder() {
+        // Every small divisor against `%`, on random numerators and on those next to
+        // multiples of the divisor and to 2^64 (where an off-by-one quotient would show).
+        let mut r = Rng::new(1);
+        for n in 2..SMALL {
+            let m = n as u64;
+            let edges = [0, 1, m - 1, m, m + 1, u64::MAX, u64::MAX - 1, u64::MAX - m];
+            let top = (u64::MAX / m) * m;
+            let near = [top, top - 1, top.wrapping_add(m - 1), (1 << 63) / m * m - 1];
+            for x in edges
+                .into_iter()
+                .chain(near)
+                .chain((0..2000).map(|_| r.next_u64()))
+            {
+                assert_eq!(small_mod(x, n), x % m, "{x} % {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn choices_are_the_remainder_of_the_random_bits() {
+        // `choose` is `next_u64() % n` for every n (the recorded schedules depend on it).
+        for n in [2usize, 3, 7, 63, 64, 65, 100, 1 << 16, 1000] {
+            let (mut a, mut b) = (Rng::new(9), Rng::new(9));
+            for _ in 0..500 {
+                assert_eq!(a.choose(n) as u64, b.next_u64() % n as u64);
+            }
         }
     }
 
