@@ -358,7 +358,7 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
                 && !foreign
             {
                 f.undefined.insert(RuleId::MmaCollectorValid);
-                let loc = u.locs().get(e.loc).unwrap_or(Location {
+                let loc = u.location(e).unwrap_or(Location {
                     code: Code::Warp((g % w) as u8),
                     path: vec![],
                 });

@@ -366,7 +366,7 @@ pub fn block_site(
 ) -> BlockSite {
     let loc = u.warps[g]
         .get(i)
-        .and_then(|e| u.locs().get(e.loc))
+        .and_then(|e| u.location(e))
         .unwrap_or(Location {
             code: Code::Warp((g % w) as u8),
             path: vec![],

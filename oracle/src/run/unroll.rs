@@ -143,8 +143,6 @@ pub struct Ev<'a> {
     pub stmt: &'a Stmt,
     /// What the statement is.
     pub kind: EvKind,
-    /// Pre-order id of the statement ([`Unrolled::locs`]).
-    pub loc: u32,
     /// Lanes executing it.
     pub mask: u32,
     /// Lanes alive (not exited) when it executes.
@@ -158,9 +156,6 @@ pub struct Ev<'a> {
 pub struct Unrolled<'a> {
     /// Events per global warp `cta * warps_per_cta + w`.
     pub warps: Vec<Vec<Ev<'a>>>,
-    /// Locations of statements, by pre-order id ([`Locs::get`]): built when first asked for
-    /// ([`Unrolled::locs`]; only reports of blocking sites need one).
-    locs: std::cell::OnceCell<Locs>,
     /// The program.
     p: &'a Program,
     /// Set if the event budget ran out or the program is malformed (a call to a missing
@@ -181,24 +176,64 @@ pub struct Unrolled<'a> {
 }
 
 impl Unrolled<'_> {
-    /// Locations of statements, by pre-order id ([`Locs::get`], [`Ev::loc`]).
-    pub fn locs(&self) -> &Locs {
-        self.locs.get_or_init(|| {
-            let p = self.p;
-            let mut locs = Locs::default();
-            locs.nodes.reserve(
-                p.warps.iter().map(Vec::len).sum::<usize>()
-                    + p.funcs.iter().map(|f| f.body.len()).sum::<usize>(),
-            );
-            for (w, code) in p.warps.iter().enumerate() {
-                number(Code::Warp(w as u8), code, Locs::ROOT, &mut locs);
+    /// The location of an event's statement ([`Ev::stmt`], a statement of the program's
+    /// code): found by a walk over the code (only reports of blocking sites and notes need
+    /// one); `None` for a statement that is not the program's.
+    pub fn location(&self, e: &Ev<'_>) -> Option<Location> {
+        let p = self.p;
+        let mut path = Vec::new();
+        for (w, code) in p.warps.iter().enumerate() {
+            if find(code, e.stmt, &mut path) {
+                path.reverse();
+                return Some(Location {
+                    code: Code::Warp(w as u8),
+                    path,
+                });
             }
-            for (f, func) in p.funcs.iter().enumerate() {
-                number(Code::Func(f as u8), &func.body, Locs::ROOT, &mut locs);
+        }
+        for (f, func) in p.funcs.iter().enumerate() {
+            if find(&func.body, e.stmt, &mut path) {
+                path.reverse();
+                return Some(Location {
+                    code: Code::Func(f as u8),
+                    path,
+                });
             }
-            locs
-        })
+        }
+        None
     }
+}
+
+/// Whether `target` is one of `stmts` or inside one; if so, its path (as
+/// [`Location::path`] counts it) is pushed innermost first.
+fn find(stmts: &[Stmt], target: &Stmt, path: &mut Vec<u16>) -> bool {
+    for (i, s) in stmts.iter().enumerate() {
+        if find_one(s, target, path) {
+            path.push(i as u16);
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether `target` is `s` or inside it (the children of an `If` numbered `then` first,
+/// then `els`); the path below `s` pushed innermost first.
+fn find_one(s: &Stmt, target: &Stmt, path: &mut Vec<u16>) -> bool {
+    if std::ptr::eq(s, target) {
+        return true;
+    }
+    let children: &mut dyn Iterator<Item = &Stmt> = match s {
+        Stmt::If { then, els, .. } => &mut then.iter().chain(els),
+        Stmt::Loop { body, .. } => &mut body.iter(),
+        _ => return false,
+    };
+    for (k, c) in children.enumerate() {
+        if find_one(c, target, path) {
+            path.push(k as u16);
+            return true;
+        }
+    }
+    false
 }
 
 /// Most events the oracle will unroll (about 10 MB of events): beyond it, the program is not
@@ -233,89 +268,16 @@ struct Ctx<'a> {
     mbar_events: Vec<u32>,
 }
 
-/// One statement's place: its code, its parent statement's pre-order id ([`Locs::ROOT`] at
-/// the top level) and its index among the parent's children.
-#[derive(Debug, Clone, Copy)]
-struct LocNode {
-    code: Code,
-    parent: u32,
-    index: u16,
-}
-
-/// The locations of every statement by pre-order id, stored as a tree (no path allocated per
-/// statement: a [`Location`] is built only when one is reported).
-#[derive(Debug, Default)]
-pub struct Locs {
-    nodes: Vec<LocNode>,
-}
-
-impl Locs {
-    const ROOT: u32 = u32::MAX;
-
-    /// The number of statements numbered.
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
-    /// Whether no statement is numbered.
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
-    /// The location of statement `id` (`None` past the end).
-    pub fn get(&self, id: u32) -> Option<Location> {
-        let first = self.nodes.get(id as usize)?;
-        let mut path = Vec::new();
-        let mut at = id;
-        while let Some(n) = self.nodes.get(at as usize) {
-            path.push(n.index);
-            at = n.parent;
-        }
-        path.reverse();
-        Some(Location {
-            code: first.code,
-            path,
-        })
-    }
-}
-
-/// Pre-order ids of the statements of one code, with their locations.
-fn number(code: Code, stmts: &[Stmt], parent: u32, locs: &mut Locs) {
-    for (i, s) in stmts.iter().enumerate() {
-        number_one(code, s, parent, i as u16, locs);
-    }
-}
-
-fn number_one(code: Code, s: &Stmt, parent: u32, index: u16, locs: &mut Locs) {
-    let me = locs.nodes.len() as u32;
-    locs.nodes.push(LocNode {
-        code,
-        parent,
-        index,
-    });
-    match s {
-        Stmt::If { then, els, .. } => {
-            for (i, c) in then.iter().chain(els).enumerate() {
-                number_one(code, c, me, i as u16, locs);
-            }
-        }
-        Stmt::Loop { body, .. } => number(code, body, me, locs),
-        _ => {}
-    }
-}
-
-/// What one walk over a code finds: its statements (as [`count`] counts them), whether a
-/// condition tests the CTA's rank or cluster, whether it calls a function.
+/// What one walk over a code finds: whether a condition tests the CTA's rank or cluster,
+/// whether it calls a function.
 #[derive(Debug, Default)]
 struct Shape {
-    count: u32,
     cta_test: bool,
     calls: bool,
 }
 
 impl Shape {
     fn add(&mut self, s: &Stmt) {
-        self.count += 1;
         match s {
             Stmt::If { cond, then, els } => {
                 self.cta_test |= matches!(cond, Cond::CtaRank(_) | Cond::CtaOdd | Cond::Cluster(_));
@@ -334,15 +296,6 @@ impl Shape {
     }
 }
 
-/// Statements in `s` (itself included), for skipping ids.
-fn count(s: &Stmt) -> u32 {
-    match s {
-        Stmt::If { then, els, .. } => 1 + then.iter().chain(els).map(count).sum::<u32>(),
-        Stmt::Loop { body, .. } => 1 + body.iter().map(count).sum::<u32>(),
-        _ => 1,
-    }
-}
-
 fn sites(s: &Stmt) -> u32 {
     let own = u32::from(observe::site_of(s).is_some());
     match s {
@@ -353,20 +306,10 @@ fn sites(s: &Stmt) -> u32 {
 }
 
 impl<'a> Ctx<'a> {
-    /// Runs `stmts` with lanes `mask`; ids and site indexes continue from `id` / `site`.
+    /// Runs `stmts` with lanes `mask`; site indexes continue from `site`.
     /// Returns false once every lane has exited.
-    fn block(
-        &mut self,
-        stmts: &'a [Stmt],
-        mask: u32,
-        id: &mut u32,
-        site: &mut u32,
-        func: Option<u8>,
-        fbase: &[u32],
-    ) -> bool {
+    fn block(&mut self, stmts: &'a [Stmt], mask: u32, site: &mut u32, func: Option<u8>) -> bool {
         for s in stmts {
-            let my_id = *id;
-            *id += 1;
             let m = mask & self.live;
             self.visits += 1;
             if self.visits > VISIT_BUDGET && self.broken.is_none() {
@@ -375,7 +318,6 @@ impl<'a> Ctx<'a> {
                 ));
             }
             if m == 0 || self.broken.is_some() {
-                *id += count(s) - 1;
                 *site += sites(s);
                 continue;
             }
@@ -397,28 +339,24 @@ impl<'a> Ctx<'a> {
             match s {
                 Stmt::If { cond, then, els } => {
                     let c = self.cond(cond, m);
-                    let (mut i2, mut s2) = (*id, *site);
-                    self.block(then, c, &mut i2, &mut s2, func, fbase);
-                    self.block(els, m & !c, &mut i2, &mut s2, func, fbase);
-                    *id = i2;
+                    let mut s2 = *site;
+                    self.block(then, c, &mut s2, func);
+                    self.block(els, m & !c, &mut s2, func);
                     *site = s2;
                 }
                 Stmt::Loop { count: n, body } => {
-                    let (start_id, start_site) = (*id, *site);
+                    let start_site = *site;
                     let mut whole = false;
                     for _ in 0..*n {
-                        *id = start_id;
                         *site = start_site;
-                        whole = self.block(body, m, id, site, func, fbase);
+                        whole = self.block(body, m, site, func);
                     }
                     if !whole {
                         // No iteration, or the last stopped early (every lane exited): the
-                        // ids and sites after the body, counted (a body run to its end
-                        // leaves them there).
-                        *id = start_id + body.iter().map(count).sum::<u32>();
+                        // sites after the body, counted (a body run to its end leaves them
+                        // there).
                         *site = start_site + body.iter().map(sites).sum::<u32>();
                     } else {
-                        debug_assert_eq!(*id, start_id + body.iter().map(count).sum::<u32>());
                         debug_assert_eq!(*site, start_site + body.iter().map(sites).sum::<u32>());
                     }
                 }
@@ -431,15 +369,8 @@ impl<'a> Ctx<'a> {
                         continue;
                     }
                     self.depth += 1;
-                    let (mut fid, mut fsite) = (fbase[f], 0);
-                    self.block(
-                        &self.p.funcs[f].body,
-                        m,
-                        &mut fid,
-                        &mut fsite,
-                        Some(f as u8),
-                        fbase,
-                    );
+                    let mut fsite = 0;
+                    self.block(&self.p.funcs[f].body, m, &mut fsite, Some(f as u8));
                     self.depth -= 1;
                 }
                 _ => {
@@ -455,7 +386,6 @@ impl<'a> Ctx<'a> {
                     self.out.push(Ev {
                         stmt: s,
                         kind,
-                        loc: my_id,
                         mask: m,
                         live: self.live,
                         site: my_site,
@@ -551,32 +481,10 @@ pub fn unroll_first_cta(p: &Program) -> Unrolled<'_> {
 
 /// Unrolls every warp of a grid of `ctas` CTAs in clusters of `cs` running `p`'s code.
 fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
-    // The first pre-order id of every warp's and function's code (the ids `Unrolled::locs`
-    // numbers, counted without building the locations).
-    let mut next = 0u32;
-    let mut wbase = Vec::with_capacity(p.warps.len());
-    // Per warp code: whether it tests the CTA's rank or cluster itself, and whether it calls
-    // a function (see `same` below).
-    let mut local = Vec::with_capacity(p.warps.len());
-    for code in &p.warps {
-        wbase.push(next);
-        let mut x = Shape::default();
-        for s in code {
-            x.add(s);
-        }
-        next += x.count;
-        local.push((x.cta_test, x.calls));
-    }
-    let mut fbase = Vec::with_capacity(p.funcs.len());
-    for func in &p.funcs {
-        fbase.push(next);
-        next += func.body.iter().map(count).sum::<u32>();
-    }
     let total_warps = ctas as usize * p.warps.len();
     if total_warps > WARP_BUDGET {
         return Unrolled {
             warps: Vec::new(),
-            locs: std::cell::OnceCell::new(),
             p,
             broken: Some(format!(
                 "{total_warps} warps in the grid, more than {WARP_BUDGET} (work bound: the clocks are warps × warps)"
@@ -597,9 +505,15 @@ fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
     let same: Vec<bool> = if ctas > 1 {
         p.warps
             .iter()
-            .zip(&local)
-            .map(|(code, &(cta_test, calls))| {
-                !cta_test && (!calls || !cta_dependent(p, code, &mut vec![false; p.funcs.len()]))
+            .map(|code| {
+                // Whether the code tests the CTA's rank or cluster itself, and whether it
+                // calls a function.
+                let mut x = Shape::default();
+                for s in code {
+                    x.add(s);
+                }
+                !x.cta_test
+                    && (!x.calls || !cta_dependent(p, code, &mut vec![false; p.funcs.len()]))
             })
             .collect()
     } else {
@@ -649,8 +563,8 @@ fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
                 depth: 0,
                 mbar_events: std::mem::take(&mut scratch),
             };
-            let (mut id, mut site) = (wbase[w], 0);
-            c.block(code, u32::MAX, &mut id, &mut site, None, &fbase);
+            let mut site = 0;
+            c.block(code, u32::MAX, &mut site, None);
             budget -= c.out.len();
             if cta == 0 {
                 same_visits[w] = c.visits - visits;
@@ -673,7 +587,6 @@ fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
     }
     Unrolled {
         warps,
-        locs: std::cell::OnceCell::new(),
         p,
         broken,
         mbar_events,
