@@ -73,7 +73,10 @@ impl AllocAnalysis {
                 .filter(move |x| x.cta == cta && x.slot == slot)
         };
         let mut last: Option<&Inst> = None;
+        // The stores to the slot (with one, the check below has nothing to compare).
+        let mut stores = 0usize;
         for inst in mine() {
+            stores += 1;
             let (ag, ai) = inst.at;
             if c.hb(ag, ai, g, i) && (ag, ai) != (g, i) {
                 if last.is_none_or(|m| c.hb(m.at.0, m.at.1, ag, ai)) {
@@ -86,6 +89,9 @@ impl AllocAnalysis {
         let Some(m) = last else {
             return SlotRead::Never;
         };
+        if stores == 1 {
+            return SlotRead::Inst(m.id);
+        }
         let before = |x: &Inst| c.hb(x.at.0, x.at.1, g, i) && x.at != (g, i);
         if mine().all(|y| y.id == m.id || !before(y) || c.hb(y.at.0, y.at.1, m.at.0, m.at.1)) {
             SlotRead::Inst(m.id)

@@ -81,9 +81,23 @@ fn local(stmts: &[Stmt]) -> bool {
         Stmt::Loop { body, .. } => local(body),
         Stmt::MbarArrive { cta, .. } => cta.is_none(),
         Stmt::Tc(op) => {
-            let multicast = matches!(op, Op::Commit { form, cta_mask, .. }
-                if form.multicast || cta_mask.is_some());
-            !multicast && op.form().cta_group() != Some(CtaGroup::Two)
+            // The `.cta_group` of each form that has one (a wait's `.cta_group` is no group).
+            let cg = match op {
+                Op::Alloc { form, .. } => form.cta_group,
+                Op::Dealloc { form, .. } => form.cta_group,
+                Op::Relinquish { form } => form.cta_group,
+                Op::Mma(m) => m.form.cta_group,
+                Op::Cp { form, .. } => form.cta_group,
+                Op::Shift { form, .. } => form.cta_group,
+                Op::Commit { form, cta_mask, .. } => {
+                    if form.multicast || cta_mask.is_some() {
+                        return false;
+                    }
+                    form.cta_group
+                }
+                Op::Ld { .. } | Op::St { .. } | Op::Wait { .. } | Op::Fence { .. } => CtaGroup::One,
+            };
+            cg != CtaGroup::Two
         }
         _ => true,
     })

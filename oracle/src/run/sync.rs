@@ -463,7 +463,7 @@ impl<'a> Engine<'_, 'a> {
             }
         }
         if arrivals {
-            self.arrived = vec![u32::MAX; self.evc.len()];
+            self.arrived.resize(self.evc.len(), u32::MAX);
         }
         for m in self.mbars.values_mut() {
             let Some(c) = m.count.filter(|c| *c > 0) else {
@@ -784,33 +784,51 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
     let g = u.warps.len();
     let w = p.warps.len().max(1);
     let n = 2 * g;
-    let mut first = Vec::with_capacity(g);
+    // The buffers of the last run on this thread (each cleared and sized as a new one would
+    // be: no result depends on what they held).
+    let mut b = POOL.with(|x| std::mem::take(&mut *x.borrow_mut()));
+    b.first.clear();
     let mut events = 0;
     for evs in &u.warps {
-        first.push(events);
+        b.first.push(events);
         events += evs.len();
     }
+    b.ws.clear();
+    b.ws.resize(g, WarpState::default());
+    b.cur.clear();
+    b.cur.resize(g * n, 0);
+    b.rows.clear();
+    b.evc.clear();
+    b.evc.resize(events, EvClock::default());
+    // An empty generation list is one no arrival reached yet.
+    for gens in &mut b.cluster_arrivals {
+        gens.clear();
+    }
+    b.mbars.clear();
+    b.arrived.clear();
+    b.snaps.clear();
+    b.expect_phase.clear();
     let mut e = Engine {
         u,
         g,
         w,
-        ws: vec![WarpState::default(); g],
-        cur: vec![0; g * n],
-        rows: Vec::new(),
-        evc: vec![EvClock::default(); events],
-        first,
-        cluster_arrivals: Vec::new(),
-        mbars: Default::default(),
-        arrived: Vec::new(),
-        snaps: Vec::new(),
-        expect_phase: Default::default(),
+        ws: b.ws,
+        cur: b.cur,
+        rows: b.rows,
+        evc: b.evc,
+        first: b.first,
+        cluster_arrivals: b.cluster_arrivals,
+        mbars: b.mbars,
+        arrived: b.arrived,
+        snaps: b.snaps,
+        expect_phase: b.expect_phase,
         waits: Vec::new(),
         pair_rendezvous,
         notes: Vec::new(),
         malformed: None,
         give_up: false,
         counter: 0,
-        join_buf: Vec::new(),
+        join_buf: b.join_buf,
     };
     e.collect_mbars();
     // A row per synchronizing event and one per warp's first event, at most (every event
@@ -843,6 +861,18 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         .collect();
     let waits = std::mem::take(&mut e.waits);
     let reached = e.ws.iter().map(|x| x.pos).collect();
+    // The engine's own buffers back to the thread (those of `Clocks` follow when it drops).
+    POOL.with(|x| {
+        let mut x = x.borrow_mut();
+        x.ws = e.ws;
+        x.cur = e.cur;
+        x.cluster_arrivals = e.cluster_arrivals;
+        x.mbars = e.mbars;
+        x.arrived = e.arrived;
+        x.snaps = e.snaps;
+        x.expect_phase = e.expect_phase;
+        x.join_buf = e.join_buf;
+    });
     Clocks {
         g,
         w,
@@ -854,5 +884,47 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         stuck,
         notes: e.notes,
         malformed: e.malformed,
+    }
+}
+
+/// The buffers of [`clocks`] kept from one run to the next on a thread (fewer allocations
+/// per program): the engine's, given back at the end of a run, and the per-event ones of
+/// [`Clocks`], given back when it drops.
+#[derive(Default)]
+struct Pool {
+    ws: Vec<WarpState>,
+    cur: Vec<u32>,
+    rows: Vec<u32>,
+    evc: Vec<EvClock>,
+    first: Vec<usize>,
+    cluster_arrivals: Vec<Vec<u32>>,
+    mbars: FastMap<(u32, u8), Mbar>,
+    arrived: Vec<u32>,
+    snaps: Vec<u32>,
+    expect_phase: FastMap<(usize, u8), (u32, u32)>,
+    join_buf: Vec<u32>,
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Pool> = std::cell::RefCell::new(Pool::default());
+}
+
+impl Drop for Clocks {
+    fn drop(&mut self) {
+        // Kept only if the pool has none (a second run while this one lived, e.g. the
+        // rendezvous clocks of the `::2` pairing, took fresh ones).
+        let _ = POOL.try_with(|x| {
+            if let Ok(mut x) = x.try_borrow_mut() {
+                if x.rows.capacity() == 0 {
+                    x.rows = std::mem::take(&mut self.rows);
+                }
+                if x.evc.capacity() == 0 {
+                    x.evc = std::mem::take(&mut self.evc);
+                }
+                if x.first.capacity() == 0 {
+                    x.first = std::mem::take(&mut self.first);
+                }
+            }
+        });
     }
 }
