@@ -156,6 +156,38 @@ fn main() {
         }
         return;
     }
+    if std::env::var_os("SIM_SETUP").is_some() {
+        // The per-run setup alone: building the machine (code, layout, state) and dropping it.
+        let cpu0 = thread_cpu_ns().unwrap_or(0);
+        for i in 0..n {
+            let c = &cases[(i % 3000) as usize];
+            let m = tcgen05_drivers::sim::machine::Machine::new(
+                &c.program,
+                sim,
+                tcgen05_drivers::sim::machine::Policy::Choose,
+            );
+            std::hint::black_box(&m);
+        }
+        let cpu = thread_cpu_ns().unwrap_or(0) - cpu0;
+        println!("setup only: {:.2} us per run", cpu as f64 * 1e-3 / n as f64);
+        return;
+    }
+    if std::env::var_os("SIM_WORDS").is_some() {
+        let mut w: Vec<usize> = cases
+            .iter()
+            .map(|c| tcgen05_ir::observe::Layout::of(&c.program).total_words())
+            .collect();
+        w.sort_unstable();
+        let sum: usize = w.iter().sum();
+        println!(
+            "observation words per case: mean {} median {} p90 {} max {}",
+            sum / w.len(),
+            w[w.len() / 2],
+            w[w.len() * 9 / 10],
+            w[w.len() - 1]
+        );
+        return;
+    }
     if std::env::var_os("SIM_SLOWEST").is_some() {
         let mut times: Vec<(f64, usize)> = cases
             .iter()

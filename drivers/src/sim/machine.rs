@@ -218,6 +218,8 @@ pub struct Machine<'p> {
     /// finished warps, mbarrier phases and initializations): while it stays the same, a
     /// blocked warp's readiness ([`Machine::unblocked`]) stays the same.
     wake: u64,
+    /// Reused list of the operations a wait or a register read forces (empty between uses).
+    force_buf: Vec<u32>,
 }
 
 enum Step {
@@ -311,6 +313,7 @@ impl<'p> Machine<'p> {
             scratch: [Vec::new(), Vec::new()],
             ld_cells: Vec::new(),
             wake: 0,
+            force_buf: Vec::new(),
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -676,7 +679,7 @@ impl<'p> Machine<'p> {
                 } else {
                     wr.pc += 1;
                 }
-                return Step::Progress;
+                Step::Progress
             }
             Ins::Else { end_at } => {
                 let wr = &mut self.warps[w];
@@ -688,14 +691,14 @@ impl<'p> Machine<'p> {
                 } else {
                     wr.pc += 1;
                 }
-                return Step::Progress;
+                Step::Progress
             }
             Ins::EndIf => {
                 let wr = &mut self.warps[w];
                 if let Some(Frame::If { saved, .. }) = wr.stack.pop() {
                     wr.mask = saved & !wr.exited;
                 }
-                return self.advance(w);
+                self.advance(w)
             }
             Ins::Loop { count, end_at } => {
                 let wr = &mut self.warps[w];
@@ -705,7 +708,7 @@ impl<'p> Machine<'p> {
                     wr.stack.push(Frame::Loop { left: *count });
                     wr.pc += 1;
                 }
-                return Step::Progress;
+                Step::Progress
             }
             Ins::LoopEnd { top } => {
                 let wr = &mut self.warps[w];
@@ -720,7 +723,7 @@ impl<'p> Machine<'p> {
                     wr.stack.pop();
                     wr.pc += 1;
                 }
-                return Step::Progress;
+                Step::Progress
             }
             Ins::Call(f) => {
                 let body = self.code.warps + usize::from(*f);
@@ -735,7 +738,7 @@ impl<'p> Machine<'p> {
                 } else {
                     wr.pc += 1;
                 }
-                return Step::Progress;
+                Step::Progress
             }
             Ins::End => {
                 let wr = &mut self.warps[w];
@@ -754,16 +757,13 @@ impl<'p> Machine<'p> {
                 self.hot[w].done = true;
                 self.cluster_changed(w);
                 self.check_bar(self.warps[w].cta);
-                return Step::Progress;
+                Step::Progress
             }
-            _ => {}
-        }
-        if mask == 0 {
-            return self.advance(w);
-        }
-        match ins {
             Ins::Nop => self.advance(w),
             Ins::Checkpoint(id) => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let base = self.warp_block(w);
                 for lane in lanes(mask) {
                     self.words[base + lane as usize] = u32::from(*id);
@@ -771,6 +771,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::Exit => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let base = self.warp_block(w);
                 for lane in lanes(mask) {
                     self.words[base + lane as usize] = observe::CHECKPOINT_EXIT;
@@ -788,6 +791,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::BarCta => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 if self.fault(Fault::BarCtaNoWait) {
                     return self.advance(w);
                 }
@@ -816,6 +822,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::ClusterArrive => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let f = std::mem::take(&mut self.warps[w].fenced);
                 let cl = self.ctas[self.warps[w].cta].cluster as usize;
                 self.cluster_released[cl].extend(f);
@@ -824,6 +833,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::ClusterWait => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 self.hoist_point(w);
                 let cl = self.ctas[self.warps[w].cta].cluster;
                 let target = self.warps[w].cluster_arrivals;
@@ -835,6 +847,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::MbarInit { bar, count } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let c = self.warps[w].cta;
                 if let Some(m) = self.ctas[c].mbars.get_mut(usize::from(*bar)) {
                     self.wake += 1;
@@ -849,6 +864,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::MbarArrive { bar, cta } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let own = self.warps[w].cta;
                 let target = match cta {
                     None => Some(own),
@@ -868,6 +886,9 @@ impl<'p> Machine<'p> {
             Ins::MbarWait {
                 bar, parity, site, ..
             } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let c = self.warps[w].cta;
                 self.hoist_point(w);
                 if !self.mbar_passes(c, *bar, *parity) {
@@ -884,6 +905,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::Fill { region, seed, elem } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let c = self.warps[w].cta;
                 if let Some(r) = self.ctas[c].regions.get_mut(usize::from(*region)) {
                     std::rc::Rc::make_mut(r).fill(mask, *elem, *seed);
@@ -891,6 +915,9 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::ObserveAddr { slot, site } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 let c = self.warps[w].cta;
                 let v = self.ctas[c]
                     .slots
@@ -901,14 +928,20 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::Ld { op, ld } => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 self.issue_ld(w, op, *ld);
                 self.advance(w)
             }
             Ins::WaitLd { records } => {
-                let pend = self.warps[w].pending_ld.clone();
-                if self.fault(Fault::WaitLdEarly) {
-                } else {
-                    self.force(&pend);
+                if mask == 0 {
+                    return self.advance(w);
+                }
+                if !self.fault(Fault::WaitLdEarly) {
+                    let mut pend = std::mem::take(&mut self.force_buf);
+                    pend.extend_from_slice(&self.warps[w].pending_ld);
+                    self.force_all(pend);
                 }
                 for &ld in records {
                     self.record_ld(w, ld, mask);
@@ -916,21 +949,29 @@ impl<'p> Machine<'p> {
                 self.advance(w)
             }
             Ins::Record(records) => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
                 for &ld in records {
                     // A register read waits for the load that writes it (MCM-LD-REGDEP).
-                    let pend: Vec<u32> = self.warps[w]
+                    let mut pend = std::mem::take(&mut self.force_buf);
+                    pend.extend(
+                        self.warps[w]
                         .pending_ld
                         .iter()
                         .copied()
-                        .filter(|&id| matches!(self.ops[id as usize].kind, AKind::Ld { ld: l, .. } if l == ld))
-                        .collect();
-                    self.force(&pend);
+                        .filter(|&id| matches!(self.ops[id as usize].kind, AKind::Ld { ld: l, .. } if l == ld)));
+                    self.force_all(pend);
                     self.record_ld(w, ld, mask);
                 }
                 self.advance(w)
             }
-            Ins::Tc(op) => self.exec_tc(w, op),
-            _ => self.advance(w),
+            Ins::Tc(op) => {
+                if mask == 0 {
+                    return self.advance(w);
+                }
+                self.exec_tc(w, op)
+            }
         }
     }
 
@@ -1221,8 +1262,9 @@ impl<'p> Machine<'p> {
             Op::Wait { form } => {
                 // wait::ld is Ins::WaitLd; this is wait::st (WAIT-SCOPE, WAIT-KIND).
                 if form.op == WaitOp::St && !self.fault(Fault::WaitStEarly) {
-                    let pend = self.warps[w].pending_st.clone();
-                    self.force(&pend);
+                    let mut pend = std::mem::take(&mut self.force_buf);
+                    pend.extend_from_slice(&self.warps[w].pending_st);
+                    self.force_all(pend);
                 }
                 self.advance(w)
             }
@@ -1563,6 +1605,14 @@ impl<'p> Machine<'p> {
     }
 
     // ----- asynchronous operations -----
+
+    /// [`Machine::force`] of `ids`, a list taken from [`Machine::force_buf`], which gets it
+    /// back empty.
+    fn force_all(&mut self, mut ids: Vec<u32>) {
+        self.force(&ids);
+        ids.clear();
+        self.force_buf = ids;
+    }
 
     fn force(&mut self, ids: &[u32]) {
         if self.policy == Policy::Adversarial {
