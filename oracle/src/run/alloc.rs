@@ -111,13 +111,22 @@ pub fn analyse(
 ) -> AllocAnalysis {
     let w = c.w;
     let mut insts: Vec<Inst> = Vec::new();
-    let mut deallocs = Vec::new();
-    let mut relinquishes = Vec::new();
+    // The lists of this pass, kept per thread from one call to the next (cleared: no
+    // result depends on what they held).
+    let mut lists = LISTS.with(|x| std::mem::take(&mut *x.borrow_mut()));
+    let Lists {
+        deallocs,
+        relinquishes,
+        observes,
+        pairs,
+    } = &mut lists;
+    deallocs.clear();
+    relinquishes.clear();
+    observes.clear();
+    pairs.clear();
     // One pass over the events: the allocs, deallocs and relinquishes reached, the address
     // observations reached (in event order), and every `::2` collective, reached or not, in
     // warp and event order (`pairing`).
-    let mut observes: Vec<(usize, usize, u8)> = Vec::new();
-    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for (g, evs) in u.warps.iter().enumerate() {
         let reached = c.reached[g];
         for (i, e) in evs.iter().enumerate() {
@@ -174,7 +183,7 @@ pub fn analyse(
         }
     }
     // Deallocs (DEALLOC-TADDR-PREV, OQ-3).
-    for (g, i, taddr, n) in deallocs {
+    for &(g, i, taddr, n) in deallocs.iter() {
         let cta = (g / w) as u32;
         let bad = |f: &mut Findings, why: &str| {
             f.undefined.insert(RuleId::DeallocTaddrPrev);
@@ -214,7 +223,7 @@ pub fn analyse(
     // ALLOC-AFTER-RELINQUISH and RELQ-CTA-WIDE: reachable when an alloc is not before every
     // relinquish of its CTA.
     for x in &a.insts {
-        for (rg, ri) in &relinquishes {
+        for (rg, ri) in relinquishes.iter() {
             if (*rg / w) as u32 == x.cta && !c.hb(x.at.0, x.at.1, *rg, *ri) {
                 f.undefined.insert(RuleId::AllocAfterRelinquish);
                 f.note("ALLOC-AFTER-RELINQUISH: an alloc can run after its CTA relinquished the permit");
@@ -233,14 +242,14 @@ pub fn analyse(
             }
         }
     }
-    pairing(p, u, c, opts, &pairs, &mut a, f);
+    pairing(p, u, c, opts, pairs, &mut a, f);
     capacity(u, c, opts, &a, f);
     // Leaks (ALLOC-FREE-BEFORE-EXIT: consequence unstated, so reported, never judged).
     if a.insts.iter().any(|x| x.dealloc.is_none()) {
         a.leak.status = LeakStatus::MayLeak;
     }
     // Address observations (ALLOC-ADDR-STORE, ALLOC-STORE-WEAK, OQ-1).
-    for (g, i, slot) in observes {
+    for &(g, i, slot) in observes.iter() {
         let e = &u.warps[g][i];
         let Some(site) = e.site else { continue };
         let cta = (g / w) as u32;
@@ -285,7 +294,22 @@ pub fn analyse(
             rules,
         });
     }
+    LISTS.with(|x| *x.borrow_mut() = lists);
     a
+}
+
+/// The lists [`analyse`] gathers in its pass over the events (the deallocs, relinquishes
+/// and address observations reached; every `::2` collective), kept per thread.
+#[derive(Debug, Default)]
+struct Lists {
+    deallocs: Vec<(usize, usize, TmemRef, u32)>,
+    relinquishes: Vec<(usize, usize)>,
+    observes: Vec<(usize, usize, u8)>,
+    pairs: Vec<(usize, usize)>,
+}
+
+thread_local! {
+    static LISTS: std::cell::RefCell<Lists> = std::cell::RefCell::new(Lists::default());
 }
 
 /// Whether the lifetimes of two allocations may overlap.

@@ -462,15 +462,13 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// Builds every access; returns false if a write leaves its allocation.
-    fn collect(&mut self, f: &mut Findings) {
+    fn collect(&mut self, f: &mut Findings, lists: &mut [Vec<u32>; 5]) {
         let w = self.c.w;
         // Per warp, in one pass over its reached events: its accesses, and the indexes of
         // its wait::ld, wait::st, before-fences-or-commits and commits, ascending (the
         // completion witnesses of an access are the first of them after it). Reused from warp
-        // to warp.
-        let mut acc_at: Vec<u32> = Vec::new();
-        let (mut wl, mut ws, mut fc, mut cm): (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) =
-            Default::default();
+        // to warp, and from call to call ([`Reuse::lists`]).
+        let [acc_at, wl, ws, fc, cm] = lists;
         // The first index in `list` at or after `j` (the lists are short: a scan, unless
         // long).
         let first_from = |list: &[u32], j: usize| {
@@ -482,8 +480,7 @@ impl<'a> Ctx<'_, 'a> {
         };
         for (g, evs) in self.u.warps.iter().enumerate() {
             let reached = self.c.reached[g];
-            acc_at.clear();
-            for v in [&mut wl, &mut ws, &mut fc, &mut cm] {
+            for v in [&mut *acc_at, &mut *wl, &mut *ws, &mut *fc, &mut *cm] {
                 v.clear();
             }
             for (j, e2) in evs.iter().enumerate().take(reached) {
@@ -503,7 +500,7 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
             self.accs.reserve(acc_at.len());
-            for &i in &acc_at {
+            for &i in acc_at.iter() {
                 let (i, e) = (i as usize, &evs[i as usize]);
                 if self.work.get() > WORK_BUDGET {
                     // Not judged (checked by the caller): stop building the index.
@@ -672,12 +669,12 @@ impl<'a> Ctx<'_, 'a> {
                 let _ = outside_read;
                 // Completion witnesses: the first wait, fence or commit after the access.
                 let wait = match kind {
-                    Kind::Ld => first_from(&wl, i + 1),
-                    Kind::St => first_from(&ws, i + 1),
+                    Kind::Ld => first_from(wl, i + 1),
+                    Kind::St => first_from(ws, i + 1),
                     _ => None,
                 };
-                let xfence = wait.and_then(|w| first_from(&fc, w + 1));
-                let pfence = first_from(&fc, i + 1);
+                let xfence = wait.and_then(|w| first_from(fc, w + 1));
+                let pfence = first_from(fc, i + 1);
                 // The first later commit of the same `.cta_group` by every issuing lane, with
                 // its ordinal (1-based: commit `k` of the list is the warp's `k + 1`-th).
                 let from = cm.partition_point(|&x| (x as usize) < i + 1);
@@ -1654,6 +1651,9 @@ struct Reuse {
     /// The processing order, and the (`seq`, access) pairs sorted to find it.
     order: Vec<usize>,
     keyed: Vec<(u32, u32)>,
+    /// `Ctx::collect`'s per-warp lists: accesses, wait::ld, wait::st, before-fences and
+    /// commits, commits.
+    lists: [Vec<u32>; 5],
 }
 
 thread_local! {
@@ -1693,7 +1693,7 @@ fn values_with(
         work: std::cell::Cell::new(0),
         prepared: Vec::new(),
     };
-    cx.collect(f);
+    cx.collect(f, &mut reuse.lists);
     if cx.work.get() > WORK_BUDGET {
         f.not_judged = Some(format!(
             "more than {WORK_BUDGET} TMEM index entries (work bound)"
@@ -1777,7 +1777,9 @@ fn values_with(
                 };
                 let (cta, warp) = ((x.g / c.w) as u32, (x.g % c.w) as u8);
                 let simple = !form.red && form.shape == LdStShape::S32x32b && form.pack.is_none();
-                let mut rules = vec![RuleId::LdAsync];
+                // Room for the race rules added below (one allocation).
+                let mut rules = Vec::with_capacity(4);
+                rules.push(RuleId::LdAsync);
                 let expect = if cx.poisoned[cta as usize % cx.poisoned.len()] || war[k] {
                     rules.push(RuleId::McmLdWar);
                     if scope[k] {

@@ -555,7 +555,7 @@ fn unroll_grid(p: &Program, ctas: u32, cs: u32) -> Unrolled<'_> {
                 odd: rank & 1 == 1,
                 cluster: (cta / cs) as u16,
                 warp: w as u8,
-                out: Vec::with_capacity(code.len()),
+                out: Vec::with_capacity(2 * code.len() + 8),
                 live: u32::MAX,
                 budget,
                 visits,
