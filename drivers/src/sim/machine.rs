@@ -1717,6 +1717,17 @@ impl<'p> Machine<'p> {
         // thread too.
         let bx2 = form.shape == LdStShape::S16x32bx2 && split <= 0xFFFF;
         let mut pair_lane = u32::MAX;
+        // The lanes that lazy layers own in the columns `[lo, hi]` of the last run read
+        // (`Tmem::owned_lanes`, one look per distinct run of columns): the other lanes read
+        // their stored cells directly (`Tmem::get_run_in`).
+        let mut owned_at = (u32::MAX, 0u32, 0u128);
+        let mut owned = |lo: u32, n: u32| -> u128 {
+            let hi = lo.saturating_add(n.max(1) - 1);
+            if (owned_at.0, owned_at.1) != (lo, hi) {
+                owned_at = (lo, hi, tm.owned_lanes(lo, hi));
+            }
+            owned_at.2
+        };
         // The cells of a lane pair's run (reused: its contents are overwritten before use).
         let mut cells = std::mem::take(&mut self.ld_cells);
         cells.resize(4 * 128, 0);
@@ -1733,7 +1744,8 @@ impl<'p> Machine<'p> {
                     if span > 0 && (lane >= tmem::LANES || col0 + span > tmem::COLS) {
                         outside = true;
                     }
-                    tm.get_run(lane, col0, &mut cells[..span as usize]);
+                    let o = owned(col0, span);
+                    tm.get_run_in(o, lane, col0, &mut cells[..span as usize]);
                     pair_lane = lane;
                 }
                 if pair_cols.is_empty() {
@@ -1767,12 +1779,14 @@ impl<'p> Machine<'p> {
                 }
                 if pack {
                     let cells = &mut cells[..2 * n];
-                    tm.get_run(lane, c0, cells);
+                    let o = owned(c0, 2 * n as u32);
+                    tm.get_run_in(o, lane, c0, cells);
                     for (slot, ab) in regs[..n].iter_mut().zip(cells.chunks_exact(2)) {
                         *slot = (ab[0] & 0xFFFF) | (ab[1] << 16);
                     }
                 } else {
-                    tm.get_run(lane, c0, &mut regs[..n]);
+                    let o = owned(c0, n as u32);
+                    tm.get_run_in(o, lane, c0, &mut regs[..n]);
                 }
             } else {
                 let (mut first, mut last) = (u32::MAX, 0);

@@ -81,6 +81,10 @@ pub trait Lazy: std::fmt::Debug {
 struct Layer {
     col0: u32,
     lanes: Vec<u128>,
+    /// Whether every column still has the lanes it was written with (no cell of the layer
+    /// was taken out of it): then the layer owns (lane, col) for every column of the
+    /// rectangle where it owns one.
+    uniform: bool,
     f: std::rc::Rc<dyn Lazy>,
 }
 
@@ -232,6 +236,7 @@ impl Tmem {
         for l in &mut self.layers[..=top] {
             if let Some(m) = l.lanes.get_mut(col.wrapping_sub(l.col0) as usize) {
                 *m &= bit;
+                l.uniform = false;
             }
         }
         self.owned[col as usize] &= bit;
@@ -250,6 +255,7 @@ impl Tmem {
             for l in &mut self.layers {
                 if let Some(m) = l.lanes.get_mut(col.wrapping_sub(l.col0) as usize) {
                     *m &= bit;
+                    l.uniform = false;
                 }
             }
             self.owned[col as usize] &= bit;
@@ -280,6 +286,7 @@ impl Tmem {
                 for c in col0..col0 + n {
                     if let Some(m) = l.lanes.get_mut(c.wrapping_sub(l.col0) as usize) {
                         *m &= bit;
+                        l.uniform = false;
                     }
                 }
             }
@@ -363,6 +370,23 @@ impl Tmem {
         true
     }
 
+    /// [`Tmem::get_run`], where `owned` is [`Tmem::owned_lanes`] of the run's columns (or a
+    /// superset): a lane outside it, with the run inside the array, reads its stored cells
+    /// without looking at the layers.
+    #[inline]
+    pub fn get_run_in(&self, owned: u128, lane: u32, col0: u32, out: &mut [u32]) -> bool {
+        if lane < LANES
+            && owned >> lane & 1 == 0
+            && col0
+                .checked_add(out.len() as u32)
+                .is_some_and(|e| e <= COLS)
+        {
+            self.base_run(lane, col0, out);
+            return true;
+        }
+        self.get_run(lane, col0, out)
+    }
+
     /// [`Tmem::get_run`] inside the array where lazy layers own cells.
     fn get_lazy_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
         self.run_below(self.layers.len(), lane, col0, out);
@@ -391,11 +415,16 @@ impl Tmem {
                 // The top layer: the cells it owns from `col` on, its lane masks in a row.
                 let at = (col - l.col0) as usize;
                 let masks = l.lanes.get(at + 1..).unwrap_or_default();
-                end += masks
-                    .iter()
-                    .take(lim - end)
-                    .take_while(|&&m| m >> lane & 1 == 1)
-                    .count();
+                end += if l.uniform {
+                    // It owns the cell, so the lane of every column.
+                    masks.len().min(lim - end)
+                } else {
+                    masks
+                        .iter()
+                        .take(lim - end)
+                        .take_while(|&&m| m >> lane & 1 == 1)
+                        .count()
+                };
             } else {
                 while end < lim
                     && l.owns(lane, col0 + end as u32)
@@ -463,6 +492,7 @@ impl Tmem {
                 for c in col0..col0 + cols {
                     if let Some(m) = l.lanes.get_mut(c.wrapping_sub(l.col0) as usize) {
                         *m &= !lanes;
+                        l.uniform = false;
                     }
                 }
             }
@@ -474,6 +504,7 @@ impl Tmem {
         self.layers.push(Layer {
             col0,
             lanes: vec![lanes; cols as usize],
+            uniform: true,
             f,
         });
         if self.owned.len() < (col0 + cols) as usize {
@@ -616,6 +647,30 @@ mod tests {
             assert!(u.write_lazy(0, 1, 0b10, std::rc::Rc::new(Add(true))));
         }
         assert_eq!(u.get(1, 0), Some(2 * MAX_LAYERS as u32 * 1000));
+    }
+
+    #[test]
+    fn run_reads_see_cells_written_over_a_layer() {
+        // A layer of lanes 0 and 1 over columns 8..16; lane 0's column 11 is then written:
+        // a run read of lane 0 gives the layer's values around the stored one, as cell
+        // reads would (Tmem::get), and lane 1 still reads the whole layer.
+        let mut t = Tmem::new();
+        assert!(t.write_lazy(8, 8, 0b11, std::rc::Rc::new(Add(false))));
+        let mut run = [0u32; 8];
+        assert!(t.get_run(1, 8, &mut run));
+        assert_eq!(run, std::array::from_fn(|c| 1000 + c as u32));
+        assert!(t.set(0, 11, 77));
+        assert!(t.get_run(0, 8, &mut run));
+        assert_eq!(run, [0, 1, 2, 77, 4, 5, 6, 7]);
+        // From the written cell on, and with an `owned` mask: the same cells.
+        let mut tail = [0u32; 6];
+        assert!(t.get_run_in(t.owned_lanes(10, 15), 0, 10, &mut tail));
+        assert_eq!(tail, [2, 77, 4, 5, 6, 7]);
+        assert!(t.get_run(1, 8, &mut run));
+        assert_eq!(run, std::array::from_fn(|c| 1000 + c as u32));
+        // A lane no layer owns reads its stored cells (poison) either way.
+        assert!(t.get_run_in(t.owned_lanes(8, 15), 2, 8, &mut run));
+        assert_eq!(run, std::array::from_fn(|c| poison(2, 8 + c as u32)));
     }
 
     #[test]
