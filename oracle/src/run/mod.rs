@@ -188,8 +188,12 @@ fn judge(
             assumes,
         );
     }
-    obs.extend(values);
-    obs.extend(std::mem::take(&mut a.addr_obs));
+    // The ld records (no copy: `obs` is still empty here), then the address and mbarrier
+    // wait records, with room reserved once.
+    debug_assert!(obs.is_empty());
+    obs = values;
+    obs.reserve(a.addr_obs.len() + clocks.waits.len());
+    obs.append(&mut a.addr_obs);
     // mbarrier wait records.
     for (g, i, r) in &clocks.waits {
         let e = &u.warps[*g][*i];

@@ -808,6 +808,8 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
     b.arrived.clear();
     b.snaps.clear();
     b.expect_phase.clear();
+    b.waits.clear();
+    b.reached.clear();
     let mut e = Engine {
         u,
         g,
@@ -822,7 +824,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         arrived: b.arrived,
         snaps: b.snaps,
         expect_phase: b.expect_phase,
-        waits: Vec::new(),
+        waits: b.waits,
         pair_rendezvous,
         notes: Vec::new(),
         malformed: None,
@@ -860,7 +862,8 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         .map(|h| (h, e.ws[h].pos))
         .collect();
     let waits = std::mem::take(&mut e.waits);
-    let reached = e.ws.iter().map(|x| x.pos).collect();
+    let mut reached = b.reached;
+    reached.extend(e.ws.iter().map(|x| x.pos));
     // The engine's own buffers back to the thread (those of `Clocks` follow when it drops).
     POOL.with(|x| {
         let mut x = x.borrow_mut();
@@ -897,6 +900,8 @@ struct Pool {
     rows: Vec<u32>,
     evc: Vec<EvClock>,
     first: Vec<usize>,
+    waits: Vec<(usize, usize, WaitResult)>,
+    reached: Vec<usize>,
     cluster_arrivals: Vec<Vec<u32>>,
     mbars: FastMap<(u32, u8), Mbar>,
     arrived: Vec<u32>,
@@ -923,6 +928,12 @@ impl Drop for Clocks {
                 }
                 if x.first.capacity() == 0 {
                     x.first = std::mem::take(&mut self.first);
+                }
+                if x.waits.capacity() == 0 {
+                    x.waits = std::mem::take(&mut self.waits);
+                }
+                if x.reached.capacity() == 0 {
+                    x.reached = std::mem::take(&mut self.reached);
                 }
             }
         });
