@@ -628,6 +628,27 @@ impl Product {
         olds: &[u32],
         out: &mut [u32],
     ) {
+        // The accumulate flag decided once per run, not per cell: the layers of a chain
+        // alternate between accumulating and not, and a per-cell test of the flag is
+        // mispredicted.
+        if self.enable_d {
+            self.run_kd::<K, true>(ra, rb, ao, c0, olds, out);
+        } else {
+            self.run_kd::<K, false>(ra, rb, ao, c0, olds, out);
+        }
+    }
+
+    /// [`Product::run_k`] with `ACC` = `self.enable_d`.
+    #[inline(always)]
+    fn run_kd<const K: usize, const ACC: bool>(
+        &self,
+        ra: &Rows,
+        rb: &Rows,
+        ao: usize,
+        c0: usize,
+        olds: &[u32],
+        out: &mut [u32],
+    ) {
         let n = out.len();
         if c0.is_multiple_of(4) && n.is_multiple_of(4) && olds.len() == n {
             // Whole groups (the common case: an ld's runs start at a multiple of 4 columns).
@@ -649,7 +670,7 @@ impl Product {
                 let go = rb.group(c0 / 4 + g);
                 let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
                 for j in 0..4 {
-                    o[j] = self.finish(d[j], old[j]);
+                    o[j] = self.finish_acc::<ACC>(d[j], old[j]);
                 }
             }
             return;
@@ -682,11 +703,11 @@ impl Product {
                 let go = rb.group(c / 4);
                 let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
                 for (j, x) in out[k..k + take].iter_mut().enumerate() {
-                    *x = self.finish(d[c % 4 + j], olds[k + j]);
+                    *x = self.finish_acc::<ACC>(d[c % 4 + j], olds[k + j]);
                 }
             } else {
                 let bo = rb.row(c);
-                out[k] = self.finish(dot_k::<K>(arow, &b[bo..bo + K]), olds[k]);
+                out[k] = self.finish_acc::<ACC>(dot_k::<K>(arow, &b[bo..bo + K]), olds[k]);
             }
             k += take;
         }
@@ -706,11 +727,21 @@ impl Product {
     /// The cell's value from its dot product and its value before the MMA.
     #[inline(always)]
     fn finish(&self, dot: f32, old: u32) -> u32 {
+        if self.enable_d {
+            self.finish_acc::<true>(dot, old)
+        } else {
+            self.finish_acc::<false>(dot, old)
+        }
+    }
+
+    /// [`Product::finish`] with `ACC` = `self.enable_d`.
+    #[inline(always)]
+    fn finish_acc<const ACC: bool>(&self, dot: f32, old: u32) -> u32 {
         if self.int {
             // |a|, |b| <= 255 and K = 32: every partial sum of `dot8` is an integer below
             // 2^24 in magnitude, so the f32 sum is exact and the dot product fits an i32.
             let mut acc = i64::from(dot as i32);
-            if self.enable_d {
+            if ACC {
                 acc += i64::from(old as i32);
             }
             if self.saturate {
@@ -720,7 +751,7 @@ impl Product {
             }
         } else {
             let mut acc = dot;
-            if self.enable_d {
+            if ACC {
                 let prev = if self.d_f16 {
                     f16_to_f32(old as u16)
                 } else {
@@ -728,15 +759,16 @@ impl Product {
                 };
                 acc += prev * self.scale;
             }
-            if acc.is_nan() {
-                // A NaN's sign and payload depend on operand order in the host's float unit
-                // (and so on the compiler): the simulator writes the canonical quiet NaN.
-                if self.d_f16 { 0x7E00 } else { 0x7FC0_0000 }
-            } else if self.d_f16 {
-                u32::from(f32_to_f16(acc))
+            // A NaN's sign and payload depend on operand order in the host's float unit (and
+            // so on the compiler): the simulator writes the canonical quiet NaN. Both values
+            // are computed and one is selected (NaN results are frequent enough for a
+            // branch on them to be mispredicted).
+            let (v, nan) = if self.d_f16 {
+                (u32::from(f32_to_f16(acc)), 0x7E00)
             } else {
-                acc.to_bits()
-            }
+                (acc.to_bits(), 0x7FC0_0000)
+            };
+            if acc.is_nan() { nan } else { v }
         }
     }
 }
