@@ -2133,34 +2133,44 @@ fn cp_lanes(multicast: Option<CpMulticast>, l0: u32, r: u32) -> impl Iterator<It
 }
 
 /// `dst.copy_from_slice(src)` (the shorter length of the two) for the short runs of the
-/// simulator: 32 words at a time, then 16, 8, 4, 2 and 1 as fixed-size copies, so that a
-/// run of up to 63 words makes no call to `memcpy` (LLVM turns a loop of word or chunk copies
-/// into one).
+/// simulator, as fixed-size copies, so that a short run makes no call to `memcpy` (LLVM turns
+/// a loop of word or chunk copies into one): from 16 words on, 16 at a time and a last 16
+/// ending at the run's end; below, the two halves' widest power of two from each end (8, 4,
+/// 2 words, overlapping in the middle: a word written twice gets the same value), or the
+/// one word. A length is one branch of four, where testing 32, 16, 8, 4, 2 and 1 in turn
+/// took up to six (mispredicted as the lengths vary).
 #[inline(always)]
 pub(crate) fn copy_words(dst: &mut [u32], src: &[u32]) {
-    /// Copies the first `N` words if there are that many; the rest of both.
+    /// Copies the `N` words at `at` (when both have them).
     #[inline(always)]
-    fn head<'a, 'b, const N: usize>(d: &'a mut [u32], s: &'b [u32]) -> (&'a mut [u32], &'b [u32]) {
-        if d.len() < N || s.len() < N {
-            return (d, s);
-        }
-        let (dh, dt) = d.split_at_mut(N);
-        let (sh, st) = s.split_at(N);
-        if let (Ok(a), Ok(b)) = (<&mut [u32; N]>::try_from(dh), <&[u32; N]>::try_from(sh)) {
+    fn piece<const N: usize>(d: &mut [u32], s: &[u32], at: usize) {
+        if let (Some(a), Some(b)) = (d.get_mut(at..at + N), s.get(at..at + N))
+            && let (Ok(a), Ok(b)) = (<&mut [u32; N]>::try_from(a), <&[u32; N]>::try_from(b))
+        {
             *a = *b;
         }
-        (dt, st)
     }
     let n = dst.len().min(src.len());
-    let (mut d, mut s) = (&mut dst[..n], &src[..n]);
-    while d.len() >= 32 {
-        (d, s) = head::<32>(d, s);
+    let (d, s) = (&mut dst[..n], &src[..n]);
+    if n >= 16 {
+        let mut at = 0;
+        while at + 16 < n {
+            piece::<16>(d, s, at);
+            at += 16;
+        }
+        piece::<16>(d, s, n - 16);
+    } else if n >= 8 {
+        piece::<8>(d, s, 0);
+        piece::<8>(d, s, n - 8);
+    } else if n >= 4 {
+        piece::<4>(d, s, 0);
+        piece::<4>(d, s, n - 4);
+    } else if n >= 2 {
+        piece::<2>(d, s, 0);
+        piece::<2>(d, s, n - 2);
+    } else if n == 1 {
+        d[0] = s[0];
     }
-    (d, s) = head::<16>(d, s);
-    (d, s) = head::<8>(d, s);
-    (d, s) = head::<4>(d, s);
-    (d, s) = head::<2>(d, s);
-    let _ = head::<1>(d, s);
 }
 
 /// The lanes set in `mask`, lowest first.
@@ -2251,6 +2261,24 @@ mod tests {
         assert_eq!(find_free(0xFFFF, 32), None);
         assert_eq!(find_free(0, 512), Some(0));
         assert_eq!(unit_mask(64, 64), 0b1100);
+    }
+
+    #[test]
+    fn copy_words_copies_every_length() {
+        // Every length up to 80 words, and the shorter of two lengths: the same words as
+        // `copy_from_slice`, nothing written past the end.
+        let src: Vec<u32> = (1..=80).collect();
+        for n in 0..=80 {
+            for extra in [0, 3] {
+                let mut dst = vec![0u32; n + extra];
+                copy_words(&mut dst, &src[..n]);
+                assert_eq!(&dst[..n], &src[..n], "length {n}");
+                assert!(dst[n..].iter().all(|&x| x == 0), "length {n}");
+                let mut short = vec![0u32; n];
+                copy_words(&mut short, &src[..(n + extra).min(80)]);
+                assert_eq!(short, src[..n], "length {n} from a longer source");
+            }
+        }
     }
 
     #[test]
