@@ -93,6 +93,8 @@ struct Judged {
     insts: u32,
     /// See [`Findings::tmem_work`].
     tmem_work: u64,
+    /// Some mbarrier wait gives up (its phase never completes).
+    gave_up: bool,
 }
 
 /// `expect` of a statically well-formed program (`violations` as `check` found them), from
@@ -211,7 +213,10 @@ fn judge(
                     vec![observe::MBAR_GAVE_UP],
                 ])
             }
-            sync::WaitResult::GivesUp => ObsExpect::Exact(vec![observe::MBAR_GAVE_UP]),
+            sync::WaitResult::GivesUp => {
+                judged.gave_up = true;
+                ObsExpect::Exact(vec![observe::MBAR_GAVE_UP])
+            }
         };
         obs.push(ObsItem {
             key,

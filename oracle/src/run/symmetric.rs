@@ -13,12 +13,16 @@
 //! Each CTA's events, happens-before, allocations and TMEM values are then the first CTA's,
 //! and `expect` computes them once.
 //!
-//! The copy is taken only where it is certain to be what the whole grid gives: the first
-//! CTA's run completes without a note (a note's place in the list follows the processing
-//! order of the whole grid), and the grid stays within every work bound the whole run
-//! would check (events, visits, warps, clock words, TMEM work: each a sum over the CTAs).
-//! Otherwise the grid is judged whole. `oracle/examples/expect_digest.rs` checks the
-//! results equal to the whole grid's over the stored case folders.
+//! The copy is taken only where the whole grid's run could differ in nothing but the CTA
+//! index: the first CTA's run completes without a note (a note's place in the list follows
+//! the processing order of the whole grid) and without an mbarrier wait that gives up (the
+//! clocks decide that when nothing in the whole grid moves), and the grid stays within every
+//! work bound the whole run would check (events, visits, warps, clock words, TMEM work: each
+//! a sum over the CTAs). Otherwise the grid is judged whole. One assumption is left: the
+//! whole grid interleaves the CTAs' events in its processing order, which the TMEM value
+//! analysis reads only as a linearization of happens-before (the same within each CTA);
+//! `oracle/examples/expect_digest.rs` checks the results equal to the whole grid's over the
+//! stored case folders, and `tests/symmetric.rs` on a program of its own.
 
 use super::unroll::{self, CLOCK_WORD_BUDGET, EVENT_BUDGET, VISIT_BUDGET, WARP_BUDGET};
 use super::{Judged, judge, tmem};
@@ -58,6 +62,7 @@ pub fn expect(p: &Program, opts: &Options) -> Option<Expected> {
     let one = judge(p, opts, Vec::new(), &u, &mut judged);
     if one.run.verdict != RunVerdict::Completes
         || !one.notes.is_empty()
+        || judged.gave_up
         || judged.tmem_work.checked_mul(ctas as u64)? > tmem::WORK_BUDGET
     {
         return None;
