@@ -10,7 +10,9 @@
 //! Arguments: the folder, how many cases (files in name order), how many rounds (the best
 //! round of each stage is reported). The stages after `check` run only on statically valid
 //! programs whose clocks are well formed, as in `expect`; their sum differs from the whole
-//! call by what `expect` does around them (notes, sorting, merging, dropping).
+//! call by what `expect` does around them (notes, sorting, merging, dropping). The stages
+//! run on the whole grid: where `expect` judges a grid of identical CTAs on its first CTA
+//! (`run::symmetric`), the whole call does less than the stages.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
