@@ -112,26 +112,32 @@ fn local(stmts: &[Stmt]) -> bool {
 /// allocations: every record and assumed-completed key once per CTA, in CTA order (keys
 /// order by CTA first), allocation numbers offset per CTA (they are numbered in warp order,
 /// so CTA by CTA).
-fn copy(one: Expected, ctas: u32, insts: u32) -> Expected {
-    let mut obs = Vec::with_capacity(one.obs.len() * ctas as usize);
-    for cta in 0..ctas {
+fn copy(mut one: Expected, ctas: u32, insts: u32) -> Expected {
+    // The first CTA's records are its own (moved, not cloned); the others' follow.
+    let mut obs = std::mem::take(&mut one.obs);
+    let n = obs.len();
+    obs.reserve(n * (ctas as usize - 1));
+    for cta in 1..ctas {
         let off = cta * insts;
-        obs.extend(one.obs.iter().map(|item| {
-            let mut item = item.clone();
+        for k in 0..n {
+            let mut item = obs[k].clone();
             item.key.cta = cta;
-            if off > 0 {
-                match &mut item.expect {
-                    SiteExpect::Same(e) => offset(e, off),
-                    SiteExpect::Each(each) => each.iter_mut().for_each(|e| offset(e, off)),
-                    SiteExpect::Exact { .. } => {}
-                }
+            match &mut item.expect {
+                SiteExpect::Same(e) => offset(e, off),
+                SiteExpect::Each(each) => each.iter_mut().for_each(|e| offset(e, off)),
+                SiteExpect::Exact { .. } => {}
             }
-            item
-        }));
+            obs.push(item);
+        }
     }
-    let mut assumes = Vec::with_capacity(one.assumes_completed.len() * ctas as usize);
-    for cta in 0..ctas {
-        assumes.extend(one.assumes_completed.iter().map(|k| ObsKey { cta, ..*k }));
+    let mut assumes = std::mem::take(&mut one.assumes_completed);
+    let n = assumes.len();
+    assumes.reserve(n * (ctas as usize - 1));
+    for cta in 1..ctas {
+        for k in 0..n {
+            let key = ObsKey { cta, ..assumes[k] };
+            assumes.push(key);
+        }
     }
     Expected {
         obs,
