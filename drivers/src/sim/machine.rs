@@ -1183,7 +1183,9 @@ impl<'p> Machine<'p> {
 
     fn exec_tc(&mut self, w: usize, op: &Op) -> Step {
         let mask = self.warps[w].mask;
-        if !matches!(op, Op::Wait { .. } | Op::Fence { .. }) {
+        // (A snapshot exists only under the `fence-noop` fault: test that first, a branch
+        // that is always predicted.)
+        if self.warps[w].snapshot.is_some() && !matches!(op, Op::Wait { .. } | Op::Fence { .. }) {
             self.warps[w].snapshot = None;
         }
         match op {

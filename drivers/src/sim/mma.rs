@@ -768,7 +768,8 @@ impl Product {
             } else {
                 (acc.to_bits(), 0x7FC0_0000)
             };
-            if acc.is_nan() { nan } else { v }
+            let keep = u32::from(!acc.is_nan()).wrapping_neg();
+            (v & keep) | (nan & !keep)
         }
     }
 }

@@ -85,6 +85,8 @@ struct Layer {
     /// was taken out of it): then the layer owns (lane, col) for every column of the
     /// rectangle where it owns one.
     uniform: bool,
+    /// `f.needs_old()`, kept (it never changes).
+    needs_old: bool,
     f: std::rc::Rc<dyn Lazy>,
 }
 
@@ -433,7 +435,7 @@ impl Tmem {
                     end += 1;
                 }
             }
-            if l.f.needs_old() {
+            if l.needs_old {
                 let mut olds = [0u32; CHUNK];
                 let olds = &mut olds[..end - k];
                 self.run_below(i, lane, col, olds);
@@ -505,6 +507,7 @@ impl Tmem {
             col0,
             lanes: vec![lanes; cols as usize],
             uniform: true,
+            needs_old: f.needs_old(),
             f,
         });
         if self.owned.len() < (col0 + cols) as usize {
