@@ -43,11 +43,10 @@ pub struct Findings {
 }
 
 impl Findings {
-    /// Adds a note once.
-    pub fn note(&mut self, s: impl Into<String>) {
-        let s = s.into();
-        if !self.notes.contains(&s) {
-            self.notes.push(s);
+    /// Adds a note once (a note already there costs no allocation).
+    pub fn note<S: AsRef<str> + Into<String>>(&mut self, s: S) {
+        if !self.notes.iter().any(|n| n == s.as_ref()) {
+            self.notes.push(s.into());
         }
     }
 }
@@ -171,7 +170,8 @@ fn judge(
             assumes,
         );
     }
-    leak = a.leak.clone();
+    // The analysis's leak expectation (taken: nothing reads it after this).
+    std::mem::swap(&mut leak, &mut a.leak);
     let values = tmem::values(p, u, &clocks, &a, opts, &mut f);
     judged.insts = a.insts.len() as u32;
     judged.tmem_work = f.tmem_work;
