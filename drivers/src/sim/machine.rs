@@ -1153,7 +1153,7 @@ impl<'p> Machine<'p> {
             wr.regs.resize(ld as usize + 1, Vec::new());
         }
         if wr.regs[ld as usize].is_empty() {
-            wr.regs[ld as usize] = vec![0; 32 * info.words as usize];
+            wr.regs[ld as usize] = regs_buffer(32 * info.words as usize);
         }
         let mask = wr.mask;
         let lane0 = self.window(w, a >> 16, true);
@@ -2113,6 +2113,44 @@ impl<'p> Machine<'p> {
                 words: self.words.clone(),
             });
         }
+    }
+}
+
+/// Register buffers of finished machines kept per thread for the next ones ([`regs_buffer`]),
+/// at most this many.
+const REGS_POOL_MAX: usize = 64;
+
+thread_local! {
+    static REGS_POOL: std::cell::RefCell<Vec<Vec<u32>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `n` zeroed registers, in a buffer of an earlier machine when one is kept (zeroing memory
+/// just used is cheaper than a fresh zeroed allocation of up to 16 KiB per ld).
+fn regs_buffer(n: usize) -> Vec<u32> {
+    let mut v = REGS_POOL
+        .try_with(|p| p.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    v.clear();
+    v.resize(n, 0);
+    v
+}
+
+impl Drop for Warp {
+    /// Gives the warp's register buffers to the pool of [`regs_buffer`].
+    fn drop(&mut self) {
+        let _ = REGS_POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            for r in self.regs.drain(..) {
+                if p.len() >= REGS_POOL_MAX {
+                    break;
+                }
+                if r.capacity() > 0 {
+                    p.push(r);
+                }
+            }
+        });
     }
 }
 
