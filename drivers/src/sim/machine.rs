@@ -464,8 +464,23 @@ impl<'p> Machine<'p> {
 
     /// Sets warp `w`'s bit in `bits` to whether it may step now: not finished, and not
     /// blocked or [`Machine::unblocked`].
-    #[inline]
+    #[inline(always)]
     fn refresh(&self, bits: &mut [u64], w: usize) {
+        // The common case, a warp that stepped and goes on: set its bit here, without a call.
+        if let Some(h) = self.hot.get(w)
+            && !h.done
+            && h.block.is_none()
+            && let Some(word) = bits.get_mut(w / 64)
+        {
+            *word |= 1 << (w % 64);
+            return;
+        }
+        self.refresh_slow(bits, w);
+    }
+
+    /// [`Machine::refresh`] of a finished or blocked warp.
+    #[inline(never)]
+    fn refresh_slow(&self, bits: &mut [u64], w: usize) {
         let h = &self.hot[w];
         let can = match h.block {
             _ if h.done => false,
