@@ -172,7 +172,9 @@ fn judge(
     }
     // The analysis's leak expectation (taken: nothing reads it after this).
     std::mem::swap(&mut leak, &mut a.leak);
-    let values = tmem::values(p, u, &clocks, &a, opts, &mut f);
+    // With room for the address and mbarrier wait records appended below (one allocation).
+    let extra = a.addr_obs.len() + clocks.waits.len();
+    let values = tmem::values_reserving(p, u, &clocks, &a, opts, &mut f, extra);
     judged.insts = a.insts.len() as u32;
     judged.tmem_work = f.tmem_work;
     if let Some(why) = f.not_judged.take() {

@@ -1633,8 +1633,22 @@ pub fn values(
     opts: &Options,
     f: &mut Findings,
 ) -> Vec<ObsItem> {
+    values_reserving(p, u, c, a, opts, f, 0)
+}
+
+/// [`values`] with room for `extra` more records in the list it gives (the records the
+/// caller appends: the list is then allocated once, never grown).
+pub fn values_reserving(
+    p: &Program,
+    u: &Unrolled<'_>,
+    c: &Clocks,
+    a: &AllocAnalysis,
+    opts: &Options,
+    f: &mut Findings,
+    extra: usize,
+) -> Vec<ObsItem> {
     // Borrowed in place (`values_with` does not call `values`): no buffers moved in and out.
-    REUSE.with(|r| values_with(p, u, c, a, opts, f, &mut r.borrow_mut()))
+    REUSE.with(|r| values_with(p, u, c, a, opts, f, &mut r.borrow_mut(), extra))
 }
 
 /// Buffers [`values`] keeps from one call to the next on a thread (cleared before every use,
@@ -1661,6 +1675,10 @@ thread_local! {
 }
 
 /// [`values`] with the thread's reusable buffers.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the analysis inputs of `values_reserving`, the thread's buffers and the room to reserve"
+)]
 fn values_with(
     p: &Program,
     u: &Unrolled<'_>,
@@ -1669,6 +1687,7 @@ fn values_with(
     opts: &Options,
     f: &mut Findings,
     reuse: &mut Reuse,
+    extra: usize,
 ) -> Vec<ObsItem> {
     let mut rows = std::mem::take(&mut reuse.rows);
     // Lanes are below 128 (regions are clamped or rejected past lane 128): 4 lane blocks.
@@ -1757,7 +1776,7 @@ fn values_with(
         cx.accs[k].pos = p;
     }
     let mut out: Vec<ObsItem> =
-        Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count());
+        Vec::with_capacity(cx.accs.iter().filter(|x| x.kind == Kind::Ld).count() + extra);
     let (sc, buf, adds) = (&mut reuse.sc, &mut reuse.buf, &mut reuse.adds);
     for &k in order.iter() {
         if cx.work.get() > WORK_BUDGET {
