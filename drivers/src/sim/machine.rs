@@ -317,9 +317,7 @@ impl<'p> Machine<'p> {
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
-            for lane in 0..32 {
-                m.words[base + lane] = observe::CHECKPOINT_START;
-            }
+            put_lanes(&mut m.words, base, u32::MAX, observe::CHECKPOINT_START);
         }
         m
     }
@@ -764,11 +762,7 @@ impl<'p> Machine<'p> {
                 }
                 let live = !wr.exited;
                 let base = self.warp_block(w);
-                for lane in 0..32 {
-                    if live >> lane & 1 == 1 {
-                        self.words[base + lane] = observe::CHECKPOINT_DONE;
-                    }
-                }
+                put_lanes(&mut self.words, base, live, observe::CHECKPOINT_DONE);
                 self.hot[w].done = true;
                 self.cluster_changed(w);
                 self.check_bar(self.warps[w].cta);
@@ -780,9 +774,7 @@ impl<'p> Machine<'p> {
                     return self.advance(w);
                 }
                 let base = self.warp_block(w);
-                for lane in lanes(mask) {
-                    self.words[base + lane as usize] = u32::from(*id);
-                }
+                put_lanes(&mut self.words, base, mask, u32::from(*id));
                 self.advance(w)
             }
             Ins::Exit => {
@@ -790,9 +782,7 @@ impl<'p> Machine<'p> {
                     return self.advance(w);
                 }
                 let base = self.warp_block(w);
-                for lane in lanes(mask) {
-                    self.words[base + lane as usize] = observe::CHECKPOINT_EXIT;
-                }
+                put_lanes(&mut self.words, base, mask, observe::CHECKPOINT_EXIT);
                 let wr = &mut self.warps[w];
                 wr.exited |= mask;
                 wr.mask = 0;
@@ -1068,8 +1058,8 @@ impl<'p> Machine<'p> {
     /// Records a one-word observation (the same word for every lane of `mask`).
     fn record(&mut self, w: usize, site: Site, mask: u32, v: u32) {
         let base = self.warp_block(w) + site.offset as usize;
+        put_lanes(&mut self.words, base, mask, 1);
         for lane in lanes(mask) {
-            self.words[base + lane as usize] = 1;
             if site.words > 0 {
                 self.words[base + 32 + (lane * site.words) as usize] = v;
             }
@@ -2225,6 +2215,21 @@ pub(crate) fn copy_words(dst: &mut [u32], src: &[u32]) {
         piece::<2>(d, s, n - 2);
     } else if n == 1 {
         d[0] = s[0];
+    }
+}
+
+/// `words[base + lane] = v` for every lane of `mask` (a warp's 32 words from `base`): one fill
+/// for a whole warp (the common case), lane by lane otherwise.
+#[inline]
+fn put_lanes(words: &mut [u32], base: usize, mask: u32, v: u32) {
+    if mask == u32::MAX
+        && let Some(all) = words.get_mut(base..base + 32)
+    {
+        all.fill(v);
+        return;
+    }
+    for lane in lanes(mask) {
+        words[base + lane as usize] = v;
     }
 }
 
