@@ -1074,8 +1074,8 @@ impl<'p> Machine<'p> {
         let sw = site.words as usize;
         let regs: &[u32] = self.warps[w].regs.get(ld as usize).map_or(&[], |r| r);
         let n = words.min(sw);
+        put_lanes(&mut self.words, base, mask, 1);
         for lane in lanes(mask) {
-            self.words[base + lane as usize] = 1;
             let d = base + 32 + lane as usize * sw;
             let src = regs.get(lane as usize * words..).unwrap_or_default();
             let dst = &mut self.words[d..d + n];
