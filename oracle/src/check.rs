@@ -54,12 +54,19 @@ impl Checker<'_> {
     }
 
     fn children(&mut self, code: Code, path: &mut Vec<u16>, stmts: &[Stmt], first: usize) {
+        if stmts.is_empty() {
+            return;
+        }
+        // One path entry for the children, renumbered for each (a child's own children push
+        // theirs after it and pop it before the next child).
+        let depth = path.len();
+        path.push(0);
         for (i, s) in stmts.iter().enumerate() {
             // Children are numbered from `first` (an If's else statements follow its then).
-            path.push((first + i) as u16);
+            path[depth] = (first + i) as u16;
             self.block_one(code, path, s);
-            path.pop();
         }
+        path.pop();
     }
 
     fn block_one(&mut self, code: Code, path: &mut Vec<u16>, s: &Stmt) {
