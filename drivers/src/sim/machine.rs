@@ -73,7 +73,8 @@ struct Cta {
     bar_count: u32,
     bar_released: Vec<u32>,
     pairs: Vec<PairReq>,
-    warps: Vec<usize>,
+    /// Its warps (consecutive indices of `Machine::warps`).
+    warps: std::ops::Range<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -240,7 +241,7 @@ impl<'p> Machine<'p> {
         let mut ctas = Vec::with_capacity(nctas as usize);
         let mut warps = Vec::with_capacity(nctas as usize * nw);
         for c in 0..nctas {
-            let ws: Vec<usize> = (0..nw).map(|w| c as usize * nw + w).collect();
+            let ws = c as usize * nw..(c as usize + 1) * nw;
             ctas.push(Cta {
                 cluster: c / cs,
                 rank: c % cs,
@@ -604,7 +605,7 @@ impl<'p> Machine<'p> {
         }
         let mut min = u32::MAX;
         for c in self.ctas.iter().filter(|c| c.cluster == cluster) {
-            for &w in &c.warps {
+            for w in c.warps.clone() {
                 if !self.hot[w].done {
                     min = min.min(self.warps[w].cluster_arrivals);
                 }
@@ -619,8 +620,8 @@ impl<'p> Machine<'p> {
     fn cluster_arrived(&self, cluster: u32, target: u32) -> bool {
         self.ctas.iter().filter(|c| c.cluster == cluster).all(|c| {
             c.warps
-                .iter()
-                .all(|&w| self.hot[w].done || self.warps[w].cluster_arrivals >= target)
+                .clone()
+                .all(|w| self.hot[w].done || self.warps[w].cluster_arrivals >= target)
         })
     }
 
@@ -1003,8 +1004,8 @@ impl<'p> Machine<'p> {
     fn check_bar(&mut self, c: usize) {
         let live = self.ctas[c]
             .warps
-            .iter()
-            .filter(|&&w| !self.hot[w].done)
+            .clone()
+            .filter(|&w| !self.hot[w].done)
             .count() as u32;
         let cta = &mut self.ctas[c];
         if cta.bar_count > 0 && cta.bar_count >= live {
