@@ -221,6 +221,82 @@ pub struct Machine<'p> {
     wake: u64,
     /// Reused list of the operations a wait or a register read forces (empty between uses).
     force_buf: Vec<u32>,
+    /// The scheduler's buffers (in [`Machine::run`]), and, once the machine is dropped, the
+    /// buffers it gives back for the next machine of the thread.
+    spare: Box<Spare>,
+}
+
+/// The buffers of one machine, all empty: kept per thread between runs ([`Spare::take`],
+/// given back when a machine is dropped), so that a run allocates them only when it needs
+/// more than an earlier run of the thread did.
+#[derive(Debug, Default)]
+struct Spare {
+    ctas: Vec<Cta>,
+    warps: Vec<Warp>,
+    hot: Vec<Hot>,
+    ops: Vec<AsyncOp>,
+    pending: Vec<u32>,
+    cluster_released: Vec<Vec<u32>>,
+    cluster_min: Vec<std::cell::Cell<u64>>,
+    scratch: [Vec<u32>; 2],
+    ld_cells: Vec<u32>,
+    force_buf: Vec<u32>,
+    /// [`Machine::run`]'s ready warps, ready bits, eligible operations and warp priorities.
+    ready_buf: Vec<usize>,
+    ready_bits: Vec<u64>,
+    eligible: Vec<u32>,
+    prio: Vec<usize>,
+}
+
+thread_local! {
+    static SPARE: std::cell::Cell<Option<Box<Spare>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Spare {
+    /// The thread's spare buffers (new ones when none are kept, or while another machine of
+    /// the thread holds them).
+    fn take() -> Box<Spare> {
+        SPARE
+            .try_with(|s| s.take())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Machine<'_> {
+    /// Empties the machine's buffers into its [`Spare`] and keeps that for the thread's next
+    /// machine. Emptying drops the CTAs and warps, whose own drops give their TMEM blocks and
+    /// register buffers to their pools.
+    fn drop(&mut self) {
+        let mut s = std::mem::take(&mut self.spare);
+        fn put<T>(dst: &mut Vec<T>, mut src: Vec<T>) {
+            src.clear();
+            if src.capacity() > dst.capacity() {
+                *dst = src;
+            }
+        }
+        put(&mut s.ctas, std::mem::take(&mut self.ctas));
+        put(&mut s.warps, std::mem::take(&mut self.warps));
+        put(&mut s.hot, std::mem::take(&mut self.hot));
+        put(&mut s.ops, std::mem::take(&mut self.ops));
+        put(&mut s.pending, std::mem::take(&mut self.pending));
+        put(
+            &mut s.cluster_released,
+            std::mem::take(&mut self.cluster_released),
+        );
+        put(&mut s.cluster_min, std::mem::take(&mut self.cluster_min));
+        let [a, b] = std::mem::take(&mut self.scratch);
+        put(&mut s.scratch[0], a);
+        put(&mut s.scratch[1], b);
+        put(&mut s.ld_cells, std::mem::take(&mut self.ld_cells));
+        put(&mut s.force_buf, std::mem::take(&mut self.force_buf));
+        s.ready_buf.clear();
+        s.ready_bits.clear();
+        s.eligible.clear();
+        s.prio.clear();
+        let _ = SPARE.try_with(|c| c.set(Some(s)));
+    }
 }
 
 enum Step {
@@ -238,8 +314,11 @@ impl<'p> Machine<'p> {
         let cs = u32::from(l.cluster_size.max(1));
         let nctas = l.ctas();
         let nw = p.warps.len();
-        let mut ctas = Vec::with_capacity(nctas as usize);
-        let mut warps = Vec::with_capacity(nctas as usize * nw);
+        let mut spare = Spare::take();
+        let mut ctas = std::mem::take(&mut spare.ctas);
+        ctas.reserve(nctas as usize);
+        let mut warps = std::mem::take(&mut spare.warps);
+        warps.reserve(nctas as usize * nw);
         for c in 0..nctas {
             let ws = c as usize * nw..(c as usize + 1) * nw;
             ctas.push(Cta {
@@ -286,6 +365,16 @@ impl<'p> Machine<'p> {
             }
         }
         let clusters = (nctas / cs.max(1)).max(1) as usize;
+        let mut hot = std::mem::take(&mut spare.hot);
+        hot.extend(warps.iter().map(|wr| Hot {
+            done: false,
+            block: None,
+            cta: wr.cta as u32,
+        }));
+        let mut cluster_released = std::mem::take(&mut spare.cluster_released);
+        cluster_released.resize(clusters, Vec::new());
+        let mut cluster_min = std::mem::take(&mut spare.cluster_min);
+        cluster_min.resize(clusters, std::cell::Cell::new(0));
         let mut m = Machine {
             p,
             code: std::rc::Rc::new(code),
@@ -294,27 +383,21 @@ impl<'p> Machine<'p> {
             policy,
             words,
             ctas,
-            hot: warps
-                .iter()
-                .map(|wr| Hot {
-                    done: false,
-                    block: None,
-                    cta: wr.cta as u32,
-                })
-                .collect(),
+            hot,
             warps,
-            ops: Vec::with_capacity(32),
-            pending: Vec::with_capacity(16),
+            ops: std::mem::take(&mut spare.ops),
+            pending: std::mem::take(&mut spare.pending),
             trackers: Vec::new(),
-            cluster_released: vec![Vec::new(); clusters],
+            cluster_released,
             abort: None,
             rr: 0,
             open_pairs: 0,
-            cluster_min: vec![std::cell::Cell::new(0); clusters],
-            scratch: [Vec::new(), Vec::new()],
-            ld_cells: Vec::new(),
+            cluster_min,
+            scratch: std::mem::take(&mut spare.scratch),
+            ld_cells: std::mem::take(&mut spare.ld_cells),
             wake: 0,
-            force_buf: Vec::new(),
+            force_buf: std::mem::take(&mut spare.force_buf),
+            spare,
         };
         for w in 0..m.warps.len() {
             let base = m.warp_block(w);
@@ -340,32 +423,31 @@ impl<'p> Machine<'p> {
         // ready warp runs; async operations perform one time in four), which runs whole
         // CTAs or warps ahead of others.
         let by_priority = self.policy == Policy::Choose && chooser.choose(2) == 1;
-        let prio: Vec<usize> = if by_priority {
-            (0..self.warps.len())
-                .map(|_| chooser.choose(1 << 16))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let mut prio = std::mem::take(&mut self.spare.prio);
+        if by_priority {
+            prio.extend((0..self.warps.len()).map(|_| chooser.choose(1 << 16)));
+        }
         // The ready warps of a step are `ready_buf[..n]`, in warp order: the set bits of
         // `ready_bits` (bit w: warp w may step). A warp's bit changes when it steps or gives
         // up, or, for a blocked warp, when `wake` changes: only then is it recomputed.
-        let mut ready_buf: Vec<usize> = vec![0; self.warps.len()];
-        let mut ready_bits: Vec<u64> = vec![0; self.warps.len().div_ceil(64)];
+        let mut ready_buf = std::mem::take(&mut self.spare.ready_buf);
+        ready_buf.resize(self.warps.len(), 0);
+        let mut ready_bits = std::mem::take(&mut self.spare.ready_bits);
+        ready_bits.resize(self.warps.len().div_ceil(64), 0);
         for w in 0..self.warps.len() {
             self.refresh(&mut ready_bits, w);
         }
         let mut woken = self.wake;
-        let mut eligible: Vec<u32> = Vec::with_capacity(32);
-        loop {
+        let mut eligible = std::mem::take(&mut self.spare.eligible);
+        let end = loop {
             if self.abort.is_some()
                 && let Some(o) = self.abort.take()
             {
-                return o;
+                break Some(o);
             }
             steps += 1;
             if steps > MAX_STEPS {
-                return Outcome::TimedOut { limit_ms: 0 };
+                break Some(Outcome::TimedOut { limit_ms: 0 });
             }
             if self.open_pairs > 0 {
                 self.match_pairs();
@@ -403,7 +485,7 @@ impl<'p> Machine<'p> {
             }
             if ready.is_empty() && eligible.is_empty() {
                 if self.hot.iter().all(|h| h.done) {
-                    break;
+                    break None;
                 }
                 // Bounded mbarrier waits give up only when nothing else can move.
                 if let Some(w) = (0..self.warps.len()).find(|&w| {
@@ -413,7 +495,7 @@ impl<'p> Machine<'p> {
                     self.refresh(&mut ready_bits, w);
                     continue;
                 }
-                return self.hung();
+                break Some(self.hung());
             }
             match self.policy {
                 Policy::RoundRobin => {
@@ -457,8 +539,12 @@ impl<'p> Machine<'p> {
                     }
                 }
             }
-        }
-        self.finish()
+        };
+        self.spare.ready_buf = ready_buf;
+        self.spare.ready_bits = ready_bits;
+        self.spare.eligible = eligible;
+        self.spare.prio = prio;
+        end.unwrap_or_else(|| self.finish())
     }
 
     /// Sets warp `w`'s bit in `bits` to whether it may step now: not finished, and not
@@ -517,19 +603,21 @@ impl<'p> Machine<'p> {
         pick
     }
 
-    fn finish(self) -> Outcome {
+    fn finish(&mut self) -> Outcome {
         let columns: u32 = self.ctas.iter().map(|c| c.used.count_ones() * 32).sum();
         if columns > 0 {
             Outcome::Leaked {
                 columns,
-                words: self.words,
+                words: std::mem::take(&mut self.words),
             }
         } else {
-            Outcome::Completed { words: self.words }
+            Outcome::Completed {
+                words: std::mem::take(&mut self.words),
+            }
         }
     }
 
-    fn hung(self) -> Outcome {
+    fn hung(&mut self) -> Outcome {
         let mut blocked = Vec::new();
         for (w, wr) in self.warps.iter().enumerate() {
             if self.hot[w].done {
@@ -564,7 +652,7 @@ impl<'p> Machine<'p> {
         }
         Outcome::Hung {
             blocked,
-            words: self.words,
+            words: std::mem::take(&mut self.words),
         }
     }
 
