@@ -932,6 +932,8 @@ mod tests {
             words[base + 32 + l * n..base + 32 + (l + 1) * n]
                 .copy_from_slice(e.exact().expect("exact"));
         }
+        // A whole-warp ld: every lane is expected (the whole-block comparison's case).
+        assert_eq!(item.lanes, u32::MAX);
         let mut only = real.clone();
         only.obs = vec![item.clone()];
         assert_eq!(
@@ -944,14 +946,20 @@ mod tests {
             ),
             Verdict::Agree
         );
-        // One word of lane 5 off: a value discrepancy naming lane 5.
-        words[base + 32 + 5 * n] ^= 1;
-        match compare(&p, &only, &Outcome::Completed { words }) {
+        let lane_named = |words: Vec<u32>| match compare(&p, &only, &Outcome::Completed { words }) {
             Verdict::Discrepancy(d) => {
                 assert_eq!(d.kind, DiscrepancyKind::ValueOutsideAllowed);
-                assert_eq!(d.key.map(|k| k.lane), Some(5));
+                d.key.map(|k| k.lane)
             }
             v => panic!("expected a discrepancy, got {v:?}"),
-        }
+        };
+        // Lane 7 recorded nothing: a discrepancy naming lane 7.
+        let mut missing = words.clone();
+        missing[base + 7] = 0;
+        assert_eq!(lane_named(missing), Some(7));
+        // One word of lane 5 off (and of lane 9): the first such lane, 5, is named.
+        words[base + 32 + 5 * n] ^= 1;
+        words[base + 32 + 9 * n] ^= 1;
+        assert_eq!(lane_named(words), Some(5));
     }
 }
