@@ -494,18 +494,33 @@ impl Prepared {
     /// `None`), into `out` (one per column); `None` as soon as one of them is `None`. The
     /// same values, with the row of A fetched once.
     pub fn row_cells(&self, r: u32, cols: std::ops::Range<u32>, out: &mut [u32]) -> Option<()> {
+        self.row_cells_old(r, cols, None, out)
+    }
+
+    /// [`Prepared::row_cells`] with the old D value of every cell (`old[k]` for column
+    /// `cols.start + k`, MMA-ENABLE-D / MMA-SCALE-D-SEM) when `old` is given: what
+    /// [`Prepared::cell`] gives each cell with `Some(old[k])`.
+    pub fn row_cells_old(
+        &self,
+        r: u32,
+        cols: std::ops::Range<u32>,
+        old: Option<&[u32]>,
+        out: &mut [u32],
+    ) -> Option<()> {
         debug_assert_eq!(out.len(), cols.len());
+        debug_assert!(old.is_none_or(|o| o.len() == cols.len()));
+        let old_at = |k: usize| old.map(|o| o[k]);
         let Some(lazy) = &self.lazy else {
-            for (x, c) in out.iter_mut().zip(cols) {
-                *x = self.cell(r, c, None)?;
+            for (k, (x, c)) in out.iter_mut().zip(cols).enumerate() {
+                *x = self.cell(r, c, old_at(k))?;
             }
             return Some(());
         };
         if r >= self.mm || cols.end > self.n {
             // Some cell is outside the result: `cell` gives None there (and the cells before
             // it do not matter to a caller that stops at the first None).
-            for (x, c) in out.iter_mut().zip(cols) {
-                *x = self.cell(r, c, None)?;
+            for (k, (x, c)) in out.iter_mut().zip(cols).enumerate() {
+                *x = self.cell(r, c, old_at(k))?;
             }
             return Some(());
         }
@@ -515,9 +530,9 @@ impl Prepared {
         let arow = la.row(r, self.kind, kk)?;
         // The columns of B (read once, then every cell is a dot product of two slices).
         let bcols = lb.rows(cols, self.kind, kk)?;
-        for (x, bc) in out.iter_mut().zip(bcols.chunks_exact(kk)) {
+        for (k, (x, bc)) in out.iter_mut().zip(bcols.chunks_exact(kk)).enumerate() {
             let (sum, abs) = int_dot(arow, bc, self.kind != MmaKind::I8);
-            *x = self.finish(sum, abs, None)?;
+            *x = self.finish(sum, abs, old_at(k))?;
         }
         Some(())
     }

@@ -983,30 +983,111 @@ impl<'a> Ctx<'_, 'a> {
         }
         let n = (c1 - c0) as usize;
         let mut v = vec![0u32; 32 * n];
-        let m = w.mma.as_ref()?;
         for (t, row) in v.chunks_exact_mut(n.max(1)).enumerate() {
             if mask >> t & 1 == 0 {
                 continue;
             }
             let l = l0 + t as u32;
-            if m.old.is_none() {
-                // What `mma_value` gives each cell without an old D: None for a lane kept by
-                // MMA-DOL-SEM, else the MMA's cell (the A row fetched once).
-                let lr = l - r.l0;
-                if m.dol
-                    .get((lr / 32) as usize)
-                    .is_some_and(|x| x >> (lr % 32) & 1 == 1)
-                {
-                    return None;
-                }
-                m.p.row_cells(lr, c0 - r.c0..c1 - r.c0, &mut row[..n])?;
-                continue;
-            }
-            for (x, c) in row.iter_mut().zip(c0..c1) {
-                *x = self.mma_value(w, l - r.l0, c - r.c0)?;
-            }
+            self.mma_row(w, l - r.l0, c0 - r.c0..c1 - r.c0, &mut row[..n])?;
         }
         Some(v)
+    }
+
+    /// [`Ctx::mma_value`] of the cells (`row`, c) of the exact MMA `w`'s D for `c` in `cols`,
+    /// into `out`; `None` as soon as one of them is `None` (callers then drop the row). A row
+    /// at a time: the row of A and the columns of B fetched once, and the old D row (MMA-ENABLE-D)
+    /// read once ([`Ctx::old_row`]).
+    fn mma_row(
+        &self,
+        w: &Acc<'_>,
+        row: u32,
+        cols: std::ops::Range<u32>,
+        out: &mut [u32],
+    ) -> Option<()> {
+        let m = w.mma.as_ref()?;
+        // MMA-DOL-SEM: a lane whose bit is set keeps its old value (known only when
+        // enable-input-d read it).
+        let kept = m
+            .dol
+            .get((row / 32) as usize)
+            .is_some_and(|x| x >> (row % 32) & 1 == 1);
+        let Some(o) = &m.old else {
+            return if kept {
+                None
+            } else {
+                m.p.row_cells(row, cols, out)
+            };
+        };
+        const MAX: usize = 128;
+        if cols.len() > MAX {
+            for (x, c) in out.iter_mut().zip(cols) {
+                *x = self.mma_value(w, row, c)?;
+            }
+            return Some(());
+        }
+        if kept {
+            return self.old_row(w, o, row, cols, out);
+        }
+        let mut old = [0u32; MAX];
+        let old = &mut old[..cols.len()];
+        self.old_row(w, o, row, cols.clone(), old)?;
+        m.p.row_cells_old(row, cols, Some(old), out)
+    }
+
+    /// [`Ctx::old_cell`] of the cells (`row`, c) for `c` in `cols`, into `out`; `None` as
+    /// soon as one of them is `None`. With one write before the MMA covering its old D
+    /// (`OldD::single`), that write's row is read at once (an MMA's through
+    /// [`Ctx::mma_row`]) and kept in the memo; otherwise cell by cell.
+    fn old_row(
+        &self,
+        x: &Acc<'_>,
+        o: &OldD,
+        row: u32,
+        cols: std::ops::Range<u32>,
+        out: &mut [u32],
+    ) -> Option<()> {
+        let by_cell = |out: &mut [u32], cols: std::ops::Range<u32>| {
+            for (v, c) in out.iter_mut().zip(cols) {
+                *v = self.old_cell(x, o, row, c)?;
+            }
+            Some(())
+        };
+        let (Some(wi), true) = (o.single, row < 128 && cols.end <= o.n) else {
+            return by_cell(out, cols);
+        };
+        let at = (row * o.n) as usize;
+        let span = at + cols.start as usize..at + cols.end as usize;
+        if let Some(known) = o.memo.borrow().get(span.clone())
+            && known.iter().all(|&v| v < OldD::UNKNOWN)
+        {
+            for (v, &k) in out.iter_mut().zip(known) {
+                *v = k as u32;
+            }
+            return Some(());
+        }
+        // What `value_as_of` gives each cell (lane `row`, column `o.c0 + c`) of write `wi`.
+        let w = &self.accs[wi];
+        let r = w.regions.iter().find(|r| r.inst == o.inst)?;
+        match w.op {
+            Op::St { seed, .. } if w.known => {
+                for (v, c) in out.iter_mut().zip(cols) {
+                    *v = values::st_value(*seed, row - r.l0, o.c0 + c - r.c0);
+                }
+            }
+            Op::Mma(_) if w.pos < x.pos => {
+                let (s, e) = (o.c0 + cols.start - r.c0, o.c0 + cols.end - r.c0);
+                self.mma_row(w, row - r.l0, s..e, out)?;
+            }
+            _ => return None,
+        }
+        let mut memo = o.memo.borrow_mut();
+        if memo.is_empty() {
+            memo.resize(128 * o.n as usize, OldD::UNREAD);
+        }
+        for (m, &v) in memo[span].iter_mut().zip(out.iter()) {
+            *m = u64::from(v);
+        }
+        Some(())
     }
 
     /// The writes a read must consider, into `sc`: `writers`, the `ord` matrix between them,
