@@ -251,17 +251,19 @@ struct Rows {
     data: RefCell<Vec<f32>>,
     /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
     at: Vec<Cell<u32>>,
-    /// A B operand's rows in groups of 4 (rows `4g..4g + 4`), transposed for
-    /// [`dots4`]: built on first use ([`Rows::group`]).
+    /// A B operand's rows in groups of 4 consecutive rows (`r..r + 4`, any first row `r`),
+    /// transposed for [`dots4`]: built on first use ([`Rows::group`]).
     groups: RefCell<Groups>,
 }
 
-/// The transposed row groups of a B operand: group `g` holds element `k` of rows `4g + j` at
-/// `data[at[g] + 4 * k + j]`.
+/// The transposed row groups of a B operand: the group from row `r` holds element `k` of
+/// row `r + j` at `data[at[r] + 4 * k + j]`. Groups may overlap (an ld's runs start at any
+/// column, and the 32 lanes of an ld read the same columns: a group from an unaligned row
+/// is built once and serves every lane).
 #[derive(Debug, Default)]
 struct Groups {
-    /// Where group `g` starts in `data` ([`NOT_YET`] before its first use; empty until the
-    /// first group is built).
+    /// Where the group from row `r` starts in `data` ([`NOT_YET`] before its first use; empty
+    /// until the first group is built).
     at: Vec<u32>,
     data: Vec<f32>,
 }
@@ -386,35 +388,39 @@ impl Rows {
         }
     }
 
-    /// Where group `g` (rows `4g..4g + 4`, transposed: [`Groups`]) starts in the groups' data,
-    /// building it (and decoding its rows) on first use. Every row of the group exists (B has
-    /// N rows, N a multiple of 8).
+    /// Where the group of rows `r..r + 4` (transposed: [`Groups`]) starts in the groups'
+    /// data, building it (and decoding its rows) on first use. The caller makes sure that
+    /// `r + 4` is at most the number of rows.
     #[inline]
-    fn group(&self, g: usize) -> usize {
-        if let Some(&at) = self.groups.borrow().at.get(g)
+    fn group(&self, r: usize) -> usize {
+        if let Some(&at) = self.groups.borrow().at.get(r)
             && at != NOT_YET
         {
             return at as usize;
         }
-        self.build_group(g)
+        self.build_group(r)
     }
 
-    /// Builds group `g` at the end of the groups' data; where it starts.
+    /// Builds the group from row `r` at the end of the groups' data; where it starts.
     #[inline(never)]
-    fn build_group(&self, g: usize) -> usize {
-        let starts: [usize; 4] = std::array::from_fn(|j| self.row(4 * g + j));
+    fn build_group(&self, r: usize) -> usize {
+        let starts: [usize; 4] = std::array::from_fn(|j| self.row(r + j));
         let rows = self.data.borrow();
         let mut groups = self.groups.borrow_mut();
         let Groups { at, data } = &mut *groups;
         if at.is_empty() {
-            at.resize(self.at.len().div_ceil(4), NOT_YET);
+            at.resize(self.at.len(), NOT_YET);
             data.reserve(self.at.len() * self.k);
         }
         let start = data.len();
-        for k in 0..self.k {
-            data.extend(starts.iter().map(|&s| rows[s + k]));
+        data.resize(start + 4 * self.k, 0.0);
+        let dst = &mut data[start..];
+        for (j, &s) in starts.iter().enumerate() {
+            for (k, &x) in rows[s..s + self.k].iter().enumerate() {
+                dst[4 * k + j] = x;
+            }
         }
-        at[g] = start as u32;
+        at[r] = start as u32;
         start
     }
 
@@ -615,10 +621,11 @@ impl Lazy for Product {
 }
 
 impl Product {
-    /// [`Lazy::values`] for `K` = `self.k` (8, 16 or 32), A row at `ao`: the cells of each
-    /// group of 4 columns ([`Rows::group`]) that the run covers four dot products at a time
-    /// ([`dots4`], where it covers 2 or more of them), a single cell alone ([`dot_k`]); both
-    /// give every cell the same sums in the same order.
+    /// [`Lazy::values`] for `K` = `self.k` (8, 16 or 32), A row at `ao`: a run of a multiple
+    /// of 4 cells in groups of 4 columns from its first ([`Rows::group`], four dot products
+    /// at a time, [`dots4`]); another run in the groups of 4 columns from a multiple of 4
+    /// that it meets ([`dots4`] where it covers 2 or more cells of one, a single cell alone
+    /// with [`dot_k`]). Both give every cell the same sums in the same order.
     fn run_k<const K: usize>(
         &self,
         ra: &Rows,
@@ -650,10 +657,11 @@ impl Product {
         out: &mut [u32],
     ) {
         let n = out.len();
-        if c0.is_multiple_of(4) && n.is_multiple_of(4) && olds.len() == n {
-            // Whole groups (the common case: an ld's runs start at a multiple of 4 columns).
-            for g in c0 / 4..(c0 + n) / 4 {
-                rb.group(g);
+        if n.is_multiple_of(4) && olds.len() == n && c0 + n <= rb.at.len() {
+            // Whole groups of 4 columns from `c0` (the common case: an ld's runs are 8 or
+            // more columns; the groups need not start at a multiple of 4).
+            for q in 0..n / 4 {
+                rb.group(c0 + 4 * q);
             }
             let (a, bt) = (ra.data.borrow(), rb.groups.borrow());
             let Some(arow) = a
@@ -662,12 +670,12 @@ impl Product {
             else {
                 return;
             };
-            for (g, (o, old)) in out
+            for (q, (o, old)) in out
                 .chunks_exact_mut(4)
                 .zip(olds.chunks_exact(4))
                 .enumerate()
             {
-                let go = rb.group(c0 / 4 + g);
+                let go = bt.at[c0 + 4 * q] as usize;
                 let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
                 for j in 0..4 {
                     o[j] = self.finish_acc::<ACC>(d[j], old[j]);
@@ -682,7 +690,7 @@ impl Product {
         while k < n {
             let take = piece(k);
             if take >= 2 {
-                rb.group((c0 + k) / 4);
+                rb.group((c0 + k) / 4 * 4);
             } else {
                 rb.row(c0 + k);
             }
@@ -700,7 +708,7 @@ impl Product {
             let take = piece(k);
             let c = c0 + k;
             if take >= 2 {
-                let go = rb.group(c / 4);
+                let go = bt.at[c / 4 * 4] as usize;
                 let d = dots4::<K>(arow, &bt.data[go..go + 4 * K]);
                 for (j, x) in out[k..k + take].iter_mut().enumerate() {
                     *x = self.finish_acc::<ACC>(d[c % 4 + j], olds[k + j]);
@@ -1183,6 +1191,44 @@ mod tests {
             assert_eq!(t.get(lane, 0), Some(64));
             assert_eq!(t.get(lane, 7), Some(96));
             assert_eq!(t.get(lane, 8), Some(crate::sim::tmem::poison(lane, 8)));
+        }
+    }
+
+    #[test]
+    fn run_reads_at_any_column_give_each_columns_dot_product() {
+        // i8 (D s32, A and B s8: reference §2.8), N = 16, M = 128, K = 32. B row n holds
+        // n + 1 in every element and A is all 1, so D (row m, column n) = 32 * (n + 1)
+        // (§3.7). Runs of 8 cells from every column offset (the transposed B groups need not
+        // start at a multiple of 4) must give each column its own row of B.
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | 2 << 17 | 8 << 24;
+        let (p, m) = mma(CtaGroup::One, idesc, false);
+        let plan = plan(&p, &m, 0, None, Faults::NONE).expect("an i8 MMA runs");
+        // Canonical K-major layout of the test descriptors: LBO 128 bytes, SBO 256 bytes.
+        let mut b = vec![0u8; 4096 * 4];
+        for n in 0..16usize {
+            for k in 0..32usize {
+                b[(n % 8) * 16 + (n / 8) * 256 + (k % 16) + (k / 16) * 128] = n as u8 + 1;
+            }
+        }
+        let words = b
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        let a = Rc::new(Region::from_words(vec![0x0101_0101; 4096]));
+        let regions = vec![a, Rc::new(Region::from_words(words))];
+        let mut t = Tmem::new();
+        plan.perform(&regions, &mut t).expect("in range");
+        for lane in [0, 37, 127] {
+            for c0 in 0..=8u32 {
+                let mut run = [0u32; 8];
+                assert!(t.get_run(lane, c0, &mut run));
+                let want: [u32; 8] = std::array::from_fn(|j| 32 * (c0 + j as u32 + 1));
+                assert_eq!(run, want, "lane {lane}, columns from {c0}");
+            }
+            // Shorter runs (the pieces path) agree too.
+            let mut three = [0u32; 3];
+            assert!(t.get_run(lane, 5, &mut three));
+            assert_eq!(three, [6 * 32, 7 * 32, 8 * 32]);
         }
     }
 

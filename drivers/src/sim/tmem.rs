@@ -378,12 +378,17 @@ impl Tmem {
     #[inline]
     pub fn get_run_in(&self, owned: u128, lane: u32, col0: u32, out: &mut [u32]) -> bool {
         if lane < LANES
-            && owned >> lane & 1 == 0
             && col0
                 .checked_add(out.len() as u32)
                 .is_some_and(|e| e <= COLS)
         {
-            self.base_run(lane, col0, out);
+            if owned >> lane & 1 == 0 {
+                self.base_run(lane, col0, out);
+            } else {
+                // Some layer may own a cell of the run (`owned` may be a superset):
+                // `run_below` reads the cells no layer owns from the store, as `get` would.
+                self.get_lazy_run(lane, col0, out);
+            }
             return true;
         }
         self.get_run(lane, col0, out)
@@ -456,6 +461,15 @@ impl Tmem {
 
     /// The stored cells `col0, col0 + 1, ...` of `lane` (inside the array).
     fn base_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
+        let (b, i) = block_of(lane, col0);
+        if (col0 % BLOCK) as usize + out.len() <= BLOCK as usize
+            && let Some(cells) = &self.blocks[b]
+            && let Some(src) = cells.get(i..i + out.len())
+        {
+            // The common case: the run inside one stored block.
+            super::machine::copy_words(out, src);
+            return;
+        }
         let (mut col, mut k) = (col0, 0);
         while k < out.len() {
             let take = ((BLOCK - col % BLOCK) as usize).min(out.len() - k);
