@@ -1749,7 +1749,14 @@ struct Reuse {
     /// `Ctx::collect`'s per-warp lists: accesses, wait::ld, wait::st, before-fences and
     /// commits, commits.
     lists: [Vec<u32>; 5],
+    /// The most accesses a program of this thread had (capped at [`ACCS_HINT_MAX`]): the
+    /// room the access list of the next call starts with (a capacity only: no result
+    /// depends on it).
+    accs_hint: usize,
 }
+
+/// The largest room [`Reuse::accs_hint`] asks for (a bigger program grows its list).
+const ACCS_HINT_MAX: usize = 256;
 
 thread_local! {
     static REUSE: std::cell::RefCell<Reuse> = std::cell::RefCell::new(Reuse::default());
@@ -1784,7 +1791,9 @@ fn values_with(
         c,
         a,
         opts,
-        accs: Vec::new(),
+        // Room for as many accesses as the largest of the thread's recent programs had (at
+        // most `ACCS_HINT_MAX`): one allocation instead of a few growths of the list.
+        accs: Vec::with_capacity(reuse.accs_hint),
         by_col: ColIndex {
             rows,
             cols: Vec::new(),
@@ -1794,6 +1803,7 @@ fn values_with(
         prepared: Vec::new(),
     };
     cx.collect(f, &mut reuse.lists);
+    reuse.accs_hint = reuse.accs_hint.max(cx.accs.len()).min(ACCS_HINT_MAX);
     if cx.work.get() > WORK_BUDGET {
         f.not_judged = Some(format!(
             "more than {WORK_BUDGET} TMEM index entries (work bound)"
