@@ -161,11 +161,16 @@ impl MmaPlan {
                         // Every kind's K elements fill 32 bytes: 8 cells, 2 core-matrix rows.
                         let cells = (self.k * self.a_ty.bytes()).div_ceil(4);
                         let last_col = self.a_col + cells.max(1) - 1;
+                        // The lanes that a lazy layer owns in A's columns, looked up once
+                        // (`Tmem::lane_clean` of lane r is its bit being clear; reading a
+                        // lane's cells below changes only that lane's bits).
+                        let owned = if cells == 8 && last_col < super::tmem::COLS {
+                            tmem.owned_lanes(self.a_col, last_col)
+                        } else {
+                            u128::MAX
+                        };
                         for r in 0..rows {
-                            if cells == 8
-                                && last_col < super::tmem::COLS
-                                && tmem.lane_clean(r, self.a_col, last_col)
-                            {
+                            if owned >> r & 1 == 0 {
                                 // No lazy cell: keep the stored cells, decoded on first use
                                 // (`Rows::decode_row`; reading them changes nothing).
                                 if raw.is_empty() {

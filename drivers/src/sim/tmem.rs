@@ -331,6 +331,15 @@ impl Tmem {
     /// owns).
     #[inline]
     fn store_run(&mut self, lane: u32, col0: u32, vals: &[u32]) {
+        let (b, i) = block_of(lane, col0);
+        if (col0 % BLOCK) as usize + vals.len() <= BLOCK as usize
+            && let Some(cells) = &mut self.blocks[b]
+            && let Some(dst) = cells.get_mut(i..i + vals.len())
+        {
+            // The common case: the run inside one block already stored.
+            super::machine::copy_words(dst, vals);
+            return;
+        }
         let (mut col, mut rest) = (col0, vals);
         while !rest.is_empty() {
             let take = ((BLOCK - col % BLOCK) as usize).min(rest.len());
