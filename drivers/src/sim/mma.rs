@@ -504,12 +504,16 @@ impl Rows {
 
 /// The elements of one 16-byte core-matrix row (`words`), decoded into `out` (16 / bytes
 /// elements, little-endian inside each word).
+#[inline]
 fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
     // Whole chunks (the aligned rows of `decode_row`) a word at a time; a shorter `out` (a
     // row's last chunk) element by element.
     match ty {
         Elem::F16 | Elem::Bf16 => {
             if let Ok(out) = <&mut [f32; 8]>::try_from(&mut *out) {
+                if ty == Elem::F16 && f16_plain8(words, out) {
+                    return;
+                }
                 for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
                     if ty == Elem::F16 {
                         pair[0] = f16_to_f32(w as u16);
@@ -1054,6 +1058,34 @@ fn fp8(b: u8, e: u32, m: u32, bias: i32) -> f64 {
     }
 }
 
+/// [`f16_to_f32`] of the 8 halves of `words` (low half first) into `out`, without a branch
+/// per element, when each is a zero or a normal number (no subnormal, infinity or NaN):
+/// then `true`; otherwise `false` and `out` is not written.
+#[inline]
+fn f16_plain8(words: &[u32; 4], out: &mut [f32; 8]) -> bool {
+    let h: [u32; 8] = std::array::from_fn(|i| words[i / 2] >> (16 * (i % 2)) & 0xFFFF);
+    // Exponent field 31 (infinity, NaN) or 0 with a non-zero mantissa (subnormal) is special.
+    let plain = h.iter().fold(true, |ok, &x| {
+        let e = x >> 10 & 0x1F;
+        ok & (e != 31) & (e != 0 || x & 0x3FF == 0)
+    });
+    if !plain {
+        return false;
+    }
+    for (o, &x) in out.iter_mut().zip(&h) {
+        // A normal number: exponent rebiased by 127 - 15 = 112, mantissa widened by 13 bits
+        // (as `f16_to_f32`); a zero keeps only its sign.
+        let mag = x & 0x7FFF;
+        let v = if mag == 0 {
+            0
+        } else {
+            (mag << 13) + (112 << 23)
+        };
+        *o = f32::from_bits((x & 0x8000) << 16 | v);
+    }
+    true
+}
+
 /// IEEE binary16 to f32.
 #[inline]
 pub fn f16_to_f32(h: u16) -> f32 {
@@ -1274,6 +1306,30 @@ mod tests {
             dots4_matches_dot8::<16>(seed);
             dots4_matches_dot8::<32>(seed);
         }
+    }
+
+    #[test]
+    fn eight_halves_decode_as_one_at_a_time() {
+        // Every f16 pattern in some chunk: zeros, normals, subnormals, infinities and NaNs
+        // (IEEE 754 binary16) decode as `f16_to_f32` of each; chunks with a special value
+        // are left to it.
+        for base in (0..=u16::MAX as u32).step_by(8) {
+            let words: [u32; 4] =
+                std::array::from_fn(|i| (base + 2 * i as u32) | (base + 2 * i as u32 + 1) << 16);
+            let mut out = [f32::NAN; 8];
+            decode_chunk(Elem::F16, &words, &mut out);
+            for (j, x) in out.iter().enumerate() {
+                let want = f16_to_f32((base + j as u32) as u16);
+                assert_eq!(x.to_bits(), want.to_bits(), "f16 {:#06x}", base + j as u32);
+            }
+        }
+        // A chunk of normals and zeros takes the vector path: 1.0, -2.0, 0, -0, 65504, 2^-14.
+        let mut out = [0f32; 8];
+        let halves = [0x3C00u32, 0xC000, 0, 0x8000, 0x7BFF, 0x0400, 0x3800, 0xB800];
+        let words = std::array::from_fn(|i| halves[2 * i] | halves[2 * i + 1] << 16);
+        assert!(f16_plain8(&words, &mut out));
+        let want = [1.0, -2.0, 0.0, -0.0, 65504.0, (2f32).powi(-14), 0.5, -0.5];
+        assert_eq!(out.map(f32::to_bits), want.map(f32::to_bits));
     }
 
     #[test]

@@ -469,6 +469,7 @@ impl Tmem {
     }
 
     /// The stored cells `col0, col0 + 1, ...` of `lane` (inside the array).
+    #[inline]
     fn base_run(&self, lane: u32, col0: u32, out: &mut [u32]) {
         let (b, i) = block_of(lane, col0);
         if (col0 % BLOCK) as usize + out.len() <= BLOCK as usize
@@ -479,6 +480,12 @@ impl Tmem {
             super::machine::copy_words(out, src);
             return;
         }
+        self.base_run_blocks(lane, col0, out);
+    }
+
+    /// [`Tmem::base_run`] block by block.
+    #[inline(never)]
+    fn base_run_blocks(&self, lane: u32, col0: u32, out: &mut [u32]) {
         let (mut col, mut k) = (col0, 0);
         while k < out.len() {
             let take = ((BLOCK - col % BLOCK) as usize).min(out.len() - k);
