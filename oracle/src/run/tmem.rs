@@ -1746,8 +1746,6 @@ struct Reuse {
     /// The processing order, and the (`seq`, access) pairs sorted to find it.
     order: Vec<usize>,
     keyed: Vec<(u32, u32)>,
-    /// The access at each `seq` (`u32::MAX`: none), when the order is found by a table.
-    slots: Vec<u32>,
     /// `Ctx::collect`'s per-warp lists: accesses, wait::ld, wait::st, before-fences and
     /// commits, commits.
     lists: [Vec<u32>; 5],
@@ -1853,47 +1851,18 @@ fn values_with(
     // Process in a linearization of happens-before, so writes are known before their readers.
     let order = &mut reuse.order;
     // By `seq` (every event numbered once, so the keys are distinct; ties, if any, by
-    // index). Where the events are not many more than the accesses, each access is placed
-    // at its `seq` in a table of the events and one scan gives the order; otherwise (or on a
-    // tie, or a `seq` past the table) the keys and indexes are sorted as pairs of integers.
-    // Both give the accesses ascending by (`seq`, index).
-    order.clear();
-    let events: usize = c.reached.iter().sum();
-    let by_table = events <= 16 * cx.accs.len() + 64 && {
-        let slots = &mut reuse.slots;
-        slots.clear();
-        slots.resize(events, u32::MAX);
+    // index): the keys and indexes sorted as pairs of integers (a few dozen accesses).
+    let keyed = &mut reuse.keyed;
+    keyed.clear();
+    keyed.extend(
         cx.accs
             .iter()
             .enumerate()
-            .all(|(k, x)| match slots.get_mut(c.seq(x.g, x.i) as usize) {
-                Some(v) if *v == u32::MAX => {
-                    *v = k as u32;
-                    true
-                }
-                _ => false,
-            })
-    };
-    if by_table {
-        order.extend(
-            reuse
-                .slots
-                .iter()
-                .filter(|&&k| k != u32::MAX)
-                .map(|&k| k as usize),
-        );
-    } else {
-        let keyed = &mut reuse.keyed;
-        keyed.clear();
-        keyed.extend(
-            cx.accs
-                .iter()
-                .enumerate()
-                .map(|(k, x)| (c.seq(x.g, x.i), k as u32)),
-        );
-        keyed.sort_unstable();
-        order.extend(keyed.iter().map(|&(_, k)| k as usize));
-    }
+            .map(|(k, x)| (c.seq(x.g, x.i), k as u32)),
+    );
+    keyed.sort_unstable();
+    order.clear();
+    order.extend(keyed.iter().map(|&(_, k)| k as usize));
     for (p, &k) in order.iter().enumerate() {
         cx.accs[k].pos = p;
     }
