@@ -153,6 +153,39 @@ pub struct Identity {
     pub generator: String,
 }
 
+impl Identity {
+    /// How `asked` differs from this (stored) campaign, one phrase per option, in words:
+    /// "its --targets are `sim`, not `sim,sim+ld-num-truncated`".
+    pub fn differences(&self, asked: &Identity) -> Vec<String> {
+        fn mix(m: CaseMix) -> String {
+            clap::ValueEnum::to_possible_value(&m)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default()
+        }
+        let mut v = Vec::new();
+        let mut diff = |what: &str, there: String, here: String| {
+            if there != here {
+                v.push(format!("its {what} is `{there}`, not `{here}`"));
+            }
+        };
+        diff("--seed", self.seed.to_string(), asked.seed.to_string());
+        diff("--targets", self.targets.join(","), asked.targets.join(","));
+        diff(
+            "--edition",
+            self.edition.to_string(),
+            asked.edition.to_string(),
+        );
+        diff("--shard", self.shard.to_string(), asked.shard.to_string());
+        diff("--mix", mix(self.mix), mix(asked.mix));
+        diff(
+            "generator",
+            self.generator.clone(),
+            asked.generator.clone(),
+        );
+        v
+    }
+}
+
 /// Everything a campaign run needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -673,9 +706,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
             .map_err(|e| crate::cmd::bad_input(format!("{}: {e}", id_path.display())))?;
         if old != cfg.identity {
             return Err(crate::cmd::bad_input(format!(
-                "{} holds another campaign ({}); continue it with the same --seed, --targets, --edition, --shard and --mix, or use another --out",
+                "{} holds another campaign: {}. Give this one its own folder (--out <another folder>), or rerun the campaign that is there with its options to continue it",
                 cfg.out.display(),
-                serde_json::to_string(&old)?
+                old.differences(&cfg.identity).join("; ")
             )));
         }
     } else {
@@ -706,7 +739,8 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
     };
     drop(probe);
     let store = Store::open(cfg.out.join("findings"))
-        .with_context(|| format!("opening {}/findings", cfg.out.display()))?;
+        .with_context(|| format!("opening {}/findings", cfg.out.display()))?
+        .with_invocation(crate::invocation::current());
     let claimed: HashSet<String> = store.list().unwrap_or_default().into_iter().collect();
     let done_before = state.done.count();
     let sh = Shared {

@@ -46,7 +46,8 @@ pub struct Report {
     pub observed: Outcome,
     /// Size (statements) of the original and minimized programs.
     pub sizes: (usize, usize),
-    /// The one command that reruns it.
+    /// The one command that reruns it, from the folder the campaign ran in
+    /// ([`Store::rerun_command`]).
     pub command: String,
 }
 
@@ -63,6 +64,9 @@ pub enum Added {
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    /// How the reader runs this program (`tcgen05-fuzz`, `cargo run --release --`): the start
+    /// of every stored reproducer command.
+    invocation: String,
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -72,7 +76,29 @@ impl Store {
     pub fn open(root: impl Into<PathBuf>) -> std::io::Result<Store> {
         let root = root.into();
         std::fs::create_dir_all(&root)?;
-        Ok(Store { root })
+        Ok(Store {
+            root,
+            invocation: "tcgen05-fuzz".to_string(),
+        })
+    }
+
+    /// The same store, whose reproducer commands start with `invocation` (how the user runs
+    /// the program from the folder the store's root path is relative to) instead of
+    /// `tcgen05-fuzz`.
+    pub fn with_invocation(mut self, invocation: impl Into<String>) -> Store {
+        self.invocation = invocation.into();
+        self
+    }
+
+    /// The command that reruns the finding `id` of `target`, from the folder the store's root
+    /// path is relative to: `<invocation> reproduce <root>/<id> --targets <target>`.
+    pub fn rerun_command(&self, id: &str, target: &str) -> String {
+        format!(
+            "{} reproduce {} --targets {}",
+            self.invocation,
+            shell_word(&self.folder(id).display().to_string()),
+            shell_word(target)
+        )
     }
 
     /// The root folder.
@@ -90,13 +116,18 @@ impl Store {
         self.folder(&sig.id()).join("report.json").exists()
     }
 
-    /// Stores a finding atomically, deduplicated by signature.
+    /// Stores a finding atomically, deduplicated by signature; the stored report's `command`
+    /// is [`Store::rerun_command`].
     pub fn add(
         &self,
         minimized: &Case,
         original: &Case,
         report: &Report,
     ) -> std::io::Result<Added> {
+        let report = &Report {
+            command: self.rerun_command(&report.signature_id, &report.sig.target),
+            ..report.clone()
+        };
         let dest = self.folder(&report.signature_id);
         if dest.exists() {
             return Ok(Added::Duplicate(dest));
@@ -162,6 +193,18 @@ impl Store {
     }
 }
 
+/// `w` quoted for a POSIX shell where it holds anything but letters, digits and `/._-+:,@=`.
+pub fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@=".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// Reads a finding folder's report.
 pub fn read_report(folder: &Path) -> Result<Report, String> {
     let text = std::fs::read_to_string(folder.join("report.json"))
@@ -212,7 +255,12 @@ fn readme(r: &Report) -> String {
     match r.sig.rule {
         Some(rule) => {
             let row = catalogue::row(rule);
-            s.push_str(&format!("`{}` [§{}]: {}\n\n", rule, row.section, row.rule));
+            s.push_str(&format!(
+                "`{}` [§{}]: {}\n\n",
+                rule,
+                catalogue::section(rule),
+                row.rule
+            ));
         }
         None => s.push_str("No single rule: see the expected outcome in `report.json`.\n\n"),
     }

@@ -481,9 +481,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         same_work,
     };
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&b)?),
         Format::Text => {
-            println!(
+            outln!(
                 "seconds: {}",
                 if by_cpu {
                     "CPU time of this process (the ptxas rows: wall time, their work is in \
@@ -492,12 +492,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "wall time (no CPU clock here)"
                 }
             );
-            println!(
+            outln!(
                 "{:<28} {:>7} {:>9} {:>12} {:>10}  note",
                 "stage", "cases", "seconds", "cases/s", "x pipeline"
             );
             for s in &b.stages {
-                println!(
+                outln!(
                     "{:<28} {:>7} {:>9.3} {:>12.1} {:>10}  {}",
                     s.stage,
                     s.cases,
@@ -509,7 +509,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(x) = b.ptxas_batch_speedup {
-                println!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
+                outln!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
             }
             let lo = b
                 .campaign_overhead_rounds_pct
@@ -521,18 +521,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .copied()
                 .fold(f64::NEG_INFINITY, f64::max);
-            println!(
+            outln!(
                 "campaign overhead: {:.1}% of the bare pipeline's cases/s by {clock} time \
                  ({:.1}% by wall time); best of {rounds} alternating rounds each; the rounds \
                  ranged {lo:.1}% .. {hi:.1}% (noise)",
                 b.campaign_overhead_pct, b.campaign_overhead_wall_pct,
             );
-            println!(
+            outln!(
                 "  of which a fixed cost of {:.1} ms (setup, final checkpoint and reports: a \
                  one-case campaign); without it, {:.1}% per case (what a long campaign pays)",
                 b.campaign_fixed_cost_ms, b.campaign_overhead_per_case_pct
             );
-            println!(
+            outln!(
                 "same work: {}",
                 if b.same_work {
                     format!(

@@ -221,7 +221,7 @@ impl Coverage {
                 "| `{}` | {} | §{} |",
                 r.as_str(),
                 row.kind_text,
-                row.section
+                catalogue::section(*r)
             );
             for t in 0..self.targets.len() {
                 let c = self.cell(*r, t);

@@ -150,7 +150,7 @@ pub fn svg(c: &Coverage, title: &str) -> String {
             s,
             r#"<text x="8" y="{ty}"><title>{} [§{}]: {}</title>{}</text>"#,
             r.as_str(),
-            esc(row.section),
+            esc(catalogue::section(*r)),
             esc(row.rule),
             r.as_str()
         );

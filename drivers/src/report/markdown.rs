@@ -80,13 +80,7 @@ pub fn markdown(s: &Summary) -> String {
     } else {
         m.push_str("One per discrepancy signature, minimized. Each folder holds the case (binary and PTX), the original, `report.json` and a README.\n\n| id | kind | rule | section | target | size | what differs |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         for f in &s.findings {
-            let detail: String = f
-                .detail
-                .chars()
-                .take(160)
-                .collect::<String>()
-                .replace('|', "\\|")
-                .replace('\n', " ");
+            let detail = shorten(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
             let _ = writeln!(
                 m,
                 "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {} | {} |",
@@ -105,7 +99,11 @@ pub fn markdown(s: &Summary) -> String {
                 detail
             );
         }
-        m.push_str("\nRerun one: `tcgen05-fuzz reproduce <folder>`; make it a regression test: `tcgen05-fuzz corpus promote <folder>`.\n");
+        m.push_str("\nRerun one:\n\n```sh\n");
+        for f in &s.findings {
+            let _ = writeln!(m, "{}", f.command);
+        }
+        m.push_str("```\n\nMake one a regression test: `tcgen05-fuzz corpus promote <folder>`.\n");
     }
     m.push_str("\n## Rule coverage\n\n");
     let un = s.coverage.unexercised();
@@ -123,4 +121,39 @@ pub fn markdown(s: &Summary) -> String {
         m.push_str("\n</details>\n");
     }
     m
+}
+
+/// `text` cut to at most `max` characters at a word boundary, with `…` where it was cut (never
+/// in the middle of a number or a word, unless one word is longer than `max`).
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let cut = match head.rfind(' ') {
+        Some(i) if i > 0 => &head[..i],
+        _ => head.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shorten;
+
+    #[test]
+    fn shorten_cuts_between_words_with_an_ellipsis() {
+        let t = "cta 0 warp 1 lane 2 observation #3: expected 0x00001234, observed 0x00005678";
+        assert_eq!(shorten(t, 200), t);
+        let s = shorten(t, 50);
+        assert!(s.chars().count() <= 50, "{s}");
+        assert!(s.ends_with('…'), "{s}");
+        // Every word kept is whole: the text up to the ellipsis is a prefix ending at a word.
+        let kept = s.trim_end_matches('…');
+        assert!(t.starts_with(kept), "{s}");
+        assert!(
+            !t[kept.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()),
+            "cut inside a word: {s}"
+        );
+    }
 }
