@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use tcgen05_ir::RuleId;
 
 /// Which wording of the spec the oracle follows (reference §0, §7 OQ-28); in JSON as on the
-/// command line (`seeds`, `ptx93`).
+/// command line (`seeds`, `ptx93`; the variant names `Seeds`, `Ptx93` are read too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Edition {
@@ -15,10 +15,12 @@ pub enum Edition {
     /// so unspecified); `::2` dealloc does not wait for the peer; mma→mma pipelining needs the
     /// same accumulator and shape but not the same kind.
     #[default]
+    #[serde(alias = "Seeds")]
     Seeds,
     /// The newer wording (PTX ISA 9.2/9.3): `::2` collectives may block until the peer warp
     /// arrives (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK, DEALLOC-BARRIER-ORDER); mma→mma
     /// pipelining also needs the same kind (MCM-PIPE-MMA-MMA, OQ-27).
+    #[serde(alias = "Ptx93")]
     Ptx93,
 }
 
