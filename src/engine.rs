@@ -318,15 +318,22 @@ pub fn claim_size(targets: &[Box<dyn Target>]) -> u64 {
     }
 }
 
+/// The first claim of a worker under `--time`, before it knows what a case costs: a probe.
+/// A whole [`COMPILE_ONLY_BATCH`] on ptxas takes seconds, so `--time 1s` ran for 7 s when the
+/// first claim was a whole batch.
+pub const PROBE_CLAIM: u64 = 1;
+
 /// The claim a worker takes with `left` of a `--time` limit to go, having spent `per_case` on
 /// each case of its last claim: no more cases than fit in the time left (at least one), so
-/// that a batch overruns the limit by about one case's time, not by a whole batch.
+/// that a batch overruns the limit by about one case's time, not by a whole batch. Under a
+/// time limit with no claim timed yet, [`PROBE_CLAIM`] cases.
 pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duration>) -> u64 {
     match (left, per_case) {
         (Some(left), Some(c)) if !c.is_zero() => {
             let fit = (left.as_secs_f64() / c.as_secs_f64()).ceil();
             (fit as u64).clamp(1, claim)
         }
+        (Some(_), None) => claim.min(PROBE_CLAIM),
         _ => claim,
     }
 }
@@ -1065,9 +1072,11 @@ mod tests {
     #[test]
     fn claims_shrink_to_the_time_left() {
         let ms = Duration::from_millis;
-        // No time limit, or nothing measured yet: the full claim.
+        // No time limit: the full claim.
         assert_eq!(claim_within(128, None, Some(ms(10))), 128);
-        assert_eq!(claim_within(128, Some(ms(50)), None), 128);
+        // Under --time, the first claim is a probe: the cost of a case is not known yet.
+        assert_eq!(claim_within(128, Some(ms(50)), None), PROBE_CLAIM);
+        assert_eq!(claim_within(1, Some(ms(50)), None), 1);
         // 50 ms left at 10 ms a case: 5 cases; at 20 ms a case: 3 (the last one overruns).
         assert_eq!(claim_within(128, Some(ms(50)), Some(ms(10))), 5);
         assert_eq!(claim_within(128, Some(ms(50)), Some(ms(20))), 3);

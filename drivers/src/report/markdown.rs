@@ -109,10 +109,17 @@ pub fn markdown(s: &Summary) -> String {
     let un = s.coverage.unexercised();
     let _ = writeln!(
         m,
-        "{} of {} rules exercised. The full matrix: [coverage.md](coverage.md), as a heat map: [coverage.svg](coverage.svg).\n",
-        tcgen05_ir::RuleId::ALL.len() - un.len(),
-        tcgen05_ir::RuleId::ALL.len()
+        "{}. Skipped cases are counted by reason under each target above. The full matrix: [coverage.md](coverage.md), as a heat map: [coverage.svg](coverage.svg).\n",
+        s.coverage.headline()
     );
+    let only_skipped = s.coverage.only_skipped();
+    if !only_skipped.is_empty() {
+        m.push_str("<details><summary>Rules exercised only by skipped cases</summary>\n\n");
+        for r in only_skipped {
+            let _ = writeln!(m, "- `{}` [§{}]", r.as_str(), catalogue::section(r));
+        }
+        m.push_str("\n</details>\n\n");
+    }
     if !un.is_empty() {
         m.push_str("<details><summary>Rules no case exercised</summary>\n\n");
         for r in un {
