@@ -177,11 +177,7 @@ impl Identity {
         );
         diff("--shard", self.shard.to_string(), asked.shard.to_string());
         diff("--mix", mix(self.mix), mix(asked.mix));
-        diff(
-            "generator",
-            self.generator.clone(),
-            asked.generator.clone(),
-        );
+        diff("generator", self.generator.clone(), asked.generator.clone());
         v
     }
 }

@@ -56,8 +56,7 @@ fn cargo_build_of(exe: &Path) -> Option<(PathBuf, String)> {
     let profile_dir = exe.parent()?;
     let target = profile_dir.parent()?;
     let checkout = target.parent()?;
-    if target.file_name() != Some(OsStr::new("target")) || !checkout.join("Cargo.toml").is_file()
-    {
+    if target.file_name() != Some(OsStr::new("target")) || !checkout.join("Cargo.toml").is_file() {
         return None;
     }
     let profile = profile_dir.file_name()?.to_string_lossy().into_owned();

@@ -82,10 +82,7 @@ fn the_printed_reproducer_works_from_where_the_campaign_ran() {
         let md = std::fs::read_to_string(out.join("report.md")).unwrap();
         assert!(md.contains(&command), "report.md lacks `{command}`");
         // The campaign's own summary names the folder as the user can open it.
-        assert!(
-            stdout.contains(&format!("out/c/findings/{id}")),
-            "{stdout}"
-        );
+        assert!(stdout.contains(&format!("out/c/findings/{id}")), "{stdout}");
         let (program, rest) = command
             .split_once(" reproduce ")
             .unwrap_or_else(|| panic!("not a reproduce command: {command}"));
@@ -113,7 +110,11 @@ fn the_printed_reproducer_works_from_where_the_campaign_ran() {
         // Run as printed, from the campaign's folder: the discrepancy again (exit 1).
         let r = run_in(cwd.path(), &[&["reproduce"], &args[..]].concat());
         assert_eq!(r.status.code(), Some(1), "{}", text(&r.stderr));
-        assert!(text(&r.stdout).contains("DISCREPANCY"), "{}", text(&r.stdout));
+        assert!(
+            text(&r.stdout).contains("DISCREPANCY"),
+            "{}",
+            text(&r.stdout)
+        );
     }
 }
 
@@ -167,7 +168,14 @@ fn reports_and_json_use_the_catalogue_spelling_and_words() {
         assert_eq!(report["expected"]["edition"], "seeds");
         let r = run_in(cwd.path(), &["reproduce", f.to_str().unwrap()]);
         let said = text(&r.stdout);
-        for rust in ["Warp(", "Func {", "MayLeak", "NoLeak", "Unspecified(", "WaitGaveUp"] {
+        for rust in [
+            "Warp(",
+            "Func {",
+            "MayLeak",
+            "NoLeak",
+            "Unspecified(",
+            "WaitGaveUp",
+        ] {
             assert!(!said.contains(rust), "`{rust}` in reproduce:\n{said}");
         }
     }
@@ -210,7 +218,14 @@ fn the_coverage_headline_counts_judged_rules() {
     let o = run_in(
         cwd.path(),
         &[
-            "campaign", "--targets", "sim", "--cases", "60", "--progress", "quiet", "--out",
+            "campaign",
+            "--targets",
+            "sim",
+            "--cases",
+            "60",
+            "--progress",
+            "quiet",
+            "--out",
             "out",
         ],
     );
@@ -229,7 +244,10 @@ fn the_coverage_headline_counts_judged_rules() {
             skipped_only += 1;
         }
     }
-    assert!(skipped_only > 0, "the sample has rules exercised only by skips");
+    assert!(
+        skipped_only > 0,
+        "the sample has rules exercised only by skips"
+    );
     let want = format!(
         "{judged} of {} rules judged (a case exercising the rule agreed or disagreed on a target); {skipped_only} more exercised only by skipped cases",
         RuleId::ALL.len()
@@ -249,7 +267,15 @@ fn another_campaign_in_the_same_folder_is_explained() {
     let first = run_in(
         cwd.path(),
         &[
-            "campaign", "--targets", "sim", "--cases", "2", "--progress", "quiet", "--out", "c",
+            "campaign",
+            "--targets",
+            "sim",
+            "--cases",
+            "2",
+            "--progress",
+            "quiet",
+            "--out",
+            "c",
         ],
     );
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
@@ -300,7 +326,10 @@ fn rules_have_a_header_a_legend_and_section_numbers() {
     for col in ["RULE", "KIND", "SRC", "SECTION"] {
         assert!(header.contains(col), "{header}");
     }
-    assert!(t.contains("S = stated by a seed document"), "no S/W/D legend");
+    assert!(
+        t.contains("S = stated by a seed document"),
+        "no S/W/D legend"
+    );
     for bad in ["§same", "§syntax", "§Target", "§each", "§PTX", "seed 002"] {
         assert!(!t.contains(bad), "`{bad}` in `rules`");
     }
@@ -337,7 +366,15 @@ fn fault_names_are_listed_and_a_wrong_one_lists_them() {
     let d = tempfile::tempdir().unwrap();
     let o = run_in(
         d.path(),
-        &["campaign", "--targets", "sim+bogus", "--cases", "1", "--out", "c"],
+        &[
+            "campaign",
+            "--targets",
+            "sim+bogus",
+            "--cases",
+            "1",
+            "--out",
+            "c",
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
     let err = text(&o.stderr);

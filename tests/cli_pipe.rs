@@ -125,7 +125,13 @@ fn generate_and_campaign_finish_their_work() {
     let d = tempfile::tempdir().unwrap();
     let gen_out = d.path().join("gen");
     assert_quiet(
-        &["generate", "--count", "3", "--out", gen_out.to_str().unwrap()],
+        &[
+            "generate",
+            "--count",
+            "3",
+            "--out",
+            gen_out.to_str().unwrap(),
+        ],
         0,
     );
     assert_eq!(

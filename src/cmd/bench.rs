@@ -518,7 +518,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             );
             outln!(
                 "{:<28} {:>7} {:>9} {:>12} {:>10}  note",
-                "stage", "cases", "seconds", "cases/s", "x pipeline"
+                "stage",
+                "cases",
+                "seconds",
+                "cases/s",
+                "x pipeline"
             );
             for s in &b.stages {
                 outln!(

@@ -169,14 +169,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     for f in &s.findings {
-        outln!(
-            "  {}  {}",
-            args.out.join(&f.folder).display(),
-            f.signature
-        );
+        outln!("  {}  {}", args.out.join(&f.folder).display(), f.signature);
     }
     if let Some(f) = s.findings.first() {
-        outln!("rerun a finding (its README.md has its own command):\n  {}", f.command);
+        outln!(
+            "rerun a finding (its README.md has its own command):\n  {}",
+            f.command
+        );
     }
     outln!(
         "reports: {}/report.md, report.json, junit.xml, coverage.md, coverage.svg",

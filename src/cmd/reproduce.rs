@@ -189,12 +189,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// A skip reason in words, with the rules or the target's reason it carries.
 fn skip_words(r: &diff::SkipReason) -> String {
     use diff::SkipReason as S;
-    let rules = |v: &[tcgen05_ir::RuleId]| {
-        v.iter()
-            .map(|r| r.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let rules =
+        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
     match r {
         S::Unspecified(v) => format!("the spec leaves the outcome unspecified: {}", rules(v)),
         S::TargetCannotRun(why) => format!("the target cannot run it: {why}"),

@@ -40,7 +40,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .unwrap_or_default();
                 outln!(
                     "{:<width$}  {kind:<7}  {state}{version}\n{:<width$}  {}",
-                    t.name, "", t.description
+                    t.name,
+                    "",
+                    t.description
                 );
             }
             outln!(

@@ -80,7 +80,7 @@ pub fn markdown(s: &Summary) -> String {
     } else {
         m.push_str("One per discrepancy signature, minimized. Each folder holds the case (binary and PTX), the original, `report.json` and a README.\n\n| id | kind | rule | section | target | size | what differs |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         for f in &s.findings {
-            let detail = shorten(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
+            let detail = cut_at_word(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
             let _ = writeln!(
                 m,
                 "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {} | {} |",
@@ -131,8 +131,9 @@ pub fn markdown(s: &Summary) -> String {
 }
 
 /// `text` cut to at most `max` characters at a word boundary, with `…` where it was cut (never
-/// in the middle of a number or a word, unless one word is longer than `max`).
-pub fn shorten(text: &str, max: usize) -> String {
+/// in the middle of a number or a word, unless one word is longer than `max`). For table cells
+/// a reader reads; the live progress display cuts at the terminal's width instead.
+pub fn cut_at_word(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -146,13 +147,13 @@ pub fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::shorten;
+    use super::cut_at_word;
 
     #[test]
-    fn shorten_cuts_between_words_with_an_ellipsis() {
+    fn cells_are_cut_between_words_with_an_ellipsis() {
         let t = "cta 0 warp 1 lane 2 observation #3: expected 0x00001234, observed 0x00005678";
-        assert_eq!(shorten(t, 200), t);
-        let s = shorten(t, 50);
+        assert_eq!(cut_at_word(t, 200), t);
+        let s = cut_at_word(t, 50);
         assert!(s.chars().count() <= 50, "{s}");
         assert!(s.ends_with('…'), "{s}");
         // Every word kept is whole: the text up to the ellipsis is a prefix ending at a word.
