@@ -494,3 +494,35 @@ fn a_timed_ptxas_campaign_stops_near_its_time() {
         "--time 1s took {took:?} with a 1 s ptxas"
     );
 }
+
+/// `bench` says what it is doing while it measures (it used to be silent for half a minute),
+/// and its text never gives a negative overhead.
+#[test]
+fn bench_shows_progress_and_no_negative_overhead() {
+    let o = bin()
+        .args([
+            "bench",
+            "--cases",
+            "40",
+            "--ptxas-cases",
+            "1",
+            "--repeat",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("bench: stages"), "{err}");
+    assert!(err.contains("round 1 of 1"), "{err}");
+    let out = text(&o.stdout);
+    let overhead = out
+        .lines()
+        .find(|l| l.starts_with("campaign overhead:"))
+        .expect("an overhead line");
+    let negative = overhead
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .any(|w| w.starts_with('-') && w.ends_with('%'));
+    assert!(!negative, "{overhead}");
+    assert!(out.contains("--cases 5000 or more"), "{out}");
+}
