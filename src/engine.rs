@@ -655,7 +655,7 @@ fn record_finding(
         }
         return match diff::compare(&case.program, &exp0, &obs0) {
             Verdict::Discrepancy(d0) => {
-                let rep = store::make_report(
+                let mut rep = store::make_report(
                     sig,
                     &d0,
                     vec![(t.name(), t.version())],
@@ -663,13 +663,14 @@ fn record_finding(
                     &obs0,
                     (case.program.size(), case.program.size()),
                 );
+                rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
                 sh.store.add(case, case, &rep)?;
                 Ok(Recorded::Stored)
             }
             _ => Ok(Recorded::Lost),
         };
     };
-    let rep = store::make_report(
+    let mut rep = store::make_report(
         sig,
         &d,
         vec![(t.name(), t.version())],
@@ -677,6 +678,7 @@ fn record_finding(
         &obs,
         (case.program.size(), min_case.program.size()),
     );
+    rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
     sh.store.add(&min_case, case, &rep)?;
     Ok(Recorded::Stored)
 }

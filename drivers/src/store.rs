@@ -46,8 +46,9 @@ pub struct Report {
     pub observed: Outcome,
     /// Size (statements) of the original and minimized programs.
     pub sizes: (usize, usize),
-    /// The one command that reruns it, from the folder the campaign ran in
-    /// ([`Store::rerun_command`]).
+    /// The one command that reruns it: from the folder the campaign ran in where the campaign
+    /// set it ([`Store::rerun_command`]), else ([`make_report`]) relative to the campaign's
+    /// output folder.
     pub command: String,
 }
 
@@ -116,18 +117,14 @@ impl Store {
         self.folder(&sig.id()).join("report.json").exists()
     }
 
-    /// Stores a finding atomically, deduplicated by signature; the stored report's `command`
-    /// is [`Store::rerun_command`].
+    /// Stores a finding atomically, deduplicated by signature (its report as given: give it
+    /// the command of [`Store::rerun_command`] first).
     pub fn add(
         &self,
         minimized: &Case,
         original: &Case,
         report: &Report,
     ) -> std::io::Result<Added> {
-        let report = &Report {
-            command: self.rerun_command(&report.signature_id, &report.sig.target),
-            ..report.clone()
-        };
         let dest = self.folder(&report.signature_id);
         if dest.exists() {
             return Ok(Added::Duplicate(dest));
@@ -279,4 +276,37 @@ fn readme(r: &Report) -> String {
         r.sizes.1, r.sizes.0, r.command
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rerun_command_names_the_folder_as_the_store_was_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("out dir").join("findings");
+        let s = Store::open(&root)
+            .unwrap()
+            .with_invocation("cargo run --release --");
+        assert_eq!(
+            s.rerun_command("00ff", "sim+ld-num-truncated"),
+            format!(
+                "cargo run --release -- reproduce '{}' --targets sim+ld-num-truncated",
+                root.join("00ff").display()
+            )
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_where_needed() {
+        assert_eq!(shell_word("out/c/findings/0a6f"), "out/c/findings/0a6f");
+        assert_eq!(
+            shell_word("sim:random@3+wait-ld-early"),
+            "sim:random@3+wait-ld-early"
+        );
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }
