@@ -153,6 +153,35 @@ pub struct Identity {
     pub generator: String,
 }
 
+impl Identity {
+    /// How `asked` differs from this (stored) campaign, one phrase per option, in words:
+    /// "its --targets are `sim`, not `sim,sim+ld-num-truncated`".
+    pub fn differences(&self, asked: &Identity) -> Vec<String> {
+        fn mix(m: CaseMix) -> String {
+            clap::ValueEnum::to_possible_value(&m)
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default()
+        }
+        let mut v = Vec::new();
+        let mut diff = |what: &str, there: String, here: String| {
+            if there != here {
+                v.push(format!("its {what} is `{there}`, not `{here}`"));
+            }
+        };
+        diff("--seed", self.seed.to_string(), asked.seed.to_string());
+        diff("--targets", self.targets.join(","), asked.targets.join(","));
+        diff(
+            "--edition",
+            self.edition.to_string(),
+            asked.edition.to_string(),
+        );
+        diff("--shard", self.shard.to_string(), asked.shard.to_string());
+        diff("--mix", mix(self.mix), mix(asked.mix));
+        diff("generator", self.generator.clone(), asked.generator.clone());
+        v
+    }
+}
+
 /// Everything a campaign run needs.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -285,15 +314,22 @@ pub fn claim_size(targets: &[Box<dyn Target>]) -> u64 {
     }
 }
 
+/// The first claim of a worker under `--time`, before it knows what a case costs: a probe.
+/// A whole [`COMPILE_ONLY_BATCH`] on ptxas takes seconds, so `--time 1s` ran for 7 s when the
+/// first claim was a whole batch.
+pub const PROBE_CLAIM: u64 = 1;
+
 /// The claim a worker takes with `left` of a `--time` limit to go, having spent `per_case` on
 /// each case of its last claim: no more cases than fit in the time left (at least one), so
-/// that a batch overruns the limit by about one case's time, not by a whole batch.
+/// that a batch overruns the limit by about one case's time, not by a whole batch. Under a
+/// time limit with no claim timed yet, [`PROBE_CLAIM`] cases.
 pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duration>) -> u64 {
     match (left, per_case) {
         (Some(left), Some(c)) if !c.is_zero() => {
             let fit = (left.as_secs_f64() / c.as_secs_f64()).ceil();
             (fit as u64).clamp(1, claim)
         }
+        (Some(_), None) => claim.min(PROBE_CLAIM),
         _ => claim,
     }
 }
@@ -619,7 +655,7 @@ fn record_finding(
         }
         return match diff::compare(&case.program, &exp0, &obs0) {
             Verdict::Discrepancy(d0) => {
-                let rep = store::make_report(
+                let mut rep = store::make_report(
                     sig,
                     &d0,
                     vec![(t.name(), t.version())],
@@ -627,13 +663,14 @@ fn record_finding(
                     &obs0,
                     (case.program.size(), case.program.size()),
                 );
+                rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
                 sh.store.add(case, case, &rep)?;
                 Ok(Recorded::Stored)
             }
             _ => Ok(Recorded::Lost),
         };
     };
-    let rep = store::make_report(
+    let mut rep = store::make_report(
         sig,
         &d,
         vec![(t.name(), t.version())],
@@ -641,6 +678,7 @@ fn record_finding(
         &obs,
         (case.program.size(), min_case.program.size()),
     );
+    rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
     sh.store.add(&min_case, case, &rep)?;
     Ok(Recorded::Stored)
 }
@@ -673,9 +711,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
             .map_err(|e| crate::cmd::bad_input(format!("{}: {e}", id_path.display())))?;
         if old != cfg.identity {
             return Err(crate::cmd::bad_input(format!(
-                "{} holds another campaign ({}); continue it with the same --seed, --targets, --edition, --shard and --mix, or use another --out",
+                "{} holds another campaign: {}. Give this one its own folder (--out <another folder>), or rerun the campaign that is there with its options to continue it",
                 cfg.out.display(),
-                serde_json::to_string(&old)?
+                old.differences(&cfg.identity).join("; ")
             )));
         }
     } else {
@@ -706,7 +744,8 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
     };
     drop(probe);
     let store = Store::open(cfg.out.join("findings"))
-        .with_context(|| format!("opening {}/findings", cfg.out.display()))?;
+        .with_context(|| format!("opening {}/findings", cfg.out.display()))?
+        .with_invocation(crate::invocation::current());
     let claimed: HashSet<String> = store.list().unwrap_or_default().into_iter().collect();
     let done_before = state.done.count();
     let sh = Shared {
@@ -1031,9 +1070,11 @@ mod tests {
     #[test]
     fn claims_shrink_to_the_time_left() {
         let ms = Duration::from_millis;
-        // No time limit, or nothing measured yet: the full claim.
+        // No time limit: the full claim.
         assert_eq!(claim_within(128, None, Some(ms(10))), 128);
-        assert_eq!(claim_within(128, Some(ms(50)), None), 128);
+        // Under --time, the first claim is a probe: the cost of a case is not known yet.
+        assert_eq!(claim_within(128, Some(ms(50)), None), PROBE_CLAIM);
+        assert_eq!(claim_within(1, Some(ms(50)), None), 1);
         // 50 ms left at 10 ms a case: 5 cases; at 20 ms a case: 3 (the last one overruns).
         assert_eq!(claim_within(128, Some(ms(50)), Some(ms(10))), 5);
         assert_eq!(claim_within(128, Some(ms(50)), Some(ms(20))), 3);

@@ -5,11 +5,15 @@
 //! of the harness; 130 a campaign stopped by Ctrl-C, SIGTERM or SIGHUP (its checkpoint and
 //! reports are written; rerun it to continue).
 
+#[macro_use]
+mod out;
+
 mod alloc;
 mod cmd;
 mod engine;
 mod expectations;
 mod interrupt;
+mod invocation;
 mod progress;
 
 use clap::{Parser, Subcommand};
@@ -82,7 +86,10 @@ fn main() -> ExitCode {
         Command::SimServer(a) => cmd::sim_server::run(a),
     };
     match result {
+        Ok(_) if out::failed() => ExitCode::from(cmd::EXIT_INTERNAL),
         Ok(code) => code,
+        // The reader of stdout went away (`| head`): nothing more to say.
+        Err(e) if out::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tcgen05-fuzz: error: {e:#}");
             cmd::exit_code_for(&e)

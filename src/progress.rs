@@ -1,6 +1,14 @@
 //! Campaign progress on stderr: a live display redrawn in place on a terminal (cases/s,
 //! per-target agree / skip / discrepancy counts, findings, elapsed and remaining time), plain
 //! periodic lines otherwise (logs, CI).
+//!
+//! Hand-written rather than indicatif: what indicatif would replace is [`Progress`]'s redraw
+//! (about 20 lines: move up, clear, draw with line wrapping off). The rest of the module is
+//! what the display says ([`live_lines`], [`plain_line`], [`Snapshot::remaining`]), which an
+//! indicatif template would still be filled from, and the plain mode for logs and CI, which
+//! indicatif does not write (it hides its bars when stderr is not a terminal). indicatif 0.18
+//! adds 6 crates and 13 s (3.8 s CPU) to a clean debug build on the shared 2-core development
+//! machine (`cargo new p && cd p && cargo add indicatif@0.18 && time cargo build`).
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};

@@ -201,7 +201,7 @@ pub fn run(
                             Verdict::Discrepancy(d2) => d2,
                             _ => d.clone(),
                         };
-                        let rep = store::make_report(
+                        let mut rep = store::make_report(
                             &min_sig,
                             &d2,
                             vec![(t.name(), t.version())],
@@ -209,6 +209,7 @@ pub fn run(
                             &obs,
                             (case.program.size(), min_case.program.size()),
                         );
+                        rep.command = s.rerun_command(&rep.signature_id, &min_sig.target);
                         match s.add(&min_case, &case, &rep) {
                             Ok(Added::New(p)) => folder = Some(p),
                             Ok(Added::Duplicate(p)) => {

@@ -46,7 +46,10 @@ pub enum SkipReason {
 }
 
 /// The kind of a discrepancy (issue 5, point 4).
+///
+/// In JSON as [`DiscrepancyKind::as_str`] spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum DiscrepancyKind {
     /// The target accepted a program that breaks a static rule whose consequence is rejection.
     IllFormedAccepted,
@@ -59,8 +62,10 @@ pub enum DiscrepancyKind {
     /// The target completed where the spec requires a deadlock.
     CompletionWhereDeadlockRequired,
     /// The target leaked TMEM on a program that frees everything on every schedule.
+    #[serde(rename = "leak-on-defined-program")]
     LeakOnDefined,
     /// The target trapped or faulted on a defined program.
+    #[serde(rename = "trap-on-defined-program")]
     TrapOnDefined,
     /// The target (tool) crashed.
     TargetCrash,
@@ -522,7 +527,7 @@ fn compare_obs(
                 forms,
                 key: Some(key),
                 detail: format!(
-                    "cta {} warp {} lane {} site {:?}: {why}",
+                    "cta {} warp {} lane {} observation {}: {why}",
                     key.cta, key.warp, key.lane, key.site
                 ),
             });

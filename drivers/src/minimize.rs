@@ -15,8 +15,10 @@
 //! 6. operands: every nCols toward 32 (all occurrences of one value at once, so alloc and
 //!    dealloc stay matched), ld/st shapes toward `.32x32b.x1`.
 //!
-//! A candidate is kept when the predicate holds: the same target still gives a discrepancy
-//! with the same [`Signature`]. On a target whose schedule comes from the case's seed (the
+//! A candidate is kept when the predicate holds: it breaks no rule the original does not break
+//! (by the oracle's static and run verdicts, [`broken_rules`]: a minimized program frees what it
+//! allocates and waits where it must, unless the original did not), and the same target still
+//! gives a discrepancy with the same [`Signature`]. On a target whose schedule comes from the case's seed (the
 //! simulator's random scheduler without `@seed`), a candidate that loses the discrepancy
 //! under the current seed is also tried under [`RESEEDS`] other seeds, derived from the
 //! current one: a smaller program shifts every later random choice, and the bug it shows
@@ -26,11 +28,11 @@
 
 use crate::diff::{self, Signature, Verdict};
 use crate::target::Target;
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
-use tcgen05_ir::{Case, LdStShape, NCols, Num, Op, Program, Stmt};
-use tcgen05_oracle::Options;
+use tcgen05_ir::{Case, LdStShape, NCols, Num, Op, Program, RuleId, Stmt};
+use tcgen05_oracle::{Expected, LeakStatus, Options, RunVerdict};
 
 /// Why minimization could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +60,9 @@ pub struct Minimized {
     pub signature: Signature,
     /// Candidates tried.
     pub tries: u64,
+    /// Of those, candidates dropped without running because they break a rule the original
+    /// does not ([`broken_rules`]).
+    pub rejected: u64,
     /// Size ([`Program::size`]) before and after.
     pub sizes: (usize, usize),
     /// Whether the time budget ran out before a fixed point.
@@ -77,11 +82,42 @@ pub fn same_signature(
 /// The discrepancy signature of `case` on `target`, if it shows one.
 pub fn signature_of(case: &Case, target: &mut dyn Target, opts: &Options) -> Option<Signature> {
     let expected = tcgen05_oracle::expect_with(&case.program, opts);
+    signature_against(case, &expected, target)
+}
+
+fn signature_against(
+    case: &Case,
+    expected: &Expected,
+    target: &mut dyn Target,
+) -> Option<Signature> {
     let outcome = target.run(case);
-    match diff::compare(&case.program, &expected, &outcome) {
+    match diff::compare(&case.program, expected, &outcome) {
         Verdict::Discrepancy(d) => Some(Signature::of(&d, &target.name())),
         _ => None,
     }
+}
+
+/// The rules a program breaks by the oracle's verdicts on it: its static violations, the rules
+/// that make its run undefined, possibly blocking or deadlocking, and those that let it leak
+/// TMEM (ALLOC-FREE-BEFORE-EXIT). The rules a run checked and found kept (`Completes`) are
+/// not among them.
+pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
+    let mut v: BTreeSet<RuleId> = e.violations.iter().map(|x| x.rule).collect();
+    match &e.run.verdict {
+        RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
+        RunVerdict::Undefined(rules) => {
+            v.extend(rules.iter().copied());
+            v.extend(e.run.rules.iter().copied());
+        }
+        RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
+            v.extend(e.run.rules.iter().copied());
+        }
+    }
+    if e.leak.status != LeakStatus::NoLeak {
+        v.extend(e.leak.rules.iter().copied());
+        v.insert(RuleId::AllocFreeBeforeExit);
+    }
+    v
 }
 
 /// Minimizes `case` on `target` while its discrepancy signature stays the same; `budget`
@@ -100,6 +136,8 @@ pub fn minimize(
         )));
     };
     let start = Instant::now();
+    let allowed = broken_rules(&tcgen05_oracle::expect_with(&case.program, opts));
+    let mut rejected = 0u64;
     let mut cur = case.clone();
     let mut seen: HashSet<u64> = HashSet::new();
     seen.insert(hash(&cur.program));
@@ -121,6 +159,14 @@ pub fn minimize(
                         continue;
                     }
                     tries += 1;
+                    // A smaller program that breaks a rule the original kept (drops the
+                    // dealloc, a wait, a barrier) would be handed on as a reproducer of that
+                    // other mistake too: never kept, and never run.
+                    let expected = tcgen05_oracle::expect_with(&p, opts);
+                    if !broken_rules(&expected).is_subset(&allowed) {
+                        rejected += 1;
+                        continue;
+                    }
                     let mut cand = Case {
                         program: p,
                         intent: cur.intent.clone(),
@@ -132,7 +178,7 @@ pub fn minimize(
                         if k > 0 {
                             cand.provenance.seed = Some(reseeded(seed, k));
                         }
-                        same_signature(&cand, target, opts, &signature)
+                        signature_against(&cand, &expected, target).as_ref() == Some(&signature)
                     });
                     if found {
                         cur = cand;
@@ -156,6 +202,7 @@ pub fn minimize(
         case: cur,
         signature,
         tries,
+        rejected,
         sizes,
         timed_out,
     })

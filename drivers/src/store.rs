@@ -46,7 +46,9 @@ pub struct Report {
     pub observed: Outcome,
     /// Size (statements) of the original and minimized programs.
     pub sizes: (usize, usize),
-    /// The one command that reruns it.
+    /// The one command that reruns it: from the folder the campaign ran in where the campaign
+    /// set it ([`Store::rerun_command`]), else ([`make_report`]) relative to the campaign's
+    /// output folder.
     pub command: String,
 }
 
@@ -63,6 +65,9 @@ pub enum Added {
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
+    /// How the reader runs this program (`tcgen05-fuzz`, `cargo run --release --`): the start
+    /// of every stored reproducer command.
+    invocation: String,
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -72,7 +77,29 @@ impl Store {
     pub fn open(root: impl Into<PathBuf>) -> std::io::Result<Store> {
         let root = root.into();
         std::fs::create_dir_all(&root)?;
-        Ok(Store { root })
+        Ok(Store {
+            root,
+            invocation: "tcgen05-fuzz".to_string(),
+        })
+    }
+
+    /// The same store, whose reproducer commands start with `invocation` (how the user runs
+    /// the program from the folder the store's root path is relative to) instead of
+    /// `tcgen05-fuzz`.
+    pub fn with_invocation(mut self, invocation: impl Into<String>) -> Store {
+        self.invocation = invocation.into();
+        self
+    }
+
+    /// The command that reruns the finding `id` of `target`, from the folder the store's root
+    /// path is relative to: `<invocation> reproduce <root>/<id> --targets <target>`.
+    pub fn rerun_command(&self, id: &str, target: &str) -> String {
+        format!(
+            "{} reproduce {} --targets {}",
+            self.invocation,
+            shell_word(&self.folder(id).display().to_string()),
+            shell_word(target)
+        )
     }
 
     /// The root folder.
@@ -90,7 +117,8 @@ impl Store {
         self.folder(&sig.id()).join("report.json").exists()
     }
 
-    /// Stores a finding atomically, deduplicated by signature.
+    /// Stores a finding atomically, deduplicated by signature (its report as given: give it
+    /// the command of [`Store::rerun_command`] first).
     pub fn add(
         &self,
         minimized: &Case,
@@ -162,6 +190,18 @@ impl Store {
     }
 }
 
+/// `w` quoted for a POSIX shell where it holds anything but letters, digits and `/._-+:,@=`.
+pub fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@=".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
 /// Reads a finding folder's report.
 pub fn read_report(folder: &Path) -> Result<Report, String> {
     let text = std::fs::read_to_string(folder.join("report.json"))
@@ -212,7 +252,12 @@ fn readme(r: &Report) -> String {
     match r.sig.rule {
         Some(rule) => {
             let row = catalogue::row(rule);
-            s.push_str(&format!("`{}` [§{}]: {}\n\n", rule, row.section, row.rule));
+            s.push_str(&format!(
+                "`{}` [§{}]: {}\n\n",
+                rule,
+                catalogue::section(rule),
+                row.rule
+            ));
         }
         None => s.push_str("No single rule: see the expected outcome in `report.json`.\n\n"),
     }
@@ -231,4 +276,37 @@ fn readme(r: &Report) -> String {
         r.sizes.1, r.sizes.0, r.command
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rerun_command_names_the_folder_as_the_store_was_opened() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("out dir").join("findings");
+        let s = Store::open(&root)
+            .unwrap()
+            .with_invocation("cargo run --release --");
+        assert_eq!(
+            s.rerun_command("00ff", "sim+ld-num-truncated"),
+            format!(
+                "cargo run --release -- reproduce '{}' --targets sim+ld-num-truncated",
+                root.join("00ff").display()
+            )
+        );
+    }
+
+    #[test]
+    fn shell_words_are_quoted_only_where_needed() {
+        assert_eq!(shell_word("out/c/findings/0a6f"), "out/c/findings/0a6f");
+        assert_eq!(
+            shell_word("sim:random@3+wait-ld-early"),
+            "sim:random@3+wait-ld-early"
+        );
+        assert_eq!(shell_word("a b"), "'a b'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 
 macro_rules! rule_ids {
     ($($variant:ident => $name:literal,)*) => {
-        /// A row of the rules catalogue (reference §6), named as the catalogue names it.
+        /// A row of the rules catalogue (reference §6), named as the catalogue names it (also
+        /// in JSON: `"LD-ASYNC"`; binary case files store the variant's index).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub enum RuleId {
             $(
                 #[doc = concat!("`", $name, "`")]
+                #[serde(rename = $name)]
                 $variant,
             )*
         }

@@ -61,7 +61,8 @@ pub struct Row {
     pub kinds: &'static [Kind],
     /// The instructions it applies to.
     pub instructions: &'static str,
-    /// The spec section(s), in the seed numbering (9.7.16.x; 9.7.17.x from PTX ISA 9.3).
+    /// The Section column as the reference writes it (9.7.16.x in the seed numbering, or
+    /// `same`, `syntax`, `Target ISA Notes`): cite [`section`] instead, which resolves those.
     pub section: &'static str,
     /// The consequence column.
     pub consequence: &'static str,
@@ -93,9 +94,32 @@ pub fn row(id: RuleId) -> &'static Row {
     &ROWS[id as usize]
 }
 
-/// The spec section of `id`.
+/// The spec section of `id`, as a section number: the reference's Section column where it is
+/// one, else resolved from what the column says (`same`: the row above; `syntax`, `Target ISA
+/// Notes`: the instruction's section; seed examples dropped). Every user-facing citation goes
+/// through here; [`Row::section`] keeps the column as written.
 pub fn section(id: RuleId) -> &'static str {
-    row(id).section
+    let mut i = id as usize;
+    while ROWS[i].section == "same" && i > 0 {
+        i -= 1;
+    }
+    let r = &ROWS[i];
+    match r.id {
+        RuleId::GenTarget => "9.7.16.7.1-9.7.16.12.1 (Target ISA Notes of each instruction)",
+        RuleId::GenPtxver => "9.7.16.7.1-9.7.16.12.1 (PTX ISA Notes of each instruction)",
+        RuleId::GenSyncQual => "9.7.16.7.1, .8.3, .8.4, .8.5 (syntax)",
+        RuleId::AllocDstStatespace => "9.7.16.7.1 (syntax)",
+        RuleId::LdstType => "9.7.16.8.3, .8.4 (syntax)",
+        RuleId::WaitOps => "9.7.16.8.5 (syntax)",
+        RuleId::MmaZcmWsOnly
+        | RuleId::MmaBsKinds
+        | RuleId::MmaAshiftAtmem
+        | RuleId::MmaCollectorBuf => "9.7.16.10.9 (syntax)",
+        RuleId::MmaBsVecTarget | RuleId::MmaI8Target => "9.7.16.10.9 (Target ISA Notes)",
+        RuleId::CommitCompletion => "9.7.16.12.1 (syntax)",
+        RuleId::McmStBeforeUse => "9.7.16.6.4.2",
+        _ => r.section,
+    }
 }
 
 /// Every row, in catalogue order (the order of [`RuleId::ALL`]).
@@ -1578,6 +1602,21 @@ mod tests {
         assert_eq!(v["id"], "ALLOC-BLOCKS");
         assert_eq!(v["kinds"][0], "Blocking");
         assert_eq!(v["section"], "9.7.16.7.1");
+    }
+
+    /// Every citation is a section number (reference §0 numbering): no `same`, `syntax` or
+    /// seed names, which a reader cannot look up.
+    #[test]
+    fn every_cited_section_is_a_number() {
+        for id in RuleId::ALL {
+            let s = section(*id);
+            assert!(s.starts_with("9.7.16."), "{id}: {s}");
+            assert!(!s.contains("same") && !s.contains("seed"), "{id}: {s}");
+        }
+        // `same` in the reference means the row above: LDST-NUM sits under LDST-SHAPE.
+        assert_eq!(row(RuleId::LdstNum).section, "same");
+        assert_eq!(section(RuleId::LdstNum), row(RuleId::LdstShape).section);
+        assert_eq!(section(RuleId::McmStBeforeUse), "9.7.16.6.4.2");
     }
 
     #[test]

@@ -5,18 +5,22 @@
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::RuleId;
 
-/// Which wording of the spec the oracle follows (reference §0, §7 OQ-28).
+/// Which wording of the spec the oracle follows (reference §0, §7 OQ-28); in JSON as on the
+/// command line (`seeds`, `ptx93`; the variant names `Seeds`, `Ptx93` are read too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Edition {
     /// The wording of the five seed documents (PTX ISA 9.0/9.1): a `::2` alloc, dealloc or
     /// relinquish requires its peer to be active (a missing peer is a violated precondition,
     /// so unspecified); `::2` dealloc does not wait for the peer; mma→mma pipelining needs the
     /// same accumulator and shape but not the same kind.
     #[default]
+    #[serde(alias = "Seeds")]
     Seeds,
     /// The newer wording (PTX ISA 9.2/9.3): `::2` collectives may block until the peer warp
     /// arrives (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK, DEALLOC-BARRIER-ORDER); mma→mma
     /// pipelining also needs the same kind (MCM-PIPE-MMA-MMA, OQ-27).
+    #[serde(alias = "Ptx93")]
     Ptx93,
 }
 
@@ -230,6 +234,26 @@ pub enum SiteRef {
     },
 }
 
+impl std::fmt::Display for SiteRef {
+    /// `#3` for the warp's own fourth site, `f1 #0` for the first site of function 1.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SiteRef::Warp(i) => write!(f, "#{i}"),
+            SiteRef::Func { func, index } => write!(f, "f{func} #{index}"),
+        }
+    }
+}
+
+impl LeakStatus {
+    /// `no leak` or `may leak`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeakStatus::NoLeak => "no leak",
+            LeakStatus::MayLeak => "may leak",
+        }
+    }
+}
+
 /// The key of one lane's record of one site in one warp of one CTA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ObsKey {
@@ -438,6 +462,7 @@ pub struct LaneRecord {
 /// Whether TMEM may still be allocated at kernel exit (ALLOC-FREE-BEFORE-EXIT; the consequence
 /// is unstated, so a leak is reported, never judged).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum LeakStatus {
     /// Every allocation is freed on every schedule.
     NoLeak,

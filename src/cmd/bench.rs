@@ -252,7 +252,21 @@ fn newest_ptxas() -> Option<String> {
 /// Cases a chunk of the stage rows carries through every stage before the next chunk.
 const STAGE_CHUNK: u64 = 64;
 
-/// Runs `bench`.
+/// Below this many cases, the campaign overhead is mostly its fixed cost and noise.
+const SMALL_CASES: u64 = 5000;
+
+/// An overhead figure for people: a campaign measured faster than the bare pipeline (it does
+/// more work, so that is the noise of the machine) is "none measurable", never a negative
+/// percentage.
+fn overhead_words(pct: f64) -> String {
+    if pct < 0.0 {
+        "none measurable (below the noise)".to_string()
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
+/// Runs `bench`./// Runs `bench`.
 #[expect(
     clippy::needless_pass_by_value,
     reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
@@ -274,6 +288,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // summed to 1.5x the pipeline's.
     let mut sim = target::resolve("sim").map_err(|e| bad_input(e.to_string()))?;
     let mut spent = [Duration::ZERO; 5];
+    eprintln!("bench: stages generate, check, expect, sim, compare on {n} cases ...");
     let keep = args.ptxas_cases.min(n).max(1) as usize;
     let mut cases: Vec<Case> = Vec::with_capacity(keep);
     let mut start = 0;
@@ -356,6 +371,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut t = tcgen05_drivers::ptxas::PtxasTarget::new(install);
             let m = args.ptxas_cases.min(n).max(1) as usize;
             let some = &cases[..m];
+            eprintln!(
+                "bench: {name} on {m} cases, unbatched and batched, {} round(s) ...",
+                args.repeat.max(1)
+            );
             let mut d1 = Duration::MAX;
             let mut d2 = Duration::MAX;
             for _ in 0..args.repeat.max(1) {
@@ -405,6 +424,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut camp_runs: Vec<Spent> = Vec::new();
     let mut same_work = true;
     for r in 0..rounds {
+        eprintln!(
+            "bench: bare pipeline against the campaign engine, round {} of {rounds} ({n} cases each) ...",
+            r + 1
+        );
         // Alternate which goes first, so that a drift of the machine's load over the rounds
         // does not favour one of them.
         let (b, c) = if r % 2 == 0 {
@@ -433,6 +456,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The fixed cost: a campaign of one case (best of the rounds). Without it, the campaign of
     // n cases does n - 1 cases more, against n - 1 of the bare pipeline's.
     let mut fixed = Duration::MAX;
+    eprintln!("bench: the campaign's fixed cost (one-case campaigns) ...");
     for _ in 0..rounds {
         fixed = fixed.min(campaign(&id, 1)?.1.clock());
     }
@@ -481,9 +505,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         same_work,
     };
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&b)?),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&b)?),
         Format::Text => {
-            println!(
+            outln!(
                 "seconds: {}",
                 if by_cpu {
                     "CPU time of this process (the ptxas rows: wall time, their work is in \
@@ -492,12 +516,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "wall time (no CPU clock here)"
                 }
             );
-            println!(
+            outln!(
                 "{:<28} {:>7} {:>9} {:>12} {:>10}  note",
-                "stage", "cases", "seconds", "cases/s", "x pipeline"
+                "stage",
+                "cases",
+                "seconds",
+                "cases/s",
+                "x pipeline"
             );
             for s in &b.stages {
-                println!(
+                outln!(
                     "{:<28} {:>7} {:>9.3} {:>12.1} {:>10}  {}",
                     s.stage,
                     s.cases,
@@ -509,7 +537,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(x) = b.ptxas_batch_speedup {
-                println!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
+                outln!("ptxas batched / unbatched (same cases, same flags): {x:.1}x");
             }
             let lo = b
                 .campaign_overhead_rounds_pct
@@ -521,18 +549,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .iter()
                 .copied()
                 .fold(f64::NEG_INFINITY, f64::max);
-            println!(
-                "campaign overhead: {:.1}% of the bare pipeline's cases/s by {clock} time \
-                 ({:.1}% by wall time); best of {rounds} alternating rounds each; the rounds \
+            outln!(
+                "campaign overhead: {} of the bare pipeline's cases/s by {clock} time \
+                 ({} by wall time); best of {rounds} alternating rounds each; the rounds \
                  ranged {lo:.1}% .. {hi:.1}% (noise)",
-                b.campaign_overhead_pct, b.campaign_overhead_wall_pct,
+                overhead_words(b.campaign_overhead_pct),
+                overhead_words(b.campaign_overhead_wall_pct),
             );
-            println!(
+            outln!(
                 "  of which a fixed cost of {:.1} ms (setup, final checkpoint and reports: a \
-                 one-case campaign); without it, {:.1}% per case (what a long campaign pays)",
-                b.campaign_fixed_cost_ms, b.campaign_overhead_per_case_pct
+                 one-case campaign); without it, {} per case (what a long campaign pays)",
+                b.campaign_fixed_cost_ms,
+                overhead_words(b.campaign_overhead_per_case_pct)
             );
-            println!(
+            if n < SMALL_CASES {
+                outln!(
+                    "  (with --cases {n} the fixed cost and the noise dominate the overhead \
+                     figures; use --cases {SMALL_CASES} or more to measure it)"
+                );
+            }
+            outln!(
                 "same work: {}",
                 if b.same_work {
                     format!(
@@ -548,4 +584,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::overhead_words;
+
+    #[test]
+    fn an_overhead_below_the_noise_is_never_a_negative_percentage() {
+        assert_eq!(overhead_words(3.04), "3.0%");
+        assert_eq!(overhead_words(0.0), "0.0%");
+        let w = overhead_words(-126.4);
+        assert!(!w.contains('-') && !w.contains('%'), "{w}");
+    }
 }

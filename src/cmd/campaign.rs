@@ -155,7 +155,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let o = engine::run(&cfg)?;
     let s = &o.summary;
-    println!(
+    outln!(
         "{} cases ({} in this run, {:.0} cases/s), {} discrepancies, {} findings{}",
         s.cases,
         o.cases_this_run,
@@ -169,14 +169,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     for f in &s.findings {
-        println!("  {}  {}", f.folder, f.signature);
+        outln!("  {}  {}", args.out.join(&f.folder).display(), f.signature);
     }
-    println!(
+    if let Some(f) = s.findings.first() {
+        outln!(
+            "rerun a finding (its README.md has its own command):\n  {}",
+            f.command
+        );
+    }
+    outln!(
         "reports: {}/report.md, report.json, junit.xml, coverage.md, coverage.svg",
         args.out.display()
     );
     if o.interrupted {
-        println!(
+        outln!(
             "interrupted: checkpoint {}/state.json written (the cases in flight were abandoned \
              and will run again); rerun the same command to continue",
             args.out.display()
@@ -184,7 +190,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(crate::interrupt::EXIT_INTERRUPTED));
     }
     if !s.complete {
-        println!("incomplete: rerun the same command to continue");
+        outln!("incomplete: rerun the same command to continue");
     }
     Ok(if s.findings.is_empty() {
         ExitCode::SUCCESS

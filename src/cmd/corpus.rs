@@ -251,7 +251,7 @@ fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
     for b in &bad {
         eprintln!("skipped: {b}");
     }
-    println!(
+    outln!(
         "{} finding folder(s) in, {} signature(s) out; {} case file(s) in, {} program(s) out; {} campaign report(s) merged into {}",
         found.findings.len(),
         best.len(),
@@ -356,9 +356,9 @@ fn verify(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         }
     }
     for d in &drift {
-        println!("drift: {d}");
+        outln!("drift: {d}");
     }
-    println!("{checked} stored case(s) checked, {} drifted", drift.len());
+    outln!("{checked} stored case(s) checked, {} drifted", drift.len());
     Ok(if drift.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -393,10 +393,10 @@ fn promote(
     let origin = format!("finding {} ({})", r.signature_id, r.signature);
     let exp = regression::create(&dir, &case, edition_of(&r.edition), &origin, &targets)
         .map_err(bad_input)?;
-    println!("{}: regression case written", dir.display());
+    outln!("{}: regression case written", dir.display());
     for (t, v) in &exp.verdicts {
-        println!("  {t}: {v}");
+        outln!("  {t}: {v}");
     }
-    println!("replayed by: cargo test --test regressions");
+    outln!("replayed by: cargo test --test regressions");
     Ok(ExitCode::SUCCESS)
 }

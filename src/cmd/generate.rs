@@ -13,6 +13,9 @@ use tcgen05_generators::{Config, litmus, mutate};
 
 /// Arguments of `generate`.
 #[derive(Debug, clap::Args)]
+#[command(
+    override_usage = "tcgen05-fuzz generate --out <OUT> [OPTIONS]\n       tcgen05-fuzz generate --list"
+)]
 pub struct Args {
     /// Number of cases.
     #[arg(long, default_value_t = 100)]
@@ -65,8 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         for m in mutate::MUTATORS {
             text += &format!("  {:<32} breaks {}\n", m.name, m.rule);
         }
-        // A closed pipe (`| head`) is not an error worth a panic.
-        let _ = std::io::stdout().lock().write_all(text.as_bytes());
+        out!("{text}");
         return Ok(ExitCode::SUCCESS);
     }
     let mode = if args.near_miss {

@@ -36,27 +36,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         target::resolve_in(&args.target, args.edition).map_err(|e| bad_input(e.to_string()))?;
     let opts = Options::edition(args.edition);
     let start = std::time::Instant::now();
-    println!(
+    outln!(
         "start: {} statements, {} tcgen05 instructions",
         case.program.size(),
         case.program.ops().len()
     );
-    let m = minimize::minimize(
+    let m = match minimize::minimize(
         &case,
         t.as_mut(),
         &opts,
         Duration::from_secs_f64(args.seconds.max(0.0)),
         &mut |c| {
-            println!(
+            outln!(
                 "{:8.3} s: {} statements, {} tcgen05 instructions",
                 start.elapsed().as_secs_f64(),
                 c.program.size(),
                 c.program.ops().len()
             );
         },
-    )
-    .map_err(|e| bad_input(e.to_string()))?;
-    println!(
+    ) {
+        Ok(m) => m,
+        // Not bad input: the case is fine, it only shows nothing to minimize (exit 0, as
+        // `reproduce` exits when it finds nothing).
+        Err(minimize::MinimizeError::NotInteresting(why)) => {
+            outln!("nothing to minimize: {why}; nothing written");
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
+    outln!(
         "signature: {}\n{} -> {} statements in {} tries, {:.3} s{}",
         m.signature,
         m.sizes.0,
@@ -83,6 +90,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out.with_extension("ptx"),
         tcgen05_ir::ptx::emit(&m.case.program),
     )?;
-    println!("wrote {}", out.display());
+    outln!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -113,24 +113,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "target": n, "version": v, "outcome": o, "verdict": d
                 })).collect::<Vec<_>>(),
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
         }
         Format::Text => {
-            println!(
+            outln!(
                 "case: {} ({} statements, {} tcgen05 instructions)",
                 args.input.display(),
                 case.program.size(),
                 case.program.ops().len()
             );
             if let Some(r) = &report {
-                println!("finding: {}", r.signature);
+                outln!("finding: {}", r.signature);
             }
-            println!("expected ({edition} edition):");
+            outln!("expected ({edition} edition):");
             if expected.violations.is_empty() {
-                println!("  statically well-formed");
+                outln!("  statically well-formed");
             }
             for v in &expected.violations {
-                println!("  static violation: {v}");
+                outln!("  static violation: {v}");
             }
             let run = match &expected.run.verdict {
                 RunVerdict::Completes => "completes".to_string(),
@@ -146,24 +146,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 }
                 RunVerdict::NotJudged(why) => format!("not judged ({why})"),
             };
-            println!(
-                "  run: {run}; {} observation expectation(s); leak: {:?}",
+            outln!(
+                "  run: {run}; {} observation expectation(s); leak: {}",
                 expected
                     .obs
                     .iter()
                     .map(|o| o.lanes.count_ones())
                     .sum::<u32>(),
-                expected.leak.status
+                expected.leak.status.as_str()
             );
             for (n, v, o, d) in &rows {
-                println!("{n} ({v}):");
-                println!("  observed: {}", o.summary());
+                outln!("{n} ({v}):");
+                outln!("  observed: {}", o.summary());
                 match d {
-                    Verdict::Agree => println!("  verdict: agree"),
-                    Verdict::Skip(r) => println!("  verdict: skip ({r:?})"),
+                    Verdict::Agree => outln!("  verdict: agree"),
+                    Verdict::Skip(r) => outln!("  verdict: skip ({})", skip_words(r)),
                     Verdict::Discrepancy(x) => {
-                        println!("  verdict: DISCREPANCY {}", x.kind.as_str());
-                        println!("  {}", x.detail);
+                        outln!("  verdict: DISCREPANCY {}", x.kind.as_str());
+                        outln!("  {}", x.detail);
                         if !x.rules.is_empty() {
                             let rules: Vec<String> = x
                                 .rules
@@ -172,7 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                                     format!("{r} [§{}]", tcgen05_oracle::catalogue::section(*r))
                                 })
                                 .collect();
-                            println!("  rules: {}", rules.join(", "));
+                            outln!("  rules: {}", rules.join(", "));
                         }
                     }
                 }
@@ -184,4 +184,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A skip reason in words, with the rules or the target's reason it carries.
+fn skip_words(r: &diff::SkipReason) -> String {
+    use diff::SkipReason as S;
+    let rules =
+        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    match r {
+        S::Unspecified(v) => format!("the spec leaves the outcome unspecified: {}", rules(v)),
+        S::TargetCannotRun(why) => format!("the target cannot run it: {why}"),
+        S::IllFormedProgram(v) => format!("ill-formed program, not run: {}", rules(v)),
+        S::WaitGaveUp => "an mbarrier wait gave up, later values not judged".to_string(),
+        S::Incomparable(why) => format!("not comparable: {why}"),
+    }
 }

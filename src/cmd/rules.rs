@@ -1,7 +1,6 @@
 //! `tcgen05-fuzz rules`: the rules catalogue (reference §6) that the oracle implements.
 
 use crate::cmd::Format;
-use std::io::Write as _;
 use std::process::ExitCode;
 use tcgen05_oracle::catalogue::{self, Kind};
 
@@ -24,31 +23,49 @@ fn kind_word(k: Kind) -> &'static str {
     }
 }
 
+/// What the S/W/D column means (reference §0, "Provenance markers").
+pub const PROVENANCE_LEGEND: &str = "Src: S = stated by a seed document, W = stated only by the wider PTX ISA, D = derived by the reference (never judged with more confidence than unspecified).";
+
 /// Runs the subcommand.
 #[expect(
     clippy::needless_pass_by_value,
     reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
 )]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
     match args.format {
         Format::Json => {
-            serde_json::to_writer_pretty(&mut out, catalogue::ROWS)?;
-            writeln!(out)?;
+            // The rows as the catalogue has them, plus `cited_section`: the section number
+            // `section` stands for (`same`, `syntax` resolved, catalogue::section).
+            let rows: Vec<serde_json::Value> = catalogue::ROWS
+                .iter()
+                .map(|r| {
+                    let mut v = serde_json::to_value(r).unwrap_or_default();
+                    v["cited_section"] = catalogue::section(r.id).into();
+                    v
+                })
+                .collect();
+            outln!("{}", serde_json::to_string_pretty(&rows)?);
         }
         Format::Text => {
+            outln!(
+                "{:<24} {:<15} {:<3} {:<30} {}",
+                "RULE",
+                "KIND",
+                "SRC",
+                "SECTION",
+                "WHAT IT SAYS"
+            );
             for r in catalogue::ROWS {
-                writeln!(
-                    out,
-                    "{:<24} {:<15} {} §{:<28} {}",
+                outln!(
+                    "{:<24} {:<15} {:<3} §{:<29} {}",
                     r.id.as_str(),
                     kind_word(r.kind()),
                     r.provenance.letter(),
-                    r.section,
+                    catalogue::section(r.id),
                     r.rule
-                )?;
+                );
             }
-            writeln!(out, "{} rules", catalogue::ROWS.len())?;
+            outln!("{} rules. {PROVENANCE_LEGEND}", catalogue::ROWS.len());
         }
     }
     Ok(ExitCode::SUCCESS)

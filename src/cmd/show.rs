@@ -11,7 +11,7 @@ use tcgen05_ir::ptx::{self, parse::Function};
 /// Arguments of `show`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A binary case file (`.case`) or a PTX file.
+    /// A binary case file (`.case`), a PTX file, or a finding folder (its minimized case).
     pub file: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -24,17 +24,29 @@ pub struct Args {
     reason = "every subcommand's `run` takes its `Args` by value (cmd/mod.rs)"
 )]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let name = args.file.display().to_string();
-    let bytes =
-        std::fs::read(&args.file).map_err(|e| bad_input(format!("{name}: cannot read: {e}")))?;
+    // A finding folder shows its minimized case, as `reproduce` and `minimize` take it.
+    let file = if args.file.is_dir() {
+        let min = args.file.join("minimized.case");
+        if !min.is_file() {
+            return Err(bad_input(format!(
+                "{}: a folder, but not a finding folder (no minimized.case in it)",
+                args.file.display()
+            )));
+        }
+        min
+    } else {
+        args.file.clone()
+    };
+    let name = file.display().to_string();
+    let bytes = std::fs::read(&file).map_err(|e| bad_input(format!("{name}: cannot read: {e}")))?;
     if codec::looks_like_case(&bytes) {
         let case = codec::decode(&bytes).map_err(|e| bad_input(format!("{name}: {e}")))?;
         let text = ptx::emit(&case.program);
         match args.format {
-            Format::Text => print!("{text}"),
+            Format::Text => out!("{text}"),
             Format::Json => {
                 let v = serde_json::json!({ "file": name, "case": case, "ptx": text });
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                outln!("{}", serde_json::to_string_pretty(&v)?);
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -60,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "target": module.target,
                 "functions": kernels,
             });
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&v).context("serializing the summary")?
             );
@@ -93,7 +105,7 @@ fn function_json(f: &Function<'_>) -> serde_json::Value {
 }
 
 fn print_text(name: &str, m: &ptx::Module<'_>) {
-    println!(
+    outln!(
         "{name}: PTX {} for {}",
         m.version.map_or_else(|| "?".to_string(), |v| v.to_string()),
         if m.target.is_empty() {
@@ -107,7 +119,7 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
             .instrs()
             .filter(|i| i.opcode.starts_with("tcgen05."))
             .collect();
-        println!(
+        outln!(
             "\n{} {} (line {}): {} instructions, {} tcgen05",
             if f.is_entry { "kernel" } else { "function" },
             f.name,
@@ -127,7 +139,7 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
                 i.opcode,
                 ops.join(", ")
             );
-            println!("{}", line.trim_end());
+            outln!("{}", line.trim_end());
         }
     }
 }

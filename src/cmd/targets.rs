@@ -2,6 +2,7 @@
 
 use super::Format;
 use std::process::ExitCode;
+use tcgen05_drivers::sim::faults::Fault;
 use tcgen05_drivers::target::{self, Availability, TargetKind};
 
 /// Arguments of `targets`.
@@ -20,7 +21,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let all = target::available_targets();
     match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&all)?),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&all)?),
         Format::Text => {
             let width = all.iter().map(|t| t.name.len()).max().unwrap_or(0);
             for t in &all {
@@ -37,15 +38,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     .as_deref()
                     .map(|v| format!(" [{v}]"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "{:<width$}  {kind:<7}  {state}{version}\n{:<width$}  {}",
-                    t.name, "", t.description
+                    t.name,
+                    "",
+                    t.description
                 );
             }
-            println!(
+            outln!(
                 "\nChoose targets with --targets a,b,c or the {} variable.",
                 target::TARGETS_VAR
             );
+            outln!(
+                "\nSimulators with an injected bug, to see the harness find one: sim+<fault>, e.g. sim+{}",
+                Fault::ALL[0].name()
+            );
+            let fw = Fault::ALL.iter().map(|f| f.name().len()).max().unwrap_or(0);
+            for f in Fault::ALL {
+                outln!("  {:<fw$}  {}", f.name(), f.description());
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

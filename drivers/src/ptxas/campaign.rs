@@ -449,7 +449,10 @@ impl CampaignReport {
                 let _ = writeln!(
                     s,
                     "- rule **{}** (§{}, {}): {}",
-                    r, row.section, row.consequence, row.rule
+                    r,
+                    catalogue::section(r),
+                    row.consequence,
+                    row.rule
                 );
             }
             for v in &f.violations {

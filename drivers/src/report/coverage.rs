@@ -5,7 +5,9 @@
 //! A case *exercises* a rule when the oracle names the rule anywhere in its expectation for the
 //! case (a static violation, the run verdict, an observation, the leak status), or when the case
 //! is a near miss built to break it ([`rules_exercised`]). Every verdict of the case on a target
-//! is counted in the row of each rule it exercised.
+//! is counted in the row of each rule it exercised. A rule is *judged* on a target when one of
+//! those verdicts agreed or disagreed there (not only skips): the headline counts judged rules,
+//! with the rules only skipped cases exercised apart ([`Coverage::headline`]).
 
 use crate::diff::Verdict;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -193,6 +195,45 @@ impl Coverage {
             .collect()
     }
 
+    /// Rules judged on some target: a case that exercised the rule agreed with the oracle or
+    /// showed a discrepancy there (not only skips).
+    pub fn judged(&self) -> Vec<RuleId> {
+        RuleId::ALL
+            .iter()
+            .copied()
+            .filter(|r| {
+                (0..self.targets.len()).any(|t| {
+                    let c = self.cell(*r, t);
+                    c.agree + c.discrepancy > 0
+                })
+            })
+            .collect()
+    }
+
+    /// Rules exercised by some case, but whose every case was skipped on every target (the
+    /// reasons are the targets' skip counts).
+    pub fn only_skipped(&self) -> Vec<RuleId> {
+        let judged = self.judged();
+        let unexercised = self.unexercised();
+        RuleId::ALL
+            .iter()
+            .copied()
+            .filter(|r| !judged.contains(r) && !unexercised.contains(r))
+            .collect()
+    }
+
+    /// The one-line summary every report leads with: rules judged, rules whose cases were
+    /// all skipped, rules no case exercised.
+    pub fn headline(&self) -> String {
+        format!(
+            "{} of {} rules judged (a case exercising the rule agreed or disagreed on a target); {} more exercised only by skipped cases; {} not exercised",
+            self.judged().len(),
+            RuleId::ALL.len(),
+            self.only_skipped().len(),
+            self.unexercised().len()
+        )
+    }
+
     /// The matrix as a markdown table: one row per rule, for each target the four counts
     /// `cases / agree / skip / discrepancy`.
     pub fn markdown(&self) -> String {
@@ -203,8 +244,14 @@ impl Coverage {
              the oracle names it in its expectation, or when the case is a near miss built to \
              break it.\n\n",
         );
-        let ex = RuleId::ALL.len() - self.unexercised().len();
-        let _ = writeln!(s, "{ex} of {} rules exercised.\n", RuleId::ALL.len());
+        let _ = writeln!(
+            s,
+            "{}. A skipped case (the spec leaves its outcome unspecified, the program is \
+             ill-formed for a running target, the target cannot run it, an mbarrier wait gave \
+             up) exercises a rule without judging the target on it; `report.md` gives the \
+             reasons by target.\n",
+            self.headline()
+        );
         s.push_str("| rule | kind | section |");
         for t in &self.targets {
             let _ = write!(s, " `{t}` cases | agree | skip | disc. |");
@@ -221,7 +268,7 @@ impl Coverage {
                 "| `{}` | {} | §{} |",
                 r.as_str(),
                 row.kind_text,
-                row.section
+                catalogue::section(*r)
             );
             for t in 0..self.targets.len() {
                 let c = self.cell(*r, t);
@@ -380,6 +427,41 @@ mod tests {
         assert_eq!(c.cell(r2, 1), Cell::default());
         assert!(c.unexercised().contains(&r2));
         assert!(!c.unexercised().contains(&r1));
+    }
+
+    /// A rule whose every case was skipped is exercised but not judged; the headline counts it
+    /// apart from the judged ones.
+    #[test]
+    fn only_skipped_rules_are_not_counted_as_judged() {
+        let mut c = Coverage::new(&["a".to_string(), "b".to_string()]);
+        let (skipped, agreed, found) = (RuleId::ALL[1], RuleId::ALL[3], RuleId::ALL[7]);
+        let one = |r: RuleId| {
+            let mut s = RuleSet::default();
+            s.insert(r);
+            s
+        };
+        c.record(&one(skipped), 0, &Verdict::Skip(SkipReason::WaitGaveUp));
+        c.record(&one(skipped), 1, &Verdict::Skip(SkipReason::WaitGaveUp));
+        c.record(&one(agreed), 0, &Verdict::Skip(SkipReason::WaitGaveUp));
+        c.record(&one(agreed), 1, &Verdict::Agree);
+        let d = crate::diff::Discrepancy {
+            kind: crate::diff::DiscrepancyKind::TrapOnDefined,
+            rules: vec![],
+            forms: vec![],
+            key: None,
+            detail: String::new(),
+        };
+        c.record(&one(found), 0, &Verdict::Discrepancy(d));
+        assert_eq!(c.judged(), vec![agreed, found]);
+        assert_eq!(c.only_skipped(), vec![skipped]);
+        let n = RuleId::ALL.len();
+        assert_eq!(
+            c.headline(),
+            format!(
+                "2 of {n} rules judged (a case exercising the rule agreed or disagreed on a target); 1 more exercised only by skipped cases; {} not exercised",
+                n - 3
+            )
+        );
     }
 
     #[test]

@@ -98,11 +98,10 @@ pub fn svg(c: &Coverage, title: &str) -> String {
         r#"<text x="8" y="20" font-size="14" font-weight="bold">{}</text>"#,
         esc(title)
     );
-    let ex = RuleId::ALL.len() - c.unexercised().len();
     let _ = writeln!(
         s,
-        r#"<text x="8" y="38">{ex} of {} rules exercised; rows are the rules catalogue (reference §6) in order</text>"#,
-        RuleId::ALL.len()
+        r#"<text x="8" y="38">{}; rows are the rules catalogue (reference §6) in order</text>"#,
+        esc(&c.headline())
     );
     let hy = HEAD_H - 8;
     let _ = writeln!(s, r#"<text x="8" y="{hy}" font-weight="bold">rule</text>"#);
@@ -150,7 +149,7 @@ pub fn svg(c: &Coverage, title: &str) -> String {
             s,
             r#"<text x="8" y="{ty}"><title>{} [§{}]: {}</title>{}</text>"#,
             r.as_str(),
-            esc(row.section),
+            esc(catalogue::section(*r)),
             esc(row.rule),
             r.as_str()
         );

@@ -1,6 +1,12 @@
 //! JUnit XML for CI dashboards: one test suite per target, one failing test per finding
 //! signature, and one passing test per target that says how many cases agreed (so a clean run
 //! shows up as green, not as empty).
+//!
+//! Hand-written rather than quick-junit: the writer is [`junit`] and [`xml_escape`], about 100
+//! lines; quick-junit 0.8 adds 20 crates (chrono, uuid, quick-xml, indexmap,
+//! strip-ansi-escapes, ...) and 54 s (11.7 s CPU) to a clean debug build on the shared 2-core
+//! development machine (`cargo new p && cd p && cargo add quick-junit@0.8 && time cargo
+//! build`), for the same XML.
 
 use super::Summary;
 use std::fmt::Write as _;

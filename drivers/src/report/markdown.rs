@@ -80,13 +80,7 @@ pub fn markdown(s: &Summary) -> String {
     } else {
         m.push_str("One per discrepancy signature, minimized. Each folder holds the case (binary and PTX), the original, `report.json` and a README.\n\n| id | kind | rule | section | target | size | what differs |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         for f in &s.findings {
-            let detail: String = f
-                .detail
-                .chars()
-                .take(160)
-                .collect::<String>()
-                .replace('|', "\\|")
-                .replace('\n', " ");
+            let detail = cut_at_word(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
             let _ = writeln!(
                 m,
                 "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {} | {} |",
@@ -105,16 +99,27 @@ pub fn markdown(s: &Summary) -> String {
                 detail
             );
         }
-        m.push_str("\nRerun one: `tcgen05-fuzz reproduce <folder>`; make it a regression test: `tcgen05-fuzz corpus promote <folder>`.\n");
+        m.push_str("\nRerun one:\n\n```sh\n");
+        for f in &s.findings {
+            let _ = writeln!(m, "{}", f.command);
+        }
+        m.push_str("```\n\nMake one a regression test: `tcgen05-fuzz corpus promote <folder>`.\n");
     }
     m.push_str("\n## Rule coverage\n\n");
     let un = s.coverage.unexercised();
     let _ = writeln!(
         m,
-        "{} of {} rules exercised. The full matrix: [coverage.md](coverage.md), as a heat map: [coverage.svg](coverage.svg).\n",
-        tcgen05_ir::RuleId::ALL.len() - un.len(),
-        tcgen05_ir::RuleId::ALL.len()
+        "{}. Skipped cases are counted by reason under each target above. The full matrix: [coverage.md](coverage.md), as a heat map: [coverage.svg](coverage.svg).\n",
+        s.coverage.headline()
     );
+    let only_skipped = s.coverage.only_skipped();
+    if !only_skipped.is_empty() {
+        m.push_str("<details><summary>Rules exercised only by skipped cases</summary>\n\n");
+        for r in only_skipped {
+            let _ = writeln!(m, "- `{}` [§{}]", r.as_str(), catalogue::section(r));
+        }
+        m.push_str("\n</details>\n\n");
+    }
     if !un.is_empty() {
         m.push_str("<details><summary>Rules no case exercised</summary>\n\n");
         for r in un {
@@ -123,4 +128,40 @@ pub fn markdown(s: &Summary) -> String {
         m.push_str("\n</details>\n");
     }
     m
+}
+
+/// `text` cut to at most `max` characters at a word boundary, with `…` where it was cut (never
+/// in the middle of a number or a word, unless one word is longer than `max`). For table cells
+/// a reader reads; the live progress display cuts at the terminal's width instead.
+pub fn cut_at_word(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let cut = match head.rfind(' ') {
+        Some(i) if i > 0 => &head[..i],
+        _ => head.as_str(),
+    };
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_at_word;
+
+    #[test]
+    fn cells_are_cut_between_words_with_an_ellipsis() {
+        let t = "cta 0 warp 1 lane 2 observation #3: expected 0x00001234, observed 0x00005678";
+        assert_eq!(cut_at_word(t, 200), t);
+        let s = cut_at_word(t, 50);
+        assert!(s.chars().count() <= 50, "{s}");
+        assert!(s.ends_with('…'), "{s}");
+        // Every word kept is whole: the text up to the ellipsis is a prefix ending at a word.
+        let kept = s.trim_end_matches('…');
+        assert!(t.starts_with(kept), "{s}");
+        assert!(
+            !t[kept.len()..].starts_with(|c: char| c.is_ascii_alphanumeric()),
+            "cut inside a word: {s}"
+        );
+    }
 }

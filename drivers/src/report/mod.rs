@@ -139,7 +139,7 @@ pub struct FindingEntry {
     pub sizes: (usize, usize),
     /// The folder, relative to the report (`findings/<id>`).
     pub folder: String,
-    /// The command that reruns it.
+    /// The command that reruns it (the stored report's, [`crate::store::Store::rerun_command`]).
     pub command: String,
 }
 
@@ -156,7 +156,7 @@ impl FindingEntry {
             detail: r.discrepancy.detail.clone(),
             sizes: r.sizes,
             folder: folder.to_string(),
-            command: format!("tcgen05-fuzz reproduce {folder} --targets {}", r.sig.target),
+            command: r.command.clone(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Fault injection: named, realistic implementation bugs the simulator can be told to have, to
 //! prove that the harness finds bugs (issue 5, point 8). A faulty simulator is built from a
-//! target name with `+<fault>` suffixes, e.g. `sim:adversarial+wait-ld-early`; the names are
-//! hidden from `tcgen05-fuzz targets`.
+//! target name with `+<fault>` suffixes, e.g. `sim:adversarial+wait-ld-early`; `tcgen05-fuzz
+//! targets` lists them after the targets.
 
 use serde::{Deserialize, Serialize};
 

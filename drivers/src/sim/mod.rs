@@ -240,7 +240,13 @@ impl SimConfig {
         for f in parts {
             match Fault::from_name(f) {
                 Some(f) => faults = faults.with(f),
-                None => return Some(Err(format!("unknown simulator fault `{f}`"))),
+                None => {
+                    let known: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
+                    return Some(Err(format!(
+                        "unknown simulator fault `{f}` (the faults are: {}; `tcgen05-fuzz targets` describes them)",
+                        known.join(", ")
+                    )));
+                }
             }
         }
         Some(Ok((
