@@ -8,7 +8,7 @@ mod common;
 use common::*;
 
 /// Cases of the mixed stream (valid programs and near misses).
-const CASES: u64 = 600;
+const CASES: u64 = 2000;
 
 #[test]
 fn the_simulators_agree_with_the_oracle_on_a_fixed_seed_campaign() {

@@ -83,11 +83,12 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    /// 300 inputs: every one makes a case, the oracle and the simulator agree on each, and
-    /// most are judged (a valid program's run is rarely undefined).
+    /// 300 inputs: the oracle and the simulator agree on each, and at least 270 are judged
+    /// (all 300 are: a valid program's run is rarely undefined; `cargo test -p
+    /// tcgen05-fuzz-targets --lib smoke -- --nocapture` prints the counts).
     #[test]
     fn smoke() {
         let s = crate::smoke(300, 2048, 8, super::judge);
-        s.assert_clean("diff_sim", 200);
+        s.assert_clean("diff_sim", 270);
     }
 }

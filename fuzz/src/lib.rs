@@ -70,6 +70,10 @@ impl Smoke {
             self.judged,
             self.inputs
         );
+        eprintln!(
+            "{target}: {} of {} inputs judged, no finding",
+            self.judged, self.inputs
+        );
     }
 }
 

@@ -236,11 +236,11 @@ mod tests {
         );
     }
 
-    /// 300 inputs: no finding, and most make a near miss that is judged (a mutator finds
-    /// nothing to break in some base programs).
+    /// 300 inputs: no finding, and at least 200 make a near miss that is judged (255 do; a
+    /// mutator finds nothing to break in some base programs).
     #[test]
     fn smoke() {
         let s = crate::smoke(300, 1024, 9, super::judge);
-        s.assert_clean("near_miss", 150);
+        s.assert_clean("near_miss", 200);
     }
 }

@@ -39,8 +39,8 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    /// 8 inputs compiled by the newest installed ptxas: no finding, and some judged (a near
-    /// miss of a rule whose consequence is not rejection is a skip).
+    /// 8 inputs compiled by the newest installed ptxas: no finding, and at least 4 judged (7
+    /// are; a near miss of a rule whose consequence is not rejection is a skip).
     #[test]
     #[cfg_attr(
         tcgen05_no_ptxas,
@@ -52,6 +52,6 @@ mod tests {
             "no ptxas found, though the build found one: run scripts/setup-ptxas"
         );
         let s = crate::smoke(8, 512, 10, super::judge);
-        s.assert_clean("ptxas", 2);
+        s.assert_clean("ptxas", 4);
     }
 }
