@@ -3,7 +3,9 @@
 //! the tests that need them show as ignored instead of passing without checking anything
 //! (issue 6). A ptxas installed after the build is seen once `.tools/cuda` changes (or after
 //! `touch drivers/build.rs`).
-//! Owned by the ptxas target (docs/ptxas.md, "Tests without ptxas").
+//! Owned by the ptxas target (docs/ptxas.md, "Tests without ptxas"); the fuzz targets' package
+//! uses it as its build script too (`build = "../drivers/build.rs"`), for its `ptxas` smoke
+//! test (docs/testing.md).
 //!
 //! ptxas is looked for where `tcgen05_drivers::ptxas::installed` looks: `$TCGEN05_PTXAS`, the
 //! install folder of `scripts/setup-ptxas` (`<root>/.tools/cuda/*/bin/ptxas`, `<root>` being

@@ -72,13 +72,39 @@ pub fn report_findings(r: &serde_json::Value) -> BTreeSet<String> {
         .collect()
 }
 
-/// Cases done according to `state.json` (0 when there is none yet).
-pub fn state_cases(out: &Path) -> Option<u64> {
+/// A `--cases` bound no test reaches: a campaign run with it cannot finish before the test
+/// stops it, however fast the machine, so a stop at a checkpoint the test waits for is never
+/// too late. (`--cases` is not part of a campaign's identity: the restart names a smaller one.)
+pub const UNBOUNDED: u64 = 1_000_000_000;
+
+/// Cases past the stop point that a restart runs (see [`resume_bound`]).
+pub const RESUME_MORE: u64 = 300;
+
+/// `state.json`'s record of done positions: every position below `below`, and `extra`.
+fn state_done(out: &Path) -> Option<(u64, Vec<u64>)> {
     let text = std::fs::read_to_string(out.join("state.json")).ok()?;
     let v: serde_json::Value =
         serde_json::from_str(&text).expect("state.json is always whole (written atomically)");
     let done = &v["done"];
-    Some(done["below"].as_u64()? + done["extra"].as_array()?.len() as u64)
+    let extra = done["extra"]
+        .as_array()?
+        .iter()
+        .map(|x| x.as_u64().expect("extra positions are numbers"))
+        .collect();
+    Some((done["below"].as_u64()?, extra))
+}
+
+/// Cases done according to `state.json` (`None` when there is none yet).
+pub fn state_cases(out: &Path) -> Option<u64> {
+    state_done(out).map(|(below, extra)| below + extra.len() as u64)
+}
+
+/// The `--cases` bound for restarting the campaign stopped in `out`: [`RESUME_MORE`] cases past
+/// the highest position it recorded, so that every recorded case lies inside the bound and the
+/// restart has cases left to run.
+pub fn resume_bound(out: &Path) -> u64 {
+    let (below, extra) = state_done(out).expect("the stopped campaign has a state.json");
+    extra.iter().map(|p| p + 1).max().unwrap_or(0).max(below) + RESUME_MORE
 }
 
 /// Restarts the stopped campaign in `stopped` (which had recorded `after` of `cases` cases) and

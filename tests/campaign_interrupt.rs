@@ -14,8 +14,7 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-const CASES: u64 = 6000;
-/// Cases checkpointed before the signal: early, so that even a fast machine is still running.
+/// Cases checkpointed before the signal.
 const STOP_AFTER: u64 = 200;
 /// README, exit codes: a campaign stopped by a signal.
 const EXIT_INTERRUPTED: i32 = 130;
@@ -47,7 +46,7 @@ fn wait_for_progress(child: &mut Child, out: &Path, n: u64) -> u64 {
     let t0 = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("the campaign finished ({status}) before the signal; raise CASES");
+            panic!("the unbounded campaign ended ({status}) before the signal");
         }
         let done = state_cases(out).unwrap_or(0);
         if done >= n && !findings(out).is_empty() {
@@ -79,11 +78,9 @@ fn sigint_stops_cleanly_and_the_restart_continues() {
     let reference = dir.path().join("reference");
     let stopped = dir.path().join("stopped");
 
-    // The reference: one uninterrupted run. The injected bug gives findings: exit code 1.
-    let want = reference_run(&reference, CASES);
-
-    // The same campaign, stopped by one SIGINT once some of it is recorded.
-    let mut child = campaign(&stopped, CASES, &[])
+    // A campaign that cannot finish first ([`UNBOUNDED`] cases), stopped by one SIGINT once
+    // some of it is recorded: the signal comes at a point the test waits for.
+    let mut child = campaign(&stopped, UNBOUNDED, &[])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -121,7 +118,6 @@ fn sigint_stops_cleanly_and_the_restart_continues() {
         after >= before,
         "checkpoint went back from {before} to {after}"
     );
-    assert!(after < CASES, "stopped after the end: {after} cases");
     let r = report(&stopped);
     assert_eq!(r["cases"], after, "report.json and state.json disagree");
     assert_eq!(r["complete"], false);
@@ -140,35 +136,45 @@ fn sigint_stops_cleanly_and_the_restart_continues() {
         "report.md lacks {after}:\n{md}"
     );
 
+    // The reference: one uninterrupted run of the campaign the restart completes, a bound
+    // past every case the stopped run recorded. The injected bug gives findings: exit code 1.
+    let cases = resume_bound(&stopped);
+    let want = reference_run(&reference, cases);
+
     // The restart runs only what is left, and ends where the reference ended.
-    restart_matches_reference(&stopped, &reference, &want, CASES, after);
+    restart_matches_reference(&stopped, &reference, &want, cases, after);
 }
 
 #[test]
 fn a_second_sigint_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("stuck");
+    let out = dir.path().join("out");
     // A second target that answers its first 40 cases (the built-in simulator over the
     // external protocol: the handshake line and 40 replies), then keeps its output open and
-    // answers nothing: each worker gets stuck in a case for the reply timeout (10 s).
-    // (A shell loop, not `head`, which holds its output in a buffer while it is a pipe.)
+    // answers nothing; it creates `stuck` when the 41st case arrives, whose reply never comes:
+    // from then on the worker that sent it waits for the reply timeout (10 s). The campaign is
+    // unbounded, so it cannot end before that.
+    // (Shell loops, not `head`, which holds its output in a buffer while it is a pipe.)
+    let marker = dir.path().join("stuck");
     let stall = format!(
-        "external:{} sim-server | {{ i=0; while [ $i -lt 41 ] && IFS= read -r l; do \
-         printf '%s\\n' \"$l\"; i=$((i+1)); done; sleep 30; }}",
-        env!("CARGO_BIN_EXE_tcgen05-fuzz")
+        "external:{{ i=0; while IFS= read -r l; do printf '%s\\n' \"$l\"; i=$((i+1)); \
+         if [ $i -eq 42 ]; then touch '{}'; fi; done; }} | {} sim-server | \
+         {{ i=0; while [ $i -lt 41 ] && IFS= read -r l; do printf '%s\\n' \"$l\"; \
+         i=$((i+1)); done; sleep 30; }}",
+        marker.display(),
+        env!("CARGO_BIN_EXE_tcgen05-fuzz"),
     );
     let targets = format!("sim+ld-num-truncated,{stall}");
-    let mut cmd = campaign(&out, CASES, &["--targets", &targets]);
+    let mut cmd = campaign(&out, UNBOUNDED, &["--targets", &targets]);
     let mut child = cmd
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
 
-    // Wait until the cases stop advancing (the external target no longer answers).
+    // Wait until a worker is stuck in a case (the target says so with `stuck`).
     let t0 = Instant::now();
-    let mut last = (0, Instant::now());
-    let stuck_at = loop {
+    while !marker.exists() {
         if let Some(status) = child.try_wait().unwrap() {
             let o = child.wait_with_output().unwrap();
             panic!(
@@ -176,18 +182,13 @@ fn a_second_sigint_exits_at_once() {
                 String::from_utf8_lossy(&o.stderr)
             );
         }
-        let n = state_cases(&out).unwrap_or(0);
-        if n != last.0 {
-            last = (n, Instant::now());
-        } else if n > 0 && last.1.elapsed() > Duration::from_millis(1500) {
-            break n;
-        }
         assert!(
             t0.elapsed() < Duration::from_secs(300),
-            "no progress in 300 s"
+            "the external target did not stall in 300 s"
         );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stuck_at = state_cases(&out).unwrap_or(0);
 
     // The first SIGINT cannot finish: a worker waits for the stuck target.
     signal(&child, "INT");

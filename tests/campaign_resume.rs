@@ -7,8 +7,7 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
-const CASES: u64 = 6000;
-/// Cases checkpointed before the kill: early, so that even a fast machine is still running.
+/// Cases checkpointed before the kill.
 const KILL_AFTER: u64 = 200;
 
 #[test]
@@ -17,19 +16,13 @@ fn a_killed_campaign_resumes_without_losing_anything() {
     let reference = dir.path().join("reference");
     let killed = dir.path().join("killed");
 
-    // The reference: one uninterrupted run. The injected bug gives findings: exit code 1.
-    let want = reference_run(&reference, CASES);
-    assert!(
-        !findings(&reference).is_empty(),
-        "the injected bug must give findings"
-    );
-
-    // The same campaign, killed once some of it is checkpointed and a finding is stored.
-    let mut child = campaign(&killed, CASES, &[]).spawn().unwrap();
+    // A campaign that cannot finish first ([`UNBOUNDED`] cases), killed once some of it is
+    // checkpointed and a finding is stored: the kill is at a point the test waits for.
+    let mut child = campaign(&killed, UNBOUNDED, &[]).spawn().unwrap();
     let t0 = Instant::now();
     let (cases_before, findings_before) = loop {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("the campaign finished ({status}) before it could be killed; raise CASES");
+            panic!("the unbounded campaign ended ({status}) before it was killed");
         }
         let n = state_cases(&killed).unwrap_or(0);
         let f = findings(&killed);
@@ -51,11 +44,19 @@ fn a_killed_campaign_resumes_without_losing_anything() {
         after >= cases_before,
         "checkpoint went back from {cases_before} to {after}"
     );
-    assert!(after < CASES, "killed after the end: {after} cases");
     assert!(findings(&killed).is_superset(&findings_before));
 
+    // The reference: one uninterrupted run of the campaign the restart completes, a bound
+    // past every case the killed run recorded. The injected bug gives findings: exit code 1.
+    let cases = resume_bound(&killed);
+    let want = reference_run(&reference, cases);
+    assert!(
+        !findings(&reference).is_empty(),
+        "the injected bug must give findings"
+    );
+
     // The restart continues: it runs only what is left, and ends where the reference ended.
-    restart_matches_reference(&killed, &reference, &want, CASES, after);
+    restart_matches_reference(&killed, &reference, &want, cases, after);
     assert!(findings(&killed).is_superset(&findings_before));
 }
 

@@ -117,13 +117,22 @@ fn minimizing_an_injected_fault_keeps_its_signature_and_shrinks() {
         smaller += 1
     })
     .unwrap();
+    // The minimized case, run again and compared here (not through the minimizer's own
+    // functions), shows the same discrepancy as the input did.
+    let e = tcgen05_oracle::expect_with(&m.case.program, &opts);
+    let again = match diff::compare(&m.case.program, &e, &t.run(&m.case)) {
+        Verdict::Discrepancy(d) => Signature::of(&d, &t.name()),
+        v => panic!("the minimized case shows no discrepancy: {v:?}"),
+    };
+    assert_eq!(again, sig);
     assert_eq!(m.signature, sig);
+    // It is smaller, and the sizes the minimizer reports are those of its input and result.
+    assert_eq!(m.sizes, (c.program.size(), m.case.program.size()));
     assert!(
         smaller > 0 && m.sizes.1 < m.sizes.0 && m.sizes.1 <= 12,
         "{:?}",
         m.sizes
     );
-    assert!(minimize::same_signature(&m.case, t.as_mut(), &opts, &sig));
     // Deterministic: the same input gives the same result.
     let again =
         minimize::minimize(&c, t.as_mut(), &opts, Duration::from_secs(20), &mut |_| {}).unwrap();
@@ -155,9 +164,21 @@ fn the_store_keeps_one_folder_per_signature_even_with_concurrent_writers() {
     };
     let sig = Signature::of(&d, &t.name());
     let rep = store::make_report(&sig, &d, vec![(t.name(), t.version())], &e, &o, (8, 8));
+    // The report's section is the catalogue's for the signature's rule (reference §6).
+    let rule = sig.rule.expect("wait::ld early is decided by a rule");
+    assert_eq!(
+        rep.section.as_deref(),
+        Some(tcgen05_oracle::catalogue::row(rule).section)
+    );
+    // The original: the same case padded with checkpoints, so the two files differ.
+    let mut padded = c.program.clone();
+    for i in 0..4 {
+        padded.warps[0].insert(1, Stmt::Checkpoint(i));
+    }
+    let original = case(padded);
     let results: Vec<Added> = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..8)
-            .map(|_| sc.spawn(|| s.add(&c, &c, &rep).unwrap()))
+            .map(|_| sc.spawn(|| s.add(&c, &original, &rep).unwrap()))
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -181,6 +202,15 @@ fn the_store_keeps_one_folder_per_signature_even_with_concurrent_writers() {
         assert!(folder.join(f).exists(), "{f}");
     }
     assert_eq!(store::read_report(&folder).unwrap(), rep);
+    // Each case file holds the case it is named for.
+    for (f, want) in [("minimized.case", &c), ("original.case", &original)] {
+        let bytes = std::fs::read(folder.join(f)).unwrap();
+        assert_eq!(&tcgen05_ir::codec::decode(&bytes).unwrap(), want, "{f}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(folder.join("original.ptx")).unwrap(),
+        tcgen05_ir::ptx::emit(&original.program)
+    );
     let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
     assert!(readme.contains("tcgen05-fuzz reproduce"));
     // No temporary folders are left behind.

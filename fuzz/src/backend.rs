@@ -1,7 +1,7 @@
 //! The opt-in fuzz targets `ptxas` and `cuda` share this: a case from the bytes (valid or near
 //! miss), run on an external back end, compared with the oracle. The back end is built once per
 //! process; where it is not available the target does nothing (and says so once), so the
-//! targets build and smoke-test everywhere.
+//! targets build everywhere; their smoke tests need the back end and are ignored without it.
 
 use arbitrary::Unstructured;
 use std::sync::{Mutex, OnceLock};
@@ -46,20 +46,28 @@ impl Backend {
     }
 
     /// Runs one case on the back end (if any), judges it in `edition` and reports a
-    /// discrepancy as a finding.
-    pub fn check(&self, fuzzer: &str, case: &Case, edition: Edition) {
-        let Some(t) = self.target() else { return };
+    /// discrepancy as a finding. Returns whether the case was judged: the back end exists and
+    /// the comparison was not a skip.
+    pub fn check(&self, fuzzer: &str, case: &Case, edition: Edition) -> bool {
+        let Some(t) = self.target() else {
+            return false;
+        };
         let mut t = t.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let outcome = t.run(case);
         let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
-        if let Verdict::Discrepancy(d) = diff::compare(&case.program, &expected, &outcome) {
-            let sig = Signature::of(&d, &t.name());
-            crate::finding::report(
-                fuzzer,
-                case,
-                &sig.to_string(),
-                &format!("oracle and {} disagree: {}", t.name(), d.detail),
-            );
+        match diff::compare(&case.program, &expected, &outcome) {
+            Verdict::Discrepancy(d) => {
+                let sig = Signature::of(&d, &t.name());
+                crate::finding::report(
+                    fuzzer,
+                    case,
+                    &sig.to_string(),
+                    &format!("oracle and {} disagree: {}", t.name(), d.detail),
+                );
+                false
+            }
+            Verdict::Agree => true,
+            Verdict::Skip(_) => false,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! `cuda` (opt-in: needs a CUDA device and driver): valid cases and near misses run on the
 //! `cuda` target (or `$TCGEN05_FUZZ_CUDA`, e.g. `cuda-emu` or `cuda:1`), judged against the
-//! oracle. On a machine without a device it does nothing.
+//! oracle. On a machine without a device it does nothing; its smoke test is ignored there.
 
 use crate::backend::{self, Backend};
 use arbitrary::Unstructured;
@@ -11,21 +11,26 @@ fn default_cuda() -> Option<String> {
 
 static CUDA: Backend = Backend::new("TCGEN05_FUZZ_CUDA", default_cuda);
 
-/// One iteration.
+/// One iteration; `Ok(true)` when the bytes made a case and the device's outcome was judged.
+pub fn judge(u: &mut Unstructured<'_>) -> arbitrary::Result<bool> {
+    Ok(match backend::case_of(u)? {
+        Some((case, edition)) => CUDA.check("cuda", &case, edition),
+        None => false,
+    })
+}
+
+/// One iteration (the fuzz target).
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    if let Some((case, edition)) = backend::case_of(u)? {
-        CUDA.check("cuda", &case, edition);
-    }
-    Ok(())
+    judge(u).map(drop)
 }
 
 #[cfg(test)]
 mod tests {
+    /// 8 inputs run on the device: no finding, and some judged.
     #[test]
+    #[ignore = "needs a CUDA GPU: run `cargo test -p tcgen05-fuzz-targets --lib cuda -- --ignored` there"]
     fn smoke() {
-        let found = crate::finding::collecting(|| crate::test_n_times(4, 512, 11, super::run));
-        for f in &found {
-            eprintln!("cuda smoke: finding: {f}");
-        }
+        let s = crate::smoke(8, 512, 11, super::judge);
+        s.assert_clean("cuda", 2);
     }
 }

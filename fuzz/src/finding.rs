@@ -54,9 +54,9 @@ thread_local! {
     static COLLECT: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with findings collected instead of panicking, and returns their signatures. Smoke
-/// tests use it: they check that the glue runs on many inputs, and print the real findings
-/// their fixed seeds reach (recorded in `fuzz/README.md`) without failing on them.
+/// Runs `f` with findings collected instead of panicking, and returns their signatures and
+/// descriptions. Smoke tests use it ([`crate::smoke`]) to count the findings of many inputs and
+/// fail on any.
 pub fn collecting(f: impl FnOnce()) -> Vec<String> {
     COLLECT.with(|c| *c.borrow_mut() = Some(Vec::new()));
     f();

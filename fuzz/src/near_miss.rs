@@ -46,8 +46,11 @@ pub fn edition(m: &Mutator) -> Edition {
     }
 }
 
-/// Checks one near miss; a finding panics (after saving the case).
-pub fn check(case: &Case, m: &Mutator) {
+/// Checks one near miss; a finding panics (after saving the case). Returns whether the near
+/// miss was judged: the oracle named the broken rule (and no other static rule) and the
+/// simulator's outcome was compared with the expectation (a skip of an ill-formed or undefined
+/// program counts: it is the comparison's verdict on such a program).
+pub fn check(case: &Case, m: &Mutator) -> bool {
     let report = |key: String, what: String| crate::finding::report("near_miss", case, &key, &what);
     let row = catalogue::row(m.rule);
     let v = tcgen05_oracle::check(&case.program);
@@ -61,7 +64,7 @@ pub fn check(case: &Case, m: &Mutator) {
                 other
             ),
         );
-        return;
+        return false;
     }
     // A row that is static only must be flagged by the check; a row that is also dynamic
     // (e.g. MMA-K96-TARGET: K sits in the idesc register) may be judged at run time instead.
@@ -75,12 +78,12 @@ pub fn check(case: &Case, m: &Mutator) {
                 m.rule.as_str()
             ),
         );
-        return;
+        return false;
     }
     let e = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition(m)));
     if let RunVerdict::NotJudged(_) = e.run.verdict {
         // Past the oracle's work bound: nothing to check.
-        return;
+        return false;
     }
     if row.kind() != Kind::Static || (!static_only && v.is_empty()) {
         let flagged = named_rules(&e);
@@ -93,7 +96,7 @@ pub fn check(case: &Case, m: &Mutator) {
                     m.rule.as_str()
                 ),
             );
-            return;
+            return false;
         }
     }
     // The simulator in the wording of the edition the mutant is judged in.
@@ -110,7 +113,9 @@ pub fn check(case: &Case, m: &Mutator) {
                 d.detail
             ),
         );
+        return false;
     }
+    true
 }
 
 /// The rules the oracle's run expectation names: violations, the rules of an undefined or
@@ -144,12 +149,17 @@ pub fn named_rules(e: &Expected) -> Vec<RuleId> {
     flagged
 }
 
-/// One iteration.
+/// One iteration; `Ok(true)` when the bytes made a near miss and it was judged ([`check`]).
+pub fn judge(u: &mut Unstructured<'_>) -> arbitrary::Result<bool> {
+    Ok(match case_of(u)? {
+        Some((case, m)) => check(&case, m),
+        None => false,
+    })
+}
+
+/// One iteration (the fuzz target).
 pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
-    if let Some((case, m)) = case_of(u)? {
-        check(&case, m);
-    }
-    Ok(())
+    judge(u).map(drop)
 }
 
 #[cfg(test)]
@@ -226,11 +236,11 @@ mod tests {
         );
     }
 
+    /// 300 inputs: no finding, and at least 200 make a near miss that is judged (255 do; a
+    /// mutator finds nothing to break in some base programs).
     #[test]
     fn smoke() {
-        let found = crate::finding::collecting(|| crate::test_n_times(300, 1024, 9, super::run));
-        for f in &found {
-            eprintln!("near_miss smoke: finding: {f}");
-        }
+        let s = crate::smoke(300, 1024, 9, super::judge);
+        s.assert_clean("near_miss", 200);
     }
 }

@@ -1,7 +1,7 @@
 //! Small probe programs across the static rules: well-formed ones and near-misses that break
 //! exactly one static row (reference §6). Each probe says, from the spec, which rule it breaks;
 //! the tests check that [`crate::check()`] flags exactly that rule, and the ptxas comparison
-//! (`tests/oracle_vs_ptxas.rs`) checks the assemblers against the same intents.
+//! (`drivers/tests/oracle_vs_ptxas.rs`) checks the assemblers against the same intents.
 
 use tcgen05_ir::form::*;
 use tcgen05_ir::samples;

@@ -679,7 +679,7 @@ fn mma_bs_dup() {
 
 #[test]
 fn run_time_probes_break_their_rule_at_run_time() {
-    // The `run-*` probes (compared with ptxas in oracle_vs_ptxas.rs) are statically
+    // The `run-*` probes (compared with ptxas in drivers/tests/oracle_vs_ptxas.rs) are statically
     // well-formed; each breaks the run-time rule its name says, except the valid K = 96 one.
     let want = [
         ("run-k-explicit-cta1", Some(RuleId::MmaKExplicit)),

@@ -6,13 +6,18 @@
 //! corpus/regressions/<name>/
 //!     case.case       the case (tcgen05_ir::codec)
 //!     case.ptx        the same as PTX, for people
-//!     expected.json   [`Expected`]: the oracle's summary and the verdict on each target
+//!     expected.json   [`Expected`]: what the spec says of the case and why, and the verdict
+//!                     on each target
 //!     README.md       where it came from
 //! ```
 //!
-//! A verdict is written `agree`, `skip: <reason class>` or `discrepancy: <signature>`
-//! ([`verdict_text`]). Replaying recomputes the oracle's summary and every verdict whose target
-//! can be built here (ptxas and GPU targets are skipped where absent, and say so).
+//! `expected.json` keeps the spec's verdict on the case as a class and a deciding rule with the
+//! reason it is right ([`SpecVerdict`], written by a person citing the spec), not a snapshot of
+//! the oracle's output: replaying recomputes the oracle's expectation and checks its class and
+//! rule against the stored ones, then runs every target that can be built here (ptxas and GPU
+//! targets are skipped where absent, and say so) and compares its outcome with the oracle's
+//! expectation. A target verdict is written `agree`, `skip: <reason class>` or
+//! `discrepancy: <signature>` ([`verdict_text`]).
 
 use super::skip_name;
 use crate::diff::{self, Signature, Verdict};
@@ -21,48 +26,57 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tcgen05_ir::Case;
-use tcgen05_oracle::{Edition, LeakStatus, Options, RunVerdict};
+use tcgen05_oracle::{Edition, Options, RunVerdict};
 
 /// The case file of a regression folder.
 pub const CASE_FILE: &str = "case.case";
 
-/// The oracle's verdict on a case, in a few words that survive refactoring of its internals.
+/// The reason [`create`] writes for a freshly promoted case: a person replaces it with why the
+/// spec gives the verdict (the regression test refuses committed cases that still have it).
+pub const REASON_TO_WRITE: &str = "to write: why the spec gives this verdict, citing its sections";
+
+/// The spec's verdict on a case: its class and deciding rule, and why that is right.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OracleSummary {
-    /// Rules of the static violations, in order, deduplicated.
-    pub violations: Vec<String>,
-    /// `completes`, `may-block`, `must-deadlock` or `undefined`.
-    pub run: String,
-    /// `no-leak` or `may-leak`.
-    pub leak: String,
+pub struct SpecVerdict {
+    /// `ill-formed` (a static violation), else the run verdict: `completes`, `may-block`,
+    /// `must-deadlock`, `undefined` or `not-judged`.
+    pub class: String,
+    /// The deciding rule (catalogue name): the first static violation's, or for `undefined`,
+    /// `may-block` and `must-deadlock` the first rule that decided the run verdict; `None` for
+    /// `completes` and `not-judged`.
+    pub rule: Option<String>,
+    /// Why the spec gives this verdict (the sections that decide it), written by a person.
+    pub why: String,
 }
 
-impl OracleSummary {
-    /// The summary of `case` under `edition`.
-    pub fn of(case: &Case, edition: Edition) -> Self {
+impl SpecVerdict {
+    /// The class and rule of the oracle's expectation of `case` under `edition`, with `why`.
+    pub fn of(case: &Case, edition: Edition, why: &str) -> Self {
         let e = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
-        let mut violations: Vec<String> = Vec::new();
-        for v in &e.violations {
-            let r = v.rule.as_str().to_string();
-            if !violations.contains(&r) {
-                violations.push(r);
+        let first = |r: &[tcgen05_ir::RuleId]| r.first().map(|r| r.as_str().to_string());
+        let (class, rule) = if let Some(v) = e.violations.first() {
+            ("ill-formed", Some(v.rule.as_str().to_string()))
+        } else {
+            match &e.run.verdict {
+                RunVerdict::Completes => ("completes", None),
+                RunVerdict::MayBlock { .. } => ("may-block", first(&e.run.rules)),
+                RunVerdict::MustDeadlock { .. } => ("must-deadlock", first(&e.run.rules)),
+                RunVerdict::Undefined(r) => ("undefined", first(r)),
+                RunVerdict::NotJudged(_) => ("not-judged", None),
             }
+        };
+        SpecVerdict {
+            class: class.into(),
+            rule,
+            why: why.into(),
         }
-        OracleSummary {
-            violations,
-            run: match e.run.verdict {
-                RunVerdict::Completes => "completes",
-                RunVerdict::MayBlock { .. } => "may-block",
-                RunVerdict::MustDeadlock { .. } => "must-deadlock",
-                RunVerdict::Undefined(_) => "undefined",
-                RunVerdict::NotJudged(_) => "not-judged",
-            }
-            .into(),
-            leak: match e.leak.status {
-                LeakStatus::NoLeak => "no-leak",
-                LeakStatus::MayLeak => "may-leak",
-            }
-            .into(),
+    }
+
+    /// `class` or `class / RULE`.
+    pub fn label(&self) -> String {
+        match &self.rule {
+            Some(r) => format!("{} / {r}", self.class),
+            None => self.class.clone(),
         }
     }
 }
@@ -74,8 +88,8 @@ pub struct Expected {
     pub edition: Edition,
     /// Where the case came from (a finding, a hand-written probe).
     pub origin: String,
-    /// What the oracle says.
-    pub oracle: OracleSummary,
+    /// What the spec says of the case, and why.
+    pub spec: SpecVerdict,
     /// Target name → verdict text ([`verdict_text`]).
     pub verdicts: BTreeMap<String, String>,
 }
@@ -151,13 +165,13 @@ pub fn read(dir: &Path) -> Result<(Case, Expected), String> {
 pub fn replay(dir: &Path) -> Result<Replay, String> {
     let (case, exp) = read(dir)?;
     let mut r = Replay::default();
-    let now = OracleSummary::of(&case, exp.edition);
-    if now != exp.oracle {
+    let now = SpecVerdict::of(&case, exp.edition, &exp.spec.why);
+    if now.label() != exp.spec.label() {
         r.mismatches.push(Mismatch {
             case: dir.to_path_buf(),
             what: "oracle".into(),
-            expected: serde_json::to_string(&exp.oracle).unwrap_or_default(),
-            actual: serde_json::to_string(&now).unwrap_or_default(),
+            expected: exp.spec.label(),
+            actual: now.label(),
         });
     }
     for (name, want) in &exp.verdicts {
@@ -194,8 +208,9 @@ pub fn list(root: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Writes a regression folder for `case`, recording the verdicts of `targets` as they are now
-/// (targets that cannot be built here are left out). Fails if the folder exists.
+/// Writes a regression folder for `case`, recording the oracle's class and rule (with
+/// [`REASON_TO_WRITE`] for the reason) and the verdicts of `targets` as they are now (targets
+/// that cannot be built here are left out). Fails if the folder exists.
 pub fn create(
     dir: &Path,
     case: &Case,
@@ -215,7 +230,7 @@ pub fn create(
     let exp = Expected {
         edition,
         origin: origin.to_string(),
-        oracle: OracleSummary::of(case, edition),
+        spec: SpecVerdict::of(case, edition, REASON_TO_WRITE),
         verdicts,
     };
     let tmp = dir.with_file_name(format!(
@@ -240,10 +255,9 @@ pub fn create(
                 .unwrap_or_default()
         );
         readme.push_str(&format!(
-            "Oracle: violations [{}], run `{}`, leak `{}`.\n\nExpected verdicts:\n\n",
-            exp.oracle.violations.join(", "),
-            exp.oracle.run,
-            exp.oracle.leak
+            "Spec verdict: `{}` ({}).\n\nExpected verdicts:\n\n",
+            exp.spec.label(),
+            exp.spec.why
         ));
         for (t, v) in &exp.verdicts {
             readme.push_str(&format!("- `{t}`: {v}\n"));

@@ -1,9 +1,10 @@
 //! The static verdict of the oracle against every installed ptxas, on the probe programs of
 //! `tcgen05_oracle::probes` (issue 3, "Done when": ≥ 100 probes).
 //!
-//! ptxas is found through `TCGEN05_PTXAS` (one binary) or `.tools/cuda/*/bin/ptxas` under the
-//! workspace root (installed by `scripts/setup-ptxas`). Without any, the test prints why and
-//! passes, unless `CI` is set (CI installs ptxas, so a missing one there is a failure).
+//! ptxas is found where the ptxas targets find it (`ptxas::installed`: `.tools/cuda` of
+//! `scripts/setup-ptxas`, `TCGEN05_PTXAS`, `PATH`). Without any at build time the test is
+//! ignored (`cfg(tcgen05_no_ptxas)`, set by `drivers/build.rs`; never under `CI`, which installs
+//! ptxas).
 //!
 //! A probe whose target or `.version` a ptxas does not know is skipped for that ptxas (an
 //! assembler that predates the target cannot judge it). Every other disagreement must be a
@@ -49,25 +50,12 @@ const FINDINGS: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
+/// Every installed ptxas, as (`major.minor`, binary).
 fn ptxas_binaries() -> Vec<(String, PathBuf)> {
-    if let Some(p) = std::env::var_os("TCGEN05_PTXAS") {
-        return vec![("env".to_string(), PathBuf::from(p))];
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join(".tools")
-        .join("cuda");
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir(&root) {
-        for e in rd.flatten() {
-            let bin = e.path().join("bin").join("ptxas");
-            if bin.is_file() {
-                out.push((e.file_name().to_string_lossy().into_owned(), bin));
-            }
-        }
-    }
-    out.sort();
-    out
+    tcgen05_drivers::ptxas::installed()
+        .into_iter()
+        .map(|i| (i.version.label(), i.path))
+        .collect()
 }
 
 #[derive(Debug, PartialEq)]
@@ -100,27 +88,28 @@ fn assemble(ptxas: &Path, dir: &Path, p: &Probe) -> Verdict {
 }
 
 #[test]
+#[cfg_attr(
+    tcgen05_no_ptxas,
+    ignore = "no ptxas installed at build time (scripts/setup-ptxas)"
+)]
 fn static_verdicts_agree_with_every_installed_ptxas() {
     let bins = ptxas_binaries();
-    if bins.is_empty() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "no ptxas found (set TCGEN05_PTXAS or run scripts/setup-ptxas)"
-        );
-        eprintln!("skipped: no ptxas found (set TCGEN05_PTXAS or run scripts/setup-ptxas)");
-        return;
-    }
+    assert!(
+        !bins.is_empty(),
+        "no ptxas found, though the build found one: run scripts/setup-ptxas, or `touch \
+         drivers/build.rs` so the tests that need ptxas are ignored"
+    );
     let ps = probes();
     assert!(ps.len() >= 100);
-    let dir = std::env::temp_dir().join(format!("tcgen05-oracle-probes-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
     let mut new = Vec::new();
     let mut known = 0;
     let mut compared = 0;
     for (ver, bin) in &bins {
         for p in &ps {
             let oracle_ok = tcgen05_oracle::check(&p.program).is_empty();
-            let v = assemble(bin, &dir, p);
+            let v = assemble(bin, dir, p);
             let ptxas_ok = match &v {
                 Verdict::Unsupported => continue,
                 Verdict::Accepted => true,
@@ -144,11 +133,15 @@ fn static_verdicts_agree_with_every_installed_ptxas() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
         "{} probes, {} ptxas, {compared} comparisons, {known} known findings",
         ps.len(),
         bins.len()
+    );
+    // Each ptxas judged most probes (the oldest knows neither sm_103a nor .version 9.x).
+    assert!(
+        compared >= ps.len() * bins.len() / 2,
+        "only {compared} comparisons"
     );
     assert!(
         new.is_empty(),
