@@ -93,15 +93,18 @@ fn function_json(f: &Function<'_>) -> serde_json::Value {
 }
 
 fn print_text(name: &str, m: &ptx::Module<'_>) {
-    println!(
-        "{name}: PTX {} for {}",
-        m.version.map_or_else(|| "?".to_string(), |v| v.to_string()),
-        if m.target.is_empty() {
-            "?".to_string()
-        } else {
-            m.target.join(", ")
-        }
-    );
+    let version = m
+        .version
+        .map_or_else(|| "no .version".to_string(), |v| format!("PTX {v}"));
+    let target = if m.target.is_empty() {
+        "no .target".to_string()
+    } else {
+        format!("for {}", m.target.join(", "))
+    };
+    println!("{name}: {version} {target}");
+    if !m.functions.iter().any(|f| f.body.is_some()) {
+        println!("no kernels or device functions with a body");
+    }
     for f in m.functions.iter().filter(|f| f.body.is_some()) {
         let tc: Vec<_> = f
             .instrs()

@@ -29,10 +29,12 @@
 //!   `::2` dealloc with no cluster barrier after the warp's last TMEM access.
 
 mod protocol;
+mod rules;
 mod value;
 
 use crate::catalogue;
 use protocol::{Walk, WarpResult};
+use rules::ModuleTarget;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use tcgen05_ir::ptx::cfg::{BlockId, Cfg};
@@ -87,11 +89,13 @@ fn rule_name<S: serde::Serializer>(r: &RuleId, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(r.as_str())
 }
 
-/// The result for one kernel.
+/// The result for one kernel or device function.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KernelReport {
-    /// The kernel's name.
+    /// The kernel's (or device function's) name.
     pub kernel: String,
+    /// A kernel (`.entry`) rather than a device function (`.func`).
+    pub entry: bool,
     /// The line of its `.entry`.
     pub line: u32,
     /// Warps per CTA walked.
@@ -118,12 +122,14 @@ pub fn check_source(
     Ok(check_module(&m, Some(src), opts))
 }
 
-/// Checks every kernel (`.entry`) of `m`; `src` is its text, for label scopes.
+/// Checks every kernel (`.entry`) and device function (`.func`) with a body of `m`; `src` is
+/// its text, for label scopes.
 pub fn check_module(m: &Module<'_>, src: Option<&str>, opts: &Options) -> Vec<KernelReport> {
+    let target = ModuleTarget::of(m);
     m.functions
         .iter()
-        .filter(|f| f.is_entry && f.body.is_some())
-        .map(|f| check_kernel(m, f, src, opts))
+        .filter(|f| f.body.is_some())
+        .map(|f| check_kernel(m, f, src, opts, &target))
         .collect()
 }
 
@@ -165,6 +171,7 @@ fn check_kernel(
     f: &Function<'_>,
     src: Option<&str>,
     opts: &Options,
+    target: &ModuleTarget,
 ) -> KernelReport {
     let cfg = Cfg::new(f, src);
     let dec = Decoded::new(&cfg);
@@ -172,6 +179,14 @@ fn check_kernel(
     let mut notes = Vec::new();
     let warps = match ntid {
         Some((x, y, z)) => (x * y * z).div_ceil(32).clamp(1, MAX_WARPS),
+        None if !f.is_entry => {
+            notes.push(
+                "device function: checked as a callee in an unknown context (instruction-level, \
+                 target and GEN-CTAGROUP-UNIFORM rules; its paths are not walked)"
+                    .to_string(),
+            );
+            0
+        }
         None => {
             notes.push(format!(
                 "no .reqntid/.maxntid: walked {DEFAULT_WARPS} warps with unknown %tid"
@@ -209,6 +224,7 @@ fn check_kernel(
         .count();
     let mut report = KernelReport {
         kernel: f.name.to_string(),
+        entry: f.is_entry,
         line: f.pos.line,
         warps,
         ctas: ranks.len() as u32,
@@ -250,8 +266,27 @@ fn check_kernel(
             e.warps.push(who);
         }
     };
+    // The instruction-level and target rows (rules.rs, the oracle's per-instruction rules).
+    for (i, ins) in cfg.instrs.iter().enumerate() {
+        if !ins.opcode.starts_with("tcgen05.") {
+            continue;
+        }
+        for (rule, msg) in rules::instr_findings(ins, target, cluster) {
+            let b = cfg.block_of[i];
+            add(
+                rule,
+                i,
+                msg,
+                "static".to_string(),
+                &shortest_path(&cfg, b),
+                &mut merged,
+            );
+        }
+    }
     let mut truncated = false;
-    for &rank in &ranks {
+    // A device function is a callee in an unknown context: its paths are not walked.
+    let walked: &[Option<u32>] = if f.is_entry { &ranks } else { &[] };
+    for &rank in walked {
         let mut results: Vec<(String, std::rc::Rc<WarpResult>)> = Vec::new();
         // Warps whose guards and branches evaluate alike walk alike: walk each class once.
         let mut by_signature: HashMap<Signature, std::rc::Rc<WarpResult>> = HashMap::new();
