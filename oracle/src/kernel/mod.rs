@@ -189,7 +189,8 @@ fn check_kernel(
         }
         None => {
             notes.push(format!(
-                "no .reqntid/.maxntid: walked {DEFAULT_WARPS} warps with unknown %tid"
+                "no .reqntid/.maxntid: walked {DEFAULT_WARPS} warps of an assumed 1-D block \
+                 (warp w holds %tid.x 32w..32w+31; %ntid unknown)"
             ));
             DEFAULT_WARPS
         }
@@ -295,6 +296,7 @@ fn check_kernel(
                 warp: w,
                 rank,
                 ntid,
+                tid_shape: ntid.or(Some((32 * warps, 1, 1))),
             };
             let ev = Eval::new(&dec, &ctx);
             let guard_of = |env: &[value::V], ii: usize| -> Option<bool> {
