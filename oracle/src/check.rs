@@ -10,7 +10,6 @@
 use crate::catalogue;
 use crate::instr;
 use crate::types::{Code, Location, Violation};
-use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
 /// A statement's location, borrowed while walking.
@@ -33,7 +32,7 @@ impl Loc<'_> {
 struct Checker {
     out: Vec<Violation>,
     /// The `.cta_group` of the first instruction that has one (GEN-CTAGROUP-UNIFORM).
-    first_cg: Option<(CtaGroup, Location)>,
+    cta_groups: instr::CtaGroupUniform<Location>,
     /// The target, version and declared cluster of the program.
     ctx: instr::Ctx,
     /// Scratch for [`instr::check_instr`].
@@ -86,20 +85,9 @@ impl Checker {
 
     fn op(&mut self, op: &Op, loc: Loc<'_>) {
         let form = op.form();
-        // GEN-CTAGROUP-UNIFORM (§9.7.16.7.1 ...): wait's .cta_group is WAIT-OPS, not a group.
-        if let (Some(cg), false) = (form.cta_group(), matches!(form, Form::Wait(_))) {
-            match &self.first_cg {
-                None => self.first_cg = Some((cg, loc.owned())),
-                Some((first, at)) if *first != cg => {
-                    let msg = format!(
-                        "this instruction uses {} but {at} uses {}; a kernel must use one .cta_group",
-                        cg.as_str(),
-                        first.as_str()
-                    );
-                    self.flag(RuleId::GenCtagroupUniform, Some(loc), msg);
-                }
-                Some(_) => {}
-            }
+        // GEN-CTAGROUP-UNIFORM (instr.rs).
+        if let Some(msg) = self.cta_groups.see(&form, || loc.owned()) {
+            self.flag(RuleId::GenCtagroupUniform, Some(loc), msg);
         }
         // Every rule one instruction decides on its own (instr.rs), target rows included.
         instr::check_instr(&form, &instr::Operands::of(op), &self.ctx, &mut self.found);
@@ -150,7 +138,7 @@ pub(crate) fn called_funcs(p: &Program) -> Vec<bool> {
 pub fn check(p: &Program) -> Vec<Violation> {
     let mut c = Checker {
         out: Vec::new(),
-        first_cg: None,
+        cta_groups: instr::CtaGroupUniform::default(),
         ctx: instr::Ctx::new(
             p.launch.target,
             p.launch.ptx_version,

@@ -4,8 +4,8 @@
 //! used by the oracle's static check ([`crate::check()`], per [`Op`]) and by `check` of real PTX
 //! ([`crate::kernel`], per parsed instruction).
 //!
-//! Rules that need more than one instruction (GEN-CTAGROUP-UNIFORM) or a path (the protocol
-//! rules) are not here.
+//! Of the rules that need more than one instruction, GEN-CTAGROUP-UNIFORM is here too
+//! ([`CtaGroupUniform`]); the rules that need a path (the protocol rules) are not.
 
 use crate::gating;
 use tcgen05_ir::form::*;
@@ -208,6 +208,42 @@ pub fn check_instr(form: &Form, ops: &Operands, ctx: &Ctx, out: &mut Vec<(RuleId
         }
         Form::Cp(f) => r.cp(f),
         Form::Mma(f) => r.mma(f, &ops.mma),
+    }
+}
+
+/// GEN-CTAGROUP-UNIFORM (§9.7.16.7.1, .9.2, .9.3, .10.9, .12.1; static): every instruction of a
+/// kernel with a `.cta_group` uses the same one. Fed the kernel's instructions in order, it
+/// remembers the first `.cta_group` and where it was (`L`).
+#[derive(Debug, Clone)]
+pub struct CtaGroupUniform<L> {
+    first: Option<(CtaGroup, L)>,
+}
+
+impl<L> Default for CtaGroupUniform<L> {
+    fn default() -> Self {
+        CtaGroupUniform { first: None }
+    }
+}
+
+impl<L: std::fmt::Display> CtaGroupUniform<L> {
+    /// Sees an instruction of `form` at `at()`: the violation's message when its `.cta_group`
+    /// differs from the first one seen. `wait`'s `.cta_group` is WAIT-OPS, not a group.
+    pub fn see(&mut self, form: &Form, at: impl FnOnce() -> L) -> Option<String> {
+        let cg = form
+            .cta_group()
+            .filter(|_| !matches!(form, Form::Wait(_)))?;
+        match &self.first {
+            None => {
+                self.first = Some((cg, at()));
+                None
+            }
+            Some((first, at0)) if *first != cg => Some(format!(
+                "this instruction uses {} but {at0} uses {}; a kernel must use one .cta_group",
+                cg.as_str(),
+                first.as_str()
+            )),
+            Some(_) => None,
+        }
     }
 }
 

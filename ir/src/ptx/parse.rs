@@ -821,10 +821,12 @@ fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
 fn parse_operand<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, ParseError> {
     // An integer constant expression (`(16*2)`, `32+32`) is an immediate; anything else is
     // read again as an ordinary operand.
-    if matches!(
-        lx.peek()?.0,
-        Tok::Punct(b'(' | b'-' | b'~' | b'!' | b'+') | Tok::Word(_)
-    ) {
+    let starts_expr = match lx.peek()?.0 {
+        Tok::Punct(b'(' | b'-' | b'~' | b'!' | b'+') => true,
+        Tok::Word(w) => w.as_bytes()[0].is_ascii_digit(),
+        _ => false,
+    };
+    if starts_expr {
         let save = lx.clone();
         if let Some(v) = const_expr(lx, 0)
             && matches!(

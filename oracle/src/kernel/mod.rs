@@ -37,9 +37,9 @@ use protocol::{Walk, WarpResult};
 use rules::ModuleTarget;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use tcgen05_ir::RuleId;
 use tcgen05_ir::ptx::cfg::{BlockId, Cfg};
 use tcgen05_ir::ptx::parse::{Function, Module, ParseError, parse_module};
-use tcgen05_ir::{Form, RuleId};
 use value::{Decoded, Eval, WarpCtx};
 
 /// When the fence rules (MCM-XTHREAD) apply.
@@ -416,31 +416,20 @@ fn check_kernel(
             }
         }
     }
-    // GEN-CTAGROUP-UNIFORM (§9.7.16.7.1, .9.2, .9.3, .10.9, .12.1; static).
-    let mut first: Option<(usize, u8)> = None;
+    // GEN-CTAGROUP-UNIFORM (instr.rs), reported at the first instruction that differs.
+    let mut groups = crate::instr::CtaGroupUniform::default();
     for (i, ins) in cfg.instrs.iter().enumerate() {
-        let Some(g) = ins.form.as_ref().and_then(Form::cta_group) else {
-            continue;
-        };
-        match first {
-            None => first = Some((i, g.n())),
-            Some((f0, n)) if n != g.n() => {
-                let b = cfg.block_of[i];
-                add(
-                    RuleId::GenCtagroupUniform,
-                    i,
-                    format!(
-                        "`.cta_group::{}` here, but `.cta_group::{n}` at line {}: one kernel must use one value",
-                        g.n(),
-                        cfg.instrs[f0].pos.line
-                    ),
-                    "static".to_string(),
-                    &shortest_path(&cfg, b),
-                    &mut merged,
-                );
-                break;
-            }
-            _ => {}
+        let Some(form) = &ins.form else { continue };
+        if let Some(msg) = groups.see(form, || format!("line {}", ins.pos.line)) {
+            add(
+                RuleId::GenCtagroupUniform,
+                i,
+                msg,
+                "static".to_string(),
+                &shortest_path(&cfg, cfg.block_of[i]),
+                &mut merged,
+            );
+            break;
         }
     }
     if truncated {
