@@ -77,6 +77,7 @@ fn function_json(f: &Function<'_>) -> serde_json::Value {
             serde_json::json!({
                 "opcode": i.opcode,
                 "family": i.form.map(|f| f.family().as_str()),
+                "ill_formed": i.ill_formed.as_ref().map(ToString::to_string),
                 "operands": i.operands.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "guard": i.guard.map(|g| format!("@{}{}", if g.negated { "!" } else { "" }, g.pred)),
                 "line": i.pos.line,
@@ -131,6 +132,9 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
                 ops.join(", ")
             );
             println!("{}", line.trim_end());
+            if let Some(e) = &i.ill_formed {
+                println!("          ill-formed: {e} (`tcgen05-fuzz check` reports it)");
+            }
         }
     }
 }
