@@ -413,3 +413,56 @@ fn device_functions_are_checked_as_callees() {
     );
     assert!(ks[0].notes.iter().any(|n| n.contains("device function")));
 }
+
+#[test]
+fn calls_of_functions_with_tcgen05_instructions_are_followed() {
+    // The callee's alloc and dealloc count on the kernel's paths (§9.7.16.1.2: everything
+    // allocated is freed before the kernel exits).
+    let funcs = ".shared .align 16 .b32 slot[1];\n\
+                 .func get()\n{\n.reg .b32 %r<4>;\n\
+                 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 64;\n\
+                 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\nret;\n}\n\
+                 .func put()\n{\n.reg .b32 %r<4>;\nld.shared.b32 %r1, [slot];\n\
+                 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 64;\nret;\n}\n";
+    let kernel = |body: &str| {
+        format!(
+            ".version 8.6\n.target sm_100a\n{funcs}.visible .entry k()\n.reqntid 128, 1, 1\n{{\n\
+             .reg .b32 %r<8>;\n.reg .pred %p<4>;\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n\
+             {body}\nret;\n}}\n"
+        )
+    };
+    let entry_rules = |src: &str| -> Vec<RuleId> {
+        check_source(src, "c.ptx", &Options::default())
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.entry)
+            .flat_map(|k| k.findings)
+            .map(|f| f.rule)
+            .collect()
+    };
+    assert_eq!(entry_rules(&kernel("@%p1 call get;\n@%p1 call put;")), []);
+    assert_eq!(
+        entry_rules(&kernel("@%p1 call get;")),
+        [RuleId::AllocFreeBeforeExit]
+    );
+    // The callee's .aligned alloc under the kernel's elect-one branch (§9.7.16.7.1).
+    assert!(
+        entry_rules(&kernel(
+            "elect.sync %r2|%p2, -1;\n@%p2 call get;\n@%p1 call put;"
+        ))
+        .contains(&RuleId::GenAlignedConvergent)
+    );
+    // The functions are also reported on their own, once each, with no finding.
+    let ks = check_source(
+        &kernel("@%p1 call get;\n@%p1 call put;"),
+        "c.ptx",
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(ks.iter().filter(|k| !k.entry).count(), 2);
+    assert!(
+        ks.iter()
+            .all(|k| k.notes.iter().all(|n| !n.contains("not followed"))),
+        "{ks:?}"
+    );
+}

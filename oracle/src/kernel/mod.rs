@@ -28,6 +28,7 @@
 //! - `GEN-PEER-ACTIVE`: a `::2` alloc with no cluster barrier before it; `DEALLOC-PAIR-SYNC`: a
 //!   `::2` dealloc with no cluster barrier after the warp's last TMEM access.
 
+mod inline;
 mod protocol;
 mod rules;
 mod value;
@@ -173,7 +174,23 @@ fn check_kernel(
     opts: &Options,
     target: &ModuleTarget,
 ) -> KernelReport {
-    let cfg = Cfg::new(f, src);
+    // Calls of functions with tcgen05 instructions are followed by inlining them (inline.rs);
+    // their instructions' own rules are reported with the function.
+    let calls_tc = f.is_entry
+        && f.instrs().any(|i| {
+            i.opcode.starts_with("call")
+                && i.operands.iter().any(|o| {
+                    matches!(o, tcgen05_ir::ptx::parse::Operand::Sym(c)
+                        if m.function(c).is_some_and(|g| g.body.is_some() && inline::reaches_tcgen05(m, g, 1)))
+                })
+        });
+    let arena = calls_tc.then(|| inline::Inlined::new(m, f));
+    let expanded = arena.as_ref().map(|a| a.function(m, f));
+    let (cfg, from_callee) = match &expanded {
+        // Label scopes come from the text, which the inlined body no longer matches.
+        Some((g, fc)) => (Cfg::new(g, None), fc.as_slice()),
+        None => (Cfg::new(f, src), &[][..]),
+    };
     let dec = Decoded::new(&cfg);
     let (ntid, cluster) = launch(f);
     let mut notes = Vec::new();
@@ -269,7 +286,7 @@ fn check_kernel(
     };
     // The instruction-level and target rows (rules.rs, the oracle's per-instruction rules).
     for (i, ins) in cfg.instrs.iter().enumerate() {
-        if !ins.opcode.starts_with("tcgen05.") {
+        if !ins.opcode.starts_with("tcgen05.") || from_callee.get(i) == Some(&true) {
             continue;
         }
         for (rule, msg) in rules::instr_findings(ins, target, cluster) {
