@@ -95,12 +95,26 @@ fn a_corrupt_case_file_is_a_clear_error_with_exit_2() {
 fn malformed_ptx_names_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.ptx");
-    std::fs::write(&path, ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.dealloc.cta_group::1.sync.aligned.b32 [%r1];\n}\n").unwrap();
+    std::fs::write(&path, ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.dealloc.cta_group::1.sync.aligned.b32 {%r1, 32;\n}\n").unwrap();
     let out = bin().arg("show").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("bad.ptx:5:3"), "{err}");
-    assert!(err.contains("taddr, nCols"), "{err}");
+    assert!(err.contains("bad.ptx:5:"), "{err}");
+    assert!(err.contains("`}`"), "{err}");
+}
+
+#[test]
+fn an_ill_formed_tcgen05_instruction_is_shown_with_its_reason() {
+    // Readable PTX whose dealloc does not fit its syntax line (`taddr, nCols`, §9.7.16.7.1):
+    // `check` reports it; `show` shows it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ill.ptx");
+    std::fs::write(&path, ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.dealloc.cta_group::1.sync.aligned.b32 [%r1];\n}\n").unwrap();
+    let out = bin().arg("show").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ill-formed:"), "{text}");
+    assert!(text.contains("taddr, nCols"), "{text}");
 }
 
 #[test]

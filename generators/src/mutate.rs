@@ -747,8 +747,12 @@ fn m_shift_target(p: &mut Program, c: &mut dyn Choices) -> bool {
     true
 }
 
-/// MMA-SCALE-D-RANGE: scale-input-d above 15.
+/// MMA-SCALE-D-RANGE: scale-input-d above 15 (on a target that has scale-input-d, so that
+/// MMA-SCALE-D-TARGET is not broken too).
 fn m_scale_d_range(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if !crate::target::has_scale_input_d(p.launch.target) {
+        return false;
+    }
     with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
         if let Op::Mma(m) = op {
             m.scale_input_d = Some(16 + c.below(16) as u8);
@@ -756,13 +760,42 @@ fn m_scale_d_range(p: &mut Program, c: &mut dyn Choices) -> bool {
     })
 }
 
-/// MMA-SCALE-D-KIND: scale-input-d on kind f8f6f4 or i8.
+/// MMA-SCALE-D-KIND: scale-input-d on kind f8f6f4 or i8 (on a target that has scale-input-d).
 fn m_scale_d_kind(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if !crate::target::has_scale_input_d(p.launch.target) {
+        return false;
+    }
     with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
         if let Op::Mma(m) = op {
             m.scale_input_d = Some(c.below(16) as u8);
         }
     })
+}
+
+/// MMA-SCALE-D-TARGET (catalogue row from ptxas 13.5): a valid scale-input-d on an f16/tf32
+/// MMA of a program for sm_110a/f, which lacks the argument.
+fn m_scale_d_target(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if !matches!(p.launch.target, Target::Sm110a | Target::Sm110f) {
+        return false;
+    }
+    with_op(
+        p,
+        c,
+        &|op| {
+            matches!(op, Op::Mma(m) if !m.form.ws && !m.form.block_scale
+                && matches!(m.form.kind, MmaKind::F16 | MmaKind::Tf32) && m.enable_input_d)
+        },
+        &mut |op, c| {
+            if let Op::Mma(m) = op {
+                m.scale_input_d = Some(c.below(16) as u8);
+            }
+        },
+    )
+}
+
+fn p_mma_f16_sm110(c: &mut Config) {
+    p_mma_f16(c);
+    c.targets = vec![Target::Sm110a, Target::Sm110f];
 }
 
 /// MMA-DOL-SIZE: an 8-element disable-output-lane on `cta_group::1`.
@@ -2093,6 +2126,13 @@ pub const MUTATORS: &[Mutator] = &[
         edition: EditionHint::Any,
         patch: p_mma_exact,
         apply: m_xthread_nonpipe,
+    },
+    Mutator {
+        name: "scale-d-target",
+        rule: RuleId::MmaScaleDTarget,
+        edition: EditionHint::Any,
+        patch: p_mma_f16_sm110,
+        apply: m_scale_d_target,
     },
 ];
 

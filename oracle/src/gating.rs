@@ -2,6 +2,7 @@
 //! GEN-PTXVER, SHIFT-TARGET, LD-RED-TARGET, MMA-I8-TARGET, MMA-SP-MXF4-TARGET,
 //! MMA-BS-VEC-TARGET).
 
+use tcgen05_ir::form::Form;
 use tcgen05_ir::*;
 
 /// Whether `t` is one of the tcgen05 targets of reference §1.
@@ -37,20 +38,20 @@ fn ver(v: PtxVersion) -> String {
     v.to_string()
 }
 
-/// Whether `op`'s form has no gating row of its own (only GEN-TARGET and GEN-PTXVER apply).
+/// Whether `form` has no gating row of its own (only GEN-TARGET and GEN-PTXVER apply).
 #[inline]
-pub fn ungated_form(op: &Op) -> bool {
-    match op {
-        Op::Alloc { form, .. } => !form.exclusive,
-        Op::Dealloc { form, .. } => !form.exclusive,
-        Op::Ld { form, .. } => !form.red,
-        Op::Shift { .. } | Op::Mma(_) => false,
+pub fn ungated(form: &Form) -> bool {
+    match form {
+        Form::Alloc(f) => !f.exclusive,
+        Form::Dealloc(f) => !f.exclusive,
+        Form::Ld(f) => !f.red,
+        Form::Shift(_) | Form::Mma(_) => false,
         _ => true,
     }
 }
 
 /// Whether `t` is a tcgen05 target and `v` knows tcgen05 and `t`: then an instruction of an
-/// [`ungated_form`] passes every gating check.
+/// [`ungated`] form passes every gating check.
 #[inline]
 pub fn target_and_version_ok(t: Target, v: PtxVersion) -> bool {
     is_tcgen05_target(t) && v >= PtxVersion::new(8, 6) && v >= target_min_version(t)
@@ -58,21 +59,21 @@ pub fn target_and_version_ok(t: Target, v: PtxVersion) -> bool {
 
 /// The gating violations of one instruction: `(rule, message)`.
 #[inline]
-pub fn gate(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
+pub fn gate(form: &Form, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
     // Fast path (speed, issue 3), inlined into the checker: a form with no gating row of its
     // own, on a tcgen05 target, at a version that knows tcgen05 and the target, passes every
     // check of `gate_rows`.
-    if ungated_form(op) && target_and_version_ok(t, v) {
+    if ungated(form) && target_and_version_ok(t, v) {
         return Vec::new();
     }
-    gate_rows(op, t, v)
+    gate_rows(form, t, v)
 }
 
-/// [`gate`] past its fast path: every gating row of reference §1 and §6 that `op` meets.
+/// [`gate`] past its fast path: every gating row of reference §1 and §6 that `form` meets.
 #[inline(never)]
-fn gate_rows(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
+fn gate_rows(form: &Form, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
     let mut out = Vec::new();
-    let name = op.form().family().as_str();
+    let name = form.family().as_str();
     if !is_tcgen05_target(t) {
         out.push((
             RuleId::GenTarget,
@@ -99,18 +100,18 @@ fn gate_rows(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
     if tmin > PtxVersion::new(8, 6) {
         need(&mut out, tmin, &format!("target {t}"));
     }
-    match op {
-        Op::Alloc { form, .. } if form.exclusive => need(
+    match form {
+        Form::Alloc(f) if f.exclusive => need(
             &mut out,
             PtxVersion::new(9, 4),
             ".exclusive (a PTX 9.4 form outside the reference)",
         ),
-        Op::Dealloc { form, .. } if form.exclusive => need(
+        Form::Dealloc(f) if f.exclusive => need(
             &mut out,
             PtxVersion::new(9, 4),
             ".exclusive (a PTX 9.4 form outside the reference)",
         ),
-        Op::Ld { form, .. } if form.red => {
+        Form::Ld(f) if f.red => {
             need(&mut out, PtxVersion::new(8, 8), "tcgen05.ld.red");
             // LD-RED-TARGET (§9.7.16.8.3): sm_103a/f and sm_110a/f, not sm_100a/f.
             if matches!(t, Target::Sm100a | Target::Sm100f) {
@@ -120,15 +121,14 @@ fn gate_rows(op: &Op, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
                 ));
             }
         }
-        Op::Shift { .. } if is_family(t) => {
+        Form::Shift(_) if is_family(t) => {
             // SHIFT-TARGET (§9.7.16.9.3): arch-specific targets only.
             out.push((
                 RuleId::ShiftTarget,
                 format!("tcgen05.shift needs an arch-specific target, not {t}"),
             ));
         }
-        Op::Mma(m) => {
-            let f = &m.form;
+        Form::Mma(f) => {
             if f.kind == MmaKind::Mxf4nvf4 {
                 need(&mut out, PtxVersion::new(8, 7), ".kind::mxf4nvf4");
             }

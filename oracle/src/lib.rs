@@ -13,6 +13,7 @@
 pub mod catalogue;
 mod check;
 pub mod gating;
+pub mod instr;
 pub mod kernel;
 pub mod probes;
 pub mod run;

@@ -251,13 +251,25 @@ fn loops_terminate_and_are_walked() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_place() {
+    // Text that is not PTX: an unterminated vector operand.
     let e = check_source(
-        ".version 8.6\n.entry k()\n{\ntcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n",
+        ".version 8.6\n.entry k()\n{\ntcgen05.ld.sync.aligned.32x32b.x2.b32 {%r1, [%r2];\n}\n",
         "bad.ptx",
         &Options::default(),
     )
     .unwrap_err();
-    assert_eq!((e.line, e.col), (4, 1));
+    assert_eq!(e.line, 4);
+    // An ill-formed tcgen05 instruction in readable PTX is a finding (§9.7.16.7.1 syntax line:
+    // alloc's dst is `[dst]`), not unreadable input.
+    let ks = check_source(
+        ".version 8.6\n.target sm_100a\n.entry k()\n{\ntcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n",
+        "bad.ptx",
+        &Options::default(),
+    )
+    .unwrap();
+    let f = &ks[0].findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!((f[0].rule, f[0].line, f[0].col), (RuleId::GenSyntax, 5, 1));
 }
 
 #[test]
@@ -298,4 +310,159 @@ fn aligned_instructions_after_some_lanes_exited_are_flagged() {
         "{ALLOC}{RELQ}bar.sync 0;\n@!%p1 exit;\n@%p1 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 64;\n"
     );
     assert_eq!(rules(&kernel("", &body)), []);
+}
+
+#[test]
+fn every_pair_operation_wants_the_peer_started() {
+    // §9.7.16.5: for ::2 mma/cp/shift/commit the peer CTA "should" be active; the row
+    // GEN-PEER-ACTIVE covers every ::2 operation, not only alloc.
+    let cl = ".explicitcluster\n.reqnctapercluster 2, 1, 1";
+    let sync = "barrier.cluster.arrive.aligned;\nbarrier.cluster.wait.aligned;\n";
+    let mma = "mov.b64 %rd1, 0;\nsetp.ne.u32 %p5, %r3, 7;\n@%p1 tcgen05.mma.cta_group::2.kind::f16 [%r2], %rd1, %rd1, %r3, %p5;\n";
+    let slot = "mov.u32 %r2, 0;\n";
+    assert_eq!(
+        rules(&kernel(cl, &format!("{slot}{mma}"))),
+        [RuleId::GenPeerActive]
+    );
+    assert_eq!(rules(&kernel(cl, &format!("{sync}{slot}{mma}"))), []);
+    let f = findings_with(&kernel(cl, &format!("{slot}{mma}")), FenceMode::Auto);
+    assert!(f[0].message.contains("should"), "{}", f[0].message);
+}
+
+#[test]
+fn warp_role_arithmetic_is_uniform_without_a_declared_block_size() {
+    // CUTLASS/Triton write the warp index as `%tid.x >> 5` or `/ 32`; a branch on it is
+    // warp-uniform, so an .aligned alloc under it is not GEN-ALIGNED-CONVERGENT (§9.7.16.7.1).
+    for role in [
+        "shr.u32 %r5, %r1, 5;",
+        "div.u32 %r5, %r1, 32;",
+        "and.b32 %r5, %r1, -32;",
+        "shr.u32 %r6, %r1, 5;\nshfl.sync.idx.b32 %r5, %r6, 0, 31, -1;",
+    ] {
+        let src = format!(
+            ".version 8.6\n.target sm_100a\n.shared .align 16 .b32 slot[1];\n.visible .entry k()\n{{\n\
+             .reg .b32 %r<20>;\n.reg .pred %p<4>;\nmov.u32 %r1, %tid.x;\n{role}\nsetp.ne.s32 %p1, %r5, 0;\n\
+             @%p1 bra $L_skip;\ntcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 32;\n\
+             ld.shared.b32 %r2, [slot];\ntcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\
+             tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\n$L_skip:\nret;\n}}\n"
+        );
+        assert_eq!(rules(&src), [], "{role}");
+        // A lane-divergent condition in the same place is still reported.
+        let lane = src.replace(role, "and.b32 %r5, %r1, 1;");
+        assert!(
+            rules(&lane).contains(&RuleId::GenAlignedConvergent),
+            "{role}"
+        );
+    }
+}
+
+#[test]
+fn ill_formed_instructions_are_findings_with_their_rule() {
+    // §9.7.16.7.1 syntax line: `.cta_group = { .cta_group::1, .cta_group::2 }`, `.sync.aligned`.
+    let body = "@%p1 tcgen05.alloc.cta_group::3.sync.aligned.shared::cta.b32 [slot], 64;\n\
+                tcgen05.ld.aligned.32x32b.x2.b32 {%r10, %r11}, [%r2];\n\
+                tcgen05.ld.sync.aligned.32x32b.x2.b64 {%r10, %r11}, [%r2];\n";
+    let r = rules(&kernel("", body));
+    for want in [
+        RuleId::GenCtagroupValid,
+        RuleId::GenSyncQual,
+        RuleId::LdstType,
+    ] {
+        assert!(r.contains(&want), "{want}: {r:?}");
+    }
+}
+
+#[test]
+fn target_rows_apply_to_the_module_target() {
+    // §9.7.16.10.9.1 target notes: .kind::i8 on sm_100a and sm_110a only.
+    let body = "mov.b64 %rd1, 0;\nmov.u32 %r2, 0;\n@%p1 tcgen05.mma.cta_group::1.kind::i8 [%r2], %rd1, %rd1, %r3, %p2;\n";
+    let src = kernel("", body);
+    assert!(!rules(&src).contains(&RuleId::MmaI8Target));
+    let src = src.replace(
+        ".version 8.6\n.target sm_100a",
+        ".version 8.8\n.target sm_103a",
+    );
+    assert!(rules(&src).contains(&RuleId::MmaI8Target));
+    // A target outside the catalogue's list is GEN-TARGET, named in the message.
+    let src = src.replace("sm_103a", "sm_90a");
+    let f = findings_with(&src, FenceMode::Auto);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == RuleId::GenTarget && f.message.contains("sm_90a"))
+    );
+    let src = kernel("", body).replace("sm_100a", "sm_89");
+    let f = findings_with(&src, FenceMode::Auto);
+    assert!(
+        f.iter()
+            .any(|f| f.rule == RuleId::GenTarget && f.message.contains("sm_89")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn device_functions_are_checked_as_callees() {
+    let src = ".version 8.6\n.target sm_100a\n.func f(.param .b32 a)\n{\n.reg .b32 %r<4>;\n\
+               ld.param.b32 %r1, [a];\ntcgen05.ld.sync.aligned.32x32b.x4.b32 {%r2, %r3}, [%r1];\n\
+               tcgen05.wait::ld.sync.aligned;\nret;\n}\n";
+    let ks = check_source(src, "f.ptx", &Options::default()).unwrap();
+    assert_eq!(ks.len(), 1);
+    assert!(!ks[0].entry);
+    assert_eq!(
+        ks[0].findings.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [RuleId::LdstVecLen]
+    );
+    assert!(ks[0].notes.iter().any(|n| n.contains("device function")));
+}
+
+#[test]
+fn calls_of_functions_with_tcgen05_instructions_are_followed() {
+    // The callee's alloc and dealloc count on the kernel's paths (§9.7.16.1.2: everything
+    // allocated is freed before the kernel exits).
+    let funcs = ".shared .align 16 .b32 slot[1];\n\
+                 .func get()\n{\n.reg .b32 %r<4>;\n\
+                 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], 64;\n\
+                 tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;\nret;\n}\n\
+                 .func put()\n{\n.reg .b32 %r<4>;\nld.shared.b32 %r1, [slot];\n\
+                 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 64;\nret;\n}\n";
+    let kernel = |body: &str| {
+        format!(
+            ".version 8.6\n.target sm_100a\n{funcs}.visible .entry k()\n.reqntid 128, 1, 1\n{{\n\
+             .reg .b32 %r<8>;\n.reg .pred %p<4>;\nmov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n\
+             {body}\nret;\n}}\n"
+        )
+    };
+    let entry_rules = |src: &str| -> Vec<RuleId> {
+        check_source(src, "c.ptx", &Options::default())
+            .unwrap()
+            .into_iter()
+            .filter(|k| k.entry)
+            .flat_map(|k| k.findings)
+            .map(|f| f.rule)
+            .collect()
+    };
+    assert_eq!(entry_rules(&kernel("@%p1 call get;\n@%p1 call put;")), []);
+    assert_eq!(
+        entry_rules(&kernel("@%p1 call get;")),
+        [RuleId::AllocFreeBeforeExit]
+    );
+    // The callee's .aligned alloc under the kernel's elect-one branch (§9.7.16.7.1).
+    assert!(
+        entry_rules(&kernel(
+            "elect.sync %r2|%p2, -1;\n@%p2 call get;\n@%p1 call put;"
+        ))
+        .contains(&RuleId::GenAlignedConvergent)
+    );
+    // The functions are also reported on their own, once each, with no finding.
+    let ks = check_source(
+        &kernel("@%p1 call get;\n@%p1 call put;"),
+        "c.ptx",
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(ks.iter().filter(|k| !k.entry).count(), 2);
+    assert!(
+        ks.iter()
+            .all(|k| k.notes.iter().all(|n| !n.contains("not followed"))),
+        "{ks:?}"
+    );
 }

@@ -1,8 +1,8 @@
-//! `tcgen05-fuzz check FILE.ptx...`: checks the TMEM protocol of real kernels (issue 9) with
-//! `tcgen05_oracle::kernel`.
+//! `tcgen05-fuzz check FILE.ptx...`: checks the tcgen05 instructions and the TMEM protocol of
+//! real kernels and device functions with `tcgen05_oracle::kernel`.
 //!
-//! Exit status: 0 when every kernel is clean, 1 when there are findings, 2 when an input cannot
-//! be read or parsed.
+//! Exit status: 0 when every kernel is clean, 1 when there are findings (an ill-formed tcgen05
+//! instruction is one), 2 when an input cannot be read or is not PTX.
 
 use super::{EXIT_FINDINGS, Format, bad_input};
 use std::io::Write as _;
@@ -42,6 +42,18 @@ struct FileReport {
     kernels: Vec<KernelReport>,
 }
 
+/// Why a file has nothing to check, if it has nothing: no function with a body, or no tcgen05
+/// instruction in any.
+fn nothing_to_check(kernels: &[KernelReport]) -> Option<&'static str> {
+    if kernels.is_empty() {
+        Some("no .entry or .func with a body")
+    } else if kernels.iter().all(|k| k.tcgen05 == 0) {
+        Some("no tcgen05 instructions")
+    } else {
+        None
+    }
+}
+
 /// Runs the subcommand.
 #[expect(
     clippy::needless_pass_by_value,
@@ -79,19 +91,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Format::Text => {
             for r in &reports {
+                if let Some(why) = nothing_to_check(&r.kernels) {
+                    writeln!(out, "{}: nothing to check: {why}", r.file)?;
+                }
                 for k in &r.kernels {
-                    writeln!(
-                        out,
-                        "{}:{}: kernel {}: {} finding(s) ({} warps x {} CTA(s), {} blocks, {} tcgen05 instructions)",
-                        r.file,
-                        k.line,
-                        k.kernel,
-                        k.findings.len(),
-                        k.warps,
-                        k.ctas,
-                        k.blocks,
-                        k.tcgen05
-                    )?;
+                    if k.entry {
+                        writeln!(
+                            out,
+                            "{}:{}: kernel {}: {} finding(s) ({} warps x {} CTA(s), {} blocks, {} tcgen05 instructions)",
+                            r.file,
+                            k.line,
+                            k.kernel,
+                            k.findings.len(),
+                            k.warps,
+                            k.ctas,
+                            k.blocks,
+                            k.tcgen05
+                        )?;
+                    } else {
+                        writeln!(
+                            out,
+                            "{}:{}: function {}: {} finding(s) ({} blocks, {} tcgen05 instructions)",
+                            r.file,
+                            k.line,
+                            k.kernel,
+                            k.findings.len(),
+                            k.blocks,
+                            k.tcgen05
+                        )?;
+                    }
                     for f in &k.findings {
                         writeln!(
                             out,

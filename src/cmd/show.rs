@@ -89,6 +89,7 @@ fn function_json(f: &Function<'_>) -> serde_json::Value {
             serde_json::json!({
                 "opcode": i.opcode,
                 "family": i.form.map(|f| f.family().as_str()),
+                "ill_formed": i.ill_formed.as_ref().map(ToString::to_string),
                 "operands": i.operands.iter().map(ToString::to_string).collect::<Vec<_>>(),
                 "guard": i.guard.map(|g| format!("@{}{}", if g.negated { "!" } else { "" }, g.pred)),
                 "line": i.pos.line,
@@ -105,15 +106,18 @@ fn function_json(f: &Function<'_>) -> serde_json::Value {
 }
 
 fn print_text(name: &str, m: &ptx::Module<'_>) {
-    outln!(
-        "{name}: PTX {} for {}",
-        m.version.map_or_else(|| "?".to_string(), |v| v.to_string()),
-        if m.target.is_empty() {
-            "?".to_string()
-        } else {
-            m.target.join(", ")
-        }
-    );
+    let version = m
+        .version
+        .map_or_else(|| "no .version".to_string(), |v| format!("PTX {v}"));
+    let target = if m.target.is_empty() {
+        "no .target".to_string()
+    } else {
+        format!("for {}", m.target.join(", "))
+    };
+    outln!("{name}: {version} {target}");
+    if !m.functions.iter().any(|f| f.body.is_some()) {
+        outln!("no kernels or device functions with a body");
+    }
     for f in m.functions.iter().filter(|f| f.body.is_some()) {
         let tc: Vec<_> = f
             .instrs()
@@ -140,6 +144,9 @@ fn print_text(name: &str, m: &ptx::Module<'_>) {
                 ops.join(", ")
             );
             outln!("{}", line.trim_end());
+            if let Some(e) = &i.ill_formed {
+                outln!("          ill-formed: {e} (`tcgen05-fuzz check` reports it)");
+            }
         }
     }
 }

@@ -498,6 +498,9 @@ impl<'a, 'm> Lifter<'a, 'm> {
     fn instr(&mut self, ins: &'m Instr<'a>, out: &mut Vec<Stmt>) -> Result<(), LiftError> {
         let line = ins.pos.line;
         let ops = &ins.operands;
+        if let Some(e) = &ins.ill_formed {
+            return Err(shape(line, format!("ill-formed `{}`: {e}", ins.opcode)));
+        }
         if let Some(form) = ins.form {
             out.push(Stmt::Tc(self.op(form, ins)?));
             return Ok(());

@@ -7,7 +7,9 @@
 //! predicate, opcode, operands, line and column); nested `{ }` scopes are flattened. Every
 //! instruction is kept; those whose opcode starts with `tcgen05.` also carry their decoded
 //! [`Form`]. An instruction this parser does not model is an opaque statement, never an error;
-//! malformed tcgen05 syntax is an error naming `file:line:column` and what was expected.
+//! a `tcgen05.*` instruction that is not well formed (unknown, repeated or missing qualifier,
+//! operands that do not fit the syntax line) is kept with the reason in [`Instr::ill_formed`].
+//! Text that is not PTX is an error naming `file:line:column` and what was expected.
 //! Debug sections (`.section ... { ... }`) and `.loc` / `.file` lines are skipped.
 
 use crate::form::{Form, FormError};
@@ -95,8 +97,33 @@ pub struct Instr<'a> {
     /// The decoded form, for `tcgen05.*` instructions this crate models.
     #[serde(skip)]
     pub form: Option<Form>,
+    /// Why a `tcgen05.*` instruction is not well formed (then `form` is `None`, or the operands
+    /// do not fit it). Ill-formed instructions are kept: in readable PTX they are findings of
+    /// `check`, not unreadable input.
+    #[serde(skip)]
+    pub ill_formed: Option<IllFormed>,
     /// Where the opcode starts.
     pub pos: Pos,
+}
+
+/// Why a `tcgen05.*` instruction is not well formed (reference §3 syntax lines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IllFormed {
+    /// The opcode is not a tcgen05 form: an unknown instruction, an unknown, repeated or
+    /// missing qualifier.
+    Form(FormError),
+    /// The operands do not have the shape of the form's syntax line; the message says what
+    /// was expected.
+    Operands(String),
+}
+
+impl std::fmt::Display for IllFormed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IllFormed::Form(e) => write!(f, "{e}"),
+            IllFormed::Operands(m) => f.write_str(m),
+        }
+    }
 }
 
 /// A statement of a function body.
@@ -168,6 +195,7 @@ enum Tok<'a> {
     Eof,
 }
 
+#[derive(Clone)]
 struct Lexer<'a> {
     src: &'a str,
     b: &'a [u8],
@@ -714,24 +742,22 @@ fn parse_instr<'a>(
     } else {
         lx.next()?;
     }
-    let form = if opcode.starts_with("tcgen05.") {
+    let (mut form, mut ill_formed) = (None, None);
+    if opcode.starts_with("tcgen05.") {
         match Form::parse(opcode) {
-            Ok(f) => Some(f),
-            Err(FormError::UnknownInstruction(_)) => None,
-            Err(e) => return Err(lx.err(pos, format!("malformed tcgen05 instruction: {e}"))),
+            Ok(f) => match check_operand_shape(&f, &operands) {
+                Ok(()) => form = Some(f),
+                Err(msg) => ill_formed = Some(IllFormed::Operands(msg)),
+            },
+            Err(e) => ill_formed = Some(IllFormed::Form(e)),
         }
-    } else {
-        None
-    };
-    if let Some(f) = &form {
-        check_operand_shape(f, &operands)
-            .map_err(|msg| lx.err(pos, format!("malformed `{opcode}`: {msg}")))?;
     }
     Ok(Instr {
         guard,
         opcode,
         operands,
         form,
+        ill_formed,
         pos,
     })
 }
@@ -793,6 +819,25 @@ fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
 }
 
 fn parse_operand<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, ParseError> {
+    // An integer constant expression (`(16*2)`, `32+32`) is an immediate; anything else is
+    // read again as an ordinary operand.
+    let starts_expr = match lx.peek()?.0 {
+        Tok::Punct(b'(' | b'-' | b'~' | b'!' | b'+') => true,
+        Tok::Word(w) => w.as_bytes()[0].is_ascii_digit(),
+        _ => false,
+    };
+    if starts_expr {
+        let save = lx.clone();
+        if let Some(v) = const_expr(lx, 0)
+            && matches!(
+                lx.peek().map(|t| t.0),
+                Ok(Tok::Punct(b',' | b';' | b'}' | b')'))
+            )
+        {
+            return Ok(Operand::Imm(v));
+        }
+        *lx = save;
+    }
     let first = parse_primary(lx, opcode)?;
     if lx.peek()?.0 == Tok::Punct(b'|') {
         lx.next()?;
@@ -800,6 +845,73 @@ fn parse_operand<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, Pa
         return Ok(Operand::Pair(Box::new(first), Box::new(second)));
     }
     Ok(first)
+}
+
+/// A binary operator of PTX integer constant expressions (PTX ISA §4.6, C precedence) at the
+/// lexer's position, with its precedence and token count; `|` is not taken (it pairs operands,
+/// `_|%p`), nor are comparisons and logical operators.
+fn const_binop(lx: &mut Lexer<'_>) -> Option<(u8, u8, usize)> {
+    let (t, _) = lx.peek().ok()?;
+    let Tok::Punct(c) = t else { return None };
+    match c {
+        b'*' | b'/' | b'%' => Some((10, c, 1)),
+        b'+' | b'-' => Some((9, c, 1)),
+        b'<' | b'>' => {
+            let mut ahead = lx.clone();
+            ahead.next().ok()?;
+            (ahead.next().ok()?.0 == Tok::Punct(c)).then_some((8, c, 2))
+        }
+        b'&' => Some((5, c, 1)),
+        b'^' => Some((4, c, 1)),
+        _ => None,
+    }
+}
+
+/// Evaluates an integer constant expression whose operators bind tighter than `min`
+/// (precedence climbing); `None` when the text is not one (the caller rereads it).
+fn const_expr(lx: &mut Lexer<'_>, min: u8) -> Option<i64> {
+    let mut v = const_unary(lx)?;
+    while let Some((prec, op, n)) = const_binop(lx) {
+        if prec <= min {
+            break;
+        }
+        for _ in 0..n {
+            lx.next().ok()?;
+        }
+        let r = const_expr(lx, prec)?;
+        v = match op {
+            b'*' => v.wrapping_mul(r),
+            b'/' => v.checked_div(r)?,
+            b'%' => v.checked_rem(r)?,
+            b'+' => v.wrapping_add(r),
+            b'-' => v.wrapping_sub(r),
+            b'<' => v.wrapping_shl(u32::try_from(r).ok()?),
+            b'>' => v.wrapping_shr(u32::try_from(r).ok()?),
+            b'&' => v & r,
+            _ => v ^ r,
+        };
+    }
+    Some(v)
+}
+
+fn const_unary(lx: &mut Lexer<'_>) -> Option<i64> {
+    match lx.next().ok()?.0 {
+        Tok::Word(w) => parse_int(w),
+        Tok::Punct(b'-') => const_unary(lx).map(i64::wrapping_neg),
+        Tok::Punct(b'+') => const_unary(lx),
+        Tok::Punct(b'~') => const_unary(lx).map(|v| !v),
+        Tok::Punct(b'!') => const_unary(lx).map(|v| i64::from(v == 0)),
+        Tok::Punct(b'(') => {
+            // Inside parentheses `|` is bitwise or.
+            let mut v = const_expr(lx, 0)?;
+            while lx.peek().ok()?.0 == Tok::Punct(b'|') {
+                lx.next().ok()?;
+                v |= const_expr(lx, 0)?;
+            }
+            (lx.next().ok()?.0 == Tok::Punct(b')')).then_some(v)
+        }
+        _ => None,
+    }
 }
 
 fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, ParseError> {
@@ -1060,16 +1172,53 @@ $L__BB0_1:
     }
 
     #[test]
-    fn malformed_tcgen05_names_file_line_column_and_expectation() {
+    fn ill_formed_tcgen05_is_kept_with_its_reason() {
+        // §9.7.16.7.1 syntax line: alloc's dst is `[dst]`, an address.
         let src = ".version 8.6\n.target sm_100a\n.entry k()\n{\n  tcgen05.alloc.cta_group::1.sync.aligned.b32 %r1, 32;\n}\n";
-        let e = parse_module(src, "bad.ptx").unwrap_err();
-        assert_eq!((e.line, e.col), (5, 3));
-        assert!(e.to_string().starts_with("bad.ptx:5:3:"), "{e}");
-        assert!(e.msg.contains("[dst], nCols"), "{e}");
+        let m = parse_module(src, "bad.ptx").unwrap();
+        let i = m.functions[0].instrs().next().unwrap();
+        assert_eq!((i.pos.line, i.pos.col), (5, 3));
+        assert!(i.form.is_none());
+        let Some(IllFormed::Operands(msg)) = &i.ill_formed else {
+            panic!("{:?}", i.ill_formed)
+        };
+        assert!(msg.contains("[dst], nCols"), "{msg}");
+        // §9.7.16.8.3: `.num` is mandatory.
         let src =
             ".version 8.6\n.entry k()\n{\n  tcgen05.ld.sync.aligned.32x32b.b32 {%r1}, [%r2];\n}\n";
+        let m = parse_module(src, "bad.ptx").unwrap();
+        let i = m.functions[0].instrs().next().unwrap();
+        assert!(
+            i.ill_formed
+                .as_ref()
+                .is_some_and(|e| e.to_string().contains("repetition count")),
+            "{:?}",
+            i.ill_formed
+        );
+    }
+
+    #[test]
+    fn constant_expressions_are_immediates() {
+        // PTX ISA §4.6: integer constant expressions with C operators and precedence.
+        let src = ".version 8.6\n.entry k()\n{\n  tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [s], (16*2);\n  tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r1, 32+32*2;\n  add.s32 %r2, %r1, ((1<<4)|(2 - 3 + 0x10));\n  mov.b32 %r3, ~0;\n  @!%p1 bra $L;\n  elect.sync _|%p2, -1;\n  call f, (%r1, 2);\n}\n";
+        let m = parse_module(src, "e").unwrap();
+        let ins: Vec<_> = m.functions[0].instrs().collect();
+        assert_eq!(ins[0].operands[1], Operand::Imm(32));
+        assert!(ins[0].form.is_some() && ins[0].ill_formed.is_none());
+        assert_eq!(ins[1].operands[1], Operand::Imm(96));
+        // Inside parentheses `|` is bitwise or; outside it pairs operands (`_|%p2`).
+        assert_eq!(ins[2].operands[2], Operand::Imm(31));
+        assert_eq!(ins[3].operands[1], Operand::Imm(-1));
+        assert_eq!(ins[4].guard.map(|g| g.negated), Some(true));
+        assert!(matches!(ins[5].operands[0], Operand::Pair(..)));
+        assert!(matches!(ins[6].operands[1], Operand::Paren(_)));
+    }
+
+    #[test]
+    fn text_that_is_not_ptx_names_file_line_column() {
+        let src = ".version 8.6\n.entry k()\n{\n  tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r1, [%r2];\n}\n";
         let e = parse_module(src, "bad.ptx").unwrap_err();
-        assert!(e.msg.contains("repetition count"), "{e}");
+        assert!(e.to_string().starts_with("bad.ptx:4:"), "{e}");
     }
 
     #[test]
@@ -1079,5 +1228,11 @@ $L__BB0_1:
         let ins: Vec<_> = m.functions[0].instrs().collect();
         assert_eq!(ins.len(), 2);
         assert!(ins.iter().all(|i| i.form.is_none()));
+        // An unknown tcgen05 family is kept as ill-formed (a finding of `check`).
+        assert!(ins[0].ill_formed.is_none());
+        assert!(matches!(
+            ins[1].ill_formed,
+            Some(IllFormed::Form(FormError::UnknownInstruction(_)))
+        ));
     }
 }

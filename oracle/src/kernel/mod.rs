@@ -28,16 +28,19 @@
 //! - `GEN-PEER-ACTIVE`: a `::2` alloc with no cluster barrier before it; `DEALLOC-PAIR-SYNC`: a
 //!   `::2` dealloc with no cluster barrier after the warp's last TMEM access.
 
+mod inline;
 mod protocol;
+mod rules;
 mod value;
 
 use crate::catalogue;
 use protocol::{Walk, WarpResult};
+use rules::ModuleTarget;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
+use tcgen05_ir::RuleId;
 use tcgen05_ir::ptx::cfg::{BlockId, Cfg};
 use tcgen05_ir::ptx::parse::{Function, Module, ParseError, parse_module};
-use tcgen05_ir::{Form, RuleId};
 use value::{Decoded, Eval, WarpCtx};
 
 /// When the fence rules (MCM-XTHREAD) apply.
@@ -87,11 +90,13 @@ fn rule_name<S: serde::Serializer>(r: &RuleId, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(r.as_str())
 }
 
-/// The result for one kernel.
+/// The result for one kernel or device function.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KernelReport {
-    /// The kernel's name.
+    /// The kernel's (or device function's) name.
     pub kernel: String,
+    /// A kernel (`.entry`) rather than a device function (`.func`).
+    pub entry: bool,
     /// The line of its `.entry`.
     pub line: u32,
     /// Warps per CTA walked.
@@ -118,12 +123,14 @@ pub fn check_source(
     Ok(check_module(&m, Some(src), opts))
 }
 
-/// Checks every kernel (`.entry`) of `m`; `src` is its text, for label scopes.
+/// Checks every kernel (`.entry`) and device function (`.func`) with a body of `m`; `src` is
+/// its text, for label scopes.
 pub fn check_module(m: &Module<'_>, src: Option<&str>, opts: &Options) -> Vec<KernelReport> {
+    let target = ModuleTarget::of(m);
     m.functions
         .iter()
-        .filter(|f| f.is_entry && f.body.is_some())
-        .map(|f| check_kernel(m, f, src, opts))
+        .filter(|f| f.body.is_some())
+        .map(|f| check_kernel(m, f, src, opts, &target))
         .collect()
 }
 
@@ -165,16 +172,42 @@ fn check_kernel(
     f: &Function<'_>,
     src: Option<&str>,
     opts: &Options,
+    target: &ModuleTarget,
 ) -> KernelReport {
-    let cfg = Cfg::new(f, src);
+    // Calls of functions with tcgen05 instructions are followed by inlining them (inline.rs);
+    // their instructions' own rules are reported with the function.
+    let calls_tc = f.is_entry
+        && f.instrs().any(|i| {
+            i.opcode.starts_with("call")
+                && i.operands.iter().any(|o| {
+                    matches!(o, tcgen05_ir::ptx::parse::Operand::Sym(c)
+                        if m.function(c).is_some_and(|g| g.body.is_some() && inline::reaches_tcgen05(m, g, 1)))
+                })
+        });
+    let arena = calls_tc.then(|| inline::Inlined::new(m, f));
+    let expanded = arena.as_ref().map(|a| a.function(m, f));
+    let (cfg, from_callee) = match &expanded {
+        // Label scopes come from the text, which the inlined body no longer matches.
+        Some((g, fc)) => (Cfg::new(g, None), fc.as_slice()),
+        None => (Cfg::new(f, src), &[][..]),
+    };
     let dec = Decoded::new(&cfg);
     let (ntid, cluster) = launch(f);
     let mut notes = Vec::new();
     let warps = match ntid {
         Some((x, y, z)) => (x * y * z).div_ceil(32).clamp(1, MAX_WARPS),
+        None if !f.is_entry => {
+            notes.push(
+                "device function: checked as a callee in an unknown context (instruction-level, \
+                 target and GEN-CTAGROUP-UNIFORM rules; its paths are not walked)"
+                    .to_string(),
+            );
+            0
+        }
         None => {
             notes.push(format!(
-                "no .reqntid/.maxntid: walked {DEFAULT_WARPS} warps with unknown %tid"
+                "no .reqntid/.maxntid: walked {DEFAULT_WARPS} warps of an assumed 1-D block \
+                 (warp w holds %tid.x 32w..32w+31; %ntid unknown)"
             ));
             DEFAULT_WARPS
         }
@@ -209,6 +242,7 @@ fn check_kernel(
         .count();
     let mut report = KernelReport {
         kernel: f.name.to_string(),
+        entry: f.is_entry,
         line: f.pos.line,
         warps,
         ctas: ranks.len() as u32,
@@ -250,8 +284,27 @@ fn check_kernel(
             e.warps.push(who);
         }
     };
+    // The instruction-level and target rows (rules.rs, the oracle's per-instruction rules).
+    for (i, ins) in cfg.instrs.iter().enumerate() {
+        if !ins.opcode.starts_with("tcgen05.") || from_callee.get(i) == Some(&true) {
+            continue;
+        }
+        for (rule, msg) in rules::instr_findings(ins, target, cluster) {
+            let b = cfg.block_of[i];
+            add(
+                rule,
+                i,
+                msg,
+                "static".to_string(),
+                &shortest_path(&cfg, b),
+                &mut merged,
+            );
+        }
+    }
     let mut truncated = false;
-    for &rank in &ranks {
+    // A device function is a callee in an unknown context: its paths are not walked.
+    let walked: &[Option<u32>] = if f.is_entry { &ranks } else { &[] };
+    for &rank in walked {
         let mut results: Vec<(String, std::rc::Rc<WarpResult>)> = Vec::new();
         // Warps whose guards and branches evaluate alike walk alike: walk each class once.
         let mut by_signature: HashMap<Signature, std::rc::Rc<WarpResult>> = HashMap::new();
@@ -260,6 +313,7 @@ fn check_kernel(
                 warp: w,
                 rank,
                 ntid,
+                tid_shape: ntid.or(Some((32 * warps, 1, 1))),
             };
             let ev = Eval::new(&dec, &ctx);
             let guard_of = |env: &[value::V], ii: usize| -> Option<bool> {
@@ -379,31 +433,20 @@ fn check_kernel(
             }
         }
     }
-    // GEN-CTAGROUP-UNIFORM (§9.7.16.7.1, .9.2, .9.3, .10.9, .12.1; static).
-    let mut first: Option<(usize, u8)> = None;
+    // GEN-CTAGROUP-UNIFORM (instr.rs), reported at the first instruction that differs.
+    let mut groups = crate::instr::CtaGroupUniform::default();
     for (i, ins) in cfg.instrs.iter().enumerate() {
-        let Some(g) = ins.form.as_ref().and_then(Form::cta_group) else {
-            continue;
-        };
-        match first {
-            None => first = Some((i, g.n())),
-            Some((f0, n)) if n != g.n() => {
-                let b = cfg.block_of[i];
-                add(
-                    RuleId::GenCtagroupUniform,
-                    i,
-                    format!(
-                        "`.cta_group::{}` here, but `.cta_group::{n}` at line {}: one kernel must use one value",
-                        g.n(),
-                        cfg.instrs[f0].pos.line
-                    ),
-                    "static".to_string(),
-                    &shortest_path(&cfg, b),
-                    &mut merged,
-                );
-                break;
-            }
-            _ => {}
+        let Some(form) = &ins.form else { continue };
+        if let Some(msg) = groups.see(form, || format!("line {}", ins.pos.line)) {
+            add(
+                RuleId::GenCtagroupUniform,
+                i,
+                msg,
+                "static".to_string(),
+                &shortest_path(&cfg, cfg.block_of[i]),
+                &mut merged,
+            );
+            break;
         }
     }
     if truncated {

@@ -437,7 +437,29 @@ impl Walk<'_, '_> {
                         _ => {}
                     }
                 }
-                let cta2 = form.and_then(Form::cta_group).is_some_and(|g| g.n() == 2);
+                // wait's `.cta_group` is WAIT-OPS (instruction-level), not a pair operation.
+                let cta2 = form.and_then(Form::cta_group).is_some_and(|g| g.n() == 2)
+                    && !matches!(form, Some(Form::Wait(_)));
+                // GEN-PEER-ACTIVE (§9.7.16.5, §9.7.16.7.1): for a ::2 alloc/dealloc/relinquish
+                // the issuing warp *must* make sure the peer CTA is launched and takes part; for
+                // mma/cp/shift/commit the peer *should* be active. Nothing does either before
+                // the first cluster barrier (barrier.cluster.arrive + wait) of the path.
+                if cta2 && !st.cluster_synced {
+                    let (verb, what) = match form {
+                        Some(Form::Alloc(_) | Form::Dealloc(_) | Form::Relinquish(_)) => (
+                            "must make sure",
+                            "has been launched and that its warps will take part",
+                        ),
+                        _ => ("should make sure", "is active and has not exited"),
+                    };
+                    report(
+                        RuleId::GenPeerActive,
+                        format!(
+                            "`{}` with no cluster barrier (barrier.cluster.arrive + wait) before it on this path: the issuing CTA {verb} that the peer CTA {what}, and nothing does (consequence unstated, likely a hang)",
+                            ins.opcode
+                        ),
+                    );
+                }
                 match form {
                     Some(Form::Alloc(_)) => {
                         // ALLOC-AFTER-RELINQUISH (§9.7.16.7.1).
@@ -460,14 +482,6 @@ impl Walk<'_, '_> {
                                 format!(
                                     "alloc of {n} columns after an alloc of {m} on this path: allocation sizes must not increase"
                                 ),
-                            );
-                        }
-                        // GEN-PEER-ACTIVE (§9.7.16.7.1): a ::2 alloc must make sure the peer CTA is
-                        // launched and will take part: a cluster barrier before it.
-                        if cta2 && !st.cluster_synced {
-                            report(
-                                RuleId::GenPeerActive,
-                                "cta_group::2 alloc with no cluster barrier (barrier.cluster.arrive + wait) before it on this path: nothing makes sure the peer CTA has been launched".to_string(),
                             );
                         }
                         st.net = (st.net + 1).min(3);

@@ -113,6 +113,10 @@ pub(crate) struct WarpCtx {
     pub rank: Option<u32>,
     /// `.reqntid`/`.maxntid` (x, y, z), when declared.
     pub ntid: Option<(u32, u32, u32)>,
+    /// The block shape `%tid` is computed from: `ntid`, or, when the kernel declares none, the
+    /// assumed 1-D block of the warps walked (CUTLASS and Triton launch 1-D blocks of whole
+    /// warps), so that `%tid.x >> 5`, `%tid.x / 32` and `%tid.x & ~31` are warp-uniform.
+    pub tid_shape: Option<(u32, u32, u32)>,
 }
 
 impl WarpCtx {
@@ -120,7 +124,7 @@ impl WarpCtx {
         let nt = self.ntid;
         let lin = 32 * i64::from(self.warp);
         let tid = |dim: usize| -> V {
-            match nt {
+            match self.tid_shape {
                 Some((x, y, _)) if x % 32 == 0 => {
                     let (x, y) = (i64::from(x), i64::from(y.max(1)));
                     match dim {
@@ -335,6 +339,7 @@ impl<'a> Decoded<'a> {
             warp: 0,
             rank: None,
             ntid: None,
+            tid_shape: None,
         };
         let mut seeds = Vec::new();
         for i in &cfg.instrs {
@@ -598,9 +603,10 @@ impl<'d, 'a> Eval<'d, 'a> {
                     // Predicates.
                     three(V::range(a, b, u), V::range(c, e, w), BoolOp::And)
                 }
-                (Some((a, b, u)), Some((m, m2, _))) if m == m2 && m >= 0 && a >= 0 => {
+                (Some((a, b, u)), Some((m, m2, _))) if m == m2 && a >= 0 => {
                     // Bits above the highest bit that differs between a and b are the same in
-                    // every lane: `%tid.x & 96` is the warp's (w & 3) << 5 for all its lanes.
+                    // every lane: `%tid.x & 96` is the warp's (w & 3) << 5 for all its lanes,
+                    // `%tid.x & -32` its first thread's index.
                     let low = if a == b {
                         0
                     } else {
@@ -912,6 +918,7 @@ mod tests {
                 warp: w,
                 rank: None,
                 ntid: Some((128, 1, 1)),
+                tid_shape: Some((128, 1, 1)),
             },
         );
         let guard_of = |env: &[V], ii: usize| -> Option<bool> {
