@@ -127,7 +127,7 @@ fn judge(
     if let Some(why) = broken {
         return not_judged(opts, violations, f, why);
     }
-    let clocks = sync::clocks(u, p, false);
+    let clocks = sync::clocks(u, p, None);
     for n in &clocks.notes {
         f.note(n.clone());
     }
@@ -145,6 +145,10 @@ fn judge(
     }
     let scanned = ub::scan(p, u, &mut f);
     let mut a = alloc::analyse(p, u, &clocks, opts, &mut f);
+    if let Some(why) = f.not_judged.take() {
+        // The `::2` pairing is not stated (alloc.rs).
+        return not_judged(opts, violations, f, why);
+    }
     // TMEM data rules of sparse and block-scaled MMAs (mma_rules.rs), where they may judge.
     if scanned.data_rules {
         mma_rules::data(u, &clocks, &a, &mut f);
