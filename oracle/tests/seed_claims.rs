@@ -329,3 +329,82 @@ fn two_warps_holding_512_columns_across_a_barrier_must_deadlock() {
         RunVerdict::Completes
     );
 }
+
+/// Questions the seeds leave open get no definite answer of their own: §9.7.16.7.1 says only
+/// "it is illegal for a CTA to perform `tcgen05.alloc` after any of its constituent threads
+/// execute `tcgen05.relinquish_alloc_permit`" (a second relinquish: not judged), and "one warp
+/// from the CTA must perform the allocation and de-allocation" (whether another warp may free
+/// it: option `multi_warp_alloc`, OQ-35, named in the notes); whether other CTAs' allocations
+/// count against a CTA's 512 columns is option `co_residency` (OQ-7).
+#[test]
+fn open_questions_are_not_judged_or_rest_on_a_named_option() {
+    let one_warp = |warps: Vec<Vec<Stmt>>, clusters: u16| Program {
+        launch: Launch {
+            clusters,
+            ..samples::launch(warps.len() as u8)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 0,
+            regions: vec![],
+        },
+        warps,
+        funcs: vec![],
+    };
+    // Relinquish twice: not judged, with the reason; once: completes.
+    let twice = one_warp(
+        vec![vec![
+            alloc(ONE, 0, 32),
+            dealloc(ONE, 0, 32),
+            relinquish(ONE),
+            relinquish(ONE),
+        ]],
+        1,
+    );
+    match verdict_in(&twice, Edition::Seeds) {
+        RunVerdict::NotJudged(why) => assert!(why.contains("more than once"), "{why}"),
+        v => panic!("{v:?}"),
+    }
+    let once = one_warp(
+        vec![vec![
+            alloc(ONE, 0, 32),
+            dealloc(ONE, 0, 32),
+            relinquish(ONE),
+        ]],
+        1,
+    );
+    assert_eq!(verdict_in(&once, Edition::Seeds), RunVerdict::Completes);
+    // Warp 0 allocates, warp 1 frees after a barrier: completes under the option's default,
+    // and the notes name the assumption; undefined with the option off.
+    let handover = one_warp(
+        vec![
+            vec![alloc(ONE, 0, 32), Stmt::BarCta],
+            vec![Stmt::BarCta, dealloc(ONE, 0, 32)],
+        ],
+        1,
+    );
+    let e = expect(&handover);
+    assert_eq!(e.run.verdict, RunVerdict::Completes);
+    assert!(e.notes.iter().any(|n| n.contains("OQ-35")), "{:?}", e.notes);
+    let off = Options {
+        multi_warp_alloc: false,
+        ..Options::default()
+    };
+    let v = expect_with(&handover, &off).run.verdict;
+    assert!(undefined_with(&v, RuleId::AllocIssuer), "{v:?}");
+    // Two CTAs each hold 512 columns across a cluster barrier: completes per CTA (the
+    // default); may block when the two CTAs may share one SM's Tensor Memory.
+    let mut w = vec![alloc(ONE, 0, 512)];
+    w.extend(cluster_barrier());
+    w.push(dealloc(ONE, 0, 512));
+    let mut cluster = one_warp(vec![w], 1);
+    cluster.launch.cluster_size = 2;
+    cluster.launch.declare_cluster = true;
+    assert_eq!(verdict_in(&cluster, Edition::Seeds), RunVerdict::Completes);
+    let shared = Options {
+        co_residency: CoResidency::SharedSm,
+        ..Options::default()
+    };
+    let v = expect_with(&cluster, &shared).run.verdict;
+    assert!(matches!(v, RunVerdict::MayBlock { .. }), "{v:?}");
+}

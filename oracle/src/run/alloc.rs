@@ -533,18 +533,16 @@ fn pairing(
     partners.seal();
     let blocking = sync::clocks(u, p, Some(&partners));
     for (g, i) in &blocking.stuck {
-        let at = u.warps[*g].get(*i);
-        let at_pair = at.is_some_and(|e| sync::pair_collective(e.stmt));
+        let at_pair = u.warps[*g]
+            .get(*i)
+            .is_some_and(|e| sync::pair_collective(e.stmt));
         if at_pair || c.stuck.is_empty() {
-            let rule = match at.map(|e| e.kind) {
-                Some(EvKind::Dealloc) => RuleId::DeallocPairBlock,
-                Some(EvKind::Alloc | EvKind::Relinquish) => RuleId::AllocPairBlock,
-                _ => RuleId::DeallocBarrierOrder,
-            };
-            f.run_rules.insert(rule);
-            if opts.edition == Edition::Ptx93 {
-                f.run_rules.insert(RuleId::DeallocBarrierOrder);
-            }
+            // Seeds: DEALLOC-PAIR-BLOCK (only deallocs wait); ptx93 names the pattern
+            // (DEALLOC-BARRIER-ORDER, its §9.7.16.5 example).
+            f.run_rules.insert(match opts.edition {
+                Edition::Seeds => RuleId::DeallocPairBlock,
+                Edition::Ptx93 => RuleId::DeallocBarrierOrder,
+            });
             f.may_block.push(block_site(
                 u,
                 w,
