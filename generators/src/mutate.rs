@@ -2082,7 +2082,9 @@ pub const MUTATORS: &[Mutator] = &[
         name: "alloc-after-relinquish-loop",
         rule: RuleId::AllocAfterRelinquish,
         edition: EditionHint::Any,
-        patch: p_none,
+        // `::1`: a `::2` alloc and dealloc in the loop with no cluster barrier between them
+        // would also break DEALLOC-PAIR-SYNC.
+        patch: p_cta1,
         apply: m_alloc_after_relinquish,
     },
     Mutator {

@@ -57,7 +57,7 @@ fn main() -> Result<(), String> {
                 continue;
             }
             let t = Instant::now();
-            let c = black_box(sync::clocks(&u, p, false));
+            let c = black_box(sync::clocks(&u, p, None));
             total[2] += t.elapsed().as_secs_f64();
             if c.malformed.is_some() {
                 continue;

@@ -12,8 +12,9 @@ use tcgen05_ir::RuleId;
 pub enum Edition {
     /// The wording of the five seed documents (PTX ISA 9.0/9.1): a `::2` alloc, dealloc or
     /// relinquish requires its peer to be active (a missing peer is a violated precondition,
-    /// so unspecified); `::2` dealloc does not wait for the peer; mma→mma pipelining needs the
-    /// same accumulator and shape but not the same kind.
+    /// so unspecified); a `::2` dealloc may block until the peer warp's dealloc
+    /// (§9.7.16.7.1, DEALLOC-PAIR-BLOCK), the alloc and relinquish do not wait; mma→mma
+    /// pipelining needs the same accumulator and shape but not the same kind.
     #[default]
     #[serde(alias = "Seeds")]
     Seeds,

@@ -215,7 +215,7 @@ fn alloc_blocks_must_deadlock_and_may_block() {
     };
     completes(&p);
     // Two warps each take 512 columns and free them after a CTA barrier: whichever allocates
-    // second waits for a free that comes after the barrier it cannot reach.
+    // second waits for a free that comes after the barrier it cannot reach, on every schedule.
     let w = |slot| vec![alloc(CG, slot, 512), Stmt::BarCta, dealloc(CG, slot, 512)];
     let p = Program {
         launch: samples::launch(2),
@@ -223,10 +223,7 @@ fn alloc_blocks_must_deadlock_and_may_block() {
         ..one_warp(vec![])
     };
     assert!(
-        matches!(
-            verdict(&p),
-            RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. }
-        ),
+        matches!(verdict(&p), RunVerdict::MustDeadlock { .. }),
         "{:?}",
         verdict(&p)
     );
@@ -468,8 +465,15 @@ fn pair_without_partner_differs_between_editions() {
         .run
         .verdict;
     assert!(matches!(v, RunVerdict::MustDeadlock { .. }), "{v:?}");
-    // Both CTAs take part: completes in both editions.
-    let both = vec![alloc(cg, 0, 32), dealloc(cg, 0, 32), relinquish(cg)];
+    // Both CTAs take part, synchronized before the dealloc (DEALLOC-PAIR-SYNC): completes in
+    // both editions.
+    let both = vec![
+        alloc(cg, 0, 32),
+        Stmt::ClusterArrive { relaxed: false },
+        Stmt::ClusterWait,
+        dealloc(cg, 0, 32),
+        relinquish(cg),
+    ];
     let p = pair(both.clone(), both);
     for ed in Edition::ALL {
         assert_eq!(
@@ -481,34 +485,35 @@ fn pair_without_partner_differs_between_editions() {
 }
 
 #[test]
-fn dealloc_barrier_order_may_hang_in_ptx93() {
-    // Reference §2.5: warp A does cluster barrier then dealloc, its peer dealloc then barrier.
+fn dealloc_barrier_order_may_hang_in_both_editions() {
+    // Reference §2.5: warp A does cluster barrier then dealloc, its peer dealloc then barrier
+    // (after a first barrier that synchronizes the two CTAs, DEALLOC-PAIR-SYNC). §9.7.16.7.1:
+    // "tcgen05.dealloc may block to collectively performs the deallocation with the other peer
+    // CTA's warp" (both editions).
     let cg = CtaGroup::Two;
     let bar = || vec![Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
-    let mut even = vec![alloc(cg, 0, 32)];
+    let mut head = vec![alloc(cg, 0, 32)];
+    head.extend(bar());
+    let mut even = head.clone();
     even.extend(bar());
     even.push(dealloc(cg, 0, 32));
-    let mut odd = vec![alloc(cg, 0, 32), dealloc(cg, 0, 32)];
+    let mut odd = head;
+    odd.push(dealloc(cg, 0, 32));
     odd.extend(bar());
     let p = pair(even.clone(), odd);
-    let v = expect_with(&p, &Options::edition(Edition::Ptx93))
-        .run
-        .verdict;
-    assert!(matches!(v, RunVerdict::MayBlock { .. }), "{v:?}");
-    assert_eq!(
-        expect_with(&p, &Options::edition(Edition::Seeds))
-            .run
-            .verdict,
-        RunVerdict::Completes
-    );
+    for ed in Edition::ALL {
+        let v = expect_with(&p, &Options::edition(*ed)).run.verdict;
+        assert!(matches!(v, RunVerdict::MayBlock { .. }), "{ed}: {v:?}");
+    }
     // Same side of the barrier in both CTAs: no hang in either edition.
     let p = pair(even.clone(), even);
-    assert_eq!(
-        expect_with(&p, &Options::edition(Edition::Ptx93))
-            .run
-            .verdict,
-        RunVerdict::Completes
-    );
+    for ed in Edition::ALL {
+        assert_eq!(
+            expect_with(&p, &Options::edition(*ed)).run.verdict,
+            RunVerdict::Completes,
+            "{ed}"
+        );
+    }
 }
 
 #[test]

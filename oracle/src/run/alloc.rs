@@ -220,6 +220,26 @@ pub fn analyse(
             SlotRead::Never => bad(f, "the dealloc address is read from a slot no alloc wrote"),
         }
     }
+    // OQ-35 with the option on: say that the answer rests on it.
+    if opts.multi_warp_alloc
+        && a.insts.iter().any(|x| {
+            x.dealloc.is_some_and(|(dg, _)| dg != x.at.0)
+                || a.insts.iter().any(|y| y.cta == x.cta && y.at.0 != x.at.0)
+        })
+    {
+        f.note("several warps of a CTA allocate, or a warp frees another warp's allocation: taken as allowed (OQ-35, not stated by §9.7.16.7.1; option multi_warp_alloc)");
+    }
+    // A CTA that relinquishes the permit more than once: §9.7.16.7.1 forbids only an alloc
+    // after a relinquish; whether a second relinquish is allowed is not stated.
+    for (k, &(g, _)) in relinquishes.iter().enumerate() {
+        if relinquishes[..k].iter().any(|&(h, _)| h / w == g / w) {
+            f.not_judged = Some(format!(
+                "CTA {} relinquishes the allocation permit more than once: §9.7.16.7.1 does not say whether that is allowed",
+                g / w
+            ));
+            break;
+        }
+    }
     // ALLOC-AFTER-RELINQUISH and RELQ-CTA-WIDE: reachable when an alloc is not before every
     // relinquish of its CTA.
     for x in &a.insts {
@@ -322,12 +342,37 @@ fn overlap(c: &Clocks, x: &Inst, y: &Inst) -> bool {
 }
 
 /// ALLOC-BLOCKS: capacity and blocking, per CTA (or SM, OQ-7).
+///
+/// An alloc `x` must deadlock when it belongs to a set of allocations of its CTA that must all
+/// be held at once on every schedule (each one's alloc happens before every other one's
+/// dealloc, or the other is never freed) and whose columns exceed the capacity: whichever of
+/// them allocates last waits for a free that can only come after it (§9.7.16.7.1 "blocks if
+/// the requested amount of Tensor Memory is not available"). It may block when some
+/// allocation not ordered around it may hold columns it needs.
 fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: &mut Findings) {
+    // Whether `y` is still held when `x` completes, whatever the schedule: `x`'s alloc
+    // happens before `y`'s dealloc (or `y` is never freed).
+    let held_at = |x: &Inst, y: &Inst| {
+        y.dealloc
+            .is_none_or(|(dg, di)| c.hb(x.at.0, x.at.1, dg, di))
+    };
     for x in &a.insts {
         let (xg, xi) = x.at;
-        let (mut definite, mut blocking) = (0u32, 0u32);
+        // The allocations of x's CTA held together with x on every schedule (greedy: each
+        // added one is held with every one already in; missing one leaves "may block").
+        let mut together: Vec<&Inst> = vec![x];
         for y in &a.insts {
-            if y.id == x.id {
+            if y.id != x.id
+                && y.cta == x.cta
+                && together.iter().all(|z| held_at(z, y) && held_at(y, z))
+            {
+                together.push(y);
+            }
+        }
+        let definite: u32 = together.iter().map(|y| y.ncols).sum::<u32>() - x.ncols;
+        let mut blocking = 0u32;
+        for y in &a.insts {
+            if y.id == x.id || together.iter().any(|z| z.id == y.id) {
                 continue;
             }
             let same_pool = y.cta == x.cta || opts.co_residency == CoResidency::SharedSm;
@@ -339,11 +384,7 @@ fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: 
                 continue;
             }
             // Its free can only come after x completes (or never).
-            let freed_after_x = y.dealloc.is_none_or(|(dg, di)| c.hb(xg, xi, dg, di));
-            let allocated_before_x = c.hb(y.at.0, y.at.1, xg, xi);
-            if y.cta == x.cta && allocated_before_x && freed_after_x {
-                definite += y.ncols;
-            } else if freed_after_x {
+            if held_at(x, y) {
                 blocking += y.ncols;
             }
         }
@@ -354,7 +395,10 @@ fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: 
                 c.w,
                 xg,
                 xi,
-                format!("alloc of {} columns waits for {definite} held columns that are freed only after it", x.ncols),
+                format!(
+                    "alloc of {} columns is held with {definite} other columns of its CTA on every schedule (more than {CAPACITY}): the last of them to allocate waits for a free that comes only after it",
+                    x.ncols
+                ),
             ));
         } else if definite + blocking + x.ncols > CAPACITY {
             f.run_rules.insert(RuleId::AllocBlocks);
@@ -369,8 +413,19 @@ fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: 
     }
 }
 
-/// `::2` pairing: the k-th `::2` collective of a warp pairs with the k-th of the same warp rank
-/// in the peer CTA (an assumption: the spec says one warp per CTA, not which).
+/// `::2` pairing (§9.7.16.5, §9.7.16.7.1: "one warp from each of the peer CTAs must
+/// collectively perform the allocation and de-allocation"): any one warp per CTA. The `::2`
+/// collectives of each CTA are taken in the order the CTA issues them, and the k-th of the
+/// even CTA pairs with the k-th of the odd CTA. Where several warps of a CTA issue them in no
+/// fixed order, which pairs with which is not stated: the program is not judged (say so,
+/// never guess).
+///
+/// Then: a collective without a partner (GEN-PEER-ACTIVE; ptx93: ALLOC-PAIR-BLOCK /
+/// DEALLOC-PAIR-BLOCK, must deadlock); paired deallocs whose warps do not synchronize after
+/// the allocation (DEALLOC-PAIR-SYNC, unstated consequence); and paired collectives that may
+/// wait for each other in a cycle with other synchronization (may block): the deallocs in
+/// both editions (DEALLOC-PAIR-BLOCK, §9.7.16.7.1 "tcgen05.dealloc may block"), every
+/// collective in ptx93 (ALLOC-PAIR-BLOCK).
 fn pairing(
     p: &Program,
     u: &Unrolled<'_>,
@@ -384,33 +439,45 @@ fn pairing(
     if pairs.is_empty() || p.launch.cluster_size < 2 {
         return;
     }
-    f.note("::2 collectives pair the k-th collective of a warp with the k-th of the same warp rank in the peer CTA (assumption)");
     let kind = |s: &Stmt| match s {
         Stmt::Tc(Op::Alloc { .. }) => 0,
         Stmt::Tc(Op::Dealloc { .. }) => 1,
         _ => 2,
     };
+    // The `::2` collectives of CTA `cta`, in warp and event order (`pairs` is sorted).
+    let of_cta = |cta: usize| {
+        let lo = pairs.partition_point(|&(x, _)| x < cta * w);
+        let hi = pairs.partition_point(|&(x, _)| x < (cta + 1) * w);
+        &pairs[lo..hi]
+    };
+    let ctas = u.warps.len() / w.max(1);
     let mut missing = false;
-    for g in 0..u.warps.len() {
-        let cta = g / w;
-        if cta % 2 == 1 {
+    let mut partners = sync::Partners::default();
+    let mut several = false;
+    for even in (0..ctas).step_by(2) {
+        let odd = even + 1;
+        if odd >= ctas {
             continue;
         }
-        let peer = g + w;
-        if peer >= u.warps.len() {
-            continue;
-        }
-        // The `::2` collectives of warp `h`, in event order (`pairs` is sorted by warp).
-        let collectives = |h: usize| {
-            let lo = pairs.partition_point(|&(x, _)| x < h);
-            let hi = pairs.partition_point(|&(x, _)| x <= h);
-            &pairs[lo..hi]
+        let (mine, theirs) = match (issue_order(c, of_cta(even)), issue_order(c, of_cta(odd))) {
+            (Ok(m), Ok(t)) => (m, t),
+            (Err(why), _) | (_, Err(why)) => {
+                f.not_judged = Some(why);
+                return;
+            }
         };
-        let (mine, theirs) = (collectives(g), collectives(peer));
-        for (&(_, mi), &(_, ti)) in mine.iter().zip(theirs) {
-            if kind(u.warps[g][mi].stmt) != kind(u.warps[peer][ti].stmt) {
+        several |= [&mine, &theirs]
+            .iter()
+            .any(|v| v.iter().any(|e| e.0 != v[0].0));
+        for (&(g, mi), &(peer, ti)) in mine.iter().zip(&theirs) {
+            let (ks, kp) = (kind(u.warps[g][mi].stmt), kind(u.warps[peer][ti].stmt));
+            if ks != kp {
                 f.undefined.insert(RuleId::AllocIssuer);
-                f.note("ALLOC-ISSUER: the two warps of a CTA pair issue different ::2 collectives at the same step");
+                f.note("ALLOC-ISSUER: the two CTAs of a pair issue different ::2 collectives at the same step");
+                continue;
+            }
+            if ks == 1 || opts.edition == Edition::Ptx93 {
+                partners.add((g, mi), (peer, ti));
             }
             let xi = a.insts.iter().position(|x| x.at == (g, mi));
             let yi = a.insts.iter().position(|x| x.at == (peer, ti));
@@ -418,13 +485,16 @@ fn pairing(
                 a.insts[xi].peer = Some(yi as u32);
                 a.insts[yi].peer = Some(xi as u32);
             }
+            if ks == 1 {
+                dealloc_pair_sync(c, a, (g, mi), (peer, ti), f);
+            }
         }
         if mine.len() != theirs.len() {
             missing = true;
             let (lonely, idx) = if mine.len() > theirs.len() {
-                (g, mine[theirs.len()].1)
+                mine[theirs.len()]
             } else {
-                (peer, theirs[mine.len()].1)
+                theirs[mine.len()]
             };
             match opts.edition {
                 Edition::Seeds => {
@@ -451,24 +521,92 @@ fn pairing(
             }
         }
     }
-    // ptx93: collectives may wait for their peer; a wait cycle through them (DEALLOC-BARRIER-ORDER)
-    // may hang.
-    if opts.edition == Edition::Ptx93 && !missing {
-        let blocking = sync::clocks(u, p, true);
-        for (g, i) in &blocking.stuck {
-            let at_pair = u.warps[*g]
-                .get(*i)
-                .is_some_and(|e| sync::pair_collective(e.stmt));
-            if at_pair || c.stuck.is_empty() {
-                f.run_rules.insert(RuleId::DeallocBarrierOrder);
-                f.may_block.push(block_site(
-                    u,
-                    w,
-                    *g,
-                    *i,
-                    "a ::2 collective may wait for its peer, which waits for this warp (DEALLOC-BARRIER-ORDER)".into(),
-                ));
-            }
+    if several {
+        f.note("::2 collectives pair in issue order: the k-th of the even CTA with the k-th of the odd CTA, whichever warps issue them (§9.7.16.7.1: one warp from each of the peer CTAs)");
+    }
+    // Paired collectives that may wait for each other (deallocs in both editions, every
+    // collective in ptx93): a wait cycle through them and other synchronization may hang
+    // (DEALLOC-BARRIER-ORDER, the §9.7.16.5 cluster-barrier/dealloc example).
+    if missing || partners.is_empty() {
+        return;
+    }
+    partners.seal();
+    let blocking = sync::clocks(u, p, Some(&partners));
+    for (g, i) in &blocking.stuck {
+        let at_pair = u.warps[*g]
+            .get(*i)
+            .is_some_and(|e| sync::pair_collective(e.stmt));
+        if at_pair || c.stuck.is_empty() {
+            // Seeds: DEALLOC-PAIR-BLOCK (only deallocs wait); ptx93 names the pattern
+            // (DEALLOC-BARRIER-ORDER, its §9.7.16.5 example).
+            f.run_rules.insert(match opts.edition {
+                Edition::Seeds => RuleId::DeallocPairBlock,
+                Edition::Ptx93 => RuleId::DeallocBarrierOrder,
+            });
+            f.may_block.push(block_site(
+                u,
+                w,
+                *g,
+                *i,
+                "a ::2 collective may wait for its peer, which waits for this warp (DEALLOC-PAIR-BLOCK, DEALLOC-BARRIER-ORDER)".into(),
+            ));
         }
+    }
+}
+
+/// The `::2` collectives of one CTA (`evs`, in warp and event order) in the order the CTA
+/// issues them: one warp's in program order, several warps' when happens-before orders them
+/// all; otherwise why the order (and so the pairing) is not stated.
+fn issue_order(c: &Clocks, evs: &[(usize, usize)]) -> Result<Vec<(usize, usize)>, String> {
+    let mut v = evs.to_vec();
+    let Some(&(first, _)) = v.first() else {
+        return Ok(v);
+    };
+    if v.iter().all(|e| e.0 == first) {
+        return Ok(v);
+    }
+    let unordered = |a: usize, b: usize| {
+        format!(
+            "the ::2 collectives of CTA {} are issued by warps {} and {} in no fixed order: which of them pairs with which collective of the peer CTA is not stated (§9.7.16.7.1: one warp from each of the peer CTAs)",
+            first / c.w,
+            a % c.w,
+            b % c.w
+        )
+    };
+    if let Some(&(g, _)) = v.iter().find(|&&(g, i)| i >= c.reached[g]) {
+        let other = v.iter().find(|e| e.0 != g).map_or(g, |e| e.0);
+        return Err(unordered(g, other));
+    }
+    v.sort_by_key(|&(g, i)| c.seq(g, i));
+    for x in v.windows(2) {
+        if !c.hb(x[0].0, x[0].1, x[1].0, x[1].1) {
+            return Err(unordered(x[0].0, x[1].0));
+        }
+    }
+    Ok(v)
+}
+
+/// DEALLOC-PAIR-SYNC (§9.7.16.7.1: "issuing warp and peer CTA warp must synchronize Tensor
+/// Memory accesses before attempting to collectively deallocate the Tensor Memory"): each of
+/// the paired deallocs `d` and `e` must know the other CTA's allocation it frees (some
+/// synchronization between the two CTAs after the allocation). That every TMEM access of the
+/// pair allocation is complete before both deallocs is judged with the accesses
+/// (`tmem.rs`).
+fn dealloc_pair_sync(
+    c: &Clocks,
+    a: &AllocAnalysis,
+    d: (usize, usize),
+    e: (usize, usize),
+    f: &mut Findings,
+) {
+    let freed = |x: (usize, usize)| a.insts.iter().find(|y| y.dealloc == Some(x));
+    let (Some(xd), Some(xe)) = (freed(d), freed(e)) else {
+        // A dealloc that frees nothing is DEALLOC-TADDR-PREV (found above).
+        return;
+    };
+    let knows = |alloc: (usize, usize), at: (usize, usize)| c.hb(alloc.0, alloc.1, at.0, at.1);
+    if !knows(xe.at, d) || !knows(xd.at, e) {
+        f.undefined.insert(RuleId::DeallocPairSync);
+        f.note("DEALLOC-PAIR-SYNC: the two warps of a ::2 dealloc do not synchronize after the allocation (\"issuing warp and peer CTA warp must synchronize Tensor Memory accesses before attempting to collectively deallocate\")");
     }
 }

@@ -10,9 +10,10 @@
 //! Synchronization: `barrier.sync 0` (warps that have finished count as arrived: an
 //! assumption outside the tcgen05 chapter, noted), `barrier.cluster.arrive/wait` (a
 //! `.relaxed` arrive carries no memory ordering), mbarrier arrive → completed phase → try_wait
-//! (phases assigned in rounds, see [`Mbar`]), and, when `pair_rendezvous` is set, the `::2`
-//! alloc/dealloc/relinquish collectives as execution rendezvous without memory ordering
-//! (ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK; edition ptx93).
+//! (phases assigned in rounds, see [`Mbar`]), and, when [`Partners`] are given, the `::2`
+//! collectives they pair as execution rendezvous without memory ordering (DEALLOC-PAIR-BLOCK,
+//! §9.7.16.7.1: a `::2` dealloc "may block to collectively perform the deallocation with the
+//! other peer CTA's warp"; ALLOC-PAIR-BLOCK in edition ptx93).
 
 use super::unroll::{Ev, EvKind, Unrolled};
 use tcgen05_ir::*;
@@ -113,6 +114,13 @@ impl Clocks {
         a != u32::MAX && self.at_k(g, a as usize, other) > idx
     }
 
+    /// The index of the last `fence::after_thread_sync` of warp `g` before its event `i`
+    /// (the event itself if it is one), if any.
+    pub fn after_fence(&self, g: usize, i: usize) -> Option<usize> {
+        let a = self.ev(g, i).after;
+        (a != u32::MAX).then_some(a as usize)
+    }
+
     /// Whether the issue of the async op at (g, i) knows commit arrival `j` (1-based) of warp
     /// `other`.
     pub fn issue_knows_commit(&self, g: usize, i: usize, other: usize, j: u32) -> bool {
@@ -156,14 +164,45 @@ struct WarpState {
     done: bool,
     /// Blocked at a CTA barrier (already arrived).
     at_bar: bool,
-    /// Waiting for its peer at a `::2` collective (rendezvous mode).
+    /// Waiting for its partner at a `::2` collective (rendezvous mode).
     pair_waiting: bool,
-    /// CTA barriers, cluster arrivals, cluster waits, commits and `::2` collectives so far.
+    /// CTA barriers, cluster arrivals, cluster waits and commits so far.
     bar_count: u32,
     arrive_count: u32,
     wait_count: u32,
     commit_count: u32,
-    pair_count: u32,
+}
+
+/// The `::2` collectives that wait for each other (rendezvous mode of [`clocks`]): each event
+/// (global warp, event index) with the event of the peer CTA's warp it is paired with, both
+/// ways, sorted.
+#[derive(Debug, Default, Clone)]
+pub struct Partners(Vec<((usize, usize), (usize, usize))>);
+
+impl Partners {
+    /// Adds a pair of collectives that wait for each other.
+    pub fn add(&mut self, a: (usize, usize), b: (usize, usize)) {
+        self.0.push((a, b));
+        self.0.push((b, a));
+    }
+
+    /// Sorts the pairs (before a lookup).
+    pub fn seal(&mut self) {
+        self.0.sort_unstable();
+    }
+
+    /// The collective paired with event `e`, if it waits for one.
+    fn of(&self, e: (usize, usize)) -> Option<(usize, usize)> {
+        self.0
+            .binary_search_by_key(&e, |x| x.0)
+            .ok()
+            .map(|k| self.0[k].1)
+    }
+
+    /// Whether no collective waits for another.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 struct Engine<'u, 'a> {
@@ -195,6 +234,8 @@ struct Engine<'u, 'a> {
     expect_phase: FastMap<(usize, u8), (u32, u32)>,
     waits: Vec<(usize, usize, WaitResult)>,
     pair_rendezvous: bool,
+    /// The collectives that wait for each other (rendezvous mode).
+    partners: &'u Partners,
     notes: Vec<String>,
     malformed: Option<String>,
     /// Waits currently stalled: resolve as giving up when nothing else moves.
@@ -637,17 +678,13 @@ impl<'a> Engine<'_, 'a> {
             }
             Stmt::MbarWait { bar, parity, .. } => self.mbar_wait(g, i, cta, *bar, *parity),
             s if self.pair_rendezvous && pair_collective(s) => {
-                if !self.ws[g].pair_waiting {
-                    self.ws[g].pair_waiting = true;
-                    self.ws[g].pair_count += 1;
-                }
-                let k = self.ws[g].pair_count;
-                let peer_cta = cta ^ 1;
-                let peer = peer_cta as usize * self.w + g % self.w;
-                if peer_cta as usize * self.w >= self.g {
-                    return false;
-                }
-                if self.ws[peer].pair_waiting && self.ws[peer].pair_count == k {
+                let Some((peer, pi)) = self.partners.of((g, i)) else {
+                    // A collective that waits for no one.
+                    self.share(g);
+                    return true;
+                };
+                self.ws[g].pair_waiting = true;
+                if self.ws[peer].pair_waiting && self.ws[peer].pos == pi {
                     for h in [g, peer] {
                         self.ws[h].pair_waiting = false;
                         self.cur[h * n + h] = self.ws[h].pos as u32 + 1;
@@ -778,9 +815,12 @@ impl<'a> Engine<'_, 'a> {
     }
 }
 
-/// Runs the clocks over the unrolled program. With `pair_rendezvous`, `::2` collectives wait
-/// for their peer warp (same rank, peer CTA, same ordinal).
-pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
+/// Runs the clocks over the unrolled program. With `rendezvous`, the `::2` collectives it pairs
+/// wait for each other (the others run as if plain).
+pub fn clocks(u: &Unrolled<'_>, p: &Program, rendezvous: Option<&Partners>) -> Clocks {
+    let none = Partners::default();
+    let pair_rendezvous = rendezvous.is_some();
+    let partners = rendezvous.unwrap_or(&none);
     let g = u.warps.len();
     let w = p.warps.len().max(1);
     let n = 2 * g;
@@ -826,6 +866,7 @@ pub fn clocks(u: &Unrolled<'_>, p: &Program, pair_rendezvous: bool) -> Clocks {
         expect_phase: b.expect_phase,
         waits: b.waits,
         pair_rendezvous,
+        partners,
         notes: Vec::new(),
         malformed: None,
         give_up: false,

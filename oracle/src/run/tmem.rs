@@ -793,12 +793,46 @@ impl<'a> Ctx<'_, 'a> {
         if !pair {
             return false;
         }
-        if x.g == y.g && x.i < y.i && x.issuer & y.issuer != 0 {
-            return true;
+        if x.g == y.g {
+            // Same thread: issue order (§9.7.16.6.4.1). Lanes of one warp are different
+            // threads (§9.7.16.6.4.3: before-fence, synchronization, after-fence).
+            return x.i < y.i
+                && (x.issuer & y.issuer != 0
+                    || x.pfence.is_some_and(|fi| self.lanes_synced(x, fi, y)));
         }
         // Across threads: before-fence → sync → after-fence (canonical pattern 3).
         x.pfence
             .is_some_and(|fi| self.c.issue_knows(y.g, y.i, x.g, fi as u32))
+    }
+
+    /// Canonical pattern 3 between two threads of one warp (§9.7.16.6.4.3): after the
+    /// before-fence at `fi` that follows `x`, a warp-collective `.sync.aligned` instruction
+    /// or barrier executed by both issuing threads, then a `fence::after_thread_sync` of
+    /// `y`'s thread before `y`.
+    fn lanes_synced(&self, x: &Acc<'_>, fi: usize, y: &Acc<'_>) -> bool {
+        let evs = &self.u.warps[y.g];
+        let Some(a) = self.c.after_fence(y.g, y.i) else {
+            return false;
+        };
+        let both = x.issuer | y.issuer;
+        a > fi
+            && evs[fi].mask & x.issuer == x.issuer
+            && evs[a].mask & y.issuer == y.issuer
+            && evs[fi + 1..a].iter().any(|e| {
+                e.mask & both == both
+                    && matches!(
+                        e.kind,
+                        EvKind::BarCta
+                            | EvKind::ClusterWait
+                            | EvKind::Alloc
+                            | EvKind::Dealloc
+                            | EvKind::Relinquish
+                            | EvKind::Ld
+                            | EvKind::St
+                            | EvKind::WaitLd
+                            | EvKind::WaitSt
+                    )
+            })
     }
 
     fn ordered(&self, x: &Acc<'_>, y: &Acc<'_>) -> bool {
@@ -1845,6 +1879,14 @@ fn values_with(
                     war[k] = true;
                     scope[k] = cx.waited_elsewhere(x, WaitOp::Ld, dg, di);
                 }
+            } else if inst
+                .peer
+                .and_then(|y| a.insts[y as usize].dealloc)
+                .is_some_and(|(pg, pi)| !c.hb(pg, pi, x.g, x.i) && !cx.done_before_event(x, pg, pi))
+            {
+                // DEALLOC-PAIR-SYNC: the peer CTA's half of the collective dealloc too.
+                f.undefined.insert(RuleId::DeallocPairSync);
+                f.note("DEALLOC-PAIR-SYNC: a ::2 dealloc is not ordered after a TMEM access of the peer CTA's allocation");
             }
         }
     }

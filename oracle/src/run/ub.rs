@@ -236,10 +236,17 @@ pub fn scan(p: &Program, u: &Unrolled<'_>, f: &mut Findings) -> Scanned {
                     ));
                 }
             }
-            if matches!(form, Form::Wait(_)) && e.mask != e.live {
+            // WAIT-ALIGNED-CONVERGENT (§9.7.16.8.5: "all threads in the warp must execute the
+            // same tcgen05.wait_operation instruction"): a thread that exited does not, so a
+            // wait after some lanes exited breaks it too (consequence unstated: `Undefined`).
+            if matches!(form, Form::Wait(_)) && (e.mask != e.live || e.live != u32::MAX) {
                 out.push((
                     RuleId::WaitAlignedConvergent,
-                    "tcgen05.wait is executed by part of the warp".into(),
+                    if e.mask != e.live {
+                        "tcgen05.wait is executed by part of the warp".into()
+                    } else {
+                        "tcgen05.wait runs after some threads of the warp exited".into()
+                    },
                 ));
             }
             if form.cta_group() == Some(CtaGroup::Two) && !matches!(form, Form::Wait(_)) && cs < 2 {
