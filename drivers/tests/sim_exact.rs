@@ -105,7 +105,7 @@ fn ld_form(shape: LdStShape, num: Num) -> LdForm {
 fn ldst_case(g: &mut Gen) -> Program {
     let shape = g.pick(&SHAPES);
     let num = g.pick(&[Num::X1, Num::X2, Num::X4]);
-    let unpack = g.next() % 4 == 0;
+    let unpack = g.next().is_multiple_of(4);
     // The 16-lane shapes may start at lane 16 of the quarter; .32x32b only at 0.
     let lane = if shape == LdStShape::S32x32b {
         0
@@ -122,7 +122,7 @@ fn ldst_case(g: &mut Gen) -> Program {
         .filter(|s| lane == 0 || *s != LdStShape::S32x32b)
     {
         let mut f = ld_form(s, Num::X2);
-        f.pack = (g.next() % 3 == 0).then_some(Pack::Pack16b);
+        f.pack = g.next().is_multiple_of(3).then_some(Pack::Pack16b);
         body.push(ld(f, lane, col));
     }
     body.push(wait(WaitOp::Ld));
@@ -234,7 +234,7 @@ fn shift_case(g: &mut Gen) -> Program {
 fn mma_case(g: &mut Gen) -> Program {
     let mut m = probes::mma(MmaKind::I8, false);
     m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
-    m.form.ashift = g.next() % 2 == 0;
+    m.form.ashift = g.next().is_multiple_of(2);
     m.b = probes::desc(1);
     let mut cp = probes::cp(CpShape::S128x256b, None);
     if let Op::Cp { taddr, .. } = &mut cp {

@@ -4,7 +4,7 @@
 //! | file | for | made by |
 //! | --- | --- | --- |
 //! | `report.md` | people | [`markdown`] |
-//! | `report.json` | machines: cases and discrepancies per target, findings, coverage | [`Summary`] (serde) |
+//! | `report.json` | machines: cases, discrepancies and observed words ([`WordCounts`]) per target, findings, coverage | [`Summary`] (serde) |
 //! | `junit.xml` | CI dashboards: one test per finding signature | [`junit`] |
 //! | `coverage.md` | the rule-coverage matrix (rules x targets) | [`coverage::Coverage::markdown`] |
 //! | `coverage.svg` | the same matrix as a heat map | [`heatmap::svg`] |

@@ -917,7 +917,7 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         }
         let at = mma::chunk_base(src, row, u64::from(j / 4)) + u64::from(4 * (j % 4));
-        if at % 4 != 0 || at + 4 > u64::from(cv.data.bytes) {
+        if !at.is_multiple_of(4) || at + 4 > u64::from(cv.data.bytes) {
             // A word across two source words, or beyond the data region: not modelled.
             return None;
         }
