@@ -228,6 +228,11 @@ fn pack_pairs_the_low_halves_of_adjacent_columns_and_unpack_splits_a_register() 
     // The other half of an unpacked cell is not shown (OQ-10): a 32-bit read is open.
     let c = record(&e, 2);
     assert!(c.iter().all(Option::is_none));
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-10")),
+        "{:?}",
+        e.notes
+    );
 }
 
 #[test]
@@ -361,6 +366,11 @@ fn shift_moves_each_row_down_one_lane_and_leaves_row_0_open() {
     let e = expect(&p);
     let a = record(&e, 1);
     assert_eq!(a[0], None, "row 0 after the shift is not stated (OQ-16)");
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-16")),
+        "{:?}",
+        e.notes
+    );
     for t in 1..32u32 {
         let want: Vec<u32> = (0..8).map(|c| st_value(17, t - 1, c)).collect();
         assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "lane {t}");

@@ -1884,6 +1884,36 @@ impl<'a> Ctx<'_, 'a> {
         })
     }
 
+    /// Notes the open questions that leave the cells of the read planned last in `sc`
+    /// unspecified when nothing races: cells no write is ordered before (OQ-9), and writers
+    /// whose values the oracle does not compute (an MMA: OQ-19 numerics, OQ-22 layouts; a cp
+    /// with decompression or an unknown source: OQ-29; the upper half of an unpacked st:
+    /// OQ-10; a shift whose rows were not known).
+    fn note_open(&self, sc: &Scratch, f: &mut Findings) {
+        if sc.before.is_empty() {
+            f.note("OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified");
+        }
+        for &a in &sc.before {
+            let w = &self.accs[sc.writers[a]];
+            let why = match w.op {
+                Op::Mma(_) if w.mma.is_none() => {
+                    "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
+                }
+                Op::Cp { .. } if w.cp.is_none() => {
+                    "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (decompression, a swizzled or unknown source): unspecified"
+                }
+                Op::Shift { .. } => {
+                    "OQ-16: an ld reads rows of a shift that are not stated (row 0) or were not known: unspecified"
+                }
+                Op::St { form, .. } if form.pack.is_some() => {
+                    "OQ-10: an ld reads the upper half of a cell an .unpack::16b st wrote: unspecified"
+                }
+                _ => continue,
+            };
+            f.note(why);
+        }
+    }
+
     /// The record of an ld of any shape, with `.pack::16b` or `.red` (§9.7.16.8.3): the
     /// candidates of the cells of each of its regions ([`Ctx::cells`]; their low halves for
     /// pack), then each thread's registers from its cells ([`ldst::cell`]), two cells per
@@ -2381,6 +2411,10 @@ fn values_with(
                         }
                     }
                 };
+                if rules.len() == 1 && !matches!(expect, SiteExpect::Exact { .. }) {
+                    // Not exact, and no race: say which open question leaves it so.
+                    cx.note_open(sc, f);
+                }
                 out.push(ObsItem {
                     key: ObsSite { cta, warp, site },
                     lanes: e.mask,
