@@ -1197,6 +1197,39 @@ impl<'a> Ctx<'_, 'a> {
     /// whole rectangle (32 lanes), nothing racing, and the MMA's value is known at every cell
     /// of the lanes in `mask`: the words of an ld record, lane-major (0 for lanes outside
     /// `mask`), as [`Ctx::cells`] and [`ld_expect`] give them.
+    /// If the read planned in `sc` has one write ordered before it, covering the whole
+    /// rectangle, nothing racing, and every value known (a st of any shape, a cp, a shift: no
+    /// MMA, see [`Ctx::single_mma`]): the values, lane-major (the low halves when `half`).
+    /// What [`Ctx::cells`] gives then, without a candidate list per cell.
+    fn single_known(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &Scratch,
+        half: bool,
+    ) -> Option<Vec<u32>> {
+        if !sc.race.is_empty() || sc.before.len() != 1 {
+            return None;
+        }
+        let w = &self.accs[sc.writers[sc.before[0]]];
+        if matches!(w.op, Op::Mma(_)) || !self.may_know(w) {
+            return None;
+        }
+        let full = w.regions.iter().any(|x| {
+            x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
+        });
+        if !full {
+            return None;
+        }
+        let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
+        for l in l0..l1 {
+            for c in c0..c1 {
+                v.push(self.cell_value(w, inst, l, c, half)?);
+            }
+        }
+        Some(v)
+    }
+
     fn single_mma(
         &self,
         inst: u32,
@@ -1930,6 +1963,9 @@ impl<'a> Ctx<'_, 'a> {
     ) -> (SiteExpect, Races) {
         let x = &self.accs[k];
         let pack = form.pack.is_some();
+        if let Some(r) = self.ld_shaped_known(k, form, n, mask, sc) {
+            return r;
+        }
         let mut races = Races::default();
         let mut cells: [Vec<WordExpect>; 2] = Default::default();
         for (h, r) in x.regions.iter().enumerate() {
@@ -1992,6 +2028,59 @@ impl<'a> Ctx<'_, 'a> {
         (ld_expect(&out, words as usize, mask), races)
     }
 
+    /// [`Ctx::ld_shaped`] where each region of the ld has one known write before it and
+    /// nothing racing ([`Ctx::single_known`]), and the `.red` result is stated: the registers
+    /// straight from the cells, no candidate lists. `None`: the general path decides.
+    fn ld_shaped_known(
+        &self,
+        k: usize,
+        form: &LdForm,
+        n: u32,
+        mask: u32,
+        sc: &mut Scratch,
+    ) -> Option<(SiteExpect, Races)> {
+        let x = &self.accs[k];
+        let pack = form.pack.is_some();
+        let mut races = Races::default();
+        let mut cells: [Vec<u32>; 2] = Default::default();
+        let mut widths = [0u32; 2];
+        for (h, r) in x.regions.iter().enumerate() {
+            let rect = (r.l0, r.l1, r.c0, r.c1);
+            self.plan(k, r.inst, rect, sc);
+            cells[h] = self.single_known(r.inst, rect, sc, pack)?;
+            widths[h] = r.c1 - r.c0;
+            let kk = sc.writers.len() as u64;
+            let area = u64::from((r.l1 - r.l0) * (r.c1 - r.c0));
+            self.work.set(self.work.get() + area * (kk + 1) + kk * kk);
+            for &wi in &sc.writers {
+                races.0 |= self.accs[wi].in_races.0;
+            }
+        }
+        let words = n + u32::from(form.red);
+        let mut data = vec![0u32; (32 * words) as usize];
+        for (t, row) in data.chunks_exact_mut(words as usize).enumerate() {
+            let t = t as u32;
+            if mask >> t & 1 == 0 {
+                // Lanes that do not record: 0 (`SiteExpect::Exact`).
+                continue;
+            }
+            for reg in 0..n {
+                let c = ldst::cell(form.shape, t, reg);
+                let (cs, w) = (cells.get(c.half)?, widths[c.half]);
+                let at = |col: u32| cs.get((c.lane * w + col) as usize).copied();
+                row[reg as usize] = if pack {
+                    at(2 * c.col)? & 0xFFFF | (at(2 * c.col + 1)? & 0xFFFF) << 16
+                } else {
+                    at(c.col)?
+                };
+            }
+            if form.red {
+                row[n as usize] = ldst::reduce(form, &row[..n as usize])?;
+            }
+        }
+        Some((SiteExpect::Exact { words, data }, races))
+    }
+
     /// Prepares the values an exact MMA writes (computed per cell when read).
     fn mma_values(&mut self, ai: usize, sc: &mut Scratch) {
         // A read from TMEM (§3.7 "[a-tmem]"): the writes it races with (an st not waited and
@@ -2003,14 +2092,21 @@ impl<'a> Ctx<'_, 'a> {
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(ai, r.inst, rect, sc);
             let exact_a = r.l0 == 0 && r.l1 == 128 && r.c1 == r.c0 + 8;
-            let mut buf = Vec::new();
-            let races = if exact_a {
-                self.cells_or_races(r.inst, rect, sc, Some(&mut buf), false)
+            let direct = if exact_a {
+                self.single_known(r.inst, rect, sc, false)
             } else {
+                None
+            };
+            let mut buf = Vec::new();
+            let races = if direct.is_some() || !exact_a {
                 self.cells_or_races(r.inst, rect, sc, None, false)
+            } else {
+                self.cells_or_races(r.inst, rect, sc, Some(&mut buf), false)
             };
             self.accs[ai].in_races = races;
-            if exact_a && !sc.unknown {
+            if direct.is_some() {
+                a_cells = direct;
+            } else if exact_a && !sc.unknown {
                 a_cells = buf
                     .iter()
                     .map(|w| match w {
@@ -2381,6 +2477,17 @@ fn values_with(
                     } else if let Some(data) = cx.single_mma(r.inst, rect, sc, e.mask) {
                         // One exact MMA ordered before, nothing racing, every value of the
                         // lanes that record known: what `cells` + `ld_expect` give, directly.
+                        let k = sc.writers.len() as u64;
+                        cx.work
+                            .set(cx.work.get() + u64::from(32 * n) * (k + 1) + k * k);
+                        let mut races = Races::default();
+                        for &wi in &sc.writers {
+                            races.0 |= cx.accs[wi].in_races.0;
+                        }
+                        rules.extend(races.rules());
+                        SiteExpect::Exact { words: n, data }
+                    } else if let Some(data) = cx.single_known(r.inst, rect, sc, false) {
+                        // One known write (cp, shift, any st) before, nothing racing.
                         let k = sc.writers.len() as u64;
                         cx.work
                             .set(cx.work.get() + u64::from(32 * n) * (k + 1) + k * k);
