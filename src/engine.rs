@@ -53,7 +53,7 @@ use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::Outcome as TargetOutcome;
 use tcgen05_drivers::report::{
-    self, Coverage, RuleSet, Summary, TargetCounts, coverage::rules_exercised,
+    self, Coverage, RuleSet, Summary, TargetCounts, WordCounts, coverage::rules_exercised,
 };
 use tcgen05_drivers::store::{self, Store};
 use tcgen05_drivers::target::{self, Target, TargetKind};
@@ -282,13 +282,14 @@ pub fn build_targets_in(
         .collect()
 }
 
-/// Runs one case on every target: the verdicts, in target order, and the rules it exercised
-/// ([`judge_batch`] of one case: every target runs it with `Target::run`).
+/// Runs one case on every target: the verdicts, in target order, the rules it exercised and
+/// the words of its records (`WordCounts::of`: valid, race-free programs only) ([`judge_batch`]
+/// of one case: every target runs it with `Target::run`).
 pub fn judge(
     case: &Case,
     targets: &mut [Box<dyn Target>],
     oracle: &mut Expectations,
-) -> (Vec<Verdict>, RuleSet) {
+) -> (Vec<Verdict>, RuleSet, Option<WordCounts>) {
     judge_batch(std::slice::from_ref(case), targets, oracle)
         .pop()
         .expect("one judgement per case")
@@ -343,7 +344,7 @@ pub fn judge_batch(
     cases: &[Case],
     targets: &mut [Box<dyn Target>],
     oracle: &mut Expectations,
-) -> Vec<(Vec<Verdict>, RuleSet)> {
+) -> Vec<(Vec<Verdict>, RuleSet, Option<WordCounts>)> {
     let expected: Vec<_> = cases.iter().map(|c| oracle.of(c)).collect();
     // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
     // that only run programs (`Target::only_runs`: the simulator) skip those cases unrun.
@@ -386,7 +387,7 @@ pub fn judge_batch(
         .zip(expected.iter().zip(settled))
         .enumerate()
         .map(|(i, (case, (exp, settled)))| {
-            // The layout is needed only to read a run outcome's observations.
+            // The layout: to read a run outcome's observations, and to count the words.
             let mut layout = None;
             let verdicts = outcomes
                 .iter()
@@ -398,7 +399,9 @@ pub fn judge_batch(
                     None => settled.clone().expect("a target skips only settled cases"),
                 })
                 .collect();
-            (verdicts, rules_exercised(case, exp))
+            let l = layout.get_or_insert_with(|| Layout::of(&case.program));
+            let words = WordCounts::of(&case.program, l, exp);
+            (verdicts, rules_exercised(case, exp), words)
         })
         .collect()
 }
@@ -551,7 +554,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
             // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
             break;
         }
-        for ((&p, case), (verdicts, rules)) in positions.iter().zip(&cases).zip(&judged) {
+        for ((&p, case), (verdicts, rules, words)) in positions.iter().zip(&cases).zip(&judged) {
             for (k, v) in verdicts.iter().enumerate() {
                 if let Verdict::Discrepancy(d) = v {
                     let t = &mut targets[k];
@@ -576,6 +579,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
             let mut s = lock(&sh.state);
             for (k, v) in verdicts.iter().enumerate() {
                 s.targets[k].record(v);
+                s.targets[k].record_words(v, words.as_ref());
                 s.coverage.record(rules, k, v);
             }
             s.done.insert(p);
@@ -1018,7 +1022,7 @@ mod tests {
         let mut oracle = Expectations::new(options(&id));
         let judged = judge_batch(&cases, &mut targets, &mut oracle);
         let mut settled = 0;
-        for (case, (v, _)) in cases.iter().zip(&judged) {
+        for (case, (v, _, _)) in cases.iter().zip(&judged) {
             let e = tcgen05_oracle::expect_with(&case.program, &options(&id));
             if diff::verdict_for_any_run(&e).is_some() {
                 settled += 1;

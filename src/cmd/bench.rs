@@ -195,9 +195,10 @@ fn bare(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)> {
         for i in 0..n {
             // Case `i` of the seed space is position `i` of the unsharded campaign.
             let case = stream.case_at(i);
-            let (verdicts, rules) = engine::judge(&case, &mut targets, &mut oracle);
+            let (verdicts, rules, words) = engine::judge(&case, &mut targets, &mut oracle);
             for (c, v) in counts.iter_mut().zip(&verdicts) {
                 c.record(v);
+                c.record_words(v, words.as_ref());
             }
             std::hint::black_box(rules);
         }

@@ -4,7 +4,7 @@
 //! | file | for | made by |
 //! | --- | --- | --- |
 //! | `report.md` | people | [`markdown`] |
-//! | `report.json` | machines: cases and discrepancies per target, findings, coverage | [`Summary`] (serde) |
+//! | `report.json` | machines: cases, discrepancies and observed words ([`WordCounts`]) per target, findings, coverage | [`Summary`] (serde) |
 //! | `junit.xml` | CI dashboards: one test per finding signature | [`junit`] |
 //! | `coverage.md` | the rule-coverage matrix (rules x targets) | [`coverage::Coverage::markdown`] |
 //! | `coverage.svg` | the same matrix as a heat map | [`heatmap::svg`] |
@@ -17,10 +17,12 @@ pub mod heatmap;
 pub mod junit;
 pub mod markdown;
 pub mod regression;
+pub mod words;
 
 pub use coverage::{Cell, Coverage, RuleSet};
 pub use junit::junit;
 pub use markdown::markdown;
+pub use words::WordCounts;
 
 use crate::diff::{SkipReason, Verdict};
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,10 @@ pub struct TargetCounts {
     pub skip: BTreeMap<String, u64>,
     /// Discrepancies, by kind (`DiscrepancyKind::as_str`).
     pub discrepancies: BTreeMap<String, u64>,
+    /// The data words of the judged (agreeing or discrepant) cases on valid, race-free
+    /// programs, by what the oracle expected of them ([`WordCounts`]).
+    #[serde(default)]
+    pub words: WordCounts,
 }
 
 impl TargetCounts {
@@ -69,6 +75,14 @@ impl TargetCounts {
         }
     }
 
+    /// Counts the words of a case (`WordCounts::of`) when the verdict judged it (agree or
+    /// discrepancy, not a skip).
+    pub fn record_words(&mut self, v: &Verdict, words: Option<&WordCounts>) {
+        if let (Verdict::Agree | Verdict::Discrepancy(_), Some(w)) = (v, words) {
+            self.words.add(w);
+        }
+    }
+
     /// Total skips.
     pub fn skipped(&self) -> u64 {
         self.skip.values().sum()
@@ -89,6 +103,7 @@ impl TargetCounts {
         for (k, v) in &o.discrepancies {
             *self.discrepancies.entry(k.clone()).or_default() += v;
         }
+        self.words.add(&o.words);
         if self.version.is_empty() {
             self.version.clone_from(&o.version);
         }

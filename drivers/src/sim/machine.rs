@@ -1802,17 +1802,12 @@ impl<'p> Machine<'p> {
         };
         let pack = form.pack.is_some();
         let mut out = std::mem::take(&mut self.warps[w].regs[ld as usize]);
-        let mut pair_cols = std::mem::take(&mut self.scratch[1]);
-        pair_cols.clear();
         let tm = &self.ctas[c].tmem;
         let mut outside = false;
-        // Threads 2p and 2p + 1 of a pair shape read the interleaved columns of lane p,
-        // together `[col0, col0 + 2 * limit)` (twice that packed): read once.
-        let (run, pairs) = lane_access(form.shape, limit);
+        let run = lane_access(form.shape);
         // .16x32bx2 with a split small enough that no column arithmetic wraps: a run per
         // thread too.
         let bx2 = form.shape == LdStShape::S16x32bx2 && split <= 0xFFFF;
-        let mut pair_lane = u32::MAX;
         // The lanes that lazy layers own in the columns `[lo, hi]` of the last run read
         // (`Tmem::owned_lanes`, one look per distinct run of columns): the other lanes read
         // their stored cells directly (`Tmem::get_run_in`).
@@ -1824,50 +1819,20 @@ impl<'p> Machine<'p> {
             }
             owned_at.2
         };
-        // The cells of a lane pair's run (reused: its contents are overwritten before use).
+        // The cells of a packed run (reused: its contents are overwritten before use).
         let mut cells = std::mem::take(&mut self.ld_cells);
         cells.resize(4 * 128, 0);
+        // The lane of a lane offset in the warp's window (wrapping in the quarter).
+        let lane_of = |lo: u32| lane0 - lane0 % 32 + (lane0 % 32 + lo) % 32;
         for t in lanes(lm) {
             let base = (t * info.words) as usize;
-            // Every register of a thread is in one lane (cell_of); when no lazy layer owns a
-            // cell of its columns, read the stored cells directly.
-            let lo = tmem::cell_of(form.shape, t, 0, split).0;
-            let lane = lane0 - lane0 % 32 + (lane0 % 32 + lo) % 32;
             let width = if pack { 2 * limit } else { limit };
-            if pairs && lm >> (t ^ 1) & 1 == 1 && 2 * width as usize <= cells.len() {
-                let span = 2 * width;
-                if t & 1 == 0 || pair_lane != lane {
-                    if span > 0 && (lane >= tmem::LANES || col0 + span > tmem::COLS) {
-                        outside = true;
-                    }
-                    let o = owned(col0, span);
-                    tm.get_run_in(o, lane, col0, &mut cells[..span as usize]);
-                    pair_lane = lane;
-                }
-                if pair_cols.is_empty() {
-                    // The column of register i of an even (then odd) thread.
-                    for h in 0..2 {
-                        for i in 0..limit {
-                            pair_cols.push(tmem::cell_of(form.shape, h, i, split).1);
-                        }
-                    }
-                }
-                let h = (t & 1) as usize;
-                let cols = &pair_cols[h * limit as usize..(h + 1) * limit as usize];
-                let regs = out.get_mut(base..).unwrap_or_default();
-                for (slot, &co) in regs.iter_mut().zip(cols) {
-                    *slot = if pack {
-                        let co = 2 * co as usize;
-                        (cells[co] & 0xFFFF) | (cells[co + 1] << 16)
-                    } else {
-                        cells[co as usize]
-                    };
-                }
-            } else if (run || bx2) && width as usize <= cells.len() {
+            if (run || bx2) && width as usize <= cells.len() {
                 // .16x32bx2: thread t's registers are the consecutive columns from its
-                // half's offset (cell_of); the 32-lane shapes from column 0.
-                let off = tmem::cell_of(form.shape, t, 0, split).1;
-                let c0 = col0 + if pack { 2 * off } else { off };
+                // half's offset (cell_of); the 32-lane shapes from column 0, in lane t.
+                let (lo, off) = tmem::first_cell(form.shape, t, 0, split, pack);
+                let lane = lane_of(lo);
+                let c0 = col0 + off;
                 let regs = out.get_mut(base..).unwrap_or_default();
                 let n = (limit as usize).min(regs.len());
                 if width > 0 && (lane >= tmem::LANES || c0 + width > tmem::COLS) {
@@ -1885,54 +1850,27 @@ impl<'p> Machine<'p> {
                     tm.get_run_in(o, lane, c0, &mut regs[..n]);
                 }
             } else {
-                let (mut first, mut last) = (u32::MAX, 0);
-                for i in 0..limit {
-                    let co = tmem::cell_of(form.shape, t, i, split).1;
-                    let (a, b) = if pack {
-                        (col0 + 2 * co, col0 + 2 * co + 1)
-                    } else {
-                        (col0 + co, col0 + co)
-                    };
-                    first = first.min(a);
-                    last = last.max(b);
-                }
+                // Register by register: the 16-lane shapes spread a thread's registers over
+                // two lanes (cell_of).
+                let mut cell = |lane: u32, col: u32| {
+                    tm.get(lane, col).unwrap_or_else(|| {
+                        outside = true;
+                        0
+                    })
+                };
                 let regs = out.get_mut(base..).unwrap_or_default();
-                let n = (limit as usize).min(regs.len());
-                if limit > 0
-                    && lane < tmem::LANES
-                    && last < tmem::COLS
-                    && tm.lane_clean(lane, first, last)
-                {
-                    for (i, slot) in regs[..n].iter_mut().enumerate() {
-                        let co = tmem::cell_of(form.shape, t, i as u32, split).1;
-                        *slot = if pack {
-                            let a = tm.stored(lane, col0 + 2 * co);
-                            let b = tm.stored(lane, col0 + 2 * co + 1);
-                            (a & 0xFFFF) | (b << 16)
-                        } else {
-                            tm.stored(lane, col0 + co)
-                        };
-                    }
-                } else {
-                    // Cell by cell: cells that lazy layers own, or outside the array (a trap).
-                    let mut cell = |col: u32| {
-                        tm.get(lane, col).unwrap_or_else(|| {
-                            outside = true;
-                            0
-                        })
+                for i in 0..limit {
+                    let (lo, co) = tmem::first_cell(form.shape, t, i, split, pack);
+                    let lane = lane_of(lo);
+                    let v = if pack {
+                        let a = cell(lane, col0.wrapping_add(co));
+                        let b = cell(lane, col0.wrapping_add(co).wrapping_add(1));
+                        (a & 0xFFFF) | (b << 16)
+                    } else {
+                        cell(lane, col0.wrapping_add(co))
                     };
-                    for i in 0..limit {
-                        let co = tmem::cell_of(form.shape, t, i, split).1;
-                        let v = if pack {
-                            let a = cell(col0 + 2 * co);
-                            let b = cell(col0 + 2 * co + 1);
-                            (a & 0xFFFF) | (b << 16)
-                        } else {
-                            cell(col0 + co)
-                        };
-                        if let Some(slot) = regs.get_mut(i as usize) {
-                            *slot = v;
-                        }
+                    if let Some(slot) = regs.get_mut(i as usize) {
+                        *slot = v;
                     }
                 }
             }
@@ -1944,7 +1882,6 @@ impl<'p> Machine<'p> {
                 }
             }
         }
-        self.scratch[1] = pair_cols;
         self.ld_cells = cells;
         if outside {
             self.trap_range();
@@ -1974,71 +1911,38 @@ impl<'p> Machine<'p> {
         let unpack = form.pack.is_some();
         let mut ok = true;
         let window = lane0 - lane0 % 32;
-        // Threads 2p and 2p + 1 of a pair shape write the interleaved columns of lane p,
-        // together `[col0, col0 + 2 * nregs)` (twice that unpacked).
-        let (run, pairs) = lane_access(form.shape, nregs);
+        let run = lane_access(form.shape);
         // .16x32bx2 (split small enough that no column arithmetic wraps): thread t writes
         // the consecutive columns from its half's offset in lane t % 16 (cell_of).
         let bx2 = form.shape == LdStShape::S16x32bx2 && split <= 0xFFFF;
-        let [mut vals, mut pair_cols] = std::mem::take(&mut self.scratch);
+        let [mut vals, mut adds] = std::mem::take(&mut self.scratch);
         vals.clear();
-        pair_cols.clear();
+        adds.clear();
         let tm = &mut self.ctas[c].tmem;
         // Every run of the op covers at most `[col0, col0 + 2 * nregs * 2)`; writes to cells no
         // layer owns leave the layers as they are: one look for the op.
         let owned = tm.owned_lanes(col0, col0.saturating_add(4 * nregs));
         for t in lanes(lm) {
-            if pairs && lm >> (t ^ 1) & 1 == 1 {
-                if t & 1 == 1 {
-                    // Written with its even partner.
-                    continue;
-                }
-                let w = if unpack { 2 } else { 1 };
-                vals.clear();
-                vals.resize((2 * nregs * w) as usize, 0);
-                if pair_cols.is_empty() {
-                    // The column of register i of an even (then odd) thread.
-                    for h in 0..2 {
-                        for i in 0..nregs {
-                            pair_cols.push(tmem::cell_of(form.shape, h, i, split).1);
-                        }
-                    }
-                }
-                for (h, tt) in [t, t + 1].into_iter().enumerate() {
-                    let cols = &pair_cols[h * nregs as usize..(h + 1) * nregs as usize];
-                    for (i, &co) in (0..nregs).zip(cols) {
-                        let v = st_value(seed, tt, i);
-                        if unpack {
-                            vals[(2 * co) as usize] = v & 0xFFFF;
-                            vals[(2 * co + 1) as usize] = v >> 16;
-                        } else {
-                            vals[co as usize] = v;
-                        }
-                    }
-                }
-                ok &= tm.set_run_in(owned, window + (lane0 % 32 + t / 2) % 32, col0, &vals);
-                continue;
-            }
             if run || bx2 {
                 // st_value(seed, t, i) = t * mul + add_i (values.rs): the addends once per
-                // operation (these shapes do not use `pair_cols` otherwise).
-                if pair_cols.is_empty() {
-                    pair_cols.extend((0..nregs).map(|i| st_coeffs(seed, i).1));
+                // operation.
+                if adds.is_empty() {
+                    adds.extend((0..nregs).map(|i| st_coeffs(seed, i).1));
                 }
                 let base = t.wrapping_mul(st_coeffs(seed, 0).0);
                 vals.clear();
                 if unpack {
-                    for &add in &pair_cols {
+                    for &add in &adds {
                         let v = base.wrapping_add(add);
                         vals.extend([v & 0xFFFF, v >> 16]);
                     }
                 } else {
-                    vals.extend(pair_cols.iter().map(|&add| base.wrapping_add(add)));
+                    vals.extend(adds.iter().map(|&add| base.wrapping_add(add)));
                 }
                 if bx2 {
                     // Its columns may lie beyond `owned`'s: `set_run` looks itself.
-                    let (lo, off) = tmem::cell_of(form.shape, t, 0, split);
-                    let c0 = col0 + if unpack { 2 * off } else { off };
+                    let (lo, off) = tmem::first_cell(form.shape, t, 0, split, unpack);
+                    let c0 = col0 + off;
                     ok &= tm.set_run(window + (lane0 % 32 + lo) % 32, c0, &vals);
                 } else {
                     ok &= tm.set_run_in(owned, window + (lane0 % 32 + t) % 32, col0, &vals);
@@ -2046,18 +1950,18 @@ impl<'p> Machine<'p> {
                 continue;
             }
             for i in 0..nregs {
-                let (lo, co) = tmem::cell_of(form.shape, t, i, split);
+                let (lo, co) = tmem::first_cell(form.shape, t, i, split, unpack);
                 let lane = window + (lane0 % 32 + lo) % 32;
                 let v = st_value(seed, t, i);
                 if unpack {
-                    ok &= tm.set(lane, col0 + 2 * co, v & 0xFFFF);
-                    ok &= tm.set(lane, col0 + 2 * co + 1, v >> 16);
+                    ok &= tm.set(lane, col0.wrapping_add(co), v & 0xFFFF);
+                    ok &= tm.set(lane, col0.wrapping_add(co).wrapping_add(1), v >> 16);
                 } else {
-                    ok &= tm.set(lane, col0 + co, v);
+                    ok &= tm.set(lane, col0.wrapping_add(co), v);
                 }
             }
         }
-        self.scratch = [vals, pair_cols];
+        self.scratch = [vals, adds];
         if !ok {
             self.trap_range();
         }
@@ -2324,16 +2228,10 @@ fn put_lanes(words: &mut [u32], base: usize, mask: u32, v: u32) {
 
 /// The lanes set in `mask`, lowest first.
 /// How the threads of an ld or st of `shape` with `n` registers meet TMEM lanes:
-/// `(run, pairs)`. `run`: a 32-lane shape, thread t uses lane t, its registers in consecutive
-/// columns (one run of cells). `pairs`: a 16-lane shape other than .16x32bx2 whose `n` is a
-/// whole number of repetitions: threads 2p and 2p + 1 share lane p.
-fn lane_access(shape: LdStShape, n: u32) -> (bool, bool) {
-    let run = matches!(shape, LdStShape::S32x32b | LdStShape::S32x64b);
-    let pairs = matches!(
-        shape,
-        LdStShape::S16x64b | LdStShape::S16x128b | LdStShape::S16x256b
-    ) && n.is_multiple_of(tmem::regs_per_rep(shape));
-    (run, pairs)
+/// Whether thread t of `shape` uses lane t with its registers in consecutive columns (one
+/// run of cells): the 32-lane shapes.
+fn lane_access(shape: LdStShape) -> bool {
+    matches!(shape, LdStShape::S32x32b | LdStShape::S32x64b)
 }
 
 fn lanes(mask: u32) -> impl Iterator<Item = u32> {
@@ -2384,19 +2282,28 @@ fn find_free(used: u16, n: u32) -> Option<u32> {
 /// are unstated; this reduces every register, as u32, s32 or f32 by the type).
 fn reduce(form: &LdForm, vals: &[u32]) -> u32 {
     let max = form.red_op == Some(RedOp::Max);
+    // `.abs` (PTX ISA 9.3, §9.7.16.8.3): the reduction is over the absolute values, so the
+    // result is one of them.
+    let abs = |v: u32| {
+        if form.ty == Ty::F32 && form.abs {
+            v & 0x7FFF_FFFF
+        } else {
+            v
+        }
+    };
+    // `.NaN`: a NaN input makes the result the canonical NaN.
+    if form.ty == Ty::F32 && form.nan && vals.iter().any(|&v| f32::from_bits(v).is_nan()) {
+        return 0x7FFF_FFFF;
+    }
     let pick = |a: u32, b: u32| -> u32 {
         let gt = match form.ty {
             Ty::S32 => (a as i32) > (b as i32),
-            Ty::F32 => {
-                let (x, y) = (f32::from_bits(a), f32::from_bits(b));
-                let (x, y) = if form.abs { (x.abs(), y.abs()) } else { (x, y) };
-                x > y
-            }
+            Ty::F32 => f32::from_bits(a) > f32::from_bits(b),
             _ => a > b,
         };
         if gt == max { a } else { b }
     };
-    vals.iter().copied().reduce(pick).unwrap_or(0)
+    vals.iter().map(|&v| abs(v)).reduce(pick).unwrap_or(0)
 }
 
 #[cfg(test)]

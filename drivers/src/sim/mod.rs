@@ -68,8 +68,8 @@
 //! | lane or column outside 128 x 512 | OQ-9 | traps ([`TrapKind::TmemOutOfRange`]) |
 //! | ld/st lane field outside the warp's quarter | LDST-LANE-QUARTER, OQ-11 | wraps into the quarter (`lane % 32`) |
 //! | divergent taddr | LDST-TADDR-UNIFORM (UB) | the lowest active lane's address |
-//! | 16-lane shapes, pack/unpack | OQ-10 | thread t ↔ lane t/2 (t%16 for .16x32bx2); pack/unpack use two cells per register, low halves |
-//! | `ld.red` | OQ-13 | min/max over all the lane's registers |
+//! | 16-lane shapes, pack/unpack | OQ-10 | the ISA figures' maps ([`tmem::cell_of`]: threads 4g..4g+3 share lanes g and g + 8; t%16 for .16x32bx2); pack/unpack use two cells per register, low halves (the upper half of an unpacked cell is 0) |
+//! | `ld.red` | OQ-13 | min/max over all the lane's registers; `.NaN` with a NaN input gives the canonical NaN `0x7FFFFFFF`; without `.NaN` a NaN compares false |
 //! | mma/cp/shift/commit by many threads | OQ-14 | each thread issues its own operation |
 //! | commit with nothing to track | OQ-15 | arrives at once |
 //! | `::2` commit without multicast | OQ-15 | arrives on the executing CTA's mbarrier |

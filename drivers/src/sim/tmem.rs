@@ -3,9 +3,9 @@
 //! Concrete behaviours where the spec is silent (each is documented in `sim/mod.rs`):
 //! - a cell never written reads as [`poison`] of its (lane, column) (OQ-9);
 //! - contents persist across dealloc and re-allocation (OQ-9);
-//! - the 16-lane shapes map threads to lanes as below (the ISA gives this only in figures,
-//!   OQ-10); `.pack::16b` / `.unpack::16b` double the column footprint, the low half of each
-//!   cell holding the 16-bit value.
+//! - the 16-lane shapes map threads to lanes as [`cell_of`] says (the ISA gives this only in
+//!   figures, OQ-10); `.pack::16b` / `.unpack::16b` double the column footprint, the low half
+//!   of each cell holding the 16-bit value.
 
 use tcgen05_ir::{LdStShape, Num, Pack};
 
@@ -593,15 +593,40 @@ pub fn regs_per_rep(shape: LdStShape) -> u32 {
 /// The cell (lane offset inside the warp's 32-lane window, column offset from the base
 /// column) that thread `t`'s register `reg` covers, without pack/unpack. `split` is the
 /// `.16x32bx2` second-half column offset.
+///
+/// The 16-lane maps are the ISA's figures "Matrix fragments for tcgen05.ld/st"
+/// (§9.7.16.2.3), as CUTLASS's `SM100_TMEM_LOAD_16dp*` copy traits also give them: in
+/// `.16x64b`, `.16x128b` and `.16x256b` the threads `4g .. 4g + 3` share lane `g` (and
+/// `g + 8`), like an `mma.m16n8` accumulator fragment.
 pub fn cell_of(shape: LdStShape, t: u32, reg: u32, split: u32) -> (u32, u32) {
     // Repetition `reg / regs_per_rep`, register `reg % regs_per_rep` inside it.
     match shape {
         LdStShape::S32x32b | LdStShape::S32x64b => (t, reg),
-        LdStShape::S16x64b => (t / 2, reg * 2 + t % 2),
-        LdStShape::S16x128b => (t / 2, (reg / 2) * 4 + (t % 2) * 2 + reg % 2),
-        LdStShape::S16x256b => (t / 2, (reg / 4) * 8 + (t % 2) * 4 + reg % 4),
+        // 16 lanes x 2 columns: thread t is lane t/4 + 8 (t % 2), column (t/2) % 2.
+        LdStShape::S16x64b => (t / 4 + 8 * (t % 2), reg * 2 + (t / 2) % 2),
+        // 16 lanes x 4 columns: register 0 in lanes 0-7, register 1 in lanes 8-15.
+        LdStShape::S16x128b => (t / 4 + 8 * (reg % 2), (reg / 2) * 4 + t % 4),
+        // 16 lanes x 8 columns: registers 0-1 in lanes 0-7, 2-3 in lanes 8-15, two columns each.
+        LdStShape::S16x256b => (
+            t / 4 + 8 * ((reg % 4) / 2),
+            (reg / 4) * 8 + (t % 4) * 2 + reg % 2,
+        ),
         LdStShape::S16x32bx2 => (t % 16, reg + if t >= 16 { split } else { 0 }),
     }
+}
+
+/// The lane offset and the column offset from the base column of the first cell that thread
+/// `t`'s register `reg` moves, with `.pack::16b` / `.unpack::16b` (`pack`: two cells per
+/// register, from twice the unpacked column). The `.16x32bx2` second access starts at
+/// `split` columns from the base, whatever the packing (it is an address offset, §9.7.16.8.3).
+pub fn first_cell(shape: LdStShape, t: u32, reg: u32, split: u32, pack: bool) -> (u32, u32) {
+    let (lo, co) = cell_of(shape, t, reg, 0);
+    let half = if shape == LdStShape::S16x32bx2 && t >= 16 {
+        split
+    } else {
+        0
+    };
+    (lo, half.wrapping_add(if pack { 2 * co } else { co }))
 }
 
 /// Whether `num` repetitions of `shape` may be used at all (the .num table, §2.6).
@@ -712,5 +737,24 @@ mod tests {
         assert_eq!(cell_of(LdStShape::S32x32b, 5, 3, 0), (5, 3));
         // .16x32bx2: upper half-warp reads at the split offset.
         assert_eq!(cell_of(LdStShape::S16x32bx2, 17, 0, 8), (1, 8));
+    }
+
+    #[test]
+    fn the_16_lane_shapes_map_threads_as_the_isa_figures() {
+        // The figures' first rows (§9.7.16.2.3), by hand: .16x64b lane 0 holds T0 then T2,
+        // lane 8 holds T1 then T3.
+        assert_eq!(cell_of(LdStShape::S16x64b, 0, 0, 0), (0, 0));
+        assert_eq!(cell_of(LdStShape::S16x64b, 2, 0, 0), (0, 1));
+        assert_eq!(cell_of(LdStShape::S16x64b, 1, 0, 0), (8, 0));
+        assert_eq!(cell_of(LdStShape::S16x64b, 4, 0, 0), (1, 0));
+        // .16x128b: lane 0 holds register 0 of T0..T3, lane 8 their register 1.
+        assert_eq!(cell_of(LdStShape::S16x128b, 3, 0, 0), (0, 3));
+        assert_eq!(cell_of(LdStShape::S16x128b, 3, 1, 0), (8, 3));
+        // .16x256b: lane 0 holds T0 r0 r1, T1 r0 r1, ...; lane 8 the same threads' r2 r3.
+        assert_eq!(cell_of(LdStShape::S16x256b, 1, 1, 0), (0, 3));
+        assert_eq!(cell_of(LdStShape::S16x256b, 1, 3, 0), (8, 3));
+        assert_eq!(cell_of(LdStShape::S16x256b, 31, 0, 0), (7, 6));
+        // .x2: register 4 of T0 is column 8 of lane 0.
+        assert_eq!(cell_of(LdStShape::S16x256b, 0, 4, 0), (0, 8));
     }
 }

@@ -23,16 +23,18 @@ pub struct RegionData {
     pub bytes: u32,
 }
 
-/// The shape and kind of an exactly computable MMA, or `None`.
+/// The shape and kind of an exactly computable MMA, or `None`. A may come from shared memory
+/// ([`prepare`]) or TMEM ([`prepare_tmem_a`], with or without `.ashift`).
 pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
     let f = &m.form;
     let coll_ok = f.collector.is_none_or(|c| c.op == CollectorOp::Discard);
-    if f.ws || f.sp || f.block_scale || f.ashift || f.cta_group != CtaGroup::One || !coll_ok {
+    if f.ws || f.sp || f.block_scale || f.cta_group != CtaGroup::One || !coll_ok {
         return None;
     }
-    if !matches!(m.a, MmaA::Desc(_))
-        || !matches!(f.kind, MmaKind::F16 | MmaKind::Tf32 | MmaKind::I8)
-    {
+    if f.ashift && !matches!(m.a, MmaA::Tmem(_)) {
+        return None;
+    }
+    if !matches!(f.kind, MmaKind::F16 | MmaKind::Tf32 | MmaKind::I8) {
         return None;
     }
     let d = m.idesc;
@@ -125,8 +127,9 @@ fn read_rows(
     Some(())
 }
 
-/// The byte offset of chunk `j` of row `row` of an operand (K-major, no swizzle).
-fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
+/// The byte offset of chunk `j` of row `row` of an operand (K-major, no swizzle); also the
+/// source layout of `tcgen05.cp` (`tmem::Ctx::cp_value`).
+pub(crate) fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
     u64::from(desc.offset)
         + u64::from(row % 8) * 16
         + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16
@@ -307,6 +310,78 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     } else {
         as_ints(&arow).zip(as_ints(&bcol))
     };
+    Some(Prepared {
+        mm,
+        n,
+        kk,
+        kind,
+        enable_input_d: m.enable_input_d,
+        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+        arow,
+        bcol,
+        ints,
+        lazy: None,
+    })
+}
+
+/// The elements (row, 0..K) of A in TMEM from the row's 8 cells (§9.7.16.10, "[a-tmem]"; the
+/// data-path layout of M = 128 `::1`: row m in lane m, the row's K elements packed from the
+/// first column on, little-endian in each 32-bit cell, 32 bytes per row for every kind),
+/// negated with `neg`, into `out`. `None` where an element is not exact (a tf32 cell with
+/// low mantissa bits set, a non-finite f16 or tf32).
+pub fn tmem_a_row(
+    kind: MmaKind,
+    signed: bool,
+    neg: bool,
+    cells: &[u32],
+    out: &mut Vec<f64>,
+) -> Option<()> {
+    let (eb, kk) = elem_k(kind);
+    for k in 0..kk {
+        let byte = k * eb;
+        let cell = *cells.get((byte / 4) as usize)?;
+        let v = match kind {
+            MmaKind::F16 => f16_value((cell >> (8 * (byte % 4))) as u16),
+            MmaKind::Tf32 => {
+                if cell & 0x1FFF != 0 {
+                    return None;
+                }
+                f64::from(f32::from_bits(cell))
+            }
+            _ => {
+                let b = (cell >> (8 * (byte % 4))) as u8;
+                if signed {
+                    f64::from(b as i8)
+                } else {
+                    f64::from(b)
+                }
+            }
+        };
+        if !v.is_finite() {
+            return None;
+        }
+        out.push(if neg { -v } else { v });
+    }
+    Some(())
+}
+
+/// [`prepare`] for A taken from TMEM: `arow` holds A's rows (M × K, row-major, negated as the
+/// instruction descriptor says: [`tmem_a_row`]). Exact only where every element is a small
+/// integer (f16, tf32: arbitrary values would round in the accumulator, OQ-19) or a byte (i8).
+pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepared> {
+    let (mm, n) = exact_shape(m)?;
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    if arow.len() != (mm * kk) as usize || !operand_ok(&m.b, b, kind) {
+        return None;
+    }
+    let d = m.idesc;
+    let sb = d >> 10 & 7 == 1;
+    let nb = d >> 14 & 1 == 1;
+    let mut bcol = Vec::with_capacity((n * kk) as usize);
+    read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
+    let ints = Some(as_ints(&arow)?).zip(as_ints(&bcol));
+    ints.as_ref()?;
     Some(Prepared {
         mm,
         n,

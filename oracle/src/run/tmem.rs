@@ -17,10 +17,12 @@
 
 use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
+use super::ldst;
 use super::mma::{self, RegionData};
 use super::sync::Clocks;
 use super::unroll::{EvKind, Unrolled};
 use crate::types::*;
+use tcgen05_ir::form::LdForm;
 use tcgen05_ir::*;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +109,12 @@ struct Acc<'a> {
     /// The operands and old D values of an exact MMA (its values are computed per cell, on
     /// demand).
     mma: Option<Box<MmaVals>>,
-    /// Whether the values it writes are known (st .32x32b, exact mma).
+    /// cp: the source data, when its values are known ([`Ctx::cp_values`]).
+    cp: Option<CpVals>,
+    /// shift: the old values of the rows it moves, row-major (31 × 8; `None`: unknown),
+    /// read when it is processed ([`Ctx::shift_values`]).
+    shifted: Option<Box<[Option<u32>]>>,
+    /// Whether the values it writes are known (st of every shape, exact mma).
     known: bool,
     /// mma with A in TMEM: the cells of the issuing CTA's allocation that A is read from
     /// (8 columns: 256 bits of A per row for every kind, dense or sparse; lanes clamped like D).
@@ -118,6 +125,37 @@ struct Acc<'a> {
     pos: usize,
 }
 
+/// What a cp needs to give the value of any cell it writes ([`Ctx::cp_value`]).
+#[derive(Debug, Clone, Copy)]
+struct CpVals {
+    /// The source region's data.
+    data: RegionData,
+    /// The multicast qualifier.
+    multicast: Option<CpMulticast>,
+    /// The lane field of `taddr`.
+    lane: u32,
+    /// Source rows and bytes per row of the shape.
+    rows: u32,
+    row_bytes: u32,
+}
+
+/// The source row of a cp that lands in `lane` (§9.7.16.9.2, reference §3.5), if one does:
+/// - no multicast: row `r` in lane `taddr.lane + r`;
+/// - `.warpx4` (`.32x128b`): the 32 rows in every lane quarter, row `r` in lane `32q + r`;
+/// - `.warpx2::02_13` (`.64x128b`): the warp pairs {0, 2} and {1, 3} each receive half of
+///   the 64 rows: rows 0-31 in quarters 0 and 2, rows 32-63 in quarters 1 and 3;
+/// - `.warpx2::01_23`: rows 0-31 in quarters 0 and 1, rows 32-63 in quarters 2 and 3.
+fn cp_row(cv: &CpVals, lane: u32) -> Option<u32> {
+    let (q, r) = (lane / 32, lane % 32);
+    let row = match cv.multicast {
+        None => lane.checked_sub(cv.lane)?,
+        Some(CpMulticast::Warpx4) => r,
+        Some(CpMulticast::Warpx2_02_13) => r + 32 * (q % 2),
+        Some(CpMulticast::Warpx2_01_23) => r + 32 * (q / 2),
+    };
+    (row < cv.rows).then_some(row)
+}
+
 /// What an exact MMA needs to give the value of any cell it writes.
 #[derive(Debug)]
 struct MmaVals {
@@ -126,6 +164,9 @@ struct MmaVals {
     old: Option<OldD>,
     /// MMA-DOL-SEM: lanes whose disable-output-lane bit is set.
     dol: [u32; 4],
+    /// `.ashift`: D row 0 is unspecified (what A's first row holds after the shift is not
+    /// stated).
+    ashift: bool,
 }
 
 /// The old D cells an MMA with enable-input-d reads (lanes 0..128, columns `c0..c0 + n` of
@@ -644,13 +685,15 @@ impl<'a> Ctx<'_, 'a> {
                             None => wild = true,
                         }
                     }
+                    // SHIFT: the `.31x256b` matrix at taddr (§9.7.16.9.3): 32 lanes (row 0 and
+                    // the 31 rows moved into lanes 1..32), 8 columns.
                     Op::Shift { form, taddr } => match self.resolve(taddr, g, i) {
                         Some((inst, l, c)) => {
                             for x in self.pair_insts(inst, form.cta_group) {
                                 self.region(
                                     &mut regions,
                                     x,
-                                    (l, 128),
+                                    (l, l + 32),
                                     (c, c + 8),
                                     (true, true),
                                     true,
@@ -689,8 +732,9 @@ impl<'a> Ctx<'_, 'a> {
                         _ => None,
                     }
                 });
+                // Every st shape's values are known (`ldst`); LDST-SHAPE's `.32x64b` is never run.
                 let known = match op {
-                    Op::St { form, .. } => form.shape == LdStShape::S32x32b && form.pack.is_none(),
+                    Op::St { form, .. } => form.shape != LdStShape::S32x64b,
                     _ => false,
                 };
                 let idx = self.accs.len();
@@ -720,6 +764,8 @@ impl<'a> Ctx<'_, 'a> {
                     commit,
                     pfence,
                     mma: None,
+                    cp: None,
+                    shifted: None,
                     known,
                     a_read,
                     in_races: Races::default(),
@@ -856,17 +902,201 @@ impl<'a> Ctx<'_, 'a> {
     ) -> Option<u32> {
         let r = w.regions.iter().find(|r| r.inst == inst)?;
         match w.op {
-            Op::St { seed, .. } if w.known => {
-                Some(values::st_value(*seed, lane - r.l0, col - r.c0))
+            Op::St { seed, form, .. } if w.known => {
+                if form.pack.is_some() {
+                    // `.unpack::16b` writes the low half of the cell; the other half is not
+                    // shown (OQ-10, `ldst`).
+                    return None;
+                }
+                if st_plain(w.op) {
+                    return Some(values::st_value(*seed, lane - r.l0, col - r.c0));
+                }
+                let (t, reg) = self.st_owner(w, inst, lane, col)?;
+                Some(values::st_value(*seed, t, reg))
             }
             Op::Mma(_) if w.pos < as_of => self.mma_value(w, lane - r.l0, col - r.c0),
+            Op::Cp { .. } if w.pos < as_of => self.cp_value(w, inst, lane, col),
+            Op::Shift { .. } if w.pos < as_of => {
+                // Only the issuing CTA's allocation (the first region) was read.
+                let own = w.regions.first()?;
+                let old = w.shifted.as_ref()?;
+                if own.inst != inst || lane <= own.l0 {
+                    // Row 0 after the shift: not stated (OQ-16).
+                    return None;
+                }
+                *old.get(((lane - own.l0 - 1) * 8 + col - own.c0) as usize)?
+            }
             _ => None,
         }
+    }
+
+    /// The value the cp `w` wrote at (lane, col) of allocation `inst` (§9.7.16.9.2, reference
+    /// §3.5): source row `row` lands in the lanes `cp_lanes` gives, its 32-bit words in
+    /// consecutive columns; the row's 16-byte chunks are read through the descriptor in the
+    /// K-major no-swizzle layout of the MMA operands (`mma::chunk_base`: core matrices of 8
+    /// rows × 16 bytes, LBO between chunks of a row, SBO between groups of 8 rows, §9.7.16.4).
+    /// Only the issuing CTA's copy (a `::2` peer copies its own shared memory).
+    fn cp_value(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<u32> {
+        let cv = w.cp.as_ref()?;
+        let own = w.regions.first()?;
+        let Op::Cp { src, .. } = w.op else {
+            return None;
+        };
+        if own.inst != inst || col < own.c0 {
+            return None;
+        }
+        let row = cp_row(cv, lane)?;
+        let j = col - own.c0;
+        if j >= cv.row_bytes / 4 {
+            return None;
+        }
+        let at = mma::chunk_base(src, row, u64::from(j / 4)) + u64::from(4 * (j % 4));
+        if !at.is_multiple_of(4) || at + 4 > u64::from(cv.data.bytes) {
+            // A word across two source words, or beyond the data region: not modelled.
+            return None;
+        }
+        Some(values::fill_word(
+            cv.data.elem,
+            cv.data.seed,
+            (at / 4) as u32,
+        ))
+    }
+
+    /// Records what a cp's values need, if they are known: a source region filled once and
+    /// fenced into the async proxy before it (MCM-PROXY, as for MMA operands), a descriptor
+    /// the K-major no-swizzle layout reads, the multicast its shape requires (CP-MULTICAST),
+    /// and no decompression (`.b8x16` with `.b6x16_p32` / `.b4x16_p64`: the expansion of
+    /// each element is shown only in figures, OQ-29: unspecified).
+    fn cp_values(&mut self, ai: usize) {
+        let acc = &self.accs[ai];
+        let Op::Cp { form, taddr, src } = acc.op else {
+            return;
+        };
+        if form.dst_fmt.is_some()
+            || form.src_fmt.is_some()
+            || src.swizzle != 0
+            || src.lbo_abs
+            || src.base_offset != 0
+            || src.fixed != 1
+            || src.reserved != 0
+            || self.poisoned[self.cta(acc.g) as usize]
+        {
+            return;
+        }
+        let (rows, row_bytes) = match (form.shape, form.multicast) {
+            (CpShape::S128x256b, None) => (128, 32),
+            (CpShape::S4x256b, None) => (4, 32),
+            (CpShape::S128x128b, None) => (128, 16),
+            (CpShape::S64x128b, Some(CpMulticast::Warpx2_02_13 | CpMulticast::Warpx2_01_23)) => {
+                (64, 16)
+            }
+            (CpShape::S32x128b, Some(CpMulticast::Warpx4)) => (32, 16),
+            _ => return,
+        };
+        let Some((_, lane, _)) = self.resolve(taddr, acc.g, acc.i) else {
+            return;
+        };
+        let Some(data) = self.region_data(acc, src.region) else {
+            return;
+        };
+        self.accs[ai].cp = Some(CpVals {
+            data,
+            multicast: form.multicast,
+            lane,
+            rows,
+            row_bytes,
+        });
+        self.accs[ai].known = true;
+    }
+
+    /// Reads the rows a shift moves (§9.7.16.9.3, reference §3.6: the `.31x256b` matrix at
+    /// `taddr`, 32-byte rows, each row but the last moved down by one lane): rows 0..31 of
+    /// lanes `[l, l + 31)`, 8 columns, as an ld would read them at this point of the
+    /// processing order. The races of that read are the shift's (cited by the lds of what it
+    /// wrote, like an MMA's A read).
+    fn shift_values(&mut self, ai: usize, sc: &mut Scratch) {
+        let Some(own) = self.accs[ai].regions.first().copied() else {
+            return;
+        };
+        if own.l1 != own.l0 + 32 || own.c1 != own.c0 + 8 {
+            // Clamped at the allocation's edge: not the documented shape.
+            return;
+        }
+        let rect = (own.l0, own.l0 + 31, own.c0, own.c1);
+        self.plan(ai, own.inst, rect, sc);
+        let mut buf = Vec::new();
+        let races = self.cells(own.inst, rect, sc, &mut buf);
+        for &wi in &sc.writers {
+            self.accs[ai].in_races.0 |= self.accs[wi].in_races.0;
+        }
+        self.accs[ai].in_races.0 |= races.0;
+        if sc.unknown || buf.len() != 31 * 8 {
+            return;
+        }
+        let old: Box<[Option<u32>]> = buf
+            .iter()
+            .map(|w| match w {
+                WordExpect::Exact(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        self.accs[ai].shifted = Some(old);
+        self.accs[ai].known = true;
+    }
+
+    /// The low 16 bits of the cell (lane, col) of allocation `inst` as `w` wrote it (what a
+    /// `.pack::16b` ld reads of it, §9.7.16.8.2): the 16-bit half an `.unpack::16b` st put
+    /// there, else the low half of [`Ctx::value_at`].
+    fn half_at(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<u32> {
+        match w.op {
+            Op::St { seed, form, .. } if w.known && form.pack.is_some() => {
+                let (t, reg) = self.st_owner(w, inst, lane, col)?;
+                let r = w.regions.iter().find(|r| r.inst == inst)?;
+                let half = (col - r.c0) % 2;
+                Some(values::st_value(*seed, t, reg) >> (16 * half) & 0xFFFF)
+            }
+            _ => self.value_at(w, inst, lane, col).map(|v| v & 0xFFFF),
+        }
+    }
+
+    /// [`Ctx::value_at`], or [`Ctx::half_at`] when `half`.
+    fn cell_value(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32, half: bool) -> Option<u32> {
+        if half {
+            self.half_at(w, inst, lane, col)
+        } else {
+            self.value_at(w, inst, lane, col)
+        }
+    }
+
+    /// The (thread, register) of the st `w` that wrote (lane, col) of allocation `inst`
+    /// (`ldst::owner`; the region that covers the cell is the `.16x32bx2` half).
+    fn st_owner(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<(u32, u32)> {
+        let Op::St { form, .. } = w.op else {
+            return None;
+        };
+        let (half, r) = w
+            .regions
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.inst == inst && r.covers(lane, col))?;
+        let co = col - r.c0;
+        let ucol = if form.pack.is_some() { co / 2 } else { co };
+        Some(ldst::owner(
+            form.shape,
+            ldst::Cell {
+                half,
+                lane: lane - r.l0,
+                col: ucol,
+            },
+        ))
     }
 
     /// The value an exact MMA `w` wrote at (row, col) of its D: `None` if unknown.
     fn mma_value(&self, w: &Acc<'_>, row: u32, col: u32) -> Option<u32> {
         let m = w.mma.as_ref()?;
+        if m.ashift && row == 0 {
+            return None;
+        }
         let old = m.old.as_ref().and_then(|o| self.old_cell(w, o, row, col));
         if m.dol
             .get((row / 32) as usize)
@@ -962,7 +1192,14 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         };
         let wr = w.regions.iter().find(|x| x.inst == inst)?;
-        if !(w.known && wr.write && wr.l0 <= l0 && wr.l1 >= l1 && wr.c0 <= c0 && wr.c1 >= c1) {
+        if !(w.known
+            && st_plain(w.op)
+            && wr.write
+            && wr.l0 <= l0
+            && wr.l1 >= l1
+            && wr.c0 <= c0
+            && wr.c1 >= c1)
+        {
             return None;
         }
         // `st_value(seed, lane, reg)` is `lane * mul + add(reg)` (wrapping; the coefficients
@@ -994,6 +1231,39 @@ impl<'a> Ctx<'_, 'a> {
     /// whole rectangle (32 lanes), nothing racing, and the MMA's value is known at every cell
     /// of the lanes in `mask`: the words of an ld record, lane-major (0 for lanes outside
     /// `mask`), as [`Ctx::cells`] and [`ld_expect`] give them.
+    /// If the read planned in `sc` has one write ordered before it, covering the whole
+    /// rectangle, nothing racing, and every value known (a st of any shape, a cp, a shift: no
+    /// MMA, see [`Ctx::single_mma`]): the values, lane-major (the low halves when `half`).
+    /// What [`Ctx::cells`] gives then, without a candidate list per cell.
+    fn single_known(
+        &self,
+        inst: u32,
+        (l0, l1, c0, c1): (u32, u32, u32, u32),
+        sc: &Scratch,
+        half: bool,
+    ) -> Option<Vec<u32>> {
+        if !sc.race.is_empty() || sc.before.len() != 1 {
+            return None;
+        }
+        let w = &self.accs[sc.writers[sc.before[0]]];
+        if matches!(w.op, Op::Mma(_)) || !self.may_know(w) {
+            return None;
+        }
+        let full = w.regions.iter().any(|x| {
+            x.write && x.inst == inst && x.l0 <= l0 && x.l1 >= l1 && x.c0 <= c0 && x.c1 >= c1
+        });
+        if !full {
+            return None;
+        }
+        let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
+        for l in l0..l1 {
+            for c in c0..c1 {
+                v.push(self.cell_value(w, inst, l, c, half)?);
+            }
+        }
+        Some(v)
+    }
+
     fn single_mma(
         &self,
         inst: u32,
@@ -1039,6 +1309,9 @@ impl<'a> Ctx<'_, 'a> {
         out: &mut [u32],
     ) -> Option<()> {
         let m = w.mma.as_ref()?;
+        if m.ashift && row == 0 {
+            return None;
+        }
         // MMA-DOL-SEM: a lane whose bit is set keeps its old value (known only when
         // enable-input-d read it).
         let kept = m
@@ -1103,6 +1376,7 @@ impl<'a> Ctx<'_, 'a> {
         let w = &self.accs[wi];
         let r = w.regions.iter().find(|r| r.inst == o.inst)?;
         match w.op {
+            Op::St { .. } if !st_plain(w.op) => return by_cell(out, cols),
             Op::St { seed, .. } if w.known => {
                 for (v, c) in out.iter_mut().zip(cols) {
                     *v = values::st_value(*seed, row - r.l0, o.c0 + c - r.c0);
@@ -1201,12 +1475,19 @@ impl<'a> Ctx<'_, 'a> {
                         }
                         sc.seen[wi] = epoch;
                         let w = &self.accs[wi];
-                        let Some(wr) = w.regions.iter().find(|x| x.write && x.inst == inst) else {
+                        // The write's region that meets the read (a `.16x32bx2` st has two).
+                        let meets = |wr: &&Region| {
+                            wr.write
+                                && wr.inst == inst
+                                && wr.l0.max(l0) < wr.l1.min(l1)
+                                && wr.c0.max(c0) < wr.c1.min(c1)
+                        };
+                        let Some(wr) = w.regions.iter().find(meets) else {
                             continue;
                         };
                         let (il0, il1, ic0, ic1) =
                             (wr.l0.max(l0), wr.l1.min(l1), wr.c0.max(c0), wr.c1.min(c1));
-                        if il0 >= il1 || ic0 >= ic1 || (!monotone && self.ordered(r, w)) {
+                        if !monotone && self.ordered(r, w) {
                             continue;
                         }
                         let mut dominated = false;
@@ -1315,16 +1596,30 @@ impl<'a> Ctx<'_, 'a> {
         sc: &mut Scratch,
         out: &mut Vec<WordExpect>,
     ) -> Races {
-        self.cells_or_races(inst, (l0, l1, c0, c1), sc, Some(out))
+        self.cells_or_races(inst, (l0, l1, c0, c1), sc, Some(out), false)
     }
 
-    /// [`Ctx::cells`]; with `out` `None`, only the races (no value is computed).
+    /// [`Ctx::cells_or_races`] of the cells' low halves ([`Ctx::half_at`]) when `half`.
+    fn cells_half(
+        &self,
+        inst: u32,
+        rect: (u32, u32, u32, u32),
+        sc: &mut Scratch,
+        out: &mut Vec<WordExpect>,
+        half: bool,
+    ) -> Races {
+        self.cells_or_races(inst, rect, sc, Some(out), half)
+    }
+
+    /// [`Ctx::cells`]; with `out` `None`, only the races (no value is computed); with
+    /// `half`, the candidates are the cells' low 16 bits ([`Ctx::half_at`]).
     fn cells_or_races(
         &self,
         inst: u32,
         (l0, l1, c0, c1): (u32, u32, u32, u32),
         sc: &mut Scratch,
         mut out: Option<&mut Vec<WordExpect>>,
+        half: bool,
     ) -> Races {
         if let Some(out) = out.as_deref_mut() {
             out.clear();
@@ -1358,7 +1653,7 @@ impl<'a> Ctx<'_, 'a> {
                 if let Some(out) = out {
                     if self.may_know(w) {
                         out.reserve(((l1 - l0) * (c1 - c0)) as usize);
-                        self.values_into(w, inst, (l0, l1, c0, c1), out);
+                        self.values_into(w, inst, (l0, l1, c0, c1), out, half);
                     } else {
                         // `values_into` would give `Unspecified` everywhere.
                         sc.unknown = true;
@@ -1457,7 +1752,8 @@ impl<'a> Ctx<'_, 'a> {
                         sc.cands.clear();
                         for &wi in &sc.block {
                             let wi = wi.expect("checked above");
-                            sc.cands.push(self.value_at(&self.accs[wi], inst, l, c));
+                            sc.cands
+                                .push(self.cell_value(&self.accs[wi], inst, l, c, half));
                         }
                         out[row + (c - c0) as usize] = word_expect(&mut sc.cands);
                     }
@@ -1477,6 +1773,8 @@ impl<'a> Ctx<'_, 'a> {
         match w.op {
             Op::St { .. } => w.known,
             Op::Mma(_) => w.mma.is_some(),
+            Op::Cp { .. } => w.cp.is_some(),
+            Op::Shift { .. } => w.shifted.is_some(),
             _ => false,
         }
     }
@@ -1489,10 +1787,27 @@ impl<'a> Ctx<'_, 'a> {
         inst: u32,
         (l0, l1, c0, c1): (u32, u32, u32, u32),
         out: &mut Vec<WordExpect>,
+        half: bool,
     ) {
         let word = |v: Option<u32>| v.map_or(WordExpect::Unspecified, WordExpect::Exact);
         let r = w.regions.iter().find(|r| r.inst == inst);
         match (w.op, r) {
+            (Op::St { .. }, Some(_)) if w.known && (half || !st_plain(w.op)) => {
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(word(self.cell_value(w, inst, l, c, half)));
+                    }
+                }
+            }
+            (Op::Mma(_), Some(r)) if half && w.mma.is_some() => {
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(word(
+                            self.mma_value(w, l - r.l0, c - r.c0).map(|v| v & 0xFFFF),
+                        ));
+                    }
+                }
+            }
             (Op::St { seed, .. }, Some(r)) if w.known => {
                 for l in l0..l1 {
                     for c in c0..c1 {
@@ -1508,6 +1823,14 @@ impl<'a> Ctx<'_, 'a> {
                 for l in l0..l1 {
                     for c in c0..c1 {
                         out.push(word(self.mma_value(w, l - r.l0, c - r.c0)));
+                    }
+                }
+            }
+            // cp and shift: cell by cell.
+            (Op::Cp { .. } | Op::Shift { .. }, Some(_)) if self.may_know(w) => {
+                for l in l0..l1 {
+                    for c in c0..c1 {
+                        out.push(word(self.cell_value(w, inst, l, c, half)));
                     }
                 }
             }
@@ -1628,16 +1951,204 @@ impl<'a> Ctx<'_, 'a> {
         })
     }
 
+    /// Notes the open questions that leave the cells of the read planned last in `sc`
+    /// unspecified when nothing races: cells no write is ordered before (OQ-9), and writers
+    /// whose values the oracle does not compute (an MMA: OQ-19 numerics, OQ-22 layouts; a cp
+    /// with decompression or an unknown source: OQ-29; the upper half of an unpacked st:
+    /// OQ-10; a shift whose rows were not known).
+    fn note_open(&self, sc: &Scratch, f: &mut Findings) {
+        if sc.before.is_empty() {
+            f.note("OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified");
+        }
+        for &a in &sc.before {
+            let w = &self.accs[sc.writers[a]];
+            let why = match w.op {
+                Op::Mma(_) if w.mma.is_none() => {
+                    "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
+                }
+                Op::Cp { .. } if w.cp.is_none() => {
+                    "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (decompression, a swizzled or unknown source): unspecified"
+                }
+                Op::Shift { .. } => {
+                    "OQ-16: an ld reads rows of a shift that are not stated (row 0) or were not known: unspecified"
+                }
+                Op::St { form, .. } if form.pack.is_some() => {
+                    "OQ-10: an ld reads the upper half of a cell an .unpack::16b st wrote: unspecified"
+                }
+                _ => continue,
+            };
+            f.note(why);
+        }
+    }
+
+    /// The record of an ld of any shape, with `.pack::16b` or `.red` (§9.7.16.8.3): the
+    /// candidates of the cells of each of its regions ([`Ctx::cells`]; their low halves for
+    /// pack), then each thread's registers from its cells ([`ldst::cell`]), two cells per
+    /// register for pack ([`pack_words`]), and the `redval` word last for red
+    /// ([`ldst::reduce`]). Also the races of its cells.
+    fn ld_shaped(
+        &self,
+        k: usize,
+        form: &LdForm,
+        n: u32,
+        mask: u32,
+        sc: &mut Scratch,
+        f: &mut Findings,
+    ) -> (SiteExpect, Races) {
+        let x = &self.accs[k];
+        let pack = form.pack.is_some();
+        if let Some(r) = self.ld_shaped_known(k, form, n, mask, sc) {
+            return r;
+        }
+        let mut races = Races::default();
+        let mut cells: [Vec<WordExpect>; 2] = Default::default();
+        for (h, r) in x.regions.iter().enumerate() {
+            let rect = (r.l0, r.l1, r.c0, r.c1);
+            self.plan(k, r.inst, rect, sc);
+            races.0 |= self.cells_half(r.inst, rect, sc, &mut cells[h], pack).0;
+            // An MMA that wrote (or may have written) these cells read a racing A.
+            for &wi in &sc.writers {
+                races.0 |= self.accs[wi].in_races.0;
+            }
+            if sc.unknown {
+                cells[h].clear();
+                let area = (r.l1 - r.l0) * (r.c1 - r.c0);
+                cells[h].resize(area as usize, WordExpect::Unspecified);
+            }
+        }
+        let words = n + u32::from(form.red);
+        let mut out = Vec::with_capacity((32 * words) as usize);
+        let mut open = false;
+        for t in 0..32 {
+            let start = out.len();
+            for reg in 0..n {
+                let c = ldst::cell(form.shape, t, reg);
+                let Some(r) = x.regions.r.get(c.half).copied().flatten() else {
+                    out.push(WordExpect::Unspecified);
+                    continue;
+                };
+                let width = r.c1 - r.c0;
+                let at = |col: u32| {
+                    cells[c.half]
+                        .get((c.lane * width + col) as usize)
+                        .cloned()
+                        .unwrap_or(WordExpect::Unspecified)
+                };
+                out.push(if pack {
+                    pack_words(&at(2 * c.col), &at(2 * c.col + 1))
+                } else {
+                    at(c.col)
+                });
+            }
+            if form.red {
+                let regs: Option<Vec<u32>> = out[start..]
+                    .iter()
+                    .map(|w| match w {
+                        WordExpect::Exact(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+                let red = regs.and_then(|v| {
+                    let r = ldst::reduce(form, &v);
+                    open |= r.is_none() && mask >> t & 1 == 1;
+                    r
+                });
+                out.push(red.map_or(WordExpect::Unspecified, WordExpect::Exact));
+            }
+        }
+        if open {
+            f.note("OQ-13: an ld.red result is left open (an f32 NaN input without .NaN, or +0 against -0)");
+        }
+        (ld_expect(&out, words as usize, mask), races)
+    }
+
+    /// [`Ctx::ld_shaped`] where each region of the ld has one known write before it and
+    /// nothing racing ([`Ctx::single_known`]), and the `.red` result is stated: the registers
+    /// straight from the cells, no candidate lists. `None`: the general path decides.
+    fn ld_shaped_known(
+        &self,
+        k: usize,
+        form: &LdForm,
+        n: u32,
+        mask: u32,
+        sc: &mut Scratch,
+    ) -> Option<(SiteExpect, Races)> {
+        let x = &self.accs[k];
+        let pack = form.pack.is_some();
+        let mut races = Races::default();
+        let mut cells: [Vec<u32>; 2] = Default::default();
+        let mut widths = [0u32; 2];
+        for (h, r) in x.regions.iter().enumerate() {
+            let rect = (r.l0, r.l1, r.c0, r.c1);
+            self.plan(k, r.inst, rect, sc);
+            cells[h] = self.single_known(r.inst, rect, sc, pack)?;
+            widths[h] = r.c1 - r.c0;
+            let kk = sc.writers.len() as u64;
+            let area = u64::from((r.l1 - r.l0) * (r.c1 - r.c0));
+            self.work.set(self.work.get() + area * (kk + 1) + kk * kk);
+            for &wi in &sc.writers {
+                races.0 |= self.accs[wi].in_races.0;
+            }
+        }
+        let words = n + u32::from(form.red);
+        let mut data = vec![0u32; (32 * words) as usize];
+        for (t, row) in data.chunks_exact_mut(words as usize).enumerate() {
+            let t = t as u32;
+            if mask >> t & 1 == 0 {
+                // Lanes that do not record: 0 (`SiteExpect::Exact`).
+                continue;
+            }
+            for reg in 0..n {
+                let c = ldst::cell(form.shape, t, reg);
+                let (cs, w) = (cells.get(c.half)?, widths[c.half]);
+                let at = |col: u32| cs.get((c.lane * w + col) as usize).copied();
+                row[reg as usize] = if pack {
+                    at(2 * c.col)? & 0xFFFF | (at(2 * c.col + 1)? & 0xFFFF) << 16
+                } else {
+                    at(c.col)?
+                };
+            }
+            if form.red {
+                row[n as usize] = ldst::reduce(form, &row[..n as usize])?;
+            }
+        }
+        Some((SiteExpect::Exact { words, data }, races))
+    }
+
     /// Prepares the values an exact MMA writes (computed per cell when read).
     fn mma_values(&mut self, ai: usize, sc: &mut Scratch) {
         // A read from TMEM (§3.7 "[a-tmem]"): the writes it races with (an st not waited and
         // published, MCM-XTHREAD-NONPIPE; the issuer's own st without wait::st,
         // MCM-ST-BEFORE-USE; ...), cited by every ld of what this MMA wrote.
+        // Its cells, when every one is known (A's rows: [`mma::tmem_a_row`]).
+        let mut a_cells: Option<Vec<u32>> = None;
         if let Some(r) = self.accs[ai].a_read {
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(ai, r.inst, rect, sc);
-            let races = self.cells_or_races(r.inst, rect, sc, None);
+            let exact_a = r.l0 == 0 && r.l1 == 128 && r.c1 == r.c0 + 8;
+            let direct = if exact_a {
+                self.single_known(r.inst, rect, sc, false)
+            } else {
+                None
+            };
+            let mut buf = Vec::new();
+            let races = if direct.is_some() || !exact_a {
+                self.cells_or_races(r.inst, rect, sc, None, false)
+            } else {
+                self.cells_or_races(r.inst, rect, sc, Some(&mut buf), false)
+            };
             self.accs[ai].in_races = races;
+            if direct.is_some() {
+                a_cells = direct;
+            } else if exact_a && !sc.unknown {
+                a_cells = buf
+                    .iter()
+                    .map(|w| match w {
+                        WordExpect::Exact(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+            }
         }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
@@ -1647,23 +2158,60 @@ impl<'a> Ctx<'_, 'a> {
         {
             return;
         }
-        let (Some(r), MmaA::Desc(ad)) = (acc.regions.first().copied(), &m.a) else {
+        let Some(r) = acc.regions.first().copied() else {
             return;
         };
         if r.l0 != 0 || self.poisoned[self.cta(acc.g) as usize] {
             return;
         }
-        let (Some(a), Some(b)) = (
-            self.region_data(acc, ad.region),
-            self.region_data(acc, m.b.region),
-        ) else {
-            return;
-        };
         let n = r.c1 - r.c0;
         let (_, nn) = mma::exact_shape(m).expect("checked");
         if n != nn {
             return;
         }
+        let Some(b) = self.region_data(acc, m.b.region) else {
+            return;
+        };
+        let a = match &m.a {
+            MmaA::Desc(ad) => self.region_data(acc, ad.region),
+            MmaA::Tmem(_) => None,
+        };
+        let p = match (&m.a, a, a_cells) {
+            (MmaA::Desc(_), Some(a), _) => self.prepared_for(m, a, b),
+            (MmaA::Tmem(_), _, Some(cells)) => {
+                // A from TMEM: row m in lane m (`a_read`), 8 cells per row.
+                let d = m.idesc;
+                let (signed, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+                let mut arow = Vec::with_capacity(128 * 32);
+                let ok = cells
+                    .chunks_exact(8)
+                    .all(|row| mma::tmem_a_row(m.form.kind, signed, neg, row, &mut arow).is_some());
+                if m.form.ashift {
+                    // `.ashift` (§9.7.16.10.9.1, reference §3.7): A's rows move down by one, so
+                    // D row m uses A row m - 1; what row 0 uses is not stated
+                    // (`MmaVals::ashift`: D row 0 is unspecified).
+                    let kk = arow.len() / 128;
+                    arow.copy_within(..127 * kk, kk);
+                }
+                ok.then(|| mma::prepare_tmem_a(m, arow, &b).map(std::rc::Rc::new))
+                    .flatten()
+            }
+            _ => None,
+        };
+        let Some(p) = p else {
+            return;
+        };
+        self.finish_mma_values(ai, p, sc);
+    }
+
+    /// [`mma::prepare`] of an MMA with A in shared memory, reused for an MMA issued again with
+    /// the same operands and data (a loop, a chain accumulating into one D).
+    fn prepared_for(
+        &mut self,
+        m: &'a Mma,
+        a: RegionData,
+        b: RegionData,
+    ) -> Option<std::rc::Rc<mma::Prepared>> {
         // `prepare` depends on these operands and the two regions' data only: an MMA issued
         // again with the same ones (a loop, a chain accumulating into one D) reuses it.
         let same = |(m2, a2, b2): &(&Mma, RegionData, RegionData)| {
@@ -1676,15 +2224,22 @@ impl<'a> Ctx<'_, 'a> {
                 && m2.enable_input_d == m.enable_input_d
                 && m2.scale_input_d == m.scale_input_d
         };
-        let p = match self.prepared.iter().find(|(k, _)| same(k)) {
+        match self.prepared.iter().find(|(k, _)| same(k)) {
             Some((_, p)) => p.clone(),
             None => {
                 let p = mma::prepare(m, &a, &b).map(std::rc::Rc::new);
                 self.prepared.push(((m, a, b), p.clone()));
                 p
             }
-        };
-        let Some(p) = p else {
+        }
+    }
+
+    /// Records the values an exact MMA writes (`p`; with enable-input-d, the old D cells it
+    /// reads, planned now and read on demand).
+    fn finish_mma_values(&mut self, ai: usize, p: std::rc::Rc<mma::Prepared>, sc: &mut Scratch) {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let Some(r) = acc.regions.first().copied() else {
             return;
         };
         let old = if m.enable_input_d {
@@ -1734,7 +2289,13 @@ impl<'a> Ctx<'_, 'a> {
                 *x = *y;
             }
         }
-        self.accs[ai].mma = Some(Box::new(MmaVals { p, old, dol }));
+        let ashift = m.form.ashift;
+        self.accs[ai].mma = Some(Box::new(MmaVals {
+            p,
+            old,
+            dol,
+            ashift,
+        }));
         self.accs[ai].known = true;
     }
 }
@@ -1920,6 +2481,8 @@ fn values_with(
         }
         match cx.accs[k].kind {
             Kind::Mma => cx.mma_values(k, sc),
+            Kind::Cp => cx.cp_values(k),
+            Kind::Shift => cx.shift_values(k, sc),
             Kind::Ld => {
                 let x = &cx.accs[k];
                 let e = &u.warps[x.g][x.i];
@@ -1938,9 +2501,13 @@ fn values_with(
                         rules.push(RuleId::WaitScope);
                     }
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::McmLdWar]))
-                } else if !simple || x.regions.len() != 1 {
-                    // OQ-10 (16-lane shapes, pack), OQ-13 (ld.red), or outside the allocation.
+                } else if x.regions.len() != 1 + usize::from(form.shape == LdStShape::S16x32bx2) {
+                    // Outside the allocation (OQ-9).
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::LdAsync]))
+                } else if !simple {
+                    let (expect, races) = cx.ld_shaped(k, form, u32::from(*nregs), e.mask, sc, f);
+                    rules.extend(races.rules());
+                    expect
                 } else {
                     let r = *x.regions.first().expect("one region");
                     let n = u32::from(*nregs);
@@ -1952,6 +2519,17 @@ fn values_with(
                     } else if let Some(data) = cx.single_mma(r.inst, rect, sc, e.mask) {
                         // One exact MMA ordered before, nothing racing, every value of the
                         // lanes that record known: what `cells` + `ld_expect` give, directly.
+                        let k = sc.writers.len() as u64;
+                        cx.work
+                            .set(cx.work.get() + u64::from(32 * n) * (k + 1) + k * k);
+                        let mut races = Races::default();
+                        for &wi in &sc.writers {
+                            races.0 |= cx.accs[wi].in_races.0;
+                        }
+                        rules.extend(races.rules());
+                        SiteExpect::Exact { words: n, data }
+                    } else if let Some(data) = cx.single_known(r.inst, rect, sc, false) {
+                        // One known write (cp, shift, any st) before, nothing racing.
                         let k = sc.writers.len() as u64;
                         cx.work
                             .set(cx.work.get() + u64::from(32 * n) * (k + 1) + k * k);
@@ -1982,6 +2560,10 @@ fn values_with(
                         }
                     }
                 };
+                if rules.len() == 1 && !matches!(expect, SiteExpect::Exact { .. }) {
+                    // Not exact, and no race: say which open question leaves it so.
+                    cx.note_open(sc, f);
+                }
                 out.push(ObsItem {
                     key: ObsSite { cta, warp, site },
                     lanes: e.mask,
@@ -1995,6 +2577,39 @@ fn values_with(
     reuse.rows = std::mem::take(&mut cx.by_col.rows);
     f.tmem_work = cx.work.get();
     out
+}
+
+/// Whether `op` is a st whose thread `t`, register `r` is lane `t`, column `r` (`.32x32b`
+/// without unpack, reference §2.6): the fast paths that compute `st_value` by lane and column.
+fn st_plain(op: &Op) -> bool {
+    matches!(op, Op::St { form, .. } if form.shape == LdStShape::S32x32b && form.pack.is_none())
+}
+
+/// The register a `.pack::16b` ld makes of two cells' low halves (§9.7.16.8.2, `ldst`): the
+/// lower column in bits 0-15. Every combination of the candidates (at most 16), or
+/// unspecified.
+fn pack_words(lo: &WordExpect, hi: &WordExpect) -> WordExpect {
+    let set = |w: &WordExpect| match w {
+        WordExpect::Exact(v) => Some(vec![*v]),
+        WordExpect::OneOf(v) => Some(v.clone()),
+        WordExpect::Unspecified => None,
+    };
+    let (Some(a), Some(b)) = (set(lo), set(hi)) else {
+        return WordExpect::Unspecified;
+    };
+    if a.len() * b.len() > 16 {
+        return WordExpect::Unspecified;
+    }
+    let mut v: Vec<u32> = a
+        .iter()
+        .flat_map(|x| b.iter().map(move |y| (x & 0xFFFF) | (y & 0xFFFF) << 16))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    match v[..] {
+        [one] => WordExpect::Exact(one),
+        _ => WordExpect::OneOf(v),
+    }
 }
 
 /// Fills lane-major rows of `adds.len()` words: word `j` of the row of lane `l` is

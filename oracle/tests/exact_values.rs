@@ -1,0 +1,492 @@
+//! Exact values of the forms whose layouts the ISA gives only in figures (issue 18): every
+//! ld/st shape, `.pack::16b` / `.unpack::16b`, `ld.red`, cp, shift and MMA with A in TMEM.
+//! Every expectation here is computed by hand from the layout tables of the ISA (the
+//! derivations are in `run/ldst.rs` and `run/tmem.rs`), from `st_value` and `fill_word` (the
+//! data the programs write), never from the oracle's own output.
+
+use tcgen05_ir::form::{LdForm, ShiftForm, StForm};
+use tcgen05_ir::samples::{self, alloc, dealloc, fence, relinquish, wait};
+use tcgen05_ir::values::{fill_word, st_value};
+use tcgen05_ir::*;
+use tcgen05_oracle::probes::{self, commit};
+use tcgen05_oracle::*;
+
+const CG: CtaGroup = CtaGroup::One;
+
+/// One warp: alloc 128 columns in slot 0, an mbarrier, `body`, dealloc, relinquish. PTX 8.8
+/// (`ld.red`), sm_100a.
+fn one_warp(body: Vec<Stmt>) -> Program {
+    let mut code = vec![alloc(CG, 0, 128), Stmt::MbarInit { bar: 0, count: 1 }];
+    code.extend(body);
+    code.push(dealloc(CG, 0, 128));
+    code.push(relinquish(CG));
+    Program {
+        launch: Launch {
+            ptx_version: PtxVersion::new(8, 8),
+            ..samples::launch(1)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![16384, 8192],
+        },
+        warps: vec![code],
+        funcs: vec![],
+    }
+}
+
+fn st(shape: LdStShape, num: Num, unpack: bool, lane: u16, col: u16, seed: u32) -> Stmt {
+    Stmt::Tc(Op::St {
+        form: StForm {
+            sync: true,
+            aligned: true,
+            shape,
+            num,
+            pack: unpack.then_some(Pack::Unpack16b),
+            ty: Ty::B32,
+        },
+        taddr: TmemRef::slot(0, lane, col),
+        split: (shape == LdStShape::S16x32bx2).then_some(16),
+        nregs: vec_len(shape, num).expect("valid"),
+        seed,
+    })
+}
+
+fn ld_form(shape: LdStShape, num: Num) -> LdForm {
+    LdForm {
+        red: false,
+        sync: true,
+        aligned: true,
+        shape,
+        num,
+        pack: None,
+        red_op: None,
+        abs: false,
+        nan: false,
+        ty: Ty::B32,
+    }
+}
+
+fn ld(form: LdForm, lane: u16, col: u16) -> Stmt {
+    Stmt::Tc(Op::Ld {
+        form,
+        taddr: TmemRef::slot(0, lane, col),
+        split: (form.shape == LdStShape::S16x32bx2).then_some(16),
+        nregs: vec_len(form.shape, form.num).expect("valid"),
+    })
+}
+
+/// The words of every lane of the `site`-th record of warp 0: `Some(words)` where exact.
+fn record(e: &Expected, site: u32) -> Vec<Option<Vec<u32>>> {
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    assert!(e.violations.is_empty(), "{:?}", e.violations);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.site == SiteRef::Warp(site))
+        .expect("the site has a record");
+    (0..32)
+        .map(|l| item.lane(l).and_then(|x| x.exact().map(<[u32]>::to_vec)))
+        .collect()
+}
+
+/// The site index of the first ld (the address record is not used here: no ObserveAddr).
+const LD0: u32 = 0;
+
+#[test]
+fn a_16x256b_store_lands_where_the_figure_puts_each_register() {
+    // st .16x256b.x1 at lane 0: thread t's register r is lane t/4 + 8 (r mod 4)/2, column
+    // 2 (t mod 4) + r mod 2 (§9.7.16.2.3). Read back with .32x32b.x8: lane L, register c is
+    // the cell (L, c).
+    let p = one_warp(vec![
+        st(LdStShape::S16x256b, Num::X1, false, 0, 0, 11),
+        wait(WaitOp::St),
+        ld(ld_form(LdStShape::S32x32b, Num::X8), 0, 0),
+        wait(WaitOp::Ld),
+    ]);
+    let e = expect(&p);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.site == SiteRef::Warp(LD0))
+        .unwrap();
+    // Lane 0: T0 r0, T0 r1, T1 r0, T1 r1, T2 r0, T2 r1, T3 r0, T3 r1.
+    let lane0: Vec<u32> = [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (2, 0),
+        (2, 1),
+        (3, 0),
+        (3, 1),
+    ]
+    .iter()
+    .map(|&(t, r)| st_value(11, t, r))
+    .collect();
+    assert_eq!(item.lane(0).unwrap().to_owned(), ObsExpect::Exact(lane0));
+    // Lane 9: threads 4..7, registers 2 and 3.
+    let lane9: Vec<u32> = [
+        (4, 2),
+        (4, 3),
+        (5, 2),
+        (5, 3),
+        (6, 2),
+        (6, 3),
+        (7, 2),
+        (7, 3),
+    ]
+    .iter()
+    .map(|&(t, r)| st_value(11, t, r))
+    .collect();
+    assert_eq!(item.lane(9).unwrap().to_owned(), ObsExpect::Exact(lane9));
+    // Lanes 16..31 were never written (OQ-9): unspecified.
+    assert!(item.lane(16).unwrap().exact().is_none());
+}
+
+#[test]
+fn a_16x64b_and_16x128b_load_reads_the_cells_the_figure_gives_each_thread() {
+    // st .32x32b.x4 (lane L, column c = st_value(L, c)), then ld .16x64b.x2 and .16x128b.x1.
+    let p = one_warp(vec![
+        st(LdStShape::S32x32b, Num::X4, false, 0, 0, 5),
+        wait(WaitOp::St),
+        ld(ld_form(LdStShape::S16x64b, Num::X2), 0, 0),
+        ld(ld_form(LdStShape::S16x128b, Num::X1), 0, 0),
+        wait(WaitOp::Ld),
+    ]);
+    let e = expect(&p);
+    let a = record(&e, 0);
+    let b = record(&e, 1);
+    for t in 0..32u32 {
+        // .16x64b: lane t/4 + 8 (t mod 2), column 2r + (t/2) mod 2.
+        let lane = t / 4 + 8 * (t % 2);
+        let want: Vec<u32> = (0..2)
+            .map(|r| st_value(5, lane, 2 * r + (t / 2) % 2))
+            .collect();
+        assert_eq!(
+            a[t as usize].as_deref(),
+            Some(&want[..]),
+            ".16x64b thread {t}"
+        );
+        // .16x128b: register r in lane t/4 + 8r, column t mod 4.
+        let want: Vec<u32> = (0..2).map(|r| st_value(5, t / 4 + 8 * r, t % 4)).collect();
+        assert_eq!(
+            b[t as usize].as_deref(),
+            Some(&want[..]),
+            ".16x128b thread {t}"
+        );
+    }
+}
+
+#[test]
+fn a_16x32bx2_access_uses_the_split_offset_for_the_upper_half_warp() {
+    // st .16x32bx2.x1 with immHalfSplitoff 16: threads 0-15 write lanes 0-15 of column 0,
+    // threads 16-31 lanes 0-15 of column 16.
+    let p = one_warp(vec![
+        st(LdStShape::S16x32bx2, Num::X1, false, 0, 0, 9),
+        wait(WaitOp::St),
+        ld(ld_form(LdStShape::S32x32b, Num::X32), 0, 0),
+        wait(WaitOp::Ld),
+    ]);
+    let e = expect(&p);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.site == SiteRef::Warp(0))
+        .unwrap();
+    let Some(LaneExpect::Is(ObsExpect::PerWord(w))) = item.lane(3) else {
+        panic!("{:?}", item.lane(3));
+    };
+    assert_eq!(w[0], WordExpect::Exact(st_value(9, 3, 0)));
+    assert_eq!(w[16], WordExpect::Exact(st_value(9, 19, 0)));
+    assert_eq!(w[1], WordExpect::Unspecified);
+}
+
+#[test]
+fn pack_pairs_the_low_halves_of_adjacent_columns_and_unpack_splits_a_register() {
+    let mut pack = ld_form(LdStShape::S32x32b, Num::X1);
+    pack.pack = Some(Pack::Pack16b);
+    let p = one_warp(vec![
+        // Columns 0-1: a 32-bit st; columns 8-9: an unpacked st of one register.
+        st(LdStShape::S32x32b, Num::X2, false, 0, 0, 3),
+        st(LdStShape::S32x32b, Num::X1, true, 0, 8, 4),
+        wait(WaitOp::St),
+        ld(pack, 0, 0),
+        ld(pack, 0, 8),
+        ld(ld_form(LdStShape::S32x32b, Num::X1), 0, 8),
+        wait(WaitOp::Ld),
+    ]);
+    let e = expect(&p);
+    let (a, b) = (record(&e, 0), record(&e, 1));
+    for t in 0..32u32 {
+        let lo = |v: u32| v & 0xFFFF;
+        let want = lo(st_value(3, t, 0)) | lo(st_value(3, t, 1)) << 16;
+        assert_eq!(a[t as usize].as_deref(), Some(&[want][..]), "lane {t}");
+        // Unpack then pack gives the register back.
+        assert_eq!(b[t as usize].as_deref(), Some(&[st_value(4, t, 0)][..]));
+    }
+    // The other half of an unpacked cell is not shown (OQ-10): a 32-bit read is open.
+    let c = record(&e, 2);
+    assert!(c.iter().all(Option::is_none));
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-10")),
+        "{:?}",
+        e.notes
+    );
+}
+
+#[test]
+fn ld_red_gives_the_min_or_max_of_the_lane_as_its_type_says() {
+    let red = |op: RedOp, ty: Ty, abs: bool| {
+        let mut f = ld_form(LdStShape::S32x32b, Num::X4);
+        f.red = true;
+        f.red_op = Some(op);
+        f.ty = ty;
+        f.abs = abs;
+        ld(f, 0, 0)
+    };
+    // ld.red: sm_103a (LD-RED-TARGET), PTX 8.8.
+    let mut p = one_warp(vec![
+        st(LdStShape::S32x32b, Num::X4, false, 0, 0, 0x1234_5678),
+        wait(WaitOp::St),
+        red(RedOp::Min, Ty::U32, false),
+        red(RedOp::Max, Ty::S32, false),
+        wait(WaitOp::Ld),
+    ]);
+    p.launch.target = Target::Sm103a;
+    let e = expect(&p);
+    let (mn, mx) = (record(&e, 0), record(&e, 1));
+    for t in 0..32u32 {
+        let v: Vec<u32> = (0..4).map(|r| st_value(0x1234_5678, t, r)).collect();
+        let mut want = v.clone();
+        want.push(*v.iter().min().unwrap());
+        assert_eq!(mn[t as usize].as_deref(), Some(&want[..]), "min lane {t}");
+        let mut want = v.clone();
+        want.push(v.iter().map(|&x| x as i32).max().unwrap() as u32);
+        assert_eq!(mx[t as usize].as_deref(), Some(&want[..]), "max lane {t}");
+    }
+}
+
+/// The cp program: fill region 0 (words), fence into the async proxy, one elected thread
+/// issues `op` and a commit, the warp waits on the mbarrier and fences, then lds `lds`.
+fn cp_program(op: Op, lds: Vec<Stmt>) -> Program {
+    let mut body = vec![
+        Stmt::Fill {
+            region: 0,
+            seed: 21,
+            elem: FillElem::Word,
+        },
+        Stmt::FenceProxyAsync,
+        Stmt::If {
+            cond: Cond::ElectOne,
+            then: vec![Stmt::Tc(op), commit()],
+            els: vec![],
+        },
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 1 << 20,
+        },
+        fence(FenceKind::AfterThreadSync),
+    ];
+    body.extend(lds);
+    body.push(wait(WaitOp::Ld));
+    one_warp(body)
+}
+
+/// Word `j` of source row `r` of `probes::desc(0)` (K-major, no swizzle: LBO 128 bytes, SBO
+/// 1024 bytes): byte `(r mod 8) 16 + (r / 8) 1024 + (j / 4) 128 + 4 (j mod 4)`.
+fn src_word(r: u32, j: u32) -> u32 {
+    let at = (r % 8) * 16 + (r / 8) * 1024 + (j / 4) * 128 + 4 * (j % 4);
+    fill_word(FillElem::Word, 21, at / 4)
+}
+
+#[test]
+fn a_128x256b_cp_puts_source_row_r_in_lane_r() {
+    let p = cp_program(
+        probes::cp(CpShape::S128x256b, None),
+        vec![samples::ld(0, 0, 0, Num::X8)],
+    );
+    let e = expect(&p);
+    let a = record(&e, 1);
+    for t in 0..32u32 {
+        let want: Vec<u32> = (0..8).map(|j| src_word(t, j)).collect();
+        assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "lane {t}");
+    }
+}
+
+#[test]
+fn a_warpx2_02_13_cp_sends_the_two_halves_to_the_two_warp_pairs() {
+    // Warp 0 reads lanes 0-31: quarter 0 gets rows 0-31 under 02_13 and 01_23; under 02_13
+    // quarter 1 gets rows 32-63, which this warp does not see, so the test reads quarter 0
+    // (rows 0-31) and compares the 4 columns.
+    for mc in [CpMulticast::Warpx2_02_13, CpMulticast::Warpx2_01_23] {
+        let p = cp_program(
+            probes::cp(CpShape::S64x128b, Some(mc)),
+            vec![samples::ld(0, 0, 0, Num::X4)],
+        );
+        let a = record(&expect(&p), 1);
+        for t in 0..32u32 {
+            let want: Vec<u32> = (0..4).map(|j| src_word(t, j)).collect();
+            assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "{mc:?} lane {t}");
+        }
+    }
+}
+
+#[test]
+fn shift_moves_each_row_down_one_lane_and_leaves_row_0_open() {
+    let p = one_warp(vec![
+        st(LdStShape::S32x32b, Num::X8, false, 0, 0, 17),
+        wait(WaitOp::St),
+        Stmt::If {
+            cond: Cond::ElectOne,
+            then: vec![
+                Stmt::Tc(Op::Shift {
+                    form: ShiftForm {
+                        cta_group: CG,
+                        down_first: false,
+                    },
+                    taddr: TmemRef::slot(0, 0, 0),
+                }),
+                commit(),
+            ],
+            els: vec![],
+        },
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 1 << 20,
+        },
+        fence(FenceKind::AfterThreadSync),
+        samples::ld(0, 0, 0, Num::X8),
+        wait(WaitOp::Ld),
+    ]);
+    let e = expect(&p);
+    let a = record(&e, 1);
+    assert_eq!(a[0], None, "row 0 after the shift is not stated (OQ-16)");
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-16")),
+        "{:?}",
+        e.notes
+    );
+    for t in 1..32u32 {
+        let want: Vec<u32> = (0..8).map(|c| st_value(17, t - 1, c)).collect();
+        assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "lane {t}");
+    }
+}
+
+#[test]
+fn an_i8_mma_with_a_in_tmem_multiplies_the_stored_bytes() {
+    // A (128 x 32 s8) stored by 4 warps' .32x32b.x8 in lanes 0..128, columns 64..72: row m is
+    // lane m, byte k is byte k mod 4 of column 64 + k / 4. B: region 1, fill Word (bytes as
+    // s8), K-major no swizzle. D = A·B at columns 0..64 (N = 64), read back by warp 0 in
+    // lanes 0-31, column 0..4.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let warp = |w: u16| {
+        let mut code = vec![];
+        if w == 0 {
+            code.push(alloc(CG, 0, 128));
+            code.push(Stmt::MbarInit { bar: 0, count: 1 });
+            code.push(fence(FenceKind::BeforeThreadSync));
+        }
+        code.push(Stmt::BarCta);
+        code.push(fence(FenceKind::AfterThreadSync));
+        code.push(st(
+            LdStShape::S32x32b,
+            Num::X8,
+            false,
+            32 * w,
+            64,
+            100 + u32::from(w),
+        ));
+        code.push(wait(WaitOp::St));
+        code.push(fence(FenceKind::BeforeThreadSync));
+        code.push(Stmt::BarCta);
+        if w == 0 {
+            code.extend([
+                fence(FenceKind::AfterThreadSync),
+                Stmt::Fill {
+                    region: 1,
+                    seed: 2,
+                    elem: FillElem::Word,
+                },
+                Stmt::FenceProxyAsync,
+                Stmt::If {
+                    cond: Cond::ElectOne,
+                    then: vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit()],
+                    els: vec![],
+                },
+                Stmt::MbarWait {
+                    bar: 0,
+                    parity: false,
+                    scope: Scope::Cta,
+                    max_tries: 1 << 20,
+                },
+                fence(FenceKind::AfterThreadSync),
+                samples::ld(0, 0, 0, Num::X4),
+                wait(WaitOp::Ld),
+                fence(FenceKind::BeforeThreadSync),
+            ]);
+        }
+        code.push(Stmt::BarCta);
+        if w == 0 {
+            code.extend([
+                fence(FenceKind::AfterThreadSync),
+                dealloc(CG, 0, 128),
+                relinquish(CG),
+            ]);
+        }
+        code
+    };
+    let p = Program {
+        launch: samples::launch(4),
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![8192, 8192],
+        },
+        warps: (0..4).map(warp).collect(),
+        funcs: vec![],
+    };
+    let e = expect(&p);
+    let a = record(&e, 1);
+    // B column n, element k: byte (n mod 8) 16 + (n / 8) 1024 + (k / 16) 128 + k mod 16 of
+    // region 1 (desc: LBO 128, SBO 1024).
+    let b = |n: u32, k: u32| {
+        let at = (n % 8) * 16 + (n / 8) * 1024 + (k / 16) * 128 + k % 16;
+        (fill_word(FillElem::Word, 2, at / 4) >> (8 * (at % 4))) as u8 as i8 as i32
+    };
+    for t in 0..32u32 {
+        let arow = |k: u32| (st_value(100, t, k / 4) >> (8 * (k % 4))) as u8 as i8 as i32;
+        let want: Vec<u32> = (0..4)
+            .map(|n| (0..32).map(|k| arow(k) * b(n, k)).sum::<i32>() as u32)
+            .collect();
+        assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "lane {t}");
+    }
+}
+
+#[test]
+fn a_16x32bx2_load_reads_both_halves_of_a_16x32bx2_store() {
+    // The same .16x32bx2.x2 access (split 4 columns) stored then loaded: thread t's
+    // registers come back, whichever half they live in.
+    let with_split = |mut s: Stmt| {
+        if let Stmt::Tc(Op::St { split, .. } | Op::Ld { split, .. }) = &mut s {
+            *split = Some(4);
+        }
+        s
+    };
+    let p = one_warp(vec![
+        with_split(st(LdStShape::S16x32bx2, Num::X2, false, 0, 55, 3)),
+        wait(WaitOp::St),
+        with_split(ld(ld_form(LdStShape::S16x32bx2, Num::X2), 0, 55)),
+        wait(WaitOp::Ld),
+    ]);
+    let a = record(&expect(&p), 0);
+    for t in 0..32u32 {
+        let want = [st_value(3, t, 0), st_value(3, t, 1)];
+        assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "thread {t}");
+    }
+}
