@@ -78,7 +78,7 @@ pub fn same_signature(
 pub fn signature_of(case: &Case, target: &mut dyn Target, opts: &Options) -> Option<Signature> {
     let expected = tcgen05_oracle::expect_with(&case.program, opts);
     let outcome = target.run(case);
-    match diff::compare(&case.program, &expected, &outcome) {
+    match diff::compare_bounded(&case.program, &expected, &outcome, target.wait_bound()) {
         Verdict::Discrepancy(d) => Some(Signature::of(&d, &target.name())),
         _ => None,
     }

@@ -103,10 +103,7 @@ fn cp_then_mma_of_one_thread_runs_in_issue_order_under_every_scheduler() {
 #[test]
 fn cp_mma_mma_of_one_thread_runs_in_issue_order_under_every_scheduler() {
     // Pairs 1 and 2: cp → mma → mma (same accumulator and shape).
-    one_outcome_under_every_scheduler(
-        "cp-mma-mma",
-        &member("pipelined-same-thread/cp-mma-mma"),
-    );
+    one_outcome_under_every_scheduler("cp-mma-mma", &member("pipelined-same-thread/cp-mma-mma"));
     one_outcome_under_every_scheduler("mma-mma", &member("pipelined-same-thread/mma-mma"));
 }
 

@@ -171,6 +171,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for f in &s.findings {
         println!("  {}  {}", f.folder, f.signature);
     }
+    for x in &s.skip_outliers {
+        println!("skip-rate outlier: {}", x.describe());
+    }
     println!(
         "reports: {}/report.md, report.json, junit.xml, coverage.md, coverage.svg",
         args.out.display()

@@ -2192,6 +2192,9 @@ impl<'p> Machine<'p> {
                 .all(|&o| self.ops[o as usize].done)
             {
                 let t = self.trackers.swap_remove(i);
+                if self.fault(Fault::CommitLostArrive) {
+                    continue;
+                }
                 for (c, b) in t.targets {
                     self.arrive(c, b);
                 }
