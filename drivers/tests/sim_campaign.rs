@@ -6,6 +6,7 @@ use std::time::Duration;
 use tcgen05_drivers::diff::{self, DiscrepancyKind, SkipReason, Verdict};
 use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::Outcome;
+use tcgen05_drivers::report::TargetCounts;
 use tcgen05_drivers::target::{self, Target};
 use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_ir::observe::Layout;
@@ -30,6 +31,8 @@ struct Seen {
     not_run: u64,
     /// Case/target pairs.
     runs: u64,
+    /// The verdict counts per target, as the campaign report keeps them.
+    counts: Vec<TargetCounts>,
 }
 
 fn campaign(targets: &[&str], cases: u64) -> Seen {
@@ -38,15 +41,23 @@ fn campaign(targets: &[&str], cases: u64) -> Seen {
         .iter()
         .map(|n| target::resolve(n).expect("the simulator builds"))
         .collect();
-    let mut seen = Seen::default();
+    let mut seen = Seen {
+        counts: ts
+            .iter()
+            .map(|t| TargetCounts::new(&t.name(), &t.version()))
+            .collect(),
+        ..Seen::default()
+    };
     for i in 0..cases {
         let case = stream.case_at(i);
         let e = tcgen05_oracle::expect(&case.program);
         let layout = Layout::of(&case.program);
-        for t in &mut ts {
+        for (k, t) in ts.iter_mut().enumerate() {
             let o = t.run(&case);
             seen.runs += 1;
-            match diff::compare_with_bound(&case.program, &layout, &e, &o, t.wait_bound()) {
+            let v = diff::compare_with_bound(&case.program, &layout, &e, &o, t.wait_bound());
+            seen.counts[k].record(&v);
+            match v {
                 Verdict::Agree => seen.judged += 1,
                 Verdict::Discrepancy(d) => {
                     seen.judged += 1;
@@ -85,6 +96,16 @@ fn a_fixed_seed_campaign_on_every_scheduler_has_no_discrepancy() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3000);
     let seen = campaign(SCHEDULERS, cases);
+    for t in &seen.counts {
+        eprintln!(
+            "{}: {} cases, {} agree, {} discrepancies, skips {:?}",
+            t.target,
+            t.cases,
+            t.agree,
+            t.discrepant(),
+            t.skip
+        );
+    }
     assert_eq!(
         seen.discrepant,
         0,

@@ -78,7 +78,7 @@ fn cp_then_mma_of_one_thread_runs_in_issue_order_under_every_scheduler() {
     // shared-memory region the cp copied (same descriptor, K-major, no swizzle) computes the
     // same D. The cp of a 128x256b block puts row r's 32 bytes in lane r (reference §2.6),
     // which is the TMEM A operand's layout for K = 16 f16 elements (reference §3.7).
-    let mut direct = p.clone();
+    let mut direct = p;
     let block = issue_block(&mut direct);
     let cp = position(block, |o| matches!(o, Op::Cp { .. }));
     let Stmt::Tc(Op::Cp { src, .. }) = block.remove(cp) else {
