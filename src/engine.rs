@@ -352,6 +352,8 @@ pub fn judge_batch(
         .iter()
         .map(|e| diff::verdict_for_any_run(e))
         .collect();
+    // How each target's bounded waits end (`diff::WaitBound`), for judging a wait that gave up.
+    let bounds: Vec<diff::WaitBound> = targets.iter().map(|t| t.wait_bound()).collect();
     // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
     let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
         .iter_mut()
@@ -391,10 +393,11 @@ pub fn judge_batch(
             let mut layout = None;
             let verdicts = outcomes
                 .iter()
-                .map(|o| match &o[i] {
+                .enumerate()
+                .map(|(k, o)| match &o[i] {
                     Some(o) => {
                         let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-                        diff::compare_with(&case.program, l, exp, o)
+                        diff::compare_with_bound(&case.program, l, exp, o, bounds[k])
                     }
                     None => settled.clone().expect("a target skips only settled cases"),
                 })
@@ -491,6 +494,7 @@ pub fn summary_of(s: &State, out: &Path) -> Summary {
         targets: s.targets.clone(),
         findings,
         coverage: s.coverage.clone(),
+        skip_outliers: report::skip_outliers(&s.targets),
     }
 }
 
@@ -620,6 +624,9 @@ impl Target for StopOnInterrupt<'_> {
     fn only_runs(&self) -> bool {
         self.0.only_runs()
     }
+    fn wait_bound(&self) -> diff::WaitBound {
+        self.0.wait_bound()
+    }
     fn run(&mut self, case: &Case) -> TargetOutcome {
         if interrupt::requested() {
             TargetOutcome::NotRun("the campaign was interrupted".into())
@@ -651,13 +658,15 @@ fn record_finding(
     }
     // The minimized case may lose its discrepancy on this run (a flaky target): then the
     // original is stored instead.
-    let Verdict::Discrepancy(d) = diff::compare(&min_case.program, &exp, &obs) else {
+    let bound = t.wait_bound();
+    let Verdict::Discrepancy(d) = diff::compare_bounded(&min_case.program, &exp, &obs, bound)
+    else {
         let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
         let obs0 = t.run(case);
         if interrupt::requested() {
             return Ok(Recorded::Abandoned);
         }
-        return match diff::compare(&case.program, &exp0, &obs0) {
+        return match diff::compare_bounded(&case.program, &exp0, &obs0, bound) {
             Verdict::Discrepancy(d0) => {
                 let mut rep = store::make_report(
                     sig,

@@ -163,7 +163,13 @@ pub fn run(
         for (k, t) in targets.iter_mut().enumerate() {
             let outcome = t.run(&case);
             let stats = &mut report.targets[k];
-            match diff::compare_with(&case.program, &layout, &expected, &outcome) {
+            match diff::compare_with_bound(
+                &case.program,
+                &layout,
+                &expected,
+                &outcome,
+                t.wait_bound(),
+            ) {
                 Verdict::Agree => stats.agree += 1,
                 Verdict::Skip(r) => *stats.skip.entry(skip_name(&r)).or_default() += 1,
                 Verdict::Discrepancy(d) => {
@@ -197,7 +203,12 @@ pub fn run(
                     if let Some(s) = store {
                         let exp = tcgen05_oracle::expect_with(&min_case.program, &cfg.options);
                         let obs = t.run(&min_case);
-                        let d2 = match diff::compare(&min_case.program, &exp, &obs) {
+                        let d2 = match diff::compare_bounded(
+                            &min_case.program,
+                            &exp,
+                            &obs,
+                            t.wait_bound(),
+                        ) {
                             Verdict::Discrepancy(d2) => d2,
                             _ => d.clone(),
                         };

@@ -17,6 +17,8 @@
 //! | completed / leaked | `MustDeadlock` | completion where deadlock is required |
 //! | trapped / faulted | `Completes`, `MayBlock`, `MustDeadlock` | trap on a defined program |
 //! | leaked | leak status `NoLeak` | leak on a defined program |
+//! | completed / leaked, an assumed-complete mbarrier wait gave up | `Completes`, fair target ([`WaitBound::Fair`]) | wait gave up where the arrive is required |
+//! | completed / leaked, an assumed-complete mbarrier wait gave up | `MayBlock`, or a watchdog-bounded target | skip (wait gave up) |
 //! | completed / leaked | `Completes` / `MayBlock` | each observation against its expectation |
 
 use crate::outcome::Outcome;
@@ -38,11 +40,28 @@ pub enum SkipReason {
     TargetCannotRun(String),
     /// The program is statically ill-formed and the target is a running target.
     IllFormedProgram(Vec<RuleId>),
-    /// A bounded mbarrier wait the expectations assume completed gave up.
+    /// A bounded mbarrier wait the expectations assume completed gave up, and the outcome is
+    /// open: the oracle says the run may block (`MayBlock`: the arrive may never come), or the
+    /// target's wait loop is bounded by a watchdog ([`WaitBound::Watchdog`]: a slow arrive
+    /// looks like a lost one). On a fair target ([`WaitBound::Fair`]) of a program that
+    /// always completes it is a discrepancy instead.
     WaitGaveUp,
     /// The outcome is not comparable with this expectation (e.g. a compile outcome from a
     /// running target with a well-formed program accepted).
     Incomparable(String),
+}
+
+/// How a target's bounded `mbarrier.try_wait` loops end: what a wait that gave up says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WaitBound {
+    /// The loop gives up only when its phase can never complete (the simulator gives up only
+    /// when nothing else in the grid can move): where the oracle says the arrive count is
+    /// always reached, giving up is a discrepancy.
+    Fair,
+    /// The loop gives up after a watchdog's bound (hardware, external simulators): a phase
+    /// that completes later than the bound looks the same as one that never completes, so
+    /// giving up is skipped ([`SkipReason::WaitGaveUp`]).
+    Watchdog,
 }
 
 /// The kind of a discrepancy (issue 5, point 4).
@@ -67,6 +86,9 @@ pub enum DiscrepancyKind {
     /// The target trapped or faulted on a defined program.
     #[serde(rename = "trap-on-defined-program")]
     TrapOnDefined,
+    /// A fair target's bounded mbarrier wait gave up on a phase the oracle says always
+    /// completes (COMMIT-ARRIVE: every arrive of the phase happens on every schedule).
+    WaitGaveUpWhereArriveRequired,
     /// The target (tool) crashed.
     TargetCrash,
     /// The target (tool) timed out.
@@ -86,6 +108,7 @@ impl DiscrepancyKind {
             }
             DiscrepancyKind::LeakOnDefined => "leak-on-defined-program",
             DiscrepancyKind::TrapOnDefined => "trap-on-defined-program",
+            DiscrepancyKind::WaitGaveUpWhereArriveRequired => "wait-gave-up-where-arrive-required",
             DiscrepancyKind::TargetCrash => "target-crash",
             DiscrepancyKind::TargetTimeout => "target-timeout",
         }
@@ -168,9 +191,22 @@ impl std::fmt::Display for Signature {
     }
 }
 
-/// Compares a target's outcome for `program` with the oracle's expectation.
+/// Compares a target's outcome for `program` with the oracle's expectation, for a target
+/// whose bounded waits are fair ([`WaitBound::Fair`], the simulator's); [`compare_bounded`]
+/// takes the target's bound.
 pub fn compare(program: &Program, expected: &Expected, outcome: &Outcome) -> Verdict {
     compare_with(program, &Layout::of(program), expected, outcome)
+}
+
+/// [`compare`] for a target whose bounded waits end as `bound` says
+/// ([`crate::target::Target::wait_bound`]).
+pub fn compare_bounded(
+    program: &Program,
+    expected: &Expected,
+    outcome: &Outcome,
+    bound: WaitBound,
+) -> Verdict {
+    compare_with_bound(program, &Layout::of(program), expected, outcome, bound)
 }
 
 fn disc(kind: DiscrepancyKind, rules: Vec<RuleId>, forms: Vec<String>, detail: String) -> Verdict {
@@ -213,12 +249,24 @@ pub fn verdict_for_any_run(expected: &Expected) -> Option<Verdict> {
     }
 }
 
-/// [`compare`] with the layout of `program` already computed.
+/// [`compare`] with the layout of `program` already computed (a fair target).
 pub fn compare_with(
     program: &Program,
     layout: &Layout,
     expected: &Expected,
     outcome: &Outcome,
+) -> Verdict {
+    compare_with_bound(program, layout, expected, outcome, WaitBound::Fair)
+}
+
+/// [`compare_bounded`] with the layout of `program` already computed: the one implementation
+/// of the table at the top of this module.
+pub fn compare_with_bound(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    outcome: &Outcome,
+    bound: WaitBound,
 ) -> Verdict {
     use DiscrepancyKind as K;
     let static_rules: Vec<RuleId> = expected.violations.iter().map(|v| v.rule).collect();
@@ -282,7 +330,7 @@ pub fn compare_with(
             if !static_rules.is_empty() {
                 return Verdict::Skip(SkipReason::IllFormedProgram(static_rules));
             }
-            compare_run(program, layout, expected, run)
+            compare_run(program, layout, expected, run, bound)
         }
     }
 }
@@ -292,6 +340,7 @@ fn compare_run(
     layout: &Layout,
     expected: &Expected,
     outcome: &Outcome,
+    bound: WaitBound,
 ) -> Verdict {
     use DiscrepancyKind as K;
     // Cloned only for a discrepancy (an agreeing comparison allocates nothing here).
@@ -428,6 +477,27 @@ fn compare_run(
         if let Some(site) = site_for(layout, &key.site_key())
             && view_record(&view, key, &site).is_some_and(|r| r.first() == Some(&MBAR_GAVE_UP))
         {
+            // `assumes_completed`: the phase completes on every schedule that reaches the
+            // wait; `Completes`: every schedule reaches every wait without blocking; not in
+            // `may_give_up`: the next phase cannot complete first (parity aliasing). A fair
+            // loop then never gives up (reference §4.3, COMMIT-ARRIVE: every tracked arrive
+            // happens).
+            if bound == WaitBound::Fair
+                && expected.run.verdict == RunVerdict::Completes
+                && !expected.may_give_up.contains(key)
+            {
+                return Verdict::Discrepancy(Discrepancy {
+                    kind: K::WaitGaveUpWhereArriveRequired,
+                    rules: vec![RuleId::CommitArrive, RuleId::CommitTrack],
+                    forms: vec!["mbarrier.try_wait".into()],
+                    key: Some(*key),
+                    detail: format!(
+                        "cta {} warp {} lane {} site {:?}: the mbarrier wait gave up, but every \
+                         arrive of its phase happens on every schedule and the target's wait is fair",
+                        key.cta, key.warp, key.lane, key.site
+                    ),
+                });
+            }
             return Verdict::Skip(SkipReason::WaitGaveUp);
         }
     }
@@ -884,6 +954,9 @@ fn hang_forms(o: &Outcome) -> Vec<String> {
     v.dedup();
     v
 }
+
+#[cfg(test)]
+mod table;
 
 #[cfg(test)]
 mod tests {

@@ -91,7 +91,7 @@ fn signature_against(
     target: &mut dyn Target,
 ) -> Option<Signature> {
     let outcome = target.run(case);
-    match diff::compare(&case.program, expected, &outcome) {
+    match diff::compare_bounded(&case.program, expected, &outcome, target.wait_bound()) {
         Verdict::Discrepancy(d) => Some(Signature::of(&d, &target.name())),
         _ => None,
     }

@@ -104,6 +104,13 @@ pub trait Target: Send {
     fn only_runs(&self) -> bool {
         false
     }
+    /// How this target's bounded mbarrier wait loops end ([`crate::diff::WaitBound`]): the
+    /// diff engine judges a wait that gave up by it. Default: a watchdog's bound (hardware
+    /// and external processes stop waiting after a time, so a late arrive looks like a lost
+    /// one); the simulator, which gives up only when nothing can move, is fair.
+    fn wait_bound(&self) -> crate::diff::WaitBound {
+        crate::diff::WaitBound::Watchdog
+    }
 }
 
 impl std::fmt::Debug for dyn Target {

@@ -498,6 +498,13 @@ pub struct Expected {
     /// (recorded `MBAR_COMPLETED`): they are bounded loops, so a target may give up; where it
     /// did, the expectations of later records do not apply (compare should skip).
     pub assumes_completed: Vec<ObsKey>,
+    /// The subset of `assumes_completed` where even a target whose bounded waits are fair may
+    /// give up: the phase may be overrun by the next phase's arrivals before the wait looks
+    /// (mbarrier phase parity), or another wait of the program must give up (its loop bound
+    /// then decides whether an arrive that follows it comes in time). On the others a fair
+    /// target's give-up is a discrepancy.
+    #[serde(default)]
+    pub may_give_up: Vec<ObsKey>,
     /// Plain-language notes: open questions taken, budget limits, non-tcgen05 causes.
     pub notes: Vec<String>,
 }
@@ -519,6 +526,7 @@ impl Expected {
                 rules: vec![],
             },
             assumes_completed: vec![],
+            may_give_up: vec![],
             notes: vec![],
         }
     }

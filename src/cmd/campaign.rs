@@ -177,6 +177,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             f.command
         );
     }
+    for x in &s.skip_outliers {
+        outln!("skip-rate outlier: {}", x.describe());
+    }
     outln!(
         "reports: {}/report.md, report.json, junit.xml, coverage.md, coverage.svg",
         args.out.display()

@@ -100,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     for t in &mut targets {
         let outcome = t.run(&case);
-        let verdict = diff::compare(&case.program, &expected, &outcome);
+        let verdict = diff::compare_bounded(&case.program, &expected, &outcome, t.wait_bound());
         any |= matches!(verdict, Verdict::Discrepancy(_));
         rows.push((t.name(), t.version(), outcome, verdict));
     }

@@ -54,6 +54,12 @@ pub fn markdown(s: &Summary) -> String {
             t.discrepant()
         );
     }
+    if !s.skip_outliers.is_empty() {
+        m.push_str("\n**Skip-rate outliers**: a target that skips far more cases for a reason than the other targets on the same cases may hide a bug behind the skip.\n\n");
+        for o in &s.skip_outliers {
+            let _ = writeln!(m, "- {}", o.describe());
+        }
+    }
     for t in &s.targets {
         if t.skip.is_empty() && t.discrepancies.is_empty() {
             continue;
@@ -64,7 +70,22 @@ pub fn markdown(s: &Summary) -> String {
             let mut v: Vec<_> = t.skip.iter().collect();
             v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
             for (k, n) in v {
-                let _ = writeln!(m, "- {k}: {n}");
+                let _ = write!(m, "- {k}: {n}");
+                // The rules, most skips first (a rule-less reason has only `-`).
+                let mut rules: Vec<_> = t
+                    .skip_rules
+                    .get(k)
+                    .into_iter()
+                    .flatten()
+                    .filter(|(r, _)| r.as_str() != "-")
+                    .collect();
+                rules.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+                if !rules.is_empty() {
+                    let list: Vec<String> =
+                        rules.iter().map(|(r, n)| format!("`{r}` {n}")).collect();
+                    let _ = write!(m, " (by rule: {})", list.join(", "));
+                }
+                m.push('\n');
             }
         }
         if !t.discrepancies.is_empty() {

@@ -18,11 +18,13 @@ pub mod junit;
 pub mod markdown;
 pub mod regression;
 pub mod words;
+pub mod skips;
 
 pub use coverage::{Cell, Coverage, RuleSet};
 pub use junit::junit;
 pub use markdown::markdown;
 pub use words::WordCounts;
+pub use skips::{SkipOutlier, skip_outliers};
 
 use crate::diff::{SkipReason, Verdict};
 use serde::{Deserialize, Serialize};
@@ -42,6 +44,10 @@ pub struct TargetCounts {
     pub agree: u64,
     /// Cases skipped, by reason ([`skip_name`]).
     pub skip: BTreeMap<String, u64>,
+    /// Cases skipped, by reason and then by rule ([`skips::skip_rules`]: a skip for several
+    /// rules counts once under each; `-` where the reason names no rule).
+    #[serde(default)]
+    pub skip_rules: BTreeMap<String, BTreeMap<String, u64>>,
     /// Discrepancies, by kind (`DiscrepancyKind::as_str`).
     pub discrepancies: BTreeMap<String, u64>,
     /// The data words of the judged (agreeing or discrepant) cases on valid, race-free
@@ -65,7 +71,14 @@ impl TargetCounts {
         self.cases += 1;
         match v {
             Verdict::Agree => self.agree += 1,
-            Verdict::Skip(r) => *self.skip.entry(skip_name(r)).or_default() += 1,
+            Verdict::Skip(r) => {
+                let name = skip_name(r);
+                let by_rule = self.skip_rules.entry(name.clone()).or_default();
+                for rule in skips::skip_rules(r) {
+                    *by_rule.entry(rule.to_string()).or_default() += 1;
+                }
+                *self.skip.entry(name).or_default() += 1;
+            }
             Verdict::Discrepancy(d) => {
                 *self
                     .discrepancies
@@ -99,6 +112,12 @@ impl TargetCounts {
         self.agree += o.agree;
         for (k, v) in &o.skip {
             *self.skip.entry(k.clone()).or_default() += v;
+        }
+        for (k, rules) in &o.skip_rules {
+            let mine = self.skip_rules.entry(k.clone()).or_default();
+            for (r, v) in rules {
+                *mine.entry(r.clone()).or_default() += v;
+            }
         }
         for (k, v) in &o.discrepancies {
             *self.discrepancies.entry(k.clone()).or_default() += v;
@@ -227,6 +246,10 @@ pub struct Summary {
     pub findings: Vec<FindingEntry>,
     /// The rule-coverage matrix.
     pub coverage: Coverage,
+    /// Targets whose skip rate for a reason is far above the other targets'
+    /// ([`skip_outliers`] of `targets`; [`write_all`] fills it in).
+    #[serde(default)]
+    pub skip_outliers: Vec<SkipOutlier>,
 }
 
 impl Summary {
@@ -276,6 +299,7 @@ impl Summary {
         m.shards.sort();
         m.shards.dedup();
         m.findings = findings.into_values().collect();
+        m.skip_outliers = skip_outliers(&m.targets);
         m
     }
 }
@@ -293,9 +317,13 @@ pub fn write_atomic(path: &Path, text: &[u8]) -> std::io::Result<()> {
 }
 
 /// Writes every report file into `dir`: `report.md`, `report.json`, `junit.xml`, `coverage.md`,
-/// `coverage.svg`.
+/// `coverage.svg`; the skip-rate outliers are those of `s.targets`, whatever `s` says.
 pub fn write_all(dir: &Path, s: &Summary) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    let s = &Summary {
+        skip_outliers: skip_outliers(&s.targets),
+        ..s.clone()
+    };
     let json = serde_json::to_string_pretty(s).map_err(std::io::Error::other)?;
     write_atomic(&dir.join("report.json"), json.as_bytes())?;
     write_atomic(&dir.join("report.md"), markdown(s).as_bytes())?;

@@ -66,6 +66,8 @@ faults! {
         "tcgen05.mma ignores scale-input-d: D = A*B + D instead of A*B + D * 2^-s.";
     MmaPipelineReordered => "mma-pipeline-reordered",
         "two tcgen05.mma on the same accumulator from one thread may complete out of issue order.";
+    CommitLostArrive => "commit-lost-arrive",
+        "tcgen05.commit loses its mbarrier arrive when the operations it tracks are still in flight at the commit (it arrives only when nothing was pending).";
     CommitTracksFirstOnly => "commit-tracks-first-only",
         "tcgen05.commit tracks only the first outstanding operation, not every earlier one.";
     FenceNoop => "fence-noop",

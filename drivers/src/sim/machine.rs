@@ -1463,8 +1463,10 @@ impl<'p> Machine<'p> {
                         w,
                         lane,
                         |k| match k {
+                            // MCM-PIPE-MMA-MMA (reference §4.2 pair 1).
                             AKind::Mma(prev) => prev.same_pipeline(&plan, same_kind) && !reorder,
-                            AKind::Shift { .. } => true,
+                            // MCM-PIPE-CP-MMA and MCM-PIPE-SHIFT-MMA (pairs 2 and 3).
+                            AKind::Cp { .. } | AKind::Shift { .. } => true,
                             _ => false,
                         },
                         m.form.cta_group,
@@ -2094,6 +2096,9 @@ impl<'p> Machine<'p> {
                 .all(|&o| self.ops[o as usize].done)
             {
                 let t = self.trackers.swap_remove(i);
+                if self.fault(Fault::CommitLostArrive) {
+                    continue;
+                }
                 for (c, b) in t.targets {
                     self.arrive(c, b);
                 }

@@ -380,6 +380,12 @@ impl Target for SimTarget {
         true
     }
 
+    /// A bounded `mbarrier.try_wait` loop gives up only when nothing else in the grid can
+    /// move (see "Blocking and deadlock" above): the simulator is fair.
+    fn wait_bound(&self) -> crate::diff::WaitBound {
+        crate::diff::WaitBound::Fair
+    }
+
     fn run(&mut self, case: &Case) -> Outcome {
         simulate(
             &case.program,

@@ -114,6 +114,8 @@ fn judge(
     };
     let mut assumes = Vec::new();
     let mut assume_sites: Vec<(ObsSite, u32)> = Vec::new();
+    // The subset where a fair target may give up (`Expected::may_give_up`).
+    let mut overrun_sites: Vec<(ObsSite, u32)> = Vec::new();
     let events: usize = u.warps.iter().map(Vec::len).sum();
     let clock_words = events.saturating_mul(2 * u.warps.len());
     let broken = u.broken.clone().or_else(|| {
@@ -214,8 +216,11 @@ fn judge(
             site,
         };
         let expect = match r {
-            sync::WaitResult::MayComplete => {
+            sync::WaitResult::MayComplete | sync::WaitResult::MayOverrun => {
                 assume_sites.push((key, e.mask));
+                if *r == sync::WaitResult::MayOverrun {
+                    overrun_sites.push((key, e.mask));
+                }
                 ObsExpect::OneOf(vec![
                     vec![observe::MBAR_COMPLETED],
                     vec![observe::MBAR_GAVE_UP],
@@ -253,34 +258,47 @@ fn judge(
     } else {
         RunVerdict::Completes
     };
-    // The lanes of the waits that may complete, in key order: the sites sorted (stable),
-    // the masks of one site joined, then the lanes ascending (a key is a site and a lane).
-    assume_sites.sort_by_key(|(k, _)| *k);
-    assumes.reserve(
-        assume_sites
-            .iter()
-            .map(|(_, x)| x.count_ones() as usize)
-            .sum(),
-    );
-    for (i, &(key, _)) in assume_sites.iter().enumerate() {
-        if i > 0 && assume_sites[i - 1].0 == key {
+    // A wait that must give up ends after its loop bound, and a wait whose phase needs an
+    // arrive that follows it may time out in the same time: with one in the program, every
+    // wait may give up, on a fair target too.
+    if clocks
+        .waits
+        .iter()
+        .any(|w| w.2 == sync::WaitResult::GivesUp)
+    {
+        overrun_sites.clone_from(&assume_sites);
+    }
+    // The lanes of the waits that may complete, in key order.
+    assumes.append(&mut lane_keys(assume_sites));
+    let mut e = finish(opts, violations, verdict, f, obs, leak, assumes);
+    e.may_give_up = lane_keys(overrun_sites);
+    e
+}
+
+/// The lanes of `sites` in key order: the sites sorted (stable), the masks of one site
+/// joined, then the lanes ascending (a key is a site and a lane).
+fn lane_keys(mut sites: Vec<(ObsSite, u32)>) -> Vec<ObsKey> {
+    sites.sort_by_key(|(k, _)| *k);
+    let mut keys = Vec::with_capacity(sites.iter().map(|(_, x)| x.count_ones() as usize).sum());
+    for (i, &(key, _)) in sites.iter().enumerate() {
+        if i > 0 && sites[i - 1].0 == key {
             continue;
         }
-        let mut all = assume_sites[i..]
+        let mut all = sites[i..]
             .iter()
             .take_while(|(k, _)| *k == key)
             .fold(0u32, |m, (_, x)| m | x);
         // The lanes ascending (lowest set bit first); a whole warp in one go.
         if all == u32::MAX {
-            assumes.extend((0..32u8).map(|l| key.lane(l)));
+            keys.extend((0..32u8).map(|l| key.lane(l)));
             continue;
         }
         while all != 0 {
-            assumes.push(key.lane(all.trailing_zeros() as u8));
+            keys.push(key.lane(all.trailing_zeros() as u8));
             all &= all - 1;
         }
     }
-    finish(opts, violations, verdict, f, obs, leak, assumes)
+    keys
 }
 
 /// The expectation of a program the oracle does not judge (three-valued: a comparison skips).
@@ -334,6 +352,7 @@ fn finish(
         obs,
         leak,
         assumes_completed: assumes,
+        may_give_up: Vec::new(),
         notes: f.notes,
     }
 }

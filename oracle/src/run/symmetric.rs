@@ -139,9 +139,19 @@ fn copy(mut one: Expected, ctas: u32, insts: u32) -> Expected {
             assumes.push(key);
         }
     }
+    let mut may = std::mem::take(&mut one.may_give_up);
+    let n = may.len();
+    may.reserve(n * (ctas as usize - 1));
+    for cta in 1..ctas {
+        for k in 0..n {
+            let key = ObsKey { cta, ..may[k] };
+            may.push(key);
+        }
+    }
     Expected {
         obs,
         assumes_completed: assumes,
+        may_give_up: may,
         ..one
     }
 }

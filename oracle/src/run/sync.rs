@@ -24,6 +24,12 @@ pub enum WaitResult {
     /// The awaited phase completes on every schedule that gets there (the loop is bounded, so
     /// a target may still give up).
     MayComplete,
+    /// As [`WaitResult::MayComplete`], but the barrier receives enough arrivals to complete
+    /// the next phase too, so the next phase may complete before the wait looks: its parity
+    /// then names the phase in progress, and even a fair wait may never see the awaited one
+    /// complete (mbarrier phase parity, PTX ISA §9.7.13.15.16). Conservative: the later
+    /// arrivals are not checked for being ordered after the wait.
+    MayOverrun,
     /// The phase can never complete: the loop gives up.
     GivesUp,
 }
@@ -756,9 +762,17 @@ impl<'a> Engine<'_, 'a> {
         } else {
             i64::from(next) - 1
         };
+        // The arrivals that complete the phase after the awaited one: the awaited one may be
+        // overrun before the wait looks.
+        let overrun = i64::from(c) * (target + 2) <= i64::from(m.total);
+        let complete = if overrun {
+            WaitResult::MayOverrun
+        } else {
+            WaitResult::MayComplete
+        };
         let result;
         if target < 0 {
-            result = WaitResult::MayComplete;
+            result = complete;
         } else if u64::from(c) * (target as u64 + 1) > u64::from(m.total) || c == 0 {
             result = WaitResult::GivesUp;
         } else {
@@ -787,10 +801,10 @@ impl<'a> Engine<'_, 'a> {
                 }
                 cur[g] = i as u32 + 1;
                 joined_to = joined.max(t + 1);
-                result = WaitResult::MayComplete;
+                result = complete;
             }
         }
-        let next_to = if result == WaitResult::MayComplete && u32::from(parity) == next % 2 {
+        let next_to = if result != WaitResult::GivesUp && u32::from(parity) == next % 2 {
             next + 1
         } else {
             next
