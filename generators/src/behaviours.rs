@@ -479,6 +479,7 @@ impl<'a> Walker<'a> {
                         self.out.watches.push(whole(r, code, k));
                     }
                 }
+                self.push_async(op, code, list);
             }
             Op::Fence { kind } => self.fences.push((code, self.pos, *kind)),
             Op::Alloc {
@@ -488,17 +489,21 @@ impl<'a> Walker<'a> {
             }
             Op::Relinquish { .. } => ex.insert(B::Relinquish),
             Op::Mma(_) | Op::Cp { .. } | Op::Shift { .. } | Op::Commit { .. } => {
-                self.asyncs.push(AsyncAt {
-                    op,
-                    code,
-                    list,
-                    pos: self.pos,
-                    fenced_before: false,
-                    fenced_after: false,
-                })
+                self.push_async(op, code, list)
             }
             _ => {}
         }
+    }
+
+    fn push_async(&mut self, op: &'a Op, code: CodeRef, list: u32) {
+        self.asyncs.push(AsyncAt {
+            op,
+            code,
+            list,
+            pos: self.pos,
+            fenced_before: false,
+            fenced_after: false,
+        })
     }
 
     /// Watches every `.32x32b` ld site reading cells of `f` (odd CTAs only with `odd`).
@@ -760,6 +765,15 @@ impl<'a> Walker<'a> {
         if !same && !cross {
             return;
         }
+        if let (Op::St { taddr, .. }, Op::Mma(b)) = (x.op, y.op) {
+            // Non-pipelined, different thread (§4.4 row 4): st; wait::st; fence::before;
+            // sync → fence::after; mma reading the stored cells as A, scale factors or
+            // metadata.
+            if cross && mma_reads(b).any(|t| same_cell(&t, taddr)) {
+                self.mark(B::XStMma, fy, false);
+            }
+            return;
+        }
         let cg = |o: &Op| match o {
             Op::Mma(m) => Some(m.form.cta_group),
             Op::Cp { form, .. } => Some(form.cta_group),
@@ -772,20 +786,7 @@ impl<'a> Walker<'a> {
         }
         let (s, c) = match (x.op, y.op) {
             (Op::Mma(a), Op::Mma(b)) if same_cell(&a.d, &b.d) => (B::PipeMmaMma, B::XPipeMmaMma),
-            (Op::Cp { taddr, .. }, Op::Mma(b))
-                if [
-                    match &b.a {
-                        MmaA::Tmem(t) => Some(*t),
-                        MmaA::Desc(_) => None,
-                    },
-                    b.scale_a,
-                    b.scale_b,
-                    b.sp_meta,
-                ]
-                .iter()
-                .flatten()
-                .any(|t| same_cell(t, taddr)) =>
-            {
+            (Op::Cp { taddr, .. }, Op::Mma(b)) if mma_reads(b).any(|t| same_cell(&t, taddr)) => {
                 (B::PipeCpMma, B::XPipeCpMma)
             }
             (Op::Shift { taddr, .. }, Op::Mma(b)) if same_cell(taddr, &b.d) => {
@@ -817,6 +818,15 @@ impl<'a> Walker<'a> {
         };
         self.mark(if same { s } else { c }, fy, false);
     }
+}
+
+/// The TMEM operands an MMA reads besides D: A in TMEM, scale factors, sparse metadata.
+fn mma_reads(m: &Mma) -> impl Iterator<Item = TmemRef> + '_ {
+    let a = match &m.a {
+        MmaA::Tmem(t) => Some(*t),
+        MmaA::Desc(_) => None,
+    };
+    [a, m.scale_a, m.scale_b, m.sp_meta].into_iter().flatten()
 }
 
 /// A watch of a whole record.
