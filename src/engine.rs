@@ -327,6 +327,8 @@ pub struct Judged {
     pub rules: RuleSet,
     /// The behaviours of the inventory it exercised (`tcgen05_generators::behaviours`).
     pub exercised: BSet,
+    /// Of those, the ones whose written words its observation records hold.
+    pub watched: BSet,
     /// Of those, the ones whose written words the oracle expects exactly.
     pub observed: BSet,
 }
@@ -396,6 +398,7 @@ pub fn judge_batch_observed(
                 verdicts,
                 rules: rules_exercised(case, exp),
                 exercised: a.exercised,
+                watched: a.watched(),
                 observed: report::behaviours::observed(&a, exp),
             }
         })
@@ -579,7 +582,8 @@ fn worker(sh: &Shared<'_>, w: usize) {
                 s.targets[k].record(v);
                 s.coverage.record(rules, k, v);
             }
-            s.behaviours.record(j.exercised, j.observed, verdicts);
+            s.behaviours
+                .record(j.exercised, j.watched, j.observed, verdicts);
             s.done.insert(p);
         }
     }

@@ -187,6 +187,17 @@ pub struct Analysis {
     pub watches: Vec<Watch>,
 }
 
+impl Analysis {
+    /// The rows with at least one watched record: the program makes their words observable.
+    pub fn watched(&self) -> BSet {
+        let mut s = BSet::default();
+        for w in &self.watches {
+            s.insert(w.row);
+        }
+        s
+    }
+}
+
 /// TMEM cells an operation may write: allocation slot, lanes `lo..hi`, columns `lo..hi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Foot {
@@ -379,10 +390,7 @@ impl<'a> Walker<'a> {
                 let reads = match s {
                     Stmt::Tc(Op::Ld {
                         form, taddr, nregs, ..
-                    }) if !form.red
-                        && form.pack.is_none()
-                        && form.shape == LdStShape::S32x32b =>
-                    {
+                    }) if !form.red && form.pack.is_none() && form.shape == LdStShape::S32x32b => {
                         Foot::at(taddr, 32, *nregs)
                     }
                     _ => None,
@@ -396,7 +404,13 @@ impl<'a> Walker<'a> {
                 *n += 1;
             }
             match s {
-                Stmt::Tc(op) => self.op(op, code, id, &list[i + 1..], *n - u32::from(site_of(s).is_some())),
+                Stmt::Tc(op) => self.op(
+                    op,
+                    code,
+                    id,
+                    &list[i + 1..],
+                    *n - u32::from(site_of(s).is_some()),
+                ),
                 Stmt::If { then, els, .. } => {
                     self.list(then, code, n);
                     self.list(els, code, n);
@@ -459,7 +473,9 @@ impl<'a> Walker<'a> {
                 let mut k = site;
                 let mut reader = None;
                 for s in rest {
-                    if let Stmt::Tc(Op::Ld { taddr: t, form: f, .. }) = s
+                    if let Stmt::Tc(Op::Ld {
+                        taddr: t, form: f, ..
+                    }) = s
                         && t == taddr
                         && f.shape == form.shape
                     {
@@ -802,7 +818,10 @@ impl<'a> Walker<'a> {
                         },
                     ..
                 },
-            ) if shift_foot(taddr).zip(fy).is_some_and(|(a, b)| a.overlaps(&b)) => {
+            ) if shift_foot(taddr)
+                .zip(fy)
+                .is_some_and(|(a, b)| a.overlaps(&b)) =>
+            {
                 (B::PipeShiftCp, B::XPipeShiftCp)
             }
             (Op::Mma(a), Op::Shift { taddr, .. }) if same_cell(&a.d, taddr) => {
@@ -845,8 +864,101 @@ fn whole(row: B, code: CodeRef, site: u32) -> Watch {
 mod tests {
     use super::*;
     use crate::cases::{Mode, Stream};
-    use crate::Config;
+    use crate::{Config, litmus};
     use std::collections::HashSet;
+    use tcgen05_ir::samples;
+
+    fn member(name: &str) -> Program {
+        litmus::all_members()
+            .into_iter()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no member {name}"))
+            .program
+    }
+
+    /// The distinct records watched for `b`, in order of first appearance.
+    fn watched(a: &Analysis, b: B) -> Vec<(CodeRef, u32)> {
+        let mut v: Vec<(CodeRef, u32)> = Vec::new();
+        for w in a.watches.iter().filter(|w| w.row == b) {
+            if !v.contains(&(w.code, w.site)) {
+                v.push((w.code, w.site));
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn a_flow_watches_its_ld_for_the_st_and_the_ld() {
+        // alloc; ObserveAddr (site 0); st; wait::st; ld (site 1); wait::ld; ...
+        let p = samples::single_warp_roundtrip();
+        let a = analyse(&p);
+        for b in [B::StS32x32b, B::LdS32x32b, B::NumX2] {
+            assert!(a.exercised.contains(b), "{b:?}");
+            assert_eq!(watched(&a, b), vec![(CodeRef::Warp(0), 1)], "{b:?}");
+        }
+        assert!(
+            !a.exercised.contains(B::LdRegDep),
+            "wait::ld follows the ld"
+        );
+        assert_eq!(
+            watched(&a, B::AllocN32),
+            vec![(CodeRef::Warp(0), 0), (CodeRef::Warp(0), 1)]
+        );
+        assert!(a.exercised.contains(B::Relinquish));
+    }
+
+    #[test]
+    fn an_ld_without_a_later_wait_ld_in_its_list_is_a_register_dependency() {
+        let mut p = samples::single_warp_roundtrip();
+        let i = p.warps[0]
+            .iter()
+            .position(|s| matches!(s, Stmt::Tc(Op::Wait { form }) if form.op == WaitOp::Ld))
+            .unwrap();
+        p.warps[0].remove(i);
+        let a = analyse(&p);
+        assert!(a.exercised.contains(B::LdRegDep));
+        assert_eq!(watched(&a, B::LdRegDep), vec![(CodeRef::Warp(0), 1)]);
+    }
+
+    #[test]
+    fn pipelined_pairs_are_told_apart_by_thread() {
+        let same = analyse(&member("pipelined-same-thread/cp-mma"));
+        assert!(same.exercised.contains(B::PipeCpMma));
+        assert!(!same.exercised.contains(B::XPipeCpMma));
+        assert!(!watched(&same, B::PipeCpMma).is_empty(), "D is loaded");
+        let cross = analyse(&member("pipelined-cross-thread/canonical"));
+        assert!(cross.exercised.contains(B::XPipeCpMma));
+        assert!(!cross.exercised.contains(B::PipeCpMma));
+        assert!(!watched(&cross, B::XPipeCpMma).is_empty());
+        let mm = analyse(&member("pipelined-same-thread/mma-mma"));
+        assert!(mm.exercised.contains(B::PipeMmaMma));
+        assert!(mm.exercised.contains(B::MmaAccumulate));
+    }
+
+    #[test]
+    fn valid_programs_exercise_and_watch_every_row_within_6000_cases() {
+        // The default config, then one that splits every `::1` issue list across two warps.
+        let cross = Config {
+            cross_pct: 100,
+            ..Config::default()
+        };
+        let mut ex = BSet::default();
+        let mut seen = BSet::default();
+        for (cfg, seed) in [(Config::default(), 0xBE4A), (cross, 0xC055)] {
+            let s = Stream::new(cfg, seed, Mode::Valid);
+            for i in 0..3000 {
+                let a = analyse(&s.case(i).case.program);
+                ex.0 |= a.exercised.0;
+                seen.0 |= a.watched().0;
+            }
+        }
+        let missing: Vec<&str> = B::ALL
+            .iter()
+            .filter(|b| !(ex.contains(**b) && seen.contains(**b)))
+            .map(|b| b.name())
+            .collect();
+        assert!(missing.is_empty(), "not exercised and watched: {missing:?}");
+    }
 
     #[test]
     fn names_are_distinct_and_every_row_cites_a_section() {

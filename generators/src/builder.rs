@@ -89,8 +89,9 @@ struct MmaPlan {
     fills: Vec<(u8, FillElem)>,
     /// Columns an extra cp writes, which every consumer loads from its lane quarter.
     scratch: Option<Cols>,
-    /// A warp other than the issuer that copies A (its cp) before the MMA phase's barrier.
-    pre: Option<(usize, Stmt)>,
+    /// A warp other than the issuer and the first statements of the issue list, which it
+    /// issues before the MMA phase's barrier.
+    pre: Option<(usize, Vec<Stmt>)>,
 }
 
 /// Builds one valid program from `cfg` and the choices `c`.
@@ -268,7 +269,9 @@ impl<C: Choices> Builder<'_, C> {
                 }
                 code.push(Stmt::FenceProxyAsync);
             }
-            if let Some(MmaPlan { pre: Some((p, _)), .. }) = &mma
+            if let Some(MmaPlan {
+                pre: Some((p, _)), ..
+            }) = &mma
                 && w == *p
             {
                 code.push(mbar_init_one(1));
@@ -322,14 +325,16 @@ impl<C: Choices> Builder<'_, C> {
                 self.place_flows(flows, &mut code);
             }
             if let Some(MmaPlan {
-                pre: Some((p, cp)),
+                pre: Some((p, ops)),
                 ..
             }) = &mma
                 && w == *p
             {
+                let mut then = ops.clone();
+                then.push(commit(CtaGroup::One, 1, self.c.percent(50)));
                 code.push(Stmt::If {
                     cond: Cond::ElectOne,
-                    then: vec![cp.clone(), commit(CtaGroup::One, 1, self.c.percent(50))],
+                    then,
                     els: vec![],
                 });
             }
@@ -975,14 +980,34 @@ impl<C: Choices> Builder<'_, C> {
         }
         let shared_cluster = two || self.c.percent(50);
         let issuer = self.c.below(nwarps as u32) as usize;
-        // Pipelined, different thread (§4.4 row 3, MCM-XTHREAD): another warp copies A in the
-        // work phase (cp; fence::before_thread_sync; barrier), the issuer's MMA follows the
-        // barrier and its after-fence. The copying warp commits its cp to mbarrier 1 and waits
-        // for it before the teardown (a dealloc must not overtake the async write, OQ-4).
+        // Pipelined, different thread (§4.4 row 3, MCM-XTHREAD): another warp issues the first
+        // `k` statements of the issue list in the work phase (ops; fence::before_thread_sync;
+        // barrier) and the issuer the rest after the barrier and its after-fence, so the pair
+        // at the split (cp → mma, mma → mma, mma → shift, shift → mma, shift → cp.4x256b) is
+        // ordered across threads. The issuer keeps the last op that writes D (its commit is the
+        // one the consumers wait for) and a collector use stays with its fill's thread. The
+        // other warp commits its ops to mbarrier 1 and waits for it before the teardown (a
+        // dealloc must not overtake an async write, OQ-4).
         let mut pre = None;
-        if a_src == ASrc::Cp && !two && nwarps >= 2 && self.c.percent(30) {
-            let p = (issuer + 1 + self.c.below(nwarps as u32 - 1) as usize) % nwarps;
-            pre = Some((p, issue.remove(0)));
+        if !two && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
+            let writes_d = |st: &Stmt| match st {
+                Stmt::Tc(Op::Mma(_)) | Stmt::Tc(Op::Shift { .. }) => true,
+                Stmt::Tc(Op::Cp { taddr, .. }) => {
+                    taddr.base == TBase::Slot(d.slot) && u32::from(taddr.col) == d.col
+                }
+                _ => false,
+            };
+            let last_d = issue.iter().rposition(writes_d).unwrap_or(0);
+            let first_mma = issue
+                .iter()
+                .position(|st| matches!(st, Stmt::Tc(Op::Mma(_))))
+                .unwrap_or(0);
+            let most = if reuse { first_mma } else { last_d };
+            if most >= 1 {
+                let k = self.c.range(1, most as u32) as usize;
+                let p = (issuer + 1 + self.c.below(nwarps as u32 - 1) as usize) % nwarps;
+                pre = Some((p, issue.drain(..k).collect::<Vec<_>>()));
+            }
         }
         let mut consumers: Vec<bool> = (0..nwarps).map(|_| self.c.percent(60)).collect();
         if !consumers.iter().any(|x| *x) {

@@ -64,6 +64,9 @@ pub struct Config {
     /// Percent of flow windows that are 128 columns wide; flows there may use every `.num` up
     /// to `.x128` whatever `max_num` says (LDST-NUM, reference §2.6). Default: 4.
     pub wide_pct: u8,
+    /// Percent of `cta_group::1` MMA plans whose first async ops another warp issues before
+    /// the barrier (pipelined pairs across threads, reference §4.4 row 3). Default: 25.
+    pub cross_pct: u8,
     /// Percent of warps whose last flow records its ld registers before `wait::ld` (a true
     /// register dependency, reference §4.4 last row, MCM-LD-REGDEP). Default: 15.
     pub regdep_pct: u8,
@@ -127,6 +130,7 @@ impl Default for Config {
             max_num: Num::X8,
             pack_pct: 10,
             wide_pct: 4,
+            cross_pct: 25,
             regdep_pct: 15,
             st_ld: true,
             ld_red: true,
@@ -234,6 +238,7 @@ impl<'a> Arbitrary<'a> for Config {
             max_num: *u.choose(Num::LEGAL)?,
             pack_pct: u.int_in_range(0..=50)?,
             wide_pct: u.int_in_range(0..=20)?,
+            cross_pct: u.int_in_range(0..=50)?,
             regdep_pct: u.int_in_range(0..=50)?,
             st_ld: u.arbitrary()?,
             ld_red: u.arbitrary()?,

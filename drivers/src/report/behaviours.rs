@@ -22,6 +22,10 @@ pub struct BehaviourRow {
     pub name: String,
     /// Cases that exercised it.
     pub cases: u64,
+    /// Of those, cases whose observation records hold words it wrote (whatever the oracle
+    /// expects of them): `cases - watched` is where the generator gives no view of it.
+    #[serde(default)]
+    pub watched: u64,
     /// Of those, cases that observed it exactly.
     pub observed_exact: u64,
 }
@@ -51,7 +55,9 @@ fn matches(w: &Watch, item: &ObsItem) -> bool {
     }
     match (w.code, item.key.site) {
         (CodeRef::Warp(c), SiteRef::Warp(i)) => c == usize::from(item.key.warp) && i == w.site,
-        (CodeRef::Func(f), SiteRef::Func { func, index }) => f == usize::from(func) && index == w.site,
+        (CodeRef::Func(f), SiteRef::Func { func, index }) => {
+            f == usize::from(func) && index == w.site
+        }
         _ => false,
     }
 }
@@ -99,11 +105,14 @@ impl Default for Behaviours {
 impl Behaviours {
     /// Counts one case: the rows it exercised and, where some target judged it (its
     /// `verdicts`), the rows it observed exactly.
-    pub fn record(&mut self, exercised: BSet, observed: BSet, verdicts: &[Verdict]) {
+    pub fn record(&mut self, exercised: BSet, watched: BSet, observed: BSet, verdicts: &[Verdict]) {
         let judged = verdicts.iter().any(|v| !matches!(v, Verdict::Skip(_)));
         for b in exercised.iter() {
             let row = self.row_mut(b.name());
             row.cases += 1;
+            if watched.contains(b) {
+                row.watched += 1;
+            }
             if judged && observed.contains(b) {
                 row.observed_exact += 1;
             }
@@ -128,6 +137,7 @@ impl Behaviours {
         for r in &o.0 {
             let m = self.row_mut(&r.name);
             m.cases += r.cases;
+            m.watched += r.watched;
             m.observed_exact += r.observed_exact;
         }
     }
@@ -142,9 +152,11 @@ impl Behaviours {
         let mut s = String::from("# Behaviour coverage\n\n");
         s.push_str(
             "Rows: the behaviour inventory (`tcgen05_generators::behaviours`). *cases*: cases \
-             that exercised the behaviour; *observed exactly*: of those, cases some target \
-             judged in which at least one word the behaviour wrote had an exact or one-of \
-             oracle expectation.\n\n",
+             that exercised the behaviour; *watched*: of those, cases whose observation \
+             records hold words the behaviour wrote; *observed exactly*: cases some target \
+             judged in which at least one of those words had an exact or one-of oracle \
+             expectation. Watched but not observed: the oracle leaves the words unspecified; \
+             not watched: the generator gives no view of the behaviour.\n\n",
         );
         let _ = writeln!(
             s,
@@ -152,7 +164,9 @@ impl Behaviours {
             self.0.len() - self.unobserved().len(),
             self.0.len()
         );
-        s.push_str("| behaviour | spec | cases | observed exactly |\n| --- | --- | ---: | ---: |\n");
+        s.push_str(
+            "| behaviour | spec | cases | watched | observed exactly |\n| --- | --- | ---: | ---: | ---: |\n",
+        );
         for r in &self.0 {
             let cite = B::ALL
                 .iter()
@@ -164,7 +178,11 @@ impl Behaviours {
             } else {
                 r.observed_exact.to_string()
             };
-            let _ = writeln!(s, "| `{}` | {cite} | {} | {obs} |", r.name, r.cases);
+            let _ = writeln!(
+                s,
+                "| `{}` | {cite} | {} | {} | {obs} |",
+                r.name, r.cases, r.watched
+            );
         }
         s
     }
@@ -180,11 +198,12 @@ mod tests {
         let mut t = Behaviours::default();
         let mut s = BSet::default();
         s.insert(B::Shift);
-        t.record(s, s, &[Verdict::Skip(SkipReason::WaitGaveUp)]);
-        t.record(s, s, &[Verdict::Agree]);
-        t.record(s, BSet::default(), &[Verdict::Agree]);
+        t.record(s, s, s, &[Verdict::Skip(SkipReason::WaitGaveUp)]);
+        t.record(s, s, s, &[Verdict::Agree]);
+        t.record(s, s, BSet::default(), &[Verdict::Agree]);
+        t.record(s, BSet::default(), BSet::default(), &[Verdict::Agree]);
         let r = t.0.iter().find(|r| r.name == B::Shift.name()).unwrap();
-        assert_eq!((r.cases, r.observed_exact), (3, 1));
+        assert_eq!((r.cases, r.watched, r.observed_exact), (4, 3, 1));
     }
 
     #[test]

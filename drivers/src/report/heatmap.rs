@@ -270,7 +270,11 @@ fn behaviour_rows(s: &mut String, b: &Behaviours, y0: u32) {
         }
         let tc = 0.15 + 0.85 * ((r.cases + 1) as f64).ln() / log_max;
         let to = r.observed_exact as f64 / r.cases as f64;
-        let stroke = if r.observed_exact == 0 { shade(RED, 1.0) } else { "#dddddd".into() };
+        let stroke = if r.observed_exact == 0 {
+            shade(RED, 1.0)
+        } else {
+            "#dddddd".into()
+        };
         for (j, (n, fill, t)) in [
             (r.cases, shade(BLUE, tc), tc),
             (r.observed_exact, shade(GREEN, to), to),
@@ -284,7 +288,11 @@ fn behaviour_rows(s: &mut String, b: &Behaviours, y0: u32) {
                 r##"<rect x="{x}" y="{y}" width="{}" height="{}" fill="{fill}" stroke="{stroke}" stroke-width="{}"/><text x="{}" y="{ty}" text-anchor="end" fill="{}">{n}</text>"##,
                 COL_W - 1,
                 ROW_H - 1,
-                if j == 1 && r.observed_exact == 0 { 1.5 } else { 0.5 },
+                if j == 1 && r.observed_exact == 0 {
+                    1.5
+                } else {
+                    0.5
+                },
                 x + COL_W - 5,
                 ink(*t)
             );
@@ -329,7 +337,11 @@ mod tests {
         let svg = svg_with(&c, &b, "t");
         assert!(svg.trim_end().ends_with("</svg>"));
         for r in &b.0 {
-            assert!(svg.contains(&format!(">{}</text>", esc(&r.name))), "{}", r.name);
+            assert!(
+                svg.contains(&format!(">{}</text>", esc(&r.name))),
+                "{}",
+                r.name
+            );
         }
         assert!(svg.len() > super::svg(&c, "t").len());
     }
