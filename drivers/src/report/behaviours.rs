@@ -50,7 +50,7 @@ pub fn observed(a: &Analysis, e: &Expected) -> BSet {
 }
 
 fn matches(w: &Watch, item: &ObsItem) -> bool {
-    if w.odd_cta && item.key.cta % 2 == 0 {
+    if w.odd_cta && item.key.cta.is_multiple_of(2) {
         return false;
     }
     match (w.code, item.key.site) {
