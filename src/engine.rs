@@ -53,11 +53,13 @@ use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::Outcome as TargetOutcome;
 use tcgen05_drivers::report::{
-    self, Coverage, RuleSet, Summary, TargetCounts, WordCounts, coverage::rules_exercised,
+    self, Behaviours, Coverage, RuleSet, Summary, TargetCounts, WordCounts,
+    coverage::rules_exercised,
 };
 use tcgen05_drivers::store::{self, Store};
 use tcgen05_drivers::target::{self, Target, TargetKind};
 use tcgen05_generators::Config as GenConfig;
+use tcgen05_generators::behaviours::{self, BSet};
 use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_ir::Case;
 use tcgen05_ir::observe::Layout;
@@ -249,6 +251,9 @@ pub struct State {
     pub targets: Vec<TargetCounts>,
     /// The coverage matrix.
     pub coverage: Coverage,
+    /// Behaviour coverage (`report::behaviours`).
+    #[serde(default)]
+    pub behaviours: Behaviours,
 }
 
 /// The case stream of a campaign.
@@ -345,6 +350,36 @@ pub fn judge_batch(
     targets: &mut [Box<dyn Target>],
     oracle: &mut Expectations,
 ) -> Vec<(Vec<Verdict>, RuleSet, Option<WordCounts>)> {
+    judge_batch_observed(cases, targets, oracle)
+        .into_iter()
+        .map(|j| (j.verdicts, j.rules, j.words))
+        .collect()
+}
+
+/// One case's judgement ([`judge_batch_observed`]).
+#[derive(Debug, Clone)]
+pub struct Judged {
+    /// The verdicts, in target order.
+    pub verdicts: Vec<Verdict>,
+    /// The rules it exercised.
+    pub rules: RuleSet,
+    /// The words of its observation records by what the oracle expected of them
+    /// (`WordCounts::of`: valid, race-free programs only).
+    pub words: Option<WordCounts>,
+    /// The behaviours of the inventory it exercised (`tcgen05_generators::behaviours`).
+    pub exercised: BSet,
+    /// Of those, the ones whose written words its observation records hold.
+    pub watched: BSet,
+    /// Of those, the ones whose written words the oracle expects exactly.
+    pub observed: BSet,
+}
+
+/// [`judge_batch`], with the behaviours each case exercised and observed exactly.
+pub fn judge_batch_observed(
+    cases: &[Case],
+    targets: &mut [Box<dyn Target>],
+    oracle: &mut Expectations,
+) -> Vec<Judged> {
     let expected: Vec<_> = cases.iter().map(|c| oracle.of(c)).collect();
     // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
     // that only run programs (`Target::only_runs`: the simulator) skip those cases unrun.
@@ -404,7 +439,15 @@ pub fn judge_batch(
                 .collect();
             let l = layout.get_or_insert_with(|| Layout::of(&case.program));
             let words = WordCounts::of(&case.program, l, exp);
-            (verdicts, rules_exercised(case, exp), words)
+            let a = behaviours::analyse(&case.program);
+            Judged {
+                verdicts,
+                rules: rules_exercised(case, exp),
+                words,
+                exercised: a.exercised,
+                watched: a.watched(),
+                observed: report::behaviours::observed(&a, exp),
+            }
         })
         .collect()
 }
@@ -495,6 +538,7 @@ pub fn summary_of(s: &State, out: &Path) -> Summary {
         findings,
         coverage: s.coverage.clone(),
         skip_outliers: report::skip_outliers(&s.targets),
+        behaviours: s.behaviours.clone(),
     }
 }
 
@@ -552,13 +596,14 @@ fn worker(sh: &Shared<'_>, w: usize) {
             .map(|&p| sh.stream.case_at(shard.case_index(p)))
             .collect();
         let started = Instant::now();
-        let judged = judge_batch(&cases, &mut targets, &mut oracle);
+        let judged = judge_batch_observed(&cases, &mut targets, &mut oracle);
         per_case = Some(started.elapsed() / cases.len() as u32);
         if interrupt::requested() {
             // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
             break;
         }
-        for ((&p, case), (verdicts, rules, words)) in positions.iter().zip(&cases).zip(&judged) {
+        for ((&p, case), j) in positions.iter().zip(&cases).zip(&judged) {
+            let (verdicts, rules, words) = (&j.verdicts, &j.rules, &j.words);
             for (k, v) in verdicts.iter().enumerate() {
                 if let Verdict::Discrepancy(d) = v {
                     let t = &mut targets[k];
@@ -586,6 +631,8 @@ fn worker(sh: &Shared<'_>, w: usize) {
                 s.targets[k].record_words(v, words.as_ref());
                 s.coverage.record(rules, k, v);
             }
+            s.behaviours
+                .record(j.exercised, j.watched, j.observed, verdicts);
             s.done.insert(p);
         }
     }
@@ -753,6 +800,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
                 .map(|t| TargetCounts::new(&t.name(), &t.version()))
                 .collect(),
             coverage: Coverage::new(&probe.iter().map(|t| t.name()).collect::<Vec<_>>()),
+            behaviours: Behaviours::default(),
         },
     };
     drop(probe);

@@ -87,6 +87,11 @@ struct MmaPlan {
     n: u32,
     /// Regions the issuer fills: (region, element kind).
     fills: Vec<(u8, FillElem)>,
+    /// Columns an extra cp writes, which every consumer loads from its lane quarter.
+    scratch: Option<Cols>,
+    /// A warp other than the issuer and the first statements of the issue list, which it
+    /// issues before the MMA phase's barrier.
+    pre: Option<(usize, Vec<Stmt>)>,
 }
 
 /// Builds one valid program from `cfg` and the choices `c`.
@@ -210,7 +215,12 @@ impl<C: Choices> Builder<'_, C> {
         // Flow windows: warps w and w + 4k share a lane quarter, so window k is theirs alone.
         let windows: Vec<Option<Cols>> = (0..nwarps.div_ceil(4))
             .map(|_| {
-                let width = [32, 16, 8][self.c.below(3) as usize];
+                // A wide window (Config::wide_pct) lets flows use every .num up to .x128.
+                let width = if self.c.percent(cfg.wide_pct) {
+                    128
+                } else {
+                    [32, 16, 8][self.c.below(3) as usize]
+                };
                 take(&mut allocs, width)
                     .or_else(|| take(&mut allocs, 8))
                     .or_else(|| take(&mut allocs, 4))
@@ -258,6 +268,13 @@ impl<C: Choices> Builder<'_, C> {
                     });
                 }
                 code.push(Stmt::FenceProxyAsync);
+            }
+            if let Some(MmaPlan {
+                pre: Some((p, _)), ..
+            }) = &mma
+                && w == *p
+            {
+                code.push(mbar_init_one(1));
             }
             sync(&mut code);
             // --- work
@@ -307,6 +324,20 @@ impl<C: Choices> Builder<'_, C> {
                 let flows = self.flows(win, q, ld_red_ok);
                 self.place_flows(flows, &mut code);
             }
+            if let Some(MmaPlan {
+                pre: Some((p, ops)),
+                ..
+            }) = &mma
+                && w == *p
+            {
+                let mut then = ops.clone();
+                then.push(commit(CtaGroup::One, 1, self.c.percent(50)));
+                code.push(Stmt::If {
+                    cond: Cond::ElectOne,
+                    then,
+                    els: vec![],
+                });
+            }
             self.maybe_spin(&mut code);
             if !allocs.is_empty() {
                 code.push(fence_before());
@@ -328,6 +359,18 @@ impl<C: Choices> Builder<'_, C> {
                     let taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
                     code.push(ld(ld_form(LdStShape::S32x32b, num, false), taddr, None));
                     code.push(wait(WaitOp::Ld));
+                    // The extra cp's cells (every written cell of the quarter is loaded).
+                    if let Some(sc) = m.scratch {
+                        let t = TmemRef::slot(sc.slot, 32 * q, sc.col as u16);
+                        let num = num_for(sc.width);
+                        code.push(ld(ld_form(LdStShape::S32x32b, num, false), t, None));
+                        code.push(wait(WaitOp::Ld));
+                    }
+                }
+                if let Some((p, _)) = &m.pre
+                    && w == *p
+                {
+                    code.push(mbar_wait(1, Scope::Cta));
                 }
                 code.push(fence_before());
             }
@@ -360,7 +403,11 @@ impl<C: Choices> Builder<'_, C> {
             warps.push(code);
         }
 
-        let mbarriers = u8::from(mma.is_some());
+        let mbarriers = match &mma {
+            Some(m) if m.pre.is_some() => 2,
+            Some(_) => 1,
+            None => 0,
+        };
         Program {
             launch: Launch {
                 target: tgt,
@@ -406,7 +453,7 @@ impl<C: Choices> Builder<'_, C> {
         let cfg = self.cfg;
         let n = self.c.range(1, u32::from(cfg.max_flows_per_warp.max(1)));
         let mut out = Vec::with_capacity(5 * n as usize);
-        for _ in 0..n {
+        for i in 0..n {
             let red = ld_red_ok && self.c.percent(25);
             let shapes: Vec<LdStShape> = cfg
                 .ld_st_shapes
@@ -434,7 +481,7 @@ impl<C: Choices> Builder<'_, C> {
                 .iter()
                 .copied()
                 .filter(|n| {
-                    *n <= cfg.max_num
+                    (*n <= cfg.max_num || win.width >= 128)
                         && (!red || *n >= Num::X2)
                         && vec_len(shape, *n).is_some()
                         && fp(*n) <= win.width
@@ -473,7 +520,19 @@ impl<C: Choices> Builder<'_, C> {
             } else {
                 ld_form(shape, num, pack)
             };
-            out.push(ld(lf, taddr, split));
+            let ld = ld(lf, taddr, split);
+            // The last flow may record its registers before `wait::ld` (§4.4 last row,
+            // MCM-LD-REGDEP): the ld alone in a one-iteration loop, whose registers are
+            // recorded at the end of the loop body; the wait::ld after the loop keeps the next
+            // st (of a surrounding loop) and the dealloc after the ld (MCM-LD-WAR).
+            if i + 1 == n && self.c.percent(cfg.regdep_pct) {
+                out.push(Stmt::Loop {
+                    count: 1,
+                    body: vec![ld],
+                });
+            } else {
+                out.push(ld);
+            }
             out.push(wait(WaitOp::Ld));
         }
         out
@@ -728,7 +787,20 @@ impl<C: Choices> Builder<'_, C> {
                 TmemRef::slot(sb.slot, 0, sb.col as u16),
             ));
         }
-        let collector = if block_scale {
+        // A second MMA on the same accumulator (MCM-PIPE-MMA-MMA) accumulates (enable-input-d)
+        // with fresh operands: its own B region always, its own A region when A is in shared
+        // memory and the collector does not keep A (so D = A2·B2 + D1·2^-s tells a wrong
+        // scale-input-d formula, MMA-SCALE-D-SEM, and a wrong accumulation order apart).
+        let second = self.c.percent(30);
+        // Collector reuse (§3.7, MMA-COLLECTOR-VALID): the first MMA fills buffer a, the second
+        // uses it (same A) and ends it; non-ws, A in shared memory, no .ashift.
+        let reuse = second && !ws && !block_scale && a_src == ASrc::Smem && self.c.percent(25);
+        let collector = if reuse {
+            Some(Collector {
+                buf: CollectorBuf::A,
+                op: CollectorOp::Fill,
+            })
+        } else if block_scale {
             None
         } else if ws {
             self.c.percent(30).then(|| Collector {
@@ -746,6 +818,14 @@ impl<C: Choices> Builder<'_, C> {
                 op: CollectorOp::Discard,
             })
         };
+        // .ashift (MMA-ASHIFT-ATMEM, -M, -COLLECTOR): A in TMEM, no block scaling, not ws,
+        // M = 128 or 256, no collector fill/use.
+        let ashift = a_src != ASrc::Smem
+            && !block_scale
+            && !ws
+            && (m == 128 || m == 256)
+            && collector.is_none_or(|c| c.op == CollectorOp::Discard)
+            && self.c.percent(25);
         let form = MmaForm {
             ws,
             sp: sparse,
@@ -753,19 +833,20 @@ impl<C: Choices> Builder<'_, C> {
             kind,
             block_scale,
             scale_vec,
-            ashift: false,
+            ashift,
             collector,
         };
         let scale_ok =
             matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
         // MMA-DOL-SIZE: 4 elements for ::1, 8 for ::2.
         let dol_len = if two { 8 } else { 4 };
-        let mk = |c: &mut C, enable: bool| -> Stmt {
+        let b0 = mmaenc::kmajor_desc(rb);
+        let mk = |c: &mut C, form: MmaForm, a: MmaA, b: SmemDesc, enable: bool| -> Stmt {
             Stmt::Tc(Op::Mma(Box::new(Mma {
                 form,
                 d: TmemRef::slot(d.slot, 0, d.col as u16),
                 a,
-                b: mmaenc::kmajor_desc(rb),
+                b,
                 sp_meta: meta,
                 idesc,
                 scale_a: scales.map(|s| s.0),
@@ -779,15 +860,46 @@ impl<C: Choices> Builder<'_, C> {
                 zero_col_mask: (ws && c.percent(30)).then_some(0),
             })))
         };
-        issue.push(mk(self.c, false));
-        // A second MMA on the same accumulator, shape and kind is pipelined after the first
-        // (MCM-PIPE-MMA-MMA, with the 9.2+ "and kind" condition).
-        if self.c.percent(30) {
-            issue.push(mk(self.c, true));
+        issue.push(mk(self.c, form, a, b0, false));
+        // Fresh operands of a later accumulating MMA: a new B region, and a new A region when
+        // A is in shared memory and not kept by the collector.
+        let fresh = |this: &mut Self, fills: &mut Vec<(u8, FillElem)>, keep_a: bool| {
+            let rb2 = this.region(n * row);
+            fills.push((rb2, elem));
+            let a2 = match a {
+                MmaA::Desc(_) if !keep_a => {
+                    let r = this.region(a_rows * row);
+                    fills.push((r, elem));
+                    MmaA::Desc(mmaenc::kmajor_desc(r))
+                }
+                other => other,
+            };
+            (a2, mmaenc::kmajor_desc(rb2))
+        };
+        if second {
+            let (a2, b2) = fresh(self, &mut fills, reuse);
+            let form2 = MmaForm {
+                collector: if reuse {
+                    Some(Collector {
+                        buf: CollectorBuf::A,
+                        op: if self.c.percent(50) {
+                            CollectorOp::Lastuse
+                        } else {
+                            CollectorOp::Use
+                        },
+                    })
+                } else {
+                    collector
+                },
+                ..form
+            };
+            issue.push(mk(self.c, form2, a2, b2, true));
         }
         // mma::N → shift::N is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
         // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
-        if cfg.shift && target::has_shift(tgt) && self.c.percent(30) {
+        let shifted = cfg.shift && target::has_shift(tgt) && self.c.percent(30);
+        let mut mma3 = false;
+        if shifted {
             issue.push(Stmt::Tc(Op::Shift {
                 form: ShiftForm {
                     cta_group: cg,
@@ -795,48 +907,108 @@ impl<C: Choices> Builder<'_, C> {
                 },
                 taddr: TmemRef::slot(d.slot, 0, d.col as u16),
             }));
+            // shift::N → mma::N (pair 3): one more accumulating MMA, fresh operands, on the
+            // shifted accumulator (no collector: the collector sequence stays fill → use).
+            mma3 = self.c.percent(30);
+            if mma3 {
+                let (a3, b3) = fresh(self, &mut fills, false);
+                let form3 = MmaForm {
+                    collector: collector.filter(|c| c.op == CollectorOp::Discard),
+                    ..form
+                };
+                issue.push(mk(self.c, form3, a3, b3, true));
+            }
         }
-        // An extra cp of any shape into scratch columns, tracked by the same commit.
-        if cfg.cp
-            && self.c.percent(30)
-            && let Some(sc) = take(allocs, 8)
-        {
-            let r = self.region(128 * 32);
-            fills.push((r, FillElem::Word));
-            let shape = CpShape::LEGAL[self.c.below(CpShape::LEGAL.len() as u32) as usize];
-            // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
-            // other shapes (CP-MCAST-OTHER).
-            let multicast = match shape {
-                CpShape::S64x128b => Some(if self.c.percent(50) {
-                    CpMulticast::Warpx2_02_13
-                } else {
-                    CpMulticast::Warpx2_01_23
-                }),
-                CpShape::S32x128b => Some(CpMulticast::Warpx4),
-                _ => None,
+        // An extra cp of any shape into scratch columns that every consumer warp loads, tracked
+        // by the same commit. After a shift, a .4x256b copy may instead go into D's first four
+        // rows (shift::N → cp.4x256b::N, pair 4: the copy refills the rows the shift moved).
+        let mut scratch = None;
+        if cfg.cp && self.c.percent(30) {
+            // Not after a third MMA: mma → cp is no pipeline pair, so the two would race on D.
+            let into_d = shifted && !mma3 && n >= 8 && self.c.percent(30);
+            let target_cols = if into_d {
+                Some(Cols {
+                    slot: d.slot,
+                    col: d.col,
+                    width: 8,
+                })
+            } else {
+                take(allocs, 8)
             };
-            // CP-DECOMP-FMT: both formats or neither.
-            let decomp = self.c.percent(25);
-            issue.push(Stmt::Tc(Op::Cp {
-                form: CpForm {
-                    cta_group: cg,
-                    shape,
-                    multicast,
-                    dst_fmt: decomp.then_some(CpDstFmt::B8x16),
-                    src_fmt: decomp.then(|| {
-                        if self.c.percent(50) {
-                            CpSrcFmt::B6x16P32
-                        } else {
-                            CpSrcFmt::B4x16P64
-                        }
+            if let Some(sc) = target_cols {
+                let r = self.region(128 * 32);
+                fills.push((r, FillElem::Word));
+                let shape = if into_d {
+                    CpShape::S4x256b
+                } else {
+                    CpShape::LEGAL[self.c.below(CpShape::LEGAL.len() as u32) as usize]
+                };
+                // CP-MCAST-REQ: .64x128b needs warpx2, .32x128b needs warpx4; no multicast on
+                // other shapes (CP-MCAST-OTHER).
+                let multicast = match shape {
+                    CpShape::S64x128b => Some(if self.c.percent(50) {
+                        CpMulticast::Warpx2_02_13
+                    } else {
+                        CpMulticast::Warpx2_01_23
                     }),
-                },
-                taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
-                src: mmaenc::kmajor_desc(r),
-            }));
+                    CpShape::S32x128b => Some(CpMulticast::Warpx4),
+                    _ => None,
+                };
+                // CP-DECOMP-FMT: both formats or neither.
+                let decomp = self.c.percent(25);
+                issue.push(Stmt::Tc(Op::Cp {
+                    form: CpForm {
+                        cta_group: cg,
+                        shape,
+                        multicast,
+                        dst_fmt: decomp.then_some(CpDstFmt::B8x16),
+                        src_fmt: decomp.then(|| {
+                            if self.c.percent(50) {
+                                CpSrcFmt::B6x16P32
+                            } else {
+                                CpSrcFmt::B4x16P64
+                            }
+                        }),
+                    },
+                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                    src: mmaenc::kmajor_desc(r),
+                }));
+                if !into_d {
+                    scratch = Some(sc);
+                }
+            }
         }
         let shared_cluster = two || self.c.percent(50);
         let issuer = self.c.below(nwarps as u32) as usize;
+        // Pipelined, different thread (§4.4 row 3, MCM-XTHREAD): another warp issues the first
+        // `k` statements of the issue list in the work phase (ops; fence::before_thread_sync;
+        // barrier) and the issuer the rest after the barrier and its after-fence, so the pair
+        // at the split (cp → mma, mma → mma, mma → shift, shift → mma, shift → cp.4x256b) is
+        // ordered across threads. The issuer keeps the last op that writes D (its commit is the
+        // one the consumers wait for) and a collector use stays with its fill's thread. The
+        // other warp commits its ops to mbarrier 1 and waits for it before the teardown (a
+        // dealloc must not overtake an async write, OQ-4).
+        let mut pre = None;
+        if !two && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
+            let writes_d = |st: &Stmt| match st {
+                Stmt::Tc(Op::Mma(_)) | Stmt::Tc(Op::Shift { .. }) => true,
+                Stmt::Tc(Op::Cp { taddr, .. }) => {
+                    taddr.base == TBase::Slot(d.slot) && u32::from(taddr.col) == d.col
+                }
+                _ => false,
+            };
+            let last_d = issue.iter().rposition(writes_d).unwrap_or(0);
+            let first_mma = issue
+                .iter()
+                .position(|st| matches!(st, Stmt::Tc(Op::Mma(_))))
+                .unwrap_or(0);
+            let most = if reuse { first_mma } else { last_d };
+            if most >= 1 {
+                let k = self.c.range(1, most as u32) as usize;
+                let p = (issuer + 1 + self.c.below(nwarps as u32 - 1) as usize) % nwarps;
+                pre = Some((p, issue.drain(..k).collect::<Vec<_>>()));
+            }
+        }
         let mut consumers: Vec<bool> = (0..nwarps).map(|_| self.c.percent(60)).collect();
         if !consumers.iter().any(|x| *x) {
             consumers[issuer] = true;
@@ -852,6 +1024,8 @@ impl<C: Choices> Builder<'_, C> {
             d,
             n,
             fills,
+            scratch,
+            pre,
         })
     }
 }

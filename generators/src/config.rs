@@ -61,6 +61,15 @@ pub struct Config {
     pub max_num: Num,
     /// Percent of ld/st flows that use `.pack::16b` / `.unpack::16b`. Default: 10.
     pub pack_pct: u8,
+    /// Percent of flow windows that are 128 columns wide; flows there may use every `.num` up
+    /// to `.x128` whatever `max_num` says (LDST-NUM, reference §2.6). Default: 4.
+    pub wide_pct: u8,
+    /// Percent of `cta_group::1` MMA plans whose first async ops another warp issues before
+    /// the barrier (pipelined pairs across threads, reference §4.4 row 3). Default: 25.
+    pub cross_pct: u8,
+    /// Percent of warps whose last flow records its ld registers before `wait::ld` (a true
+    /// register dependency, reference §4.4 last row, MCM-LD-REGDEP). Default: 15.
+    pub regdep_pct: u8,
     /// st → ld data flows inside each warp's lane quarter. Default: on.
     pub st_ld: bool,
     /// `tcgen05.ld.red` flows (only on targets that have it). Default: on.
@@ -120,6 +129,9 @@ impl Default for Config {
             ld_st_shapes: LdStShape::LEGAL.to_vec(),
             max_num: Num::X8,
             pack_pct: 10,
+            wide_pct: 4,
+            cross_pct: 25,
+            regdep_pct: 15,
             st_ld: true,
             ld_red: true,
             mma: true,
@@ -225,6 +237,9 @@ impl<'a> Arbitrary<'a> for Config {
             ld_st_shapes: subset(u, LdStShape::LEGAL)?,
             max_num: *u.choose(Num::LEGAL)?,
             pack_pct: u.int_in_range(0..=50)?,
+            wide_pct: u.int_in_range(0..=20)?,
+            cross_pct: u.int_in_range(0..=50)?,
+            regdep_pct: u.int_in_range(0..=50)?,
             st_ld: u.arbitrary()?,
             ld_red: u.arbitrary()?,
             mma: u.arbitrary()?,

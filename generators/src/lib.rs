@@ -12,11 +12,13 @@
 //! - [`strategy`]: proptest strategies (shrinking through the builder's byte input);
 //! - [`fixup`]: repairs any program into a valid one;
 //! - [`coverage`]: the instruction forms the builder claims, for reach tests;
+//! - [`behaviours`]: the behaviour inventory, and which observed words each behaviour wrote;
 //! - [`stmts`], [`mmaenc`], [`target`], [`walk`]: the generator's own tables of legal forms,
 //!   encodings and target gating (reference §1-§3), and statement paths. None of this uses
 //!   the oracle (ARCHITECTURE.md rule 2): the cross-tests live in the root `tests/generators_*`.
 #![deny(missing_docs)]
 
+pub mod behaviours;
 pub mod builder;
 pub mod cases;
 pub mod choice;

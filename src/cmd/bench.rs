@@ -288,8 +288,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // every stage over all the cases at once measured mostly cache misses: its stage times
     // summed to 1.5x the pipeline's.
     let mut sim = target::resolve("sim").map_err(|e| bad_input(e.to_string()))?;
-    let mut spent = [Duration::ZERO; 5];
-    eprintln!("bench: stages generate, check, expect, sim, compare on {n} cases ...");
+    let mut spent = [Duration::ZERO; 6];
+    eprintln!("bench: stages generate, check, expect, sim, compare, behaviours on {n} cases ...");
     let keep = args.ptxas_cases.min(n).max(1) as usize;
     let mut cases: Vec<Case> = Vec::with_capacity(keep);
     let mut start = 0;
@@ -337,6 +337,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .collect::<Vec<_>>()
         });
         spent[4] += d;
+        let (_, d) = cpu_timed(|| {
+            chunk
+                .iter()
+                .zip(&expected)
+                .map(|(c, e)| {
+                    let a = tcgen05_generators::behaviours::analyse(&c.program);
+                    (
+                        a.watched(),
+                        tcgen05_drivers::report::behaviours::observed(&a, e),
+                    )
+                })
+                .collect::<Vec<_>>()
+        });
+        spent[5] += d;
         cases.extend(chunk.into_iter().take(keep - cases.len()));
         start = end;
     }
@@ -349,6 +363,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             "simulator, random scheduler, on the cases the pipeline runs it on",
         ),
         ("compare", "diff::compare_with, layout precomputed"),
+        (
+            "behaviours",
+            "behaviours::analyse and the rows observed exactly (report::behaviours::observed)",
+        ),
     ]
     .into_iter()
     .enumerate()

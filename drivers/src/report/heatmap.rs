@@ -7,6 +7,7 @@
 //! is a pale grey row with a dash: the gaps of the generator are the point of the picture.
 
 use super::Summary;
+use super::behaviours::Behaviours;
 use super::coverage::Coverage;
 use std::fmt::Write as _;
 use tcgen05_ir::RuleId;
@@ -71,12 +72,24 @@ fn ink(t: f64) -> &'static str {
 
 /// The heat map of `c`, titled `title`.
 pub fn svg(c: &Coverage, title: &str) -> String {
+    svg_with(c, &Behaviours(vec![]), title)
+}
+
+/// The heat map of `c`, then (when `b` has rows) the behaviour table below it: per behaviour,
+/// cases (blue, log scale) and the share observed exactly (green; a red-bordered cell where
+/// no case observed it).
+pub fn svg_with(c: &Coverage, b: &Behaviours, title: &str) -> String {
     let nt = c.targets.len().max(1) as u32;
     let block = 4 * COL_W + GAP;
     // The legend is one line of about 130 characters of 7 px plus its swatches.
     let width = (LABEL_W + KIND_W + nt * block + 10).max(LEGEND_W);
     let rows = RuleId::ALL.len() as u32;
-    let height = HEAD_H + rows * ROW_H + FOOT_H;
+    let b_h = if b.0.is_empty() {
+        0
+    } else {
+        HEAD_H / 2 + b.0.len() as u32 * ROW_H + 10
+    };
+    let height = HEAD_H + rows * ROW_H + FOOT_H + b_h;
     let max_cases = (0..c.targets.len())
         .flat_map(|t| RuleId::ALL.iter().map(move |r| (t, *r)))
         .map(|(t, r)| c.cell(r, t).cases)
@@ -221,8 +234,69 @@ pub fn svg(c: &Coverage, title: &str) -> String {
         );
         x += 16 + 7 * what.chars().count() as u32 + 14;
     }
+    if !b.0.is_empty() {
+        behaviour_rows(&mut s, b, HEAD_H + rows * ROW_H + FOOT_H);
+    }
     s.push_str("</svg>\n");
     s
+}
+
+/// The behaviour table from height `y0`: name, cases, observed exactly.
+fn behaviour_rows(s: &mut String, b: &Behaviours, y0: u32) {
+    let seen = b.0.len() - b.unobserved().len();
+    let _ = writeln!(
+        s,
+        r#"<text x="8" y="{}" font-weight="bold">behaviours: {seen} of {} observed exactly (cases | observed exactly)</text>"#,
+        y0 + 14,
+        b.0.len()
+    );
+    let max = b.0.iter().map(|r| r.cases).max().unwrap_or(0).max(1);
+    let log_max = ((max + 1) as f64).ln();
+    for (i, r) in b.0.iter().enumerate() {
+        let y = y0 + HEAD_H / 2 + i as u32 * ROW_H;
+        let ty = y + ROW_H - 4;
+        let _ = writeln!(s, r#"<text x="8" y="{ty}">{}</text>"#, esc(&r.name));
+        let x0 = LABEL_W + KIND_W;
+        if r.cases == 0 {
+            let _ = writeln!(
+                s,
+                r##"<rect x="{x0}" y="{y}" width="{}" height="{}" fill="{EMPTY}"/><text x="{}" y="{ty}" text-anchor="middle" fill="#999999">–</text>"##,
+                2 * COL_W - 1,
+                ROW_H - 1,
+                x0 + COL_W
+            );
+            continue;
+        }
+        let tc = 0.15 + 0.85 * ((r.cases + 1) as f64).ln() / log_max;
+        let to = r.observed_exact as f64 / r.cases as f64;
+        let stroke = if r.observed_exact == 0 {
+            shade(RED, 1.0)
+        } else {
+            "#dddddd".into()
+        };
+        for (j, (n, fill, t)) in [
+            (r.cases, shade(BLUE, tc), tc),
+            (r.observed_exact, shade(GREEN, to), to),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let x = x0 + j as u32 * COL_W;
+            let _ = writeln!(
+                s,
+                r##"<rect x="{x}" y="{y}" width="{}" height="{}" fill="{fill}" stroke="{stroke}" stroke-width="{}"/><text x="{}" y="{ty}" text-anchor="end" fill="{}">{n}</text>"##,
+                COL_W - 1,
+                ROW_H - 1,
+                if j == 1 && r.observed_exact == 0 {
+                    1.5
+                } else {
+                    0.5
+                },
+                x + COL_W - 5,
+                ink(*t)
+            );
+        }
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +327,22 @@ mod tests {
         }
         // One discrepancy out of one case: full red.
         assert!(svg.contains(&shade(RED, 1.0)));
+    }
+
+    #[test]
+    fn every_behaviour_is_a_row_below_the_rules() {
+        let c = Coverage::new(&["sim".to_string()]);
+        let b = Behaviours::default();
+        let svg = svg_with(&c, &b, "t");
+        assert!(svg.trim_end().ends_with("</svg>"));
+        for r in &b.0 {
+            assert!(
+                svg.contains(&format!(">{}</text>", esc(&r.name))),
+                "{}",
+                r.name
+            );
+        }
+        assert!(svg.len() > super::svg(&c, "t").len());
     }
 
     #[test]

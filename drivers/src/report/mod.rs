@@ -6,12 +6,13 @@
 //! | `report.md` | people | [`markdown`] |
 //! | `report.json` | machines: cases, discrepancies and observed words ([`WordCounts`]) per target, findings, coverage | [`Summary`] (serde) |
 //! | `junit.xml` | CI dashboards: one test per finding signature | [`junit`] |
-//! | `coverage.md` | the rule-coverage matrix (rules x targets) | [`coverage::Coverage::markdown`] |
-//! | `coverage.svg` | the same matrix as a heat map | [`heatmap::svg`] |
+//! | `coverage.md` | the rule-coverage matrix (rules x targets), then the behaviour table | [`coverage::Coverage::markdown`], [`behaviours::Behaviours::markdown`] |
+//! | `coverage.svg` | the same matrix and behaviour table as a heat map | [`heatmap::svg_with`] |
 //!
 //! Everything here is a pure function of a [`Summary`], so a merged summary (several shards,
 //! [`Summary::merge`]) writes the same reports as one run.
 
+pub mod behaviours;
 pub mod coverage;
 pub mod heatmap;
 pub mod junit;
@@ -20,6 +21,7 @@ pub mod regression;
 pub mod words;
 pub mod skips;
 
+pub use behaviours::{BehaviourRow, Behaviours};
 pub use coverage::{Cell, Coverage, RuleSet};
 pub use junit::junit;
 pub use markdown::markdown;
@@ -250,6 +252,10 @@ pub struct Summary {
     /// ([`skip_outliers`] of `targets`; [`write_all`] fills it in).
     #[serde(default)]
     pub skip_outliers: Vec<SkipOutlier>,
+    /// Per behaviour of the inventory: cases that exercised it, cases that observed it
+    /// exactly ([`behaviours`]).
+    #[serde(default)]
+    pub behaviours: Behaviours,
 }
 
 impl Summary {
@@ -295,6 +301,11 @@ impl Summary {
                 findings.entry(f.id.clone()).or_insert_with(|| f.clone());
             }
             m.coverage.add(&p.coverage);
+            if k == 0 {
+                m.behaviours = p.behaviours.clone();
+            } else {
+                m.behaviours.add(&p.behaviours);
+            }
         }
         m.shards.sort();
         m.shards.dedup();
@@ -328,10 +339,11 @@ pub fn write_all(dir: &Path, s: &Summary) -> std::io::Result<()> {
     write_atomic(&dir.join("report.json"), json.as_bytes())?;
     write_atomic(&dir.join("report.md"), markdown(s).as_bytes())?;
     write_atomic(&dir.join("junit.xml"), junit(s).as_bytes())?;
-    write_atomic(&dir.join("coverage.md"), s.coverage.markdown().as_bytes())?;
+    let md = format!("{}\n{}", s.coverage.markdown(), s.behaviours.markdown());
+    write_atomic(&dir.join("coverage.md"), md.as_bytes())?;
     write_atomic(
         &dir.join("coverage.svg"),
-        heatmap::svg(&s.coverage, &heatmap::title(s)).as_bytes(),
+        heatmap::svg_with(&s.coverage, &s.behaviours, &heatmap::title(s)).as_bytes(),
     )?;
     Ok(())
 }
