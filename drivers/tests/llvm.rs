@@ -39,7 +39,7 @@ fn ordered() -> Program {
         reserved: 0,
     };
     let mma = Stmt::Tc(Op::Mma(Box::new(Mma {
-        form: tcgen05_ir::form::MmaForm {
+        form: form::MmaForm {
             ws: false,
             sp: false,
             cta_group: CtaGroup::One,
@@ -51,7 +51,10 @@ fn ordered() -> Program {
         },
         d: TmemRef::slot(0, 0, 0),
         a: MmaA::Desc(desc),
-        b: SmemDesc { offset: 2048, ..desc },
+        b: SmemDesc {
+            offset: 2048,
+            ..desc
+        },
         sp_meta: None,
         idesc: 0x0810_0490,
         scale_a: None,
@@ -62,7 +65,7 @@ fn ordered() -> Program {
         zero_col_mask: None,
     })));
     let commit = Stmt::Tc(Op::Commit {
-        form: tcgen05_ir::form::CommitForm {
+        form: form::CommitForm {
             cta_group: CtaGroup::One,
             arrive_one: true,
             shared_cluster: true,
@@ -124,7 +127,8 @@ fn an_ld_moved_after_its_wait_is_reported() {
     lines.insert(wait, l);
     let r = reported(&p, &lines.join("\n"));
     assert!(
-        r.iter().any(|m| m.contains("tcgen05.ld") && m.contains("moved past")),
+        r.iter()
+            .any(|m| m.contains("tcgen05.ld") && m.contains("moved past")),
         "{r:#?}"
     );
 }
@@ -156,10 +160,7 @@ fn swapped_mma_operands_are_reported() {
     parts.swap(1, 2);
     lines[m] = format!("{head} {}", parts.join(", "));
     let r = reported(&p, &lines.join("\n"));
-    assert!(
-        r.iter().any(|m| m.contains("tcgen05.mma")),
-        "{r:#?}"
-    );
+    assert!(r.iter().any(|m| m.contains("tcgen05.mma")), "{r:#?}");
 }
 
 #[test]
@@ -191,7 +192,8 @@ fn a_duplicated_st_is_reported() {
     lines.insert(st, dup);
     let r = reported(&p, &lines.join("\n"));
     assert!(
-        r.iter().any(|m| m.contains("1 time(s)") && m.contains("2 time(s)")),
+        r.iter()
+            .any(|m| m.contains("1 time(s)") && m.contains("2 time(s)")),
         "{r:#?}"
     );
 }
@@ -221,6 +223,11 @@ fn reach_every_form_with_an_intrinsic_is_lowered() {
             }
         }
     }
+    // The only reasons an op of a valid program may not be lowered.
+    let allowed = [
+        "no intrinsic for `tcgen05.ld.red` (PTX 8.8)",
+        "no intrinsic prints `.scale_vec::NX` (only `.block16`/`.block32`)",
+    ];
     let no_intrinsic = |k: &str| k.starts_with("ld.red") || k.contains("scale_vec::");
     let mut report = String::new();
     for (k, (lowered, reasons)) in &seen {
@@ -228,20 +235,80 @@ fn reach_every_form_with_an_intrinsic_is_lowered() {
     }
     eprintln!("{report}");
     for (k, (lowered, reasons)) in &seen {
+        for r in reasons {
+            assert!(
+                allowed.contains(&r.as_str()),
+                "{k}: unexpected reason {r}\n{report}"
+            );
+        }
         if no_intrinsic(k) {
-            assert_eq!(*lowered, 0, "{k} has no intrinsic but was lowered\n{report}");
-        } else if !k.starts_with("ldst.num") {
-            assert!(*lowered > 0, "{k} has an intrinsic but was never lowered: {reasons:?}\n{report}");
+            assert_eq!(
+                *lowered, 0,
+                "{k} has no intrinsic but was lowered\n{report}"
+            );
         }
     }
     // The default configuration reaches most claimed keys within 600 programs.
     let claimed = coverage::claimed();
     let reached = claimed.iter().filter(|k| seen.contains_key(*k)).count();
-    assert!(reached * 10 >= claimed.len() * 8, "reached {reached} of {}", claimed.len());
+    assert!(
+        reached * 10 >= claimed.len() * 8,
+        "reached {reached} of {}",
+        claimed.len()
+    );
+}
+
+/// Finding 1 of docs/llvm.md: the generic commit intrinsic prints `.shared::cluster` with the
+/// generic address (the only mismatch these seeds show; any other fails the test).
+fn is_generic_commit_finding(v: &LlvmVerdict) -> bool {
+    matches!(v, LlvmVerdict::Miscompiled(m) if m.iter().all(|m| {
+        m.what.contains("source `tcgen05.commit") && m.what.contains(".mbarrier::arrive::one.shared::cluster.b64")
+    }))
+}
+
+/// Finding 1 of docs/llvm.md, on its own: `llvm.nvvm.tcgen05.commit.cg1(ptr)` takes a generic
+/// address, and LLVM 22 prints the `.shared::cluster` form with it (PTX ISA §9.7.16.12.1: with
+/// `.shared::cluster` the operand is a shared::cluster address; without, a generic one). When
+/// this test fails, LLVM was fixed: update the finding.
+#[test]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
+fn finding_generic_commit_prints_shared_cluster() {
+    let llvm = newest();
+    let ll = "target triple = \"nvptx64-nvidia-cuda\"\ndefine void @f(ptr %bar) {\n  call void @llvm.nvvm.tcgen05.commit.cg1(ptr %bar)\n  ret void\n}\n";
+    let out = tcgen05_drivers::llvm::run::run_tool(
+        &llvm.llc(),
+        &[
+            "-march=nvptx64".into(),
+            "-mcpu=sm_100a".into(),
+            "-mattr=+ptx86".into(),
+            "-o".into(),
+            "-".into(),
+        ],
+        ll,
+        tcgen05_drivers::llvm::run::DEFAULT_TIMEOUT,
+    )
+    .unwrap();
+    let tcgen05_drivers::llvm::run::ToolRun::Ok(ptx) = out else {
+        panic!("{out:?}")
+    };
+    let line = ptx
+        .lines()
+        .find(|l| l.contains("tcgen05.commit"))
+        .expect("a commit");
+    assert!(
+        line.contains(".shared::cluster.b64") && line.contains("[%rd"),
+        "{line}"
+    );
 }
 
 #[test]
-#[cfg_attr(tcgen05_no_llvm, ignore = "no LLVM installed at build time (scripts/setup-llvm)")]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
 fn generated_programs_compile_assemble_and_validate() {
     let llvm = newest();
     let cfg = Config::default();
@@ -255,17 +322,24 @@ fn generated_programs_compile_assemble_and_validate() {
             *counts.entry(r.verdict.name()).or_default() += 1;
             match &r.verdict {
                 LlvmVerdict::Validated { .. } | LlvmVerdict::NotLowered(_) => {}
+                v if is_generic_commit_finding(v) => {}
                 v => bad.push(format!("seed {seed} {}: {v:?}\n{}", level.as_str(), r.ll)),
             }
         }
     }
     eprintln!("{counts:?}");
-    assert!(counts.get("validated").copied().unwrap_or(0) > 0, "{counts:?}");
-    assert!(bad.is_empty(), "{}", bad.join("\n\n"));
+    assert!(bad.is_empty(), "{counts:?}\n{}", bad.join("\n\n"));
+    assert!(
+        counts.get("validated").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
 }
 
 #[test]
-#[cfg_attr(tcgen05_no_llvm, ignore = "no LLVM installed at build time (scripts/setup-llvm)")]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
 fn the_ordered_program_validates_through_llvm_and_mlir() {
     let llvm = newest();
     for front in [Frontend::Llvm, Frontend::Mlir] {
@@ -304,5 +378,9 @@ fn a_missing_llvm_is_a_clear_verdict_not_a_panic() {
         r.verdict
     );
     // The lowering itself never needs the tools.
-    assert!(lower::lower(&ordered()).unwrap().contains("llvm.nvvm.tcgen05.mma.shared"));
+    assert!(
+        lower::lower(&ordered())
+            .unwrap()
+            .contains("llvm.nvvm.tcgen05.mma.shared")
+    );
 }

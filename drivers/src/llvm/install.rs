@@ -191,8 +191,12 @@ mod tests {
         let git = "LLVM (http://llvm.org/):\n  LLVM version 23.0.0git\n";
         assert_eq!(version_from_output(git), ToolVersion::parse("23.0.0"));
         assert_eq!(version_from_output("clang version 18"), None);
-        assert!(has_nvptx("  Registered Targets:\n    nvptx64     - NVIDIA PTX 64-bit\n"));
-        assert!(!has_nvptx("  Registered Targets:\n    x86-64 - 64-bit X86\n"));
+        assert!(has_nvptx(
+            "  Registered Targets:\n    nvptx64     - NVIDIA PTX 64-bit\n"
+        ));
+        assert!(!has_nvptx(
+            "  Registered Targets:\n    x86-64 - 64-bit X86\n"
+        ));
     }
 
     #[test]

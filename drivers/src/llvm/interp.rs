@@ -88,9 +88,7 @@ impl Event {
     /// The line the event comes from.
     pub fn line(&self) -> u32 {
         match self {
-            Event::Tc { line, .. } | Event::Sync { line, .. } | Event::Store { line, .. } => {
-                *line
-            }
+            Event::Tc { line, .. } | Event::Sync { line, .. } | Event::Store { line, .. } => *line,
         }
     }
 }
@@ -174,7 +172,11 @@ pub fn normalize(f: Form) -> Form {
         Form::Mma(mut m) => {
             if m.collector.is_none() {
                 m.collector = Some(tcgen05_ir::form::Collector {
-                    buf: if m.ws { CollectorBuf::B0 } else { CollectorBuf::A },
+                    buf: if m.ws {
+                        CollectorBuf::B0
+                    } else {
+                        CollectorBuf::A
+                    },
                     op: CollectorOp::Discard,
                 });
             }
@@ -223,7 +225,11 @@ fn param_name<'a>(words: &[&'a str]) -> Option<&'a str> {
     words
         .iter()
         .rev()
-        .find(|w| !w.starts_with('.') && !matches!(**w, "[" | "]") && !w.chars().all(|c| c.is_ascii_digit()))
+        .find(|w| {
+            !w.starts_with('.')
+                && !matches!(**w, "[" | "]")
+                && !w.chars().all(|c| c.is_ascii_digit())
+        })
         .copied()
 }
 
@@ -258,7 +264,11 @@ impl<'m, 'a> Program<'m, 'a> {
                     }
                 }
             }
-            let params = f.params.iter().filter_map(|p| param_name(&p.words)).collect();
+            let params = f
+                .params
+                .iter()
+                .filter_map(|p| param_name(&p.words))
+                .collect();
             if f.name == entry {
                 entry_name = Some(f.name);
             }
@@ -311,7 +321,10 @@ impl<'m, 'a> Program<'m, 'a> {
             let Stmt::Instr(i) = s else { continue };
             steps += 1;
             if steps > limit {
-                return err(None, format!("more than {limit} instructions (a loop too long to follow)"));
+                return err(
+                    None,
+                    format!("more than {limit} instructions (a loop too long to follow)"),
+                );
             }
             if let Some(g) = &i.guard {
                 let v = get(fr, g.pred, i)? != 0;
@@ -328,7 +341,10 @@ impl<'m, 'a> Program<'m, 'a> {
                 Flow::Exit => break,
                 Flow::Call(name, args) => {
                     let Some(callee) = self.funcs.get(name) else {
-                        return err(Some(i.pos.line), format!("call of `{name}`, which has no body"));
+                        return err(
+                            Some(i.pos.line),
+                            format!("call of `{name}`, which has no body"),
+                        );
                     };
                     let params = callee.params.iter().copied().zip(args).collect();
                     stack.push(Frame {
@@ -401,7 +417,11 @@ fn bits_of(ty: &str) -> Option<u32> {
 }
 
 fn mask(v: u64, bits: u32) -> u64 {
-    if bits >= 64 { v } else { v & ((1u64 << bits) - 1) }
+    if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    }
 }
 
 fn sext(v: u64, bits: u32) -> i64 {
@@ -449,7 +469,8 @@ impl State {
                 None => get(fr, r, i),
             },
             Operand::Imm(v) => Ok(*v as u64),
-            Operand::Sym(s) => Ok(symbol_address(s)),
+            // Registers declared in inline asm may have names without `%`.
+            Operand::Sym(s) => Ok(fr.regs.get(s).copied().unwrap_or_else(|| symbol_address(s))),
             Operand::Float(f) => {
                 let h = f.get(2..).unwrap_or("");
                 u64::from_str_radix(h, 16)
@@ -461,18 +482,29 @@ impl State {
                 } else if base.starts_with('%') {
                     get(fr, base, i)?
                 } else {
-                    symbol_address(base)
+                    fr.regs
+                        .get(base)
+                        .copied()
+                        .unwrap_or_else(|| symbol_address(base))
                 };
                 Ok(b.wrapping_add(*offset as u64))
             }
             Operand::Not(inner) => Ok(u64::from(self.value(fr, inner, i)? == 0)),
-            other => err(Some(i.pos.line), format!("operand `{other}` where a value is needed")),
+            other => err(
+                Some(i.pos.line),
+                format!("operand `{other}` where a value is needed"),
+            ),
         }
     }
 
-    fn set<'a>(fr: &mut Frame<'a>, o: &Operand<'a>, v: u64, i: &Instr<'_>) -> Result<(), InterpError> {
+    fn set<'a>(
+        fr: &mut Frame<'a>,
+        o: &Operand<'a>,
+        v: u64,
+        i: &Instr<'_>,
+    ) -> Result<(), InterpError> {
         match o {
-            Operand::Reg(r) => {
+            Operand::Reg(r) | Operand::Sym(r) => {
                 fr.regs.insert(r, v);
                 Ok(())
             }
@@ -482,10 +514,18 @@ impl State {
     }
 
     fn load(&self, addr: u64) -> u64 {
-        self.mem.get(&addr).copied().unwrap_or_else(|| unknown_word(addr))
+        self.mem
+            .get(&addr)
+            .copied()
+            .unwrap_or_else(|| unknown_word(addr))
     }
 
-    fn step<'a>(&mut self, fr: &mut Frame<'a>, func: &Func<'_, 'a>, i: &Instr<'a>) -> Result<Flow<'a>, InterpError> {
+    fn step<'a>(
+        &mut self,
+        fr: &mut Frame<'a>,
+        func: &Func<'_, 'a>,
+        i: &Instr<'a>,
+    ) -> Result<Flow<'a>, InterpError> {
         let line = Some(i.pos.line);
         let parts: Vec<&str> = i.opcode.split('.').collect();
         let base = parts[0];
@@ -494,7 +534,10 @@ impl State {
         let signed = ty.is_some_and(|t| t.0.starts_with('s'));
         let ops = &i.operands;
         let arg = |k: usize| -> Result<&Operand<'a>, InterpError> {
-            ops.get(k).map_or_else(|| err(line, format!("`{}` lacks operand {}", i.opcode, k + 1)), Ok)
+            ops.get(k).map_or_else(
+                || err(line, format!("`{}` lacks operand {}", i.opcode, k + 1)),
+                Ok,
+            )
         };
         if i.opcode.starts_with("tcgen05.") {
             return self.tcgen05(fr, i);
@@ -506,45 +549,58 @@ impl State {
                 match o {
                     Operand::Sink => {}
                     // The predicate of try_wait: the wait succeeds at once.
-                    Operand::Reg(r) if first && i.opcode.starts_with("mbarrier.try_wait") => {
+                    Operand::Reg(r) | Operand::Sym(r)
+                        if first && i.opcode.starts_with("mbarrier.try_wait") =>
+                    {
                         fr.regs.insert(r, 1);
                     }
                     // The state result of arrive is not used by the printer or the lowering.
-                    Operand::Reg(r) if first && i.opcode.starts_with("mbarrier.arrive") => {
+                    Operand::Reg(r) | Operand::Sym(r)
+                        if first && i.opcode.starts_with("mbarrier.arrive") =>
+                    {
                         fr.regs.insert(r, 0);
                     }
                     o => args.push(self.value(fr, o, i)?),
                 }
                 first = false;
             }
-            self.events.push(Event::Sync { op: name, args, line: i.pos.line });
+            self.events.push(Event::Sync {
+                op: name,
+                args,
+                line: i.pos.line,
+            });
             return Ok(Flow::Next);
         }
-        let v = |k: usize, s: &Self, fr: &Frame<'a>| -> Result<u64, InterpError> { s.value(fr, arg(k)?, i) };
+        let v = |k: usize, s: &Self, fr: &Frame<'a>| -> Result<u64, InterpError> {
+            s.value(fr, arg(k)?, i)
+        };
         let out = match base {
-            "mov" => {
-                match (arg(0)?, arg(1)?) {
-                    (Operand::Vec(dst), src) => {
-                        let x = self.value(fr, src, i)?;
-                        let w = 64 / dst.len().max(1) as u32;
-                        let w = if bits < 64 { bits / dst.len().max(1) as u32 } else { w };
-                        for (k, d) in dst.iter().enumerate() {
-                            Self::set(fr, d, mask(x >> (w * k as u32), w), i)?;
-                        }
-                        return Ok(Flow::Next);
+            "mov" => match (arg(0)?, arg(1)?) {
+                (Operand::Vec(dst), src) => {
+                    let x = self.value(fr, src, i)?;
+                    let w = 64 / dst.len().max(1) as u32;
+                    let w = if bits < 64 {
+                        bits / dst.len().max(1) as u32
+                    } else {
+                        w
+                    };
+                    for (k, d) in dst.iter().enumerate() {
+                        Self::set(fr, d, mask(x >> (w * k as u32), w), i)?;
                     }
-                    (_, Operand::Vec(src)) => {
-                        let w = bits / src.len().max(1) as u32;
-                        let mut x = 0u64;
-                        for (k, s) in src.iter().enumerate() {
-                            x |= mask(self.value(fr, s, i)?, w) << (w * k as u32);
-                        }
-                        x
-                    }
-                    (_, src) => self.value(fr, src, i)?,
+                    return Ok(Flow::Next);
                 }
-            }
-            "add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max" | "div" | "rem" => {
+                (_, Operand::Vec(src)) => {
+                    let w = bits / src.len().max(1) as u32;
+                    let mut x = 0u64;
+                    for (k, s) in src.iter().enumerate() {
+                        x |= mask(self.value(fr, s, i)?, w) << (w * k as u32);
+                    }
+                    x
+                }
+                (_, src) => self.value(fr, src, i)?,
+            },
+            "add" | "sub" | "mul" | "and" | "or" | "xor" | "shl" | "shr" | "min" | "max"
+            | "div" | "rem" => {
                 let (a, b) = (v(1, self, fr)?, v(2, self, fr)?);
                 let wide = parts.contains(&"wide");
                 let hi = parts.contains(&"hi");
@@ -565,9 +621,21 @@ impl State {
                     "and" => a & b,
                     "or" => a | b,
                     "xor" => a ^ b,
-                    "shl" => if b >= u64::from(bits) { 0 } else { a << b },
+                    "shl" => {
+                        if b >= u64::from(bits) {
+                            0
+                        } else {
+                            a << b
+                        }
+                    }
                     "shr" if signed => (sa >> b.min(63)) as u64,
-                    "shr" => if b >= u64::from(bits) { 0 } else { mask(a, bits) >> b },
+                    "shr" => {
+                        if b >= u64::from(bits) {
+                            0
+                        } else {
+                            mask(a, bits) >> b
+                        }
+                    }
                     "min" if signed => sa.min(sb) as u64,
                     "max" if signed => sa.max(sb) as u64,
                     "min" => mask(a, bits).min(mask(b, bits)),
@@ -595,11 +663,61 @@ impl State {
                 }
                 a.wrapping_mul(b).wrapping_add(c)
             }
+            "bfe" => {
+                let (a, pos, len) = (
+                    v(1, self, fr)?,
+                    v(2, self, fr)? & 0xFF,
+                    v(3, self, fr)? & 0xFF,
+                );
+                let pos = pos.min(u64::from(bits));
+                let len = len.min(u64::from(bits) - pos) as u32;
+                let x = mask(mask(a, bits) >> pos, len);
+                if signed && len > 0 {
+                    sext(x, len) as u64
+                } else {
+                    x
+                }
+            }
+            "bfi" => {
+                let (f, b) = (v(1, self, fr)?, v(2, self, fr)?);
+                let (pos, len) = (v(3, self, fr)? & 0xFF, v(4, self, fr)? & 0xFF);
+                let pos = pos.min(u64::from(bits)) as u32;
+                let len = (len as u32).min(bits - pos);
+                let m = mask(u64::MAX, len) << pos;
+                (b & !m) | ((f << pos) & m)
+            }
+            "prmt" => {
+                let (a, b, c) = (v(1, self, fr)?, v(2, self, fr)?, v(3, self, fr)?);
+                if parts.len() > 2 && !bits_of(parts[1]).is_some() {
+                    return err(line, format!("byte permute mode `{}`", i.opcode));
+                }
+                let bytes = (mask(b, 32) << 32) | mask(a, 32);
+                let mut r = 0u64;
+                for k in 0..4 {
+                    let sel = (c >> (4 * k)) & 0xF;
+                    let byte = (bytes >> (8 * (sel & 7))) & 0xFF;
+                    let byte = if sel & 8 != 0 {
+                        if byte & 0x80 != 0 { 0xFF } else { 0 }
+                    } else {
+                        byte
+                    };
+                    r |= byte << (8 * k);
+                }
+                r
+            }
+            "popc" => u64::from(mask(v(1, self, fr)?, bits).count_ones()),
+            "clz" => u64::from(mask(v(1, self, fr)?, bits).leading_zeros() - (64 - bits)),
+            "brev" => mask(v(1, self, fr)?, bits).reverse_bits() >> (64 - bits),
+            "cnot" => u64::from(mask(v(1, self, fr)?, bits) == 0),
             "not" => !v(1, self, fr)?,
             "neg" => v(1, self, fr)?.wrapping_neg(),
             "abs" => sext(v(1, self, fr)?, bits).unsigned_abs(),
             "selp" => {
-                if v(3, self, fr)? != 0 { v(1, self, fr)? } else { v(2, self, fr)? }
+                if v(3, self, fr)? != 0 {
+                    v(1, self, fr)?
+                } else {
+                    v(2, self, fr)?
+                }
             }
             "setp" => {
                 let cmp = parts.get(1).copied().unwrap_or("");
@@ -629,12 +747,19 @@ impl State {
                 return Ok(Flow::Next);
             }
             "cvt" => {
-                let tys: Vec<(&str, u32)> = parts.iter().filter_map(|p| bits_of(p).map(|b| (*p, b))).collect();
+                let tys: Vec<(&str, u32)> = parts
+                    .iter()
+                    .filter_map(|p| bits_of(p).map(|b| (*p, b)))
+                    .collect();
                 let [(dt, db), (st_, sb)] = tys[..] else {
                     return err(line, format!("conversion `{}`", i.opcode));
                 };
                 let x = v(1, self, fr)?;
-                let val = if st_.starts_with('s') { sext(x, sb) } else { mask(x, sb) as i64 };
+                let val = if st_.starts_with('s') {
+                    sext(x, sb)
+                } else {
+                    mask(x, sb) as i64
+                };
                 match (dt, st_) {
                     ("f32", s) if !s.starts_with('f') => u64::from((val as f32).to_bits()),
                     ("f16", s) if !s.starts_with('f') => f32_to_f16_bits(val as f32),
@@ -682,7 +807,14 @@ impl State {
                             _ => return err(line, format!("read of parameter `{key}+{off}`")),
                         }
                     } else {
-                        let a = self.value(fr, &Operand::Addr { base: b, offset: off as i64 }, i)?;
+                        let a = self.value(
+                            fr,
+                            &Operand::Addr {
+                                base: b,
+                                offset: off as i64,
+                            },
+                            i,
+                        )?;
                         mask(self.load(a), bits)
                     };
                     Self::set(fr, d, x, i)?;
@@ -709,15 +841,31 @@ impl State {
                         fr.out_params.insert(b, x);
                         continue;
                     }
-                    let a = self.value(fr, &Operand::Addr { base: b, offset: off as i64 }, i)?;
+                    let a = self.value(
+                        fr,
+                        &Operand::Addr {
+                            base: b,
+                            offset: off as i64,
+                        },
+                        i,
+                    )?;
                     let sp = if space == "shared" || (a >= SHARED_WINDOW && a < PARAM_BASE) {
                         Space::Shared
                     } else {
                         Space::Global
                     };
-                    let a = if a >= SHARED_WINDOW && a < PARAM_BASE { a - SHARED_WINDOW } else { a };
+                    let a = if a >= SHARED_WINDOW && a < PARAM_BASE {
+                        a - SHARED_WINDOW
+                    } else {
+                        a
+                    };
                     self.mem.insert(a, x);
-                    self.events.push(Event::Store { space: sp, addr: a, value: x, line: i.pos.line });
+                    self.events.push(Event::Store {
+                        space: sp,
+                        addr: a,
+                        value: x,
+                        line: i.pos.line,
+                    });
                 }
                 return Ok(Flow::Next);
             }
@@ -752,7 +900,11 @@ impl State {
                         Operand::Paren(list) if seen_callee => {
                             for a in list {
                                 args.push(match a {
-                                    Operand::Sym(p) | Operand::Reg(p) if fr.out_params.contains_key(p) => fr.out_params[p],
+                                    Operand::Sym(p) | Operand::Reg(p)
+                                        if fr.out_params.contains_key(p) =>
+                                    {
+                                        fr.out_params[p]
+                                    }
                                     other => self.value(fr, other, i)?,
                                 });
                             }
@@ -766,14 +918,24 @@ impl State {
                 return Ok(Flow::Call(c, args));
             }
             "nanosleep" | "prefetch" | "prefetchu" => return Ok(Flow::Next),
-            _ => return err(line, format!("instruction `{}` is not interpreted", i.opcode)),
+            _ => {
+                return err(
+                    line,
+                    format!("instruction `{}` is not interpreted", i.opcode),
+                );
+            }
         };
-        let out = if bits == 1 { u64::from(out != 0) } else { mask(out, bits) };
+        let out = mask(out, bits);
         Self::set(fr, arg(0)?, out, i)?;
         Ok(Flow::Next)
     }
 
-    fn jump<'a>(&self, func: &Func<'_, 'a>, l: &str, line: Option<u32>) -> Result<Flow<'a>, InterpError> {
+    fn jump<'a>(
+        &self,
+        func: &Func<'_, 'a>,
+        l: &str,
+        line: Option<u32>,
+    ) -> Result<Flow<'a>, InterpError> {
         match func.labels.get(l) {
             Some(pc) => Ok(Flow::Jump(*pc)),
             None => err(line, format!("branch to unknown label `{l}`")),
@@ -782,7 +944,10 @@ impl State {
 
     fn tcgen05<'a>(&mut self, fr: &mut Frame<'a>, i: &Instr<'a>) -> Result<Flow<'a>, InterpError> {
         let Some(form) = i.form else {
-            return err(Some(i.pos.line), format!("`{}` is not a tcgen05 form the model knows", i.opcode));
+            return err(
+                Some(i.pos.line),
+                format!("`{}` is not a tcgen05 form the model knows", i.opcode),
+            );
         };
         let mut args = Vec::new();
         let is_ld = matches!(form, Form::Ld(_));
@@ -811,7 +976,11 @@ impl State {
                 r => Self::set(fr, r, ld_tag(id, 0), i)?,
             }
         }
-        self.events.push(Event::Tc { form, args, line: i.pos.line });
+        self.events.push(Event::Tc {
+            form,
+            args,
+            line: i.pos.line,
+        });
         Ok(Flow::Next)
     }
 }
@@ -822,7 +991,13 @@ mod tests {
     use tcgen05_ir::ptx::parse_module;
 
     fn thread(warp: u32, lane: u32) -> Thread {
-        Thread { cta_rank: 0, cluster: 0, cluster_size: 1, warp, lane }
+        Thread {
+            cta_rank: 0,
+            cluster: 0,
+            cluster_size: 1,
+            warp,
+            lane,
+        }
     }
 
     #[test]
@@ -865,7 +1040,15 @@ $SKIP:
         let taddr = unknown_word(slot) + 65536;
         assert!(matches!(&lane0[1], Event::Tc { args, .. } if args == &vec![taddr]));
         // The store holds register 1 of the ld, which is event 1.
-        let Event::Store { space, addr, value, line } = lane0[3] else { panic!("{lane0:?}") };
+        let Event::Store {
+            space,
+            addr,
+            value,
+            line,
+        } = lane0[3]
+        else {
+            panic!("{lane0:?}")
+        };
         assert_eq!((space, addr, line), (Space::Global, PARAM_BASE + 8, 20));
         let id = tag_ld(value).expect("an ld tag");
         assert_eq!(value, ld_tag(id, 1));
@@ -876,7 +1059,10 @@ $SKIP:
     fn unknown_instructions_are_errors_that_name_the_line() {
         let src = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n\tfrobnicate.u32 %r1, 2;\n\tret;\n}\n";
         let m = parse_module(src, "t.ptx").unwrap();
-        let e = Program::new(&m, "k").unwrap().run(thread(0, 0), 100).unwrap_err();
+        let e = Program::new(&m, "k")
+            .unwrap()
+            .run(thread(0, 0), 100)
+            .unwrap_err();
         assert_eq!(e.line, Some(6));
         assert!(e.msg.contains("frobnicate"), "{e}");
         assert!(Program::new(&m, "nope").is_err());
@@ -886,7 +1072,10 @@ $SKIP:
     fn a_loop_past_the_limit_stops() {
         let src = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n$T:\n\tbra $T;\n}\n";
         let m = parse_module(src, "t.ptx").unwrap();
-        let e = Program::new(&m, "k").unwrap().run(thread(0, 0), 50).unwrap_err();
+        let e = Program::new(&m, "k")
+            .unwrap()
+            .run(thread(0, 0), 50)
+            .unwrap_err();
         assert!(e.msg.contains("more than 50"), "{e}");
     }
 }

@@ -77,10 +77,7 @@ pub fn unsupported(op: &Op) -> Option<String> {
         }
         Op::Relinquish { form } => sync(form.sync, form.aligned),
         Op::Ld {
-            form,
-            split,
-            nregs,
-            ..
+            form, split, nregs, ..
         } => {
             if form.red {
                 Some("no intrinsic for `tcgen05.ld.red` (PTX 8.8)")
@@ -217,7 +214,9 @@ fn mma_name(m: &Mma) -> Result<String, &'static str> {
             return Err("the block-scale intrinsics take both scale operands");
         }
         if f.ashift || m.scale_input_d.is_some() || m.disable_output_lane.is_some() {
-            return Err("no block-scale intrinsic with `.ashift`, scale-input-d or disable-output-lane");
+            return Err(
+                "no block-scale intrinsic with `.ashift`, scale-input-d or disable-output-lane",
+            );
         }
         let kind = match f.kind {
             MmaKind::Mxf8f6f4 => "mxf8f6f4",
@@ -228,7 +227,9 @@ fn mma_name(m: &Mma) -> Result<String, &'static str> {
             None => "",
             Some(ScaleVec::Block16) => ".block16",
             Some(ScaleVec::Block32) => ".block32",
-            Some(_) => return Err("no intrinsic prints `.scale_vec::NX` (only `.block16`/`.block32`)"),
+            Some(_) => {
+                return Err("no intrinsic prints `.scale_vec::NX` (only `.block16`/`.block32`)");
+            }
         };
         let ok = matches!(
             (kind, vec),
@@ -237,7 +238,9 @@ fn mma_name(m: &Mma) -> Result<String, &'static str> {
         if !ok {
             return Err("no block-scale intrinsic for this kind and scale-vector size");
         }
-        return Ok(format!("llvm.nvvm.tcgen05.mma{sp}.{space}.{kind}.block_scale{vec}"));
+        return Ok(format!(
+            "llvm.nvvm.tcgen05.mma{sp}.{space}.{kind}.block_scale{vec}"
+        ));
     }
     if m.scale_a.is_some() || m.scale_b.is_some() {
         return Err("scale operands belong to the block-scale intrinsics");
@@ -349,9 +352,8 @@ pub fn lower(p: &Program) -> Result<String, Vec<NotLowered>> {
         attrs.push_str(&format!(" \"nvvm.cluster_dim\"=\"{}\"", l.cluster_size));
     }
     let mut b = Fb::new(p, &layout);
-    b.code.push_str(
-        "define ptx_kernel void @tc_kernel(ptr addrspace(1) %obs) #0 {\nentry:\n",
-    );
+    b.code
+        .push_str("define ptx_kernel void @tc_kernel(ptr addrspace(1) %obs) #0 {\nentry:\n");
     b.special_regs();
     let r0 = b.val();
     b.ins(&format!(
@@ -481,7 +483,9 @@ impl<'a> Fb<'a> {
             ));
             g
         };
-        self.ins(&format!("store i32 {value}, ptr addrspace(1) {ptr}, align 4"));
+        self.ins(&format!(
+            "store i32 {value}, ptr addrspace(1) {ptr}, align 4"
+        ));
     }
 
     /// The record of `site`: the valid word, then the data words.
@@ -563,9 +567,7 @@ impl<'a> Fb<'a> {
 
     fn shared_addr(&mut self, sym: &str, off: u32) -> String {
         let a = self.val();
-        self.ins(&format!(
-            "{a} = ptrtoint ptr addrspace(3) @{sym} to i32"
-        ));
+        self.ins(&format!("{a} = ptrtoint ptr addrspace(3) @{sym} to i32"));
         if off == 0 {
             return a;
         }
@@ -693,7 +695,14 @@ impl<'a> Fb<'a> {
         }
     }
 
-    fn mbar_wait(&mut self, bar: u8, parity: bool, scope: Scope, max_tries: u32, site: Option<Site>) {
+    fn mbar_wait(
+        &mut self,
+        bar: u8,
+        parity: bool,
+        scope: Scope,
+        max_tries: u32,
+        site: Option<Site>,
+    ) {
         let a = self.shared_addr("tc_mbar", 8 * u32::from(bar));
         let (pre, top, again, done, rec) = (
             self.fresh_label("mwpre"),
@@ -707,7 +716,9 @@ impl<'a> Fb<'a> {
         self.label(&pre);
         self.ins(&format!("br label %{top}"));
         self.label(&top);
-        self.ins(&format!("{c} = phi i32 [ 0, %{pre} ], [ {next}, %{again} ]"));
+        self.ins(&format!(
+            "{c} = phi i32 [ 0, %{pre} ], [ {next}, %{again} ]"
+        ));
         let ok = self.val();
         self.ins(&format!(
             "{ok} = call i32 asm sideeffect \"{{\\0A\\09.reg .pred tcq;\\0A\\09mbarrier.try_wait.parity.acquire{}.shared::cta.b64 tcq, [$1], {};\\0A\\09selp.u32 $0, 1, 0, tcq;\\0A\\09}}\", \"=r,r,~{{memory}}\"(i32 {a})",
@@ -756,7 +767,9 @@ impl<'a> Fb<'a> {
         self.label(&pre);
         self.ins(&format!("br label %{top}"));
         self.label(&top);
-        self.ins(&format!("{i} = phi i32 [ %lane, %{pre} ], [ {next}, %{bod} ]"));
+        self.ins(&format!(
+            "{i} = phi i32 [ %lane, %{pre} ], [ {next}, %{bod} ]"
+        ));
         let d = self.val();
         self.ins(&format!("{d} = icmp uge i32 {i}, {words}"));
         self.ins(&format!("br i1 {d}, label %{end}, label %{bod}"));
@@ -1122,7 +1135,11 @@ impl<'a> Fb<'a> {
                 CollectorBuf::B3 => 3,
                 _ => 0,
             });
-            args.extend([format!("i32 {kind}"), format!("i32 {buf}"), format!("i32 {usage}")]);
+            args.extend([
+                format!("i32 {kind}"),
+                format!("i32 {buf}"),
+                format!("i32 {usage}"),
+            ]);
         } else if f.block_scale {
             args.extend([format!("i32 {}", f.cta_group.n()), format!("i32 {usage}")]);
         } else if m.disable_output_lane.is_some() {

@@ -9,8 +9,10 @@
 //! - [`validate`]: translation validation of the PTX LLVM produced against the printer's;
 //! - [`pipeline`]: lower, (for `mlir@`: import into MLIR and translate back), optimize,
 //!   compile, assemble and validate one case: the verdict;
+//! - [`campaign`]: a campaign of generated cases, findings written as reproducers;
 //! - [`target`]: [`LlvmTarget`] for the registry ([`build`], [`expand`], [`candidates`]).
 
+pub mod campaign;
 pub mod install;
 pub mod interp;
 pub mod lower;

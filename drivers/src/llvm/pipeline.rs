@@ -231,7 +231,12 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
     };
     r.ll = ll.clone();
     let mut tool = Duration::ZERO;
-    let mut step = |r: &mut Run, stage: Stage, bin: &std::path::Path, args: Vec<String>, input: &str| -> Result<String, LlvmVerdict> {
+    let mut step = |r: &mut Run,
+                    stage: Stage,
+                    bin: &std::path::Path,
+                    args: Vec<String>,
+                    input: &str|
+     -> Result<String, LlvmVerdict> {
         r.commands.push(command_line(bin, &args));
         let t = Instant::now();
         let out = run::run_tool(bin, &args, input, opts.timeout);
@@ -266,14 +271,35 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
                 return Err(LlvmVerdict::ToolFailed {
                     stage: Stage::MlirImport,
                     kind: FailureKind::Crash,
-                    detail: format!("could not run mlir-translate: none in {}", install.bin.display()),
+                    detail: format!(
+                        "could not run mlir-translate: none in {}",
+                        install.bin.display()
+                    ),
                 });
             };
-            let mlir = step(&mut r, Stage::MlirImport, &mt, vec!["--import-llvm".into(), "-".into()], &module)?;
+            let mlir = step(
+                &mut r,
+                Stage::MlirImport,
+                &mt,
+                vec!["--import-llvm".into(), "-".into()],
+                &module,
+            )?;
             r.mlir = Some(mlir.clone());
-            module = step(&mut r, Stage::MlirTranslate, &mt, vec!["--mlir-to-llvmir".into(), "-".into()], &mlir)?;
+            module = step(
+                &mut r,
+                Stage::MlirTranslate,
+                &mt,
+                vec!["--mlir-to-llvmir".into(), "-".into()],
+                &mlir,
+            )?;
         }
-        let optimized = step(&mut r, Stage::Opt, &install.opt(), opt_args(opts.level), &module)?;
+        let optimized = step(
+            &mut r,
+            Stage::Opt,
+            &install.opt(),
+            opt_args(opts.level),
+            &module,
+        )?;
         step(&mut r, Stage::Llc, &install.llc(), llc_args(p), &optimized)
     })();
     r.tool_time = tool;

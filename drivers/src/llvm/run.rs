@@ -87,7 +87,12 @@ pub fn tail(log: &str, n: usize) -> String {
 }
 
 /// Runs `tool args...` with `input` on standard input, at most `timeout`.
-pub fn run_tool(tool: &Path, args: &[String], input: &str, timeout: Duration) -> std::io::Result<ToolRun> {
+pub fn run_tool(
+    tool: &Path,
+    args: &[String],
+    input: &str,
+    timeout: Duration,
+) -> std::io::Result<ToolRun> {
     let mut cmd = Command::new(tool);
     // Its own process group: a terminal's Ctrl-C reaches the campaign, not the tool mid-case.
     #[cfg(unix)]
@@ -195,7 +200,19 @@ mod tests {
     fn input_goes_in_and_output_comes_back() {
         let r = run_tool(Path::new("/bin/cat"), &[], "hello", DEFAULT_TIMEOUT).unwrap();
         assert_eq!(r, ToolRun::Ok("hello".into()));
-        let f = run_tool(Path::new("/bin/sh"), &["-c".into(), "echo no >&2; exit 3".into()], "", DEFAULT_TIMEOUT).unwrap();
-        assert_eq!(f, ToolRun::Failed { code: 3, log: "no\n".into() });
+        let f = run_tool(
+            Path::new("/bin/sh"),
+            &["-c".into(), "echo no >&2; exit 3".into()],
+            "",
+            DEFAULT_TIMEOUT,
+        )
+        .unwrap();
+        assert_eq!(
+            f,
+            ToolRun::Failed {
+                code: 3,
+                log: "no\n".into()
+            }
+        );
     }
 }

@@ -156,9 +156,10 @@ fn parse_name(name: &str) -> Option<Result<(Frontend, Option<u16>, Level), Strin
     Some(Ok((front, ver, level)))
 }
 
-/// Builds `llvm@<major>[:O0|:O3]` or `mlir@<major>[:O0|:O3]` (`llvm`, `mlir`: the newest
-/// install). `None` when the name is not this module's.
-pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
+/// The install and pipeline options a target name stands for: `llvm@<major>[:O0|:O3]` or
+/// `mlir@<major>[:O0|:O3]` (`llvm`, `mlir`: the newest install). `None` when the name is not
+/// this module's; `Some(Err)` saying why when it cannot be used here.
+pub fn configure(name: &str) -> Option<Result<(LlvmInstall, Options), Unavailable>> {
     let (front, ver, level) = match parse_name(name)? {
         Ok(x) => x,
         Err(e) => return Some(Err(Unavailable(e))),
@@ -190,11 +191,18 @@ pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
             install.version.major
         ))));
     }
-    Some(Ok(Box::new(LlvmTarget {
-        name: name.to_string(),
-        install: install.clone(),
-        options: Options::new(level, front),
-    })))
+    Some(Ok((install.clone(), Options::new(level, front))))
+}
+
+/// Builds the target [`configure`] describes. `None` when the name is not this module's.
+pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
+    Some(configure(name)?.map(|(install, options)| {
+        Box::new(LlvmTarget {
+            name: name.to_string(),
+            install,
+            options,
+        }) as Box<dyn Target>
+    }))
 }
 
 /// `llvm` into one `llvm@<major>` per install, `mlir` into one `mlir@<major>` per install with
@@ -279,7 +287,10 @@ mod tests {
             parse_name("mlir@22:O0"),
             Some(Ok((Frontend::Mlir, Some(22), Level::O0)))
         );
-        assert_eq!(parse_name("llvm"), Some(Ok((Frontend::Llvm, None, Level::O3))));
+        assert_eq!(
+            parse_name("llvm"),
+            Some(Ok((Frontend::Llvm, None, Level::O3)))
+        );
         assert!(matches!(parse_name("llvm@x"), Some(Err(_))));
         assert!(matches!(parse_name("llvm@22:O2"), Some(Err(_))));
         assert_eq!(parse_name("ptxas@12.8"), None);
@@ -301,8 +312,14 @@ mod tests {
             detail: "immarg".into(),
         };
         assert_eq!(outcome_of(&verifier).name(), "rejected");
-        assert_eq!(outcome_of(&LlvmVerdict::NotLowered(vec![])).name(), "not-run");
-        assert_eq!(outcome_of(&LlvmVerdict::Validated { threads: 3 }), Outcome::Accepted);
+        assert_eq!(
+            outcome_of(&LlvmVerdict::NotLowered(vec![])).name(),
+            "not-run"
+        );
+        assert_eq!(
+            outcome_of(&LlvmVerdict::Validated { threads: 3 }),
+            Outcome::Accepted
+        );
         let bad = outcome_of(&LlvmVerdict::Miscompiled(vec![]));
         assert!(bad.summary().contains("miscompiled"), "{}", bad.summary());
     }

@@ -186,34 +186,41 @@ fn split(t: &Trace) -> Split {
 pub fn compare(src: &Trace, out: &Trace) -> Vec<String> {
     let (a, b) = (split(src), split(out));
     let mut found = Vec::new();
-    // 1. Ordering points, in order.
-    let n = a.points.len().max(b.points.len());
-    for k in 0..n {
-        match (a.points.get(k), b.points.get(k)) {
-            (Some((x, lx)), Some((y, ly))) if x != y => {
-                found.push(format!(
-                    "ordering point {k}: source `{}` (line {lx}), compiled `{}` (line {ly})",
-                    show(x),
-                    show(y)
-                ));
-                break;
-            }
-            (Some((x, lx)), None) => {
-                found.push(format!(
-                    "ordering point {k} dropped: source `{}` (line {lx})",
-                    show(x)
-                ));
-                break;
-            }
-            (None, Some((y, ly))) => {
-                found.push(format!(
-                    "ordering point {k} added: compiled `{}` (line {ly})",
-                    show(y)
-                ));
-                break;
-            }
-            _ => {}
-        }
+    // 1. Ordering points, in order: the first difference, said as a drop, an addition or a
+    // change (whichever makes the rest of the two sequences equal).
+    let (pa, pb): (Vec<&Key>, Vec<&Key>) = (
+        a.points.iter().map(|p| &p.0).collect(),
+        b.points.iter().map(|p| &p.0).collect(),
+    );
+    if let Some(k) = (0..pa.len().max(pb.len())).find(|&k| pa.get(k) != pb.get(k)) {
+        let src = a.points.get(k);
+        let got = b.points.get(k);
+        let dropped = src.is_some() && pa.get(k + 1..) == pb.get(k..);
+        let added = got.is_some() && pa.get(k..) == pb.get(k + 1..);
+        found.push(match (src, got) {
+            (Some((x, lx)), Some(_)) if dropped => format!(
+                "ordering point {k} dropped: source `{}` (line {lx})",
+                show(x)
+            ),
+            (Some(_), Some((y, ly))) if added => format!(
+                "ordering point {k} added: compiled `{}` (line {ly})",
+                show(y)
+            ),
+            (Some((x, lx)), Some((y, ly))) => format!(
+                "ordering point {k} changed: source `{}` (line {lx}), compiled `{}` (line {ly})",
+                show(x),
+                show(y)
+            ),
+            (Some((x, lx)), None) => format!(
+                "ordering point {k} dropped: source `{}` (line {lx})",
+                show(x)
+            ),
+            (None, Some((y, ly))) => format!(
+                "ordering point {k} added: compiled `{}` (line {ly})",
+                show(y)
+            ),
+            (None, None) => unreachable!("k is where the sequences differ"),
+        });
     }
     if found.is_empty() {
         // 2. The unordered events between two ordering points.
