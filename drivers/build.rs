@@ -46,7 +46,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(tcgen05_no_ptxas)");
     println!("cargo::rustc-check-cfg=cfg(tcgen05_no_disassembler)");
     println!("cargo::rustc-check-cfg=cfg(tcgen05_no_llvm)");
-    for var in ["TCGEN05_PTXAS", "TCGEN05_ROOT", "PATH", "CI", "TCGEN05_LLVM"] {
+    for var in ["TCGEN05_PTXAS", "TCGEN05_ROOT", "PATH", "CI"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
     let dirs = tools_dirs();
@@ -80,13 +80,13 @@ fn main() {
 
 /// Whether an `llc` is in `$TCGEN05_LLVM` (folders or their `bin/`) or `/usr/lib/llvm-*/bin`.
 fn llvm_found() -> bool {
+    println!("cargo::rerun-if-env-changed=TCGEN05_LLVM");
     if Path::new("/usr/lib").is_dir() {
         // Its modification time changes when an llvm-<major> folder is added.
         println!("cargo::rerun-if-changed=/usr/lib");
     }
     let named = std::env::var_os("TCGEN05_LLVM").is_some_and(|list| {
-        std::env::split_paths(&list)
-            .any(|p| p.join("llc").is_file() || p.join("bin/llc").is_file())
+        std::env::split_paths(&list).any(|p| p.join("llc").is_file() || p.join("bin/llc").is_file())
     });
     named
         || std::fs::read_dir("/usr/lib").is_ok_and(|rd| {
