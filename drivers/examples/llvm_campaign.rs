@@ -3,10 +3,11 @@
 //!
 //! ```text
 //! cargo run --release -p tcgen05-drivers --example llvm_campaign -- --target llvm@22:O0
-//!     [--seconds 600] [--cases N] [--seed S] [--out out/llvm-O0]
+//!     [--seconds 600] [--cases N] [--seed S] [--out out/llvm-O0] [--near-miss]
 //! ```
 //!
-//! Prints the verdict counts per intent, the near-miss verdicts per rule, the forms without
+//! Runs the mixed case stream (valid programs, near-misses, litmus members), or with
+//! `--near-miss` the near-misses of every mutator in turn. Prints the verdict counts per intent, the near-miss verdicts per rule, the forms without
 //! intrinsic, the time split (harness against opt/llc) and each finding with its folder; writes
 //! `summary.json` into `--out`. Exits 1 when there are findings, 2 on a bad command line.
 
@@ -41,6 +42,11 @@ fn main() {
             .and_then(|s| s.parse().ok())
             .map(Duration::from_secs_f64),
         out: out.as_ref().map(|o| o.join("findings")),
+        mode: if args.iter().any(|a| a == "--near-miss") {
+            tcgen05_generators::cases::Mode::NearMiss(None)
+        } else {
+            tcgen05_generators::cases::Mode::Mixed
+        },
     };
     if cfg.max_cases.is_none() && cfg.max_time.is_none() {
         cfg.max_cases = Some(100);
@@ -57,7 +63,8 @@ fn main() {
     }
     println!("near-miss verdicts per rule:");
     for (rule, counts) in &s.near_miss {
-        println!("  {rule}: {counts:?}");
+        let c = s.consequence.get(rule).map_or("", String::as_str);
+        println!("  {rule} (spec: {c}): {counts:?}");
     }
     println!("forms without intrinsic:");
     for (form, n) in &s.not_lowered {

@@ -31,6 +31,9 @@ pub struct Config {
     pub max_time: Option<Duration>,
     /// Where finding folders go (none: not written).
     pub out: Option<PathBuf>,
+    /// The case stream: mixed (valid programs, near-misses, litmus members) or near-misses of
+    /// every mutator in turn.
+    pub mode: Mode,
 }
 
 /// One deduplicated finding.
@@ -57,6 +60,9 @@ pub struct Summary {
     pub verdicts: BTreeMap<String, BTreeMap<String, usize>>,
     /// Near-miss verdicts per broken rule.
     pub near_miss: BTreeMap<String, BTreeMap<String, usize>>,
+    /// The consequence the rules catalogue gives each broken rule (reference §6), beside
+    /// LLVM's verdicts: `reject` rules should be diagnosed.
+    pub consequence: BTreeMap<String, String>,
     /// Forms without intrinsic, with how many cases they kept from running.
     pub not_lowered: BTreeMap<String, usize>,
     /// Why the validator could not follow a compiled case (numbers blanked), with counts.
@@ -159,7 +165,7 @@ fn short_hash(s: &str) -> String {
 
 /// Writes a reproducer of `run` for `case` into `dir`: `case.json` (the program model),
 /// `source.ptx` (the printer's PTX), `case.ll` (valid input for `opt`, `llc` and
-/// `llvm-reduce`), `case.mlir` for the MLIR front end, `commands.sh` (the exact command lines,
+/// `llvm-reduce`), `case.mlir` for the MLIR front end (the raised module), `commands.sh` (the exact command lines,
 /// on files), `produced.ptx` when llc produced one, and `verdict.txt`.
 pub fn write_reproducer(
     dir: &Path,
@@ -187,7 +193,7 @@ pub fn write_reproducer(
         && let Some(mt) = &install.mlir_translate
     {
         sh.push_str(&format!(
-            "{} --import-llvm case.ll -o case.mlir\n{} --mlir-to-llvmir case.mlir -o translated.ll\n",
+            "# case.mlir is `{} --import-llvm case.ll` with the tcgen05 calls raised to nvvm ops\n{} --mlir-to-llvmir case.mlir -o translated.ll\n",
             mt.display(),
             mt.display()
         ));
@@ -227,10 +233,10 @@ pub fn write_reproducer(
     )
 }
 
-/// Runs a campaign of mixed generated cases on `install` with `opts`.
+/// Runs a campaign of generated cases (`cfg.mode`) on `install` with `opts`.
 pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
     let start = Instant::now();
-    let stream = Stream::new(tcgen05_generators::Config::default(), cfg.seed, Mode::Mixed);
+    let stream = Stream::new(tcgen05_generators::Config::default(), cfg.seed, cfg.mode);
     let mut s = Summary::default();
     let mut index = 0u64;
     loop {
@@ -257,6 +263,11 @@ pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
             .entry(r.verdict.name())
             .or_default() += 1;
         if let Intent::NearMiss { breaks } = &case.intent {
+            s.consequence.entry(breaks.to_string()).or_insert_with(|| {
+                tcgen05_oracle::catalogue::row(*breaks)
+                    .consequence
+                    .to_string()
+            });
             *s.near_miss
                 .entry(breaks.to_string())
                 .or_default()

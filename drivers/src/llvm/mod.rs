@@ -4,6 +4,7 @@
 //! - [`install`]: finding `llc`/`opt`/`mlir-translate` and their versions;
 //! - [`lower`]: a program as an LLVM IR module (`llvm.nvvm.tcgen05.*` intrinsics), and the
 //!   forms that have no intrinsic;
+//! - [`mlir`]: the imported MLIR module with tcgen05 calls raised to `nvvm` ops;
 //! - [`run`]: one tool process with a time limit, and the kinds of its failures;
 //! - [`interp`]: a per-thread interpreter of PTX that records what a thread does;
 //! - [`validate`]: translation validation of the PTX LLVM produced against the printer's;
@@ -16,6 +17,7 @@ pub mod campaign;
 pub mod install;
 pub mod interp;
 pub mod lower;
+pub mod mlir;
 pub mod pipeline;
 pub mod run;
 pub mod target;

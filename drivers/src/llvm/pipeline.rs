@@ -34,8 +34,9 @@ impl Level {
 pub enum Frontend {
     /// The LLVM IR module as [`lower::lower`] writes it.
     Llvm,
-    /// The same module imported into MLIR (`mlir-translate --import-llvm`, the `llvm` and
-    /// `nvvm` dialects) and translated back (`mlir-translate --mlir-to-llvmir`).
+    /// The same module imported into MLIR (`mlir-translate --import-llvm`), the tcgen05 calls
+    /// that have an `nvvm` op raised to it ([`super::mlir::raise`]), and translated back
+    /// (`mlir-translate --mlir-to-llvmir`).
     Mlir,
 }
 
