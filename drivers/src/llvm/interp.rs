@@ -688,7 +688,7 @@ impl State {
             }
             "prmt" => {
                 let (a, b, c) = (v(1, self, fr)?, v(2, self, fr)?, v(3, self, fr)?);
-                if parts.len() > 2 && !bits_of(parts[1]).is_some() {
+                if parts.len() > 2 && bits_of(parts[1]).is_none() {
                     return err(line, format!("byte permute mode `{}`", i.opcode));
                 }
                 let bytes = (mask(b, 32) << 32) | mask(a, 32);
@@ -849,16 +849,13 @@ impl State {
                         },
                         i,
                     )?;
-                    let sp = if space == "shared" || (a >= SHARED_WINDOW && a < PARAM_BASE) {
+                    let in_window = (SHARED_WINDOW..PARAM_BASE).contains(&a);
+                    let sp = if space == "shared" || in_window {
                         Space::Shared
                     } else {
                         Space::Global
                     };
-                    let a = if a >= SHARED_WINDOW && a < PARAM_BASE {
-                        a - SHARED_WINDOW
-                    } else {
-                        a
-                    };
+                    let a = if in_window { a - SHARED_WINDOW } else { a };
                     self.mem.insert(a, x);
                     self.events.push(Event::Store {
                         space: sp,

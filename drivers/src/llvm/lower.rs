@@ -46,7 +46,7 @@ impl std::fmt::Display for NotLowered {
 /// when [`lower`] expresses it. The reasons cite the qualifier or operand that no intrinsic
 /// spells; every intrinsic prints `.sync.aligned` and the canonical `.b32`/`.b64` types.
 pub fn unsupported(op: &Op) -> Option<String> {
-    let sync = |s: bool, a: bool| (!(s && a)).then(|| "every intrinsic prints `.sync.aligned`");
+    let sync = |s: bool, a: bool| (!(s && a)).then_some("every intrinsic prints `.sync.aligned`");
     let r: Option<&str> = match op {
         Op::Alloc {
             form,
@@ -499,7 +499,7 @@ impl<'a> Fb<'a> {
         }
     }
 
-    fn record_ld(&mut self, p: Pending) {
+    fn record_ld(&mut self, p: &Pending) {
         let vals: Vec<String> = if p.n == 1 {
             vec![p.vec.clone()]
         } else {
@@ -691,7 +691,7 @@ impl<'a> Fb<'a> {
             }
         }
         for p in pending.drain(..) {
-            self.record_ld(p);
+            self.record_ld(&p);
         }
     }
 
@@ -971,7 +971,7 @@ impl<'a> Fb<'a> {
                 });
                 if form.op == WaitOp::Ld {
                     for p in pending.drain(..) {
-                        self.record_ld(p);
+                        self.record_ld(&p);
                     }
                 }
             }

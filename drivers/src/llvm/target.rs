@@ -116,7 +116,10 @@ impl Target for LlvmTarget {
 }
 
 /// A parsed target name: front end, version wanted (`None`: newest), level.
-fn parse_name(name: &str) -> Option<Result<(Frontend, Option<u16>, Level), String>> {
+type Parsed = (Frontend, Option<u16>, Level);
+
+/// Parses a target name of this module (`None`: not one; `Some(Err)`: malformed, and why).
+fn parse_name(name: &str) -> Option<Result<Parsed, String>> {
     let (front, rest) = if let Some(r) = name.strip_prefix("llvm") {
         (Frontend::Llvm, r)
     } else if let Some(r) = name.strip_prefix("mlir") {

@@ -70,16 +70,15 @@ impl std::fmt::Display for NotValidated {
 pub fn threads(p: &Program) -> Vec<Thread> {
     let mut lanes = vec![0u32, 1, 31];
     p.walk(&mut |s| {
-        if let Stmt::If { cond, .. } = s {
-            match cond {
-                Cond::LaneLt(n) | Cond::LaneEq(n) => {
-                    let n = u32::from(*n);
-                    lanes.push(n.min(31));
-                    lanes.push(n.saturating_sub(1).min(31));
-                    lanes.push((n + 1).min(31));
-                }
-                _ => {}
-            }
+        if let Stmt::If {
+            cond: Cond::LaneLt(n) | Cond::LaneEq(n),
+            ..
+        } = s
+        {
+            let n = u32::from(*n);
+            lanes.push(n.min(31));
+            lanes.push(n.saturating_sub(1).min(31));
+            lanes.push((n + 1).min(31));
         }
     });
     lanes.sort_unstable();
