@@ -247,12 +247,12 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
             Ok(ToolRun::Failed { code, log }) => Err(LlvmVerdict::ToolFailed {
                 stage,
                 kind: run::classify(Some(code), &log),
-                detail: format!("exit {code}: {}", run::tail(&log, 6)),
+                detail: format!("exit {code}: {}", run::headline(&log)),
             }),
             Ok(ToolRun::Signalled { signal, log }) => Err(LlvmVerdict::ToolFailed {
                 stage,
                 kind: run::classify(None, &log),
-                detail: format!("signal {}: {}", signal.unwrap_or(0), run::tail(&log, 6)),
+                detail: format!("signal {}: {}", signal.unwrap_or(0), run::headline(&log)),
             }),
             Ok(ToolRun::TimedOut(after)) => Err(LlvmVerdict::ToolTimedOut {
                 stage,

@@ -58,26 +58,34 @@ impl FailureKind {
     }
 }
 
-/// Classifies a failed run's log.
+/// Classifies a failed run's log. A signal, exit status 134 (abort), a stack dump, an
+/// assertion or the request to file a bug is a crash ("Cannot select" one of its own);
+/// `LLVM ERROR:` with an ordinary exit status is a fatal diagnostic (e.g. a PTX version too old
+/// for the target), so it counts as diagnosed.
 pub fn classify(code: Option<i32>, log: &str) -> FailureKind {
-    if log.contains("Cannot select") {
-        FailureKind::CannotSelect
-    } else if log.contains("LLVM ERROR")
+    let crashed = code.is_none()
+        || code == Some(134)
         || log.contains("Stack dump")
         || log.contains("Assertion")
-        || code.is_none()
-        || code == Some(134)
-    {
-        if log.contains("Broken module") || log.contains("verif") {
-            FailureKind::Verifier
-        } else {
-            FailureKind::Crash
-        }
+        || log.contains("PLEASE submit a bug report");
+    if log.contains("Cannot select") {
+        FailureKind::CannotSelect
     } else if log.contains("Broken module") || log.contains("verification") {
         FailureKind::Verifier
+    } else if crashed {
+        FailureKind::Crash
     } else {
         FailureKind::Diagnosed
     }
+}
+
+/// The line of a log that says what went wrong: the first `LLVM ERROR:` or `error:` line, else
+/// the last non-empty lines (a stack dump's tail says nothing).
+pub fn headline(log: &str) -> String {
+    log.lines()
+        .find(|l| l.contains("LLVM ERROR:") || l.contains("error:"))
+        .map(|l| l.trim().to_string())
+        .unwrap_or_else(|| tail(log, 3))
 }
 
 /// The last `n` lines of a log, joined with ` | ` (for one-line summaries).
@@ -176,6 +184,10 @@ mod tests {
         assert_eq!(classify(Some(134), cs), FailureKind::CannotSelect);
         let v = "immarg operand has non-immediate parameter\nLLVM ERROR: Broken module found, compilation aborted!\n";
         assert_eq!(classify(Some(1), v), FailureKind::Verifier);
+        let fatal = "LLVM ERROR: PTX version 8.4 does not support target 'sm_100a'.\n";
+        assert_eq!(classify(Some(1), fatal), FailureKind::Diagnosed);
+        assert_eq!(headline(&format!("x\n{fatal}")), fatal.trim());
+        assert!(headline(cs).starts_with("LLVM ERROR: Cannot select"));
         let d = "llc: error: llc: a.ll:21:13: error: unknown intrinsic 'llvm.nvvm.x'\n";
         assert_eq!(classify(Some(1), d), FailureKind::Diagnosed);
         assert_eq!(classify(None, ""), FailureKind::Crash);

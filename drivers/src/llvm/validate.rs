@@ -8,7 +8,8 @@
 //!    operation and fence, with their forms and operand values;
 //! 2. between two consecutive ordering points, the same multiset of the other tcgen05
 //!    instructions (`ld`, `st`, `mma`, `cp`, `shift`: asynchronous, unordered among
-//!    themselves, §4.1) and of shared-memory stores (an `ld` moved past its `wait::ld`, an
+//!    themselves, §4.1) and of the stores into shared memory the program observes (the data
+//!    regions a descriptor reads, [`observed_shared`]; an `ld` moved past its `wait::ld`, an
 //!    `mma` past its `commit`, a store past a fence or barrier breaks this);
 //! 3. the final value of every global word the thread writes (the observation records);
 //! 4. every store of a value an `ld` delivered comes after a `wait::ld` that follows that ld
@@ -20,8 +21,9 @@
 
 use super::interp::{self, Event, InterpError, Space, Thread, Trace};
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 use tcgen05_ir::form::{Family, Form};
-use tcgen05_ir::program::{Cond, Program, Stmt};
+use tcgen05_ir::program::{Cond, MmaA, Op, Program, Stmt};
 
 /// The most instructions one thread may run before validation gives up (a long `Spin`).
 pub const STEP_LIMIT: usize = 200_000;
@@ -153,7 +155,36 @@ struct Split {
     globals: BTreeMap<u64, (u64, u32)>,
 }
 
-fn split(t: &Trace) -> Split {
+/// The shared-memory ranges whose contents the program observes: the data regions some
+/// descriptor (an mma's A or B, a cp's source) reads. A store anywhere else in shared memory
+/// is dead in the program's own semantics, and a compiler may delete it.
+pub fn observed_shared(p: &Program) -> Vec<Range<u64>> {
+    let mut regions: Vec<u8> = Vec::new();
+    for op in p.ops() {
+        match op {
+            Op::Cp { src, .. } => regions.push(src.region),
+            Op::Mma(m) => {
+                regions.push(m.b.region);
+                if let MmaA::Desc(a) = &m.a {
+                    regions.push(a.region);
+                }
+            }
+            _ => {}
+        }
+    }
+    regions.sort_unstable();
+    regions.dedup();
+    regions
+        .into_iter()
+        .filter_map(|r| {
+            let bytes = u64::from(*p.smem.regions.get(usize::from(r))?.max(&16));
+            let base = interp::symbol_address(&format!("tc_data{r}"));
+            Some(base..base + bytes)
+        })
+        .collect()
+}
+
+fn split(t: &Trace, observed: &[Range<u64>]) -> Split {
     let mut points = Vec::new();
     let mut segments = vec![Vec::new()];
     let mut globals = BTreeMap::new();
@@ -171,6 +202,7 @@ fn split(t: &Trace) -> Split {
                 points.push((key(e), e.line()));
                 segments.push(Vec::new());
             }
+            Event::Store { addr, .. } if !observed.iter().any(|r| r.contains(addr)) => {}
             e => segments.last_mut().expect("one").push((key(e), e.line())),
         }
     }
@@ -181,9 +213,10 @@ fn split(t: &Trace) -> Split {
     }
 }
 
-/// Compares the traces of one thread; every disagreement found.
-pub fn compare(src: &Trace, out: &Trace) -> Vec<String> {
-    let (a, b) = (split(src), split(out));
+/// Compares the traces of one thread; every disagreement found. Shared stores outside
+/// `observed` ([`observed_shared`]) are not compared.
+pub fn compare(src: &Trace, out: &Trace, observed: &[Range<u64>]) -> Vec<String> {
+    let (a, b) = (split(src, observed), split(out, observed));
     let mut found = Vec::new();
     // 1. Ordering points, in order: the first difference, said as a drop, an addition or a
     // change (whichever makes the rest of the two sequences equal).
@@ -359,6 +392,7 @@ pub fn validate(
         err,
     })?;
     let ts = threads(p);
+    let observed = observed_shared(p);
     let mut mismatches = Vec::new();
     for t in &ts {
         let a = ps.run(*t, STEP_LIMIT).map_err(|err| NotValidated::Interp {
@@ -369,7 +403,7 @@ pub fn validate(
             side: "produced",
             err,
         })?;
-        for what in compare(&a, &b) {
+        for what in compare(&a, &b, &observed) {
             if mismatches.len() < max_reported {
                 mismatches.push(Mismatch {
                     thread: (t.cta_rank, t.cluster, t.warp, t.lane),
