@@ -5,7 +5,8 @@
 //! `touch drivers/build.rs`).
 //! Owned by the ptxas target (docs/ptxas.md, "Tests without ptxas"); the fuzz targets' package
 //! uses it as its build script too (`build = "../drivers/build.rs"`), for its `ptxas` smoke
-//! test (docs/testing.md).
+//! test (docs/testing.md). Likewise `cfg(tcgen05_no_llvm)` when no `llc` is found where
+//! `tcgen05_drivers::llvm::install` looks (`$TCGEN05_LLVM`, `/usr/lib/llvm-*/bin`; docs/llvm.md).
 //!
 //! ptxas is looked for where `tcgen05_drivers::ptxas::installed` looks: `$TCGEN05_PTXAS`, the
 //! install folder of `scripts/setup-ptxas` (`<root>/.tools/cuda/*/bin/ptxas`, `<root>` being
@@ -45,6 +46,7 @@ fn found_in(dir: &Path, tool: &str) -> bool {
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tcgen05_no_ptxas)");
     println!("cargo::rustc-check-cfg=cfg(tcgen05_no_disassembler)");
+    println!("cargo::rustc-check-cfg=cfg(tcgen05_no_llvm)");
     for var in ["TCGEN05_PTXAS", "TCGEN05_ROOT", "PATH", "CI"] {
         println!("cargo::rerun-if-env-changed={var}");
     }
@@ -72,4 +74,26 @@ fn main() {
     if !dis && !ci {
         println!("cargo::rustc-cfg=tcgen05_no_disassembler");
     }
+    if !llvm_found() && !ci {
+        println!("cargo::rustc-cfg=tcgen05_no_llvm");
+    }
+}
+
+/// Whether an `llc` is in `$TCGEN05_LLVM` (folders or their `bin/`) or `/usr/lib/llvm-*/bin`.
+fn llvm_found() -> bool {
+    println!("cargo::rerun-if-env-changed=TCGEN05_LLVM");
+    if Path::new("/usr/lib").is_dir() {
+        // Its modification time changes when an llvm-<major> folder is added.
+        println!("cargo::rerun-if-changed=/usr/lib");
+    }
+    let named = std::env::var_os("TCGEN05_LLVM").is_some_and(|list| {
+        std::env::split_paths(&list).any(|p| p.join("llc").is_file() || p.join("bin/llc").is_file())
+    });
+    named
+        || std::fs::read_dir("/usr/lib").is_ok_and(|rd| {
+            rd.filter_map(Result::ok).any(|e| {
+                e.file_name().to_string_lossy().starts_with("llvm-")
+                    && e.path().join("bin/llc").is_file()
+            })
+        })
 }

@@ -7,6 +7,7 @@ pub mod campaign;
 pub mod cuda;
 pub mod diff;
 pub mod external;
+pub mod llvm;
 pub mod minimize;
 pub mod outcome;
 pub mod ptxas;

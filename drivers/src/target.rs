@@ -10,6 +10,7 @@
 //! | `sim:adversarial` | completes asynchronous operations as late as the spec allows |
 //! | `sim:exhaustive` | explores the schedules of small programs (bounded) |
 //! | `ptxas@<version>` | compile-only, the ptxas of that CUDA version (module `ptxas`) |
+//! | `llvm@<major>[:O0]`, `mlir@<major>[:O0]` | compile-only, LLVM's NVPTX back end (module `llvm`) |
 //! | `cuda`, `cuda:<device>`, `cuda-emu` | hardware (module `cuda`) |
 //! | `external:<command>` | a simulator speaking the protocol of `docs/external-protocol.md` |
 //!
@@ -139,7 +140,7 @@ impl std::fmt::Display for TargetError {
             TargetError::Unknown(n) => write!(
                 f,
                 "unknown target `{n}` (known: sim, sim:random[@seed], sim:rr, sim:adversarial, \
-                 sim:exhaustive, ptxas@<version>, cuda, cuda-emu, external:<command>; \
+                 sim:exhaustive, ptxas@<version>, llvm@<major>, mlir@<major>, cuda, cuda-emu, external:<command>; \
                  `tcgen05-fuzz targets` lists what this machine has)"
             ),
             TargetError::Unavailable { name, reason } => {
@@ -157,6 +158,7 @@ pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
     let found = crate::sim::build(name)
         .or_else(|| crate::external::build(name))
         .or_else(|| crate::ptxas::build(name))
+        .or_else(|| crate::llvm::build(name))
         .or_else(|| crate::cuda::build(name));
     match found {
         Some(Ok(t)) => Ok(t),
@@ -195,6 +197,7 @@ pub fn build(name: &str) -> Option<Box<dyn Target>> {
 pub fn available_targets() -> Vec<TargetInfo> {
     let mut v = crate::sim::candidates();
     v.extend(crate::ptxas::candidates());
+    v.extend(crate::llvm::candidates());
     v.extend(crate::cuda::candidates());
     v.extend(crate::external::candidates());
     v
@@ -226,11 +229,15 @@ pub fn from_env(flag: Option<&str>) -> Vec<String> {
 }
 
 /// Expands names that stand for several targets (`ptxas`: one `ptxas@<version>` per installed
-/// ptxas, `crate::ptxas::expand`) and drops repeats, keeping the first.
+/// ptxas, `crate::ptxas::expand`; `llvm`, `mlir`: one per LLVM install, `crate::llvm::expand`)
+/// and drops repeats, keeping the first.
 pub fn expand_list(names: Vec<String>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for n in names {
-        for m in crate::ptxas::expand(&n).unwrap_or_else(|| vec![n]) {
+        let expanded = crate::ptxas::expand(&n)
+            .or_else(|| crate::llvm::expand(&n))
+            .unwrap_or_else(|| vec![n]);
+        for m in expanded {
             if !out.contains(&m) {
                 out.push(m);
             }

@@ -1,0 +1,360 @@
+//! A campaign on one LLVM target: generated cases (valid programs, near-misses, litmus
+//! members) through [`super::pipeline`], verdicts counted per intent, findings deduplicated and
+//! written as reproducers in the compiler's own terms ([`write_reproducer`]).
+//!
+//! What is a finding (issue 21):
+//! - on a valid program: any tool failure (crash, "Cannot select", verifier failure,
+//!   diagnostic), a time-out, ptxas rejecting the produced PTX, or a translation-validation
+//!   mismatch;
+//! - on a near-miss: a crash or "Cannot select" (bad input must be diagnosed, not crash the
+//!   compiler), and ptxas rejecting the PTX LLVM produced from it (a *late rejection*: the
+//!   error surfaces in ptxas, without a source location). Otherwise the near-miss's verdict is
+//!   counted per broken rule: rejected (diagnosed by LLVM) or passed through.
+
+use super::install::LlvmInstall;
+use super::pipeline::{self, LlvmVerdict, Options, Run};
+use super::run::FailureKind;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use tcgen05_generators::cases::{Mode, Stream};
+use tcgen05_ir::{Case, Intent};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Run seed of the case stream.
+    pub seed: u64,
+    /// Stop after this many cases.
+    pub max_cases: Option<u64>,
+    /// Stop after this long.
+    pub max_time: Option<Duration>,
+    /// Where finding folders go (none: not written).
+    pub out: Option<PathBuf>,
+    /// The case stream: mixed (valid programs, near-misses, litmus members) or near-misses of
+    /// every mutator in turn.
+    pub mode: Mode,
+}
+
+/// One deduplicated finding.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    /// Its signature (kind and normalized first line).
+    pub signature: String,
+    /// How many cases had it.
+    pub count: usize,
+    /// The first case's index in the stream.
+    pub first_case: u64,
+    /// Its folder, when written.
+    pub folder: Option<PathBuf>,
+    /// The verdict, in words.
+    pub detail: String,
+}
+
+/// Counts and findings of a campaign.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Summary {
+    /// Cases run.
+    pub cases: u64,
+    /// Verdict counts per intent (`valid`, `near-miss`, `unknown`).
+    pub verdicts: BTreeMap<String, BTreeMap<String, usize>>,
+    /// Near-miss verdicts per broken rule.
+    pub near_miss: BTreeMap<String, BTreeMap<String, usize>>,
+    /// The consequence the rules catalogue gives each broken rule (reference §6), beside
+    /// LLVM's verdicts: `reject` rules should be diagnosed.
+    pub consequence: BTreeMap<String, String>,
+    /// Forms without intrinsic, with how many cases they kept from running.
+    pub not_lowered: BTreeMap<String, usize>,
+    /// Why the validator could not follow a compiled case (numbers blanked), with counts.
+    pub not_validated: BTreeMap<String, usize>,
+    /// Findings by signature.
+    pub findings: BTreeMap<String, Finding>,
+    /// Time in opt/llc/mlir-translate.
+    pub tool_time: Duration,
+    /// Time in ptxas.
+    pub ptxas_time: Duration,
+    /// The harness's own time (generation, lowering, printing, parsing, validation).
+    pub harness_time: Duration,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// Whether `v` is a finding for a case of intent `intent`, and of which kind.
+pub fn finding_kind(intent: &Intent, v: &LlvmVerdict) -> Option<&'static str> {
+    let valid = matches!(intent, Intent::Valid);
+    match v {
+        LlvmVerdict::ToolFailed {
+            kind: FailureKind::Crash,
+            ..
+        } => Some("crash"),
+        LlvmVerdict::ToolFailed {
+            kind: FailureKind::CannotSelect,
+            ..
+        } => Some("cannot-select"),
+        LlvmVerdict::ToolFailed { .. } if valid => Some("valid-program-rejected"),
+        LlvmVerdict::ToolTimedOut { .. } => Some("timeout"),
+        LlvmVerdict::PtxasRejected { .. } if valid => Some("ptxas-rejects-llvm-output"),
+        LlvmVerdict::PtxasRejected { .. } => Some("late-rejection"),
+        LlvmVerdict::Miscompiled(_) if valid => Some("miscompiled"),
+        _ => None,
+    }
+}
+
+fn detail(v: &LlvmVerdict) -> String {
+    match v {
+        LlvmVerdict::NotLowered(m) => m
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
+        LlvmVerdict::ToolFailed { stage, detail, .. } => format!("{}: {detail}", stage.as_str()),
+        LlvmVerdict::ToolTimedOut { stage, limit_ms } => {
+            format!("{} ran past {limit_ms} ms", stage.as_str())
+        }
+        LlvmVerdict::PtxasRejected { message } => message.clone(),
+        LlvmVerdict::Miscompiled(m) => m
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        LlvmVerdict::NotValidated(w) => w.clone(),
+        LlvmVerdict::Validated { threads } => format!("{threads} threads"),
+    }
+}
+
+/// The signature of a finding: its kind and the first line of its detail with numbers,
+/// registers and paths blanked, so that one bug seen with different operands is one finding.
+pub fn signature(kind: &str, v: &LlvmVerdict) -> String {
+    let d = detail(v);
+    let first = d.lines().next().unwrap_or("");
+    // The part after the thread prefix of a mismatch.
+    let first = first.split_once(": ").map_or(
+        first,
+        |(a, b)| {
+            if a.starts_with("cta ") { b } else { first }
+        },
+    );
+    // Words that start with a digit (numbers, hex values, line numbers) become `N`.
+    let s: Vec<String> = first
+        .split_whitespace()
+        .map(|w| {
+            if w.starts_with(|c: char| c.is_ascii_digit()) {
+                let tail: String = w
+                    .chars()
+                    .rev()
+                    .take_while(|c| !c.is_ascii_alphanumeric())
+                    .collect();
+                format!("N{}", tail.chars().rev().collect::<String>())
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    let s = s.join(" ");
+    format!("{kind}: {s}")
+}
+
+fn short_hash(s: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{:012x}", h & 0xFFFF_FFFF_FFFF)
+}
+
+/// Writes a reproducer of `run` for `case` into `dir`: `case.json` (the program model),
+/// `source.ptx` (the printer's PTX), `case.ll` (valid input for `opt`, `llc` and
+/// `llvm-reduce`), `case.mlir` for the MLIR front end (the raised module), `commands.sh` (the exact command lines,
+/// on files), `produced.ptx` when llc produced one, and `verdict.txt`.
+pub fn write_reproducer(
+    dir: &Path,
+    install: &LlvmInstall,
+    opts: &Options,
+    case: &Case,
+    run: &Run,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(case).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("case.json"), json)?;
+    std::fs::write(dir.join("source.ptx"), tcgen05_ir::ptx::emit(&case.program))?;
+    std::fs::write(dir.join("case.ll"), &run.ll)?;
+    if let Some(m) = &run.mlir {
+        std::fs::write(dir.join("case.mlir"), m)?;
+    }
+    if let Some(p) = &run.ptx {
+        std::fs::write(dir.join("produced.ptx"), p)?;
+    }
+    let mut sh = String::from(
+        "#!/bin/sh\n# Reproduces the verdict in verdict.txt; each tool reads the previous file.\nset -e\ncd \"$(dirname \"$0\")\"\n",
+    );
+    let mut input = "case.ll".to_string();
+    if opts.frontend == pipeline::Frontend::Mlir
+        && let Some(mt) = &install.mlir_translate
+    {
+        sh.push_str(&format!(
+            "# case.mlir is `{} --import-llvm case.ll` with the tcgen05 calls raised to nvvm ops\n{} --mlir-to-llvmir case.mlir -o translated.ll\n",
+            mt.display(),
+            mt.display()
+        ));
+        input = "translated.ll".into();
+    }
+    sh.push_str(&format!(
+        "{} -{} -S {input} -o optimized.ll\n",
+        install.opt().display(),
+        opts.level.as_str()
+    ));
+    let llc: Vec<String> = pipeline::llc_args(&case.program)
+        .into_iter()
+        .take_while(|a| a != "-o")
+        .collect();
+    sh.push_str(&format!(
+        "{} {} optimized.ll -o produced.ptx\n",
+        install.llc().display(),
+        llc.join(" ")
+    ));
+    if let Some(px) = &opts.ptxas {
+        sh.push_str(&format!(
+            "{} -arch={} -O0 produced.ptx -o /dev/null\n",
+            px.path.display(),
+            case.program.launch.target
+        ));
+    }
+    std::fs::write(dir.join("commands.sh"), sh)?;
+    std::fs::write(
+        dir.join("verdict.txt"),
+        format!(
+            "{}\n{}\n\nintent: {:?}\ncommands as run (input on standard input):\n{}\n",
+            run.verdict.name(),
+            detail(&run.verdict),
+            case.intent,
+            run.commands.join("\n")
+        ),
+    )
+}
+
+/// Runs a campaign of generated cases (`cfg.mode`) on `install` with `opts`.
+pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
+    let start = Instant::now();
+    let stream = Stream::new(tcgen05_generators::Config::default(), cfg.seed, cfg.mode);
+    let mut s = Summary::default();
+    let mut index = 0u64;
+    loop {
+        if cfg.max_cases.is_some_and(|m| index >= m)
+            || cfg.max_time.is_some_and(|t| start.elapsed() >= t)
+        {
+            break;
+        }
+        let t_gen = Instant::now();
+        let case = stream.case_at(index);
+        let gen_time = t_gen.elapsed();
+        let r = pipeline::check(install, &case.program, opts);
+        s.tool_time += r.tool_time;
+        s.ptxas_time += r.ptxas_time;
+        s.harness_time += r.harness_time + gen_time;
+        let intent = match &case.intent {
+            Intent::Valid => "valid",
+            Intent::NearMiss { .. } => "near-miss",
+            Intent::Unknown => "unknown",
+        };
+        *s.verdicts
+            .entry(intent.into())
+            .or_default()
+            .entry(r.verdict.name())
+            .or_default() += 1;
+        if let Intent::NearMiss { breaks } = &case.intent {
+            s.consequence.entry(breaks.to_string()).or_insert_with(|| {
+                tcgen05_oracle::catalogue::row(*breaks)
+                    .consequence
+                    .to_string()
+            });
+            *s.near_miss
+                .entry(breaks.to_string())
+                .or_default()
+                .entry(r.verdict.name())
+                .or_default() += 1;
+        }
+        if let LlvmVerdict::NotLowered(m) = &r.verdict {
+            for n in m {
+                *s.not_lowered.entry(n.to_string()).or_default() += 1;
+            }
+        }
+        if let LlvmVerdict::NotValidated(_) = &r.verdict {
+            *s.not_validated
+                .entry(signature("not-validated", &r.verdict))
+                .or_default() += 1;
+        }
+        if let Some(kind) = finding_kind(&case.intent, &r.verdict) {
+            let sig = signature(kind, &r.verdict);
+            match s.findings.get_mut(&sig) {
+                Some(f) => f.count += 1,
+                None => {
+                    let folder = cfg.out.as_ref().map(|o| o.join(short_hash(&sig)));
+                    if let Some(dir) = &folder
+                        && let Err(e) = write_reproducer(dir, install, opts, &case, &r)
+                    {
+                        eprintln!("llvm campaign: cannot write {}: {e}", dir.display());
+                    }
+                    s.findings.insert(
+                        sig.clone(),
+                        Finding {
+                            signature: sig,
+                            count: 1,
+                            first_case: index,
+                            folder,
+                            detail: detail(&r.verdict),
+                        },
+                    );
+                }
+            }
+        }
+        index += 1;
+    }
+    s.cases = index;
+    s.elapsed = start.elapsed();
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_blank_numbers_so_one_bug_is_one_finding() {
+        let v = |d: &str| LlvmVerdict::PtxasRejected { message: d.into() };
+        assert_eq!(
+            signature(
+                "late-rejection",
+                &v("Argument 1 of 'tcgen05.alloc': value 48 must be power of 2")
+            ),
+            signature(
+                "late-rejection",
+                &v("Argument 1 of 'tcgen05.alloc': value 96 must be power of 2")
+            )
+        );
+        assert_ne!(
+            signature("late-rejection", &v("a")),
+            signature("late-rejection", &v("b"))
+        );
+    }
+
+    #[test]
+    fn findings_depend_on_the_intent() {
+        let rejected = LlvmVerdict::PtxasRejected {
+            message: "x".into(),
+        };
+        assert_eq!(
+            finding_kind(&Intent::Valid, &rejected),
+            Some("ptxas-rejects-llvm-output")
+        );
+        let nm = Intent::NearMiss {
+            breaks: tcgen05_ir::rule::RuleId::ALL[0],
+        };
+        assert_eq!(finding_kind(&nm, &rejected), Some("late-rejection"));
+        assert_eq!(
+            finding_kind(&Intent::Valid, &LlvmVerdict::Validated { threads: 1 }),
+            None
+        );
+        assert_eq!(finding_kind(&nm, &LlvmVerdict::Miscompiled(vec![])), None);
+    }
+}
