@@ -346,6 +346,19 @@ fn rules_have_a_header_a_legend_and_section_numbers() {
     )
     .unwrap();
     for row in j.as_array().unwrap() {
+        let letter = row["provenance"].as_str().unwrap();
+        assert!(["S", "W", "D"].contains(&letter), "{row}");
+        assert!(
+            row["id"].as_str().unwrap().parse::<RuleId>().is_ok(),
+            "{row}"
+        );
+        assert!(
+            row["kinds"][0]
+                .as_str()
+                .unwrap()
+                .starts_with(char::is_lowercase),
+            "{row}"
+        );
         assert!(
             row["cited_section"]
                 .as_str()

@@ -34,12 +34,15 @@ pub const PROVENANCE_LEGEND: &str = "Src: S = stated by a seed document, W = sta
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.format {
         Format::Json => {
-            // The rows as the catalogue has them, plus `cited_section`: the section number
-            // `section` stands for (`same`, `syntax` resolved, catalogue::section).
+            // The rows as the catalogue has them, in the words of the text listing: `kinds`
+            // as words (`dynamic-UB`), `provenance` as its letter (`S`, `W`, `D`), plus
+            // `cited_section`, the section number `section` stands for (catalogue::section).
             let rows: Vec<serde_json::Value> = catalogue::ROWS
                 .iter()
                 .map(|r| {
                     let mut v = serde_json::to_value(r).unwrap_or_default();
+                    v["kinds"] = r.kinds.iter().map(|k| kind_word(*k)).collect();
+                    v["provenance"] = r.provenance.letter().into();
                     v["cited_section"] = catalogue::section(r.id).into();
                     v
                 })
