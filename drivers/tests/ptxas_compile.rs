@@ -222,7 +222,8 @@ fn batched_verdicts_equal_one_process_per_case() {
     ignore = "no ptxas installed at build time (scripts/setup-ptxas)"
 )]
 fn a_header_the_tool_does_not_know_rejects_the_whole_batch_and_is_skipped() {
-    // PTX 9.9 postdates every pinned ptxas (13.5 knows up to 9.5: "Unsupported .version 9.9; current version is '9.5'").
+    // PTX 9.9 postdates every pinned ptxas (13.5 knows up to 9.5: "Unsupported .version 9.9;
+    // current version is '9.5'"), so every install finds the header too new.
     let mut p = good();
     p.launch.ptx_version = PtxVersion::new(9, 9);
     let modules = vec![ptx::emit(&p), ptx::emit(&p)];

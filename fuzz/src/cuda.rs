@@ -26,9 +26,10 @@ pub fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    /// 8 inputs run on the device: no finding, and some judged.
+    /// 8 inputs run on the device: no finding, and at least 2 judged. On a CUDA machine:
+    /// `cargo test -p tcgen05-fuzz-targets --lib cuda -- --ignored`.
     #[test]
-    #[ignore = "needs a CUDA GPU: run `cargo test -p tcgen05-fuzz-targets --lib cuda -- --ignored` there"]
+    #[ignore = "needs a CUDA GPU (docs/testing.md)"]
     fn smoke() {
         let s = crate::smoke(8, 512, 11, super::judge);
         s.assert_clean("cuda", 2);
