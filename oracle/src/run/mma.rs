@@ -327,8 +327,9 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
 /// The elements (row, 0..K) of A in TMEM from the row's 8 cells (§9.7.16.10, "[a-tmem]"; the
 /// data-path layout of M = 128 `::1`: row m in lane m, the row's K elements packed from the
 /// first column on, little-endian in each 32-bit cell, 32 bytes per row for every kind),
-/// negated with `neg`, into `out`. `None` where an element is not exact (a tf32 cell with
-/// low mantissa bits set, a non-finite f16 or tf32).
+/// negated with `neg`, into `out`. `None` where an element is not a small integer (what
+/// [`prepare_tmem_a`] needs: an f16 or tf32 that is not would round, OQ-19; a tf32 cell with
+/// low mantissa bits set).
 pub fn tmem_a_row(
     kind: MmaKind,
     signed: bool,
@@ -357,7 +358,10 @@ pub fn tmem_a_row(
                 }
             }
         };
-        if !v.is_finite() {
+        // f16 and tf32 are exact only as small integers (`prepare_tmem_a`): give up at the
+        // first element that is not one.
+        let small = v.is_finite() && v.abs() <= INT_ELEM_MAX && f64::from(v as i32) == v;
+        if !small {
             return None;
         }
         out.push(if neg { -v } else { v });

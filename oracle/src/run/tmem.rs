@@ -1255,7 +1255,44 @@ impl<'a> Ctx<'_, 'a> {
         if !full {
             return None;
         }
-        let mut v = Vec::with_capacity(((l1 - l0) * (c1 - c0)) as usize);
+        let width = c1 - c0;
+        if let Op::St { seed, form, .. } = w.op {
+            // Cell by cell, inline: the (thread, register) that wrote it (`ldst::owner`) and
+            // its `st_value`.
+            let unpack = form.pack.is_some();
+            if unpack && !half {
+                // The upper halves are not shown (OQ-10).
+                return None;
+            }
+            let (mul, _) = values::st_coeffs(*seed, 0);
+            let regions = [w.regions.r[0], w.regions.r[1]];
+            let mut v = Vec::with_capacity(((l1 - l0) * width) as usize);
+            for l in l0..l1 {
+                for c in c0..c1 {
+                    let (h, r) = regions.iter().enumerate().find_map(|(h, r)| {
+                        r.filter(|r| r.inst == inst && r.covers(l, c))
+                            .map(|r| (h, r))
+                    })?;
+                    let co = c - r.c0;
+                    let cell = ldst::Cell {
+                        half: h,
+                        lane: l - r.l0,
+                        col: if unpack { co / 2 } else { co },
+                    };
+                    let (t, reg) = ldst::owner(form.shape, cell);
+                    let val = t.wrapping_mul(mul).wrapping_add(values::st_add(*seed, reg));
+                    v.push(if unpack {
+                        val >> (16 * (co % 2)) & 0xFFFF
+                    } else if half {
+                        val & 0xFFFF
+                    } else {
+                        val
+                    });
+                }
+            }
+            return Some(v);
+        }
+        let mut v = Vec::with_capacity(((l1 - l0) * width) as usize);
         for l in l0..l1 {
             for c in c0..c1 {
                 v.push(self.cell_value(w, inst, l, c, half)?);
@@ -2078,9 +2115,42 @@ impl<'a> Ctx<'_, 'a> {
         let mut races = Races::default();
         let mut cells: [Vec<u32>; 2] = Default::default();
         let mut widths = [0u32; 2];
+        // The st whose registers this ld reads back one for one (same shape, registers,
+        // regions and packing): thread t's register r is that st's (thread t, register r).
+        let mut same_st: Option<u32> = None;
+        let mut same = true;
         for (h, r) in x.regions.iter().enumerate() {
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(k, r.inst, rect, sc);
+            if same
+                && sc.race.is_empty()
+                && let [b] = sc.before[..]
+                && let w = &self.accs[sc.writers[b]]
+                && let Op::St {
+                    form: sf,
+                    nregs,
+                    seed,
+                    ..
+                } = w.op
+                && sf.shape == form.shape
+                && u32::from(*nregs) == n
+                && sf.pack.is_some() == pack
+                && w.regions.len() == x.regions.len()
+                && w.regions.iter().zip(x.regions.iter()).all(|(a, b)| {
+                    (a.inst, a.l0, a.l1, a.c0, a.c1) == (b.inst, b.l0, b.l1, b.c0, b.c1)
+                })
+                && same_st.is_none_or(|s| s == *seed)
+            {
+                same_st = Some(*seed);
+                let kk = sc.writers.len() as u64;
+                let area = u64::from((r.l1 - r.l0) * (r.c1 - r.c0));
+                self.work.set(self.work.get() + area * (kk + 1) + kk * kk);
+                for &wi in &sc.writers {
+                    races.0 |= self.accs[wi].in_races.0;
+                }
+                continue;
+            }
+            same = false;
             cells[h] = self.single_known(r.inst, rect, sc, pack)?;
             widths[h] = r.c1 - r.c0;
             let kk = sc.writers.len() as u64;
@@ -2092,10 +2162,25 @@ impl<'a> Ctx<'_, 'a> {
         }
         let words = n + u32::from(form.red);
         let mut data = vec![0u32; (32 * words) as usize];
+        let read_back = same.then_some(same_st).flatten();
+        if !same && same_st.is_some() {
+            // A region read back one for one, another not: the cells of the first are
+            // needed too.
+            return None;
+        }
         for (t, row) in data.chunks_exact_mut(words as usize).enumerate() {
             let t = t as u32;
             if mask >> t & 1 == 0 {
                 // Lanes that do not record: 0 (`SiteExpect::Exact`).
+                continue;
+            }
+            if let Some(seed) = read_back {
+                for (reg, x) in row[..n as usize].iter_mut().enumerate() {
+                    *x = values::st_value(seed, t, reg as u32);
+                }
+                if form.red {
+                    row[n as usize] = ldst::reduce(form, &row[..n as usize])?;
+                }
                 continue;
             }
             for reg in 0..n {
@@ -2125,7 +2210,20 @@ impl<'a> Ctx<'_, 'a> {
         if let Some(r) = self.accs[ai].a_read {
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(ai, r.inst, rect, sc);
-            let exact_a = r.l0 == 0 && r.l1 == 128 && r.c1 == r.c0 + 8;
+            // A's values are read only for an MMA whose result may be exact (the checks
+            // below, before the operands): the others need only the races.
+            let acc = &self.accs[ai];
+            let may_be_exact = match acc.op {
+                Op::Mma(m) => {
+                    self.opts.figure_layouts
+                        && acc.issuer.count_ones() == 1
+                        && mma::exact_shape(m).is_some()
+                        && acc.regions.first().is_some_and(|d| d.l0 == 0)
+                        && !self.poisoned[self.cta(acc.g) as usize]
+                }
+                _ => false,
+            };
+            let exact_a = may_be_exact && r.l0 == 0 && r.l1 == 128 && r.c1 == r.c0 + 8;
             let direct = if exact_a {
                 self.single_known(r.inst, rect, sc, false)
             } else {
