@@ -384,3 +384,46 @@ fn a_missing_llvm_is_a_clear_verdict_not_a_panic() {
             .contains("llvm.nvvm.tcgen05.mma.shared")
     );
 }
+
+#[test]
+fn only_the_shared_memory_a_descriptor_reads_is_compared() {
+    use tcgen05_drivers::llvm::interp::symbol_address;
+    use tcgen05_drivers::llvm::validate::observed_shared;
+    // ordered(): one 4096-byte region, read by the mma's A and B descriptors.
+    let p = ordered();
+    let base = symbol_address("tc_data0");
+    assert_eq!(observed_shared(&p), vec![base..base + 4096]);
+    // Without the mma, nothing reads it: a fill of it would be dead.
+    let mut q = samples::single_warp_roundtrip();
+    q.smem.regions = vec![1024];
+    q.warps[0].insert(
+        0,
+        Stmt::Fill {
+            region: 0,
+            seed: 7,
+            elem: FillElem::Word,
+        },
+    );
+    assert!(observed_shared(&q).is_empty());
+    // The printer's PTX minus the fill's store still validates; with the region observed
+    // (ordered() plus the same fill), dropping the store is reported.
+    let drop_fill = |p: &Program| {
+        ptx::emit(p)
+            .lines()
+            .filter(|l| !l.contains("st.shared.u32"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(reported(&q, &drop_fill(&q)).is_empty());
+    let mut r = ordered();
+    r.warps[0].insert(
+        0,
+        Stmt::Fill {
+            region: 0,
+            seed: 7,
+            elem: FillElem::Word,
+        },
+    );
+    let m = reported(&r, &drop_fill(&r));
+    assert!(m.iter().any(|m| m.contains("st.shared")), "{m:#?}");
+}
