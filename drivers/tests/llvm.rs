@@ -427,3 +427,36 @@ fn only_the_shared_memory_a_descriptor_reads_is_compared() {
     let m = reported(&r, &drop_fill(&r));
     assert!(m.iter().any(|m| m.contains("st.shared")), "{m:#?}");
 }
+
+#[test]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
+fn the_registry_lists_builds_and_expands_the_llvm_targets() {
+    use tcgen05_drivers::target::{self, Availability, TargetError};
+    let major = newest().version.major;
+    let infos = target::available_targets();
+    for name in [format!("llvm@{major}"), format!("mlir@{major}")] {
+        let line = infos.iter().find(|i| i.name == name).expect(&name);
+        assert_eq!(line.availability, Availability::Available, "{line:?}");
+        assert_eq!(target::resolve(&name).unwrap().name(), name);
+    }
+    assert_eq!(
+        target::resolve(&format!("llvm@{major}:O0")).unwrap().name(),
+        format!("llvm@{major}:O0")
+    );
+    let expanded = target::expand_list(vec!["llvm".into(), "mlir".into()]);
+    assert!(expanded.contains(&format!("llvm@{major}")), "{expanded:?}");
+    assert!(expanded.contains(&format!("mlir@{major}")), "{expanded:?}");
+    match target::resolve("llvm@9") {
+        Err(TargetError::Unavailable { reason, .. }) => {
+            assert!(reason.0.contains(&format!("llvm@{major}")), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        target::resolve("llvm@22:O7"),
+        Err(TargetError::Unavailable { .. })
+    ));
+}
