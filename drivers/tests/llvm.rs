@@ -460,3 +460,61 @@ fn the_registry_lists_builds_and_expands_the_llvm_targets() {
         Err(TargetError::Unavailable { .. })
     ));
 }
+
+/// A stand-in install whose `opt` copies its input and whose `llc` is `llc_body` (a shell
+/// script body).
+#[cfg(unix)]
+fn fake_install(dir: &std::path::Path, llc_body: &str) -> LlvmInstall {
+    use std::os::unix::fs::PermissionsExt as _;
+    for (tool, body) in [("opt", "cat"), ("llc", llc_body)] {
+        let p = dir.join(tool);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    LlvmInstall {
+        bin: dir.to_path_buf(),
+        version: tcgen05_drivers::ptxas::ToolVersion::parse("22.1.0").unwrap(),
+        mlir_translate: None,
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hung_crashing_or_garbage_printing_llc_is_a_clear_verdict() {
+    let d = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(Level::O0, Frontend::Llvm);
+    opts.ptxas = None;
+    opts.timeout = std::time::Duration::from_millis(300);
+    let hung = fake_install(d.path(), "sleep 5");
+    let r = pipeline::check(&hung, &ordered(), &opts);
+    assert!(
+        matches!(
+            r.verdict,
+            LlvmVerdict::ToolTimedOut {
+                stage: pipeline::Stage::Llc,
+                ..
+            }
+        ),
+        "{:?}",
+        r.verdict
+    );
+    let crash = fake_install(
+        d.path(),
+        "echo 'LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.x' >&2; echo 'Stack dump:' >&2; kill -ABRT $$",
+    );
+    let r = pipeline::check(&crash, &ordered(), &opts);
+    match &r.verdict {
+        LlvmVerdict::ToolFailed { kind, detail, .. } => {
+            assert_eq!(*kind, tcgen05_drivers::llvm::run::FailureKind::CannotSelect);
+            assert!(detail.contains("Cannot select"), "{detail}");
+        }
+        v => panic!("{v:?}"),
+    }
+    let garbage = fake_install(d.path(), "cat >/dev/null; echo 'this is not PTX {'");
+    let r = pipeline::check(&garbage, &ordered(), &opts);
+    assert!(
+        matches!(&r.verdict, LlvmVerdict::NotValidated(w) if w.contains("parse")),
+        "{:?}",
+        r.verdict
+    );
+}
