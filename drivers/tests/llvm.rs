@@ -384,3 +384,137 @@ fn a_missing_llvm_is_a_clear_verdict_not_a_panic() {
             .contains("llvm.nvvm.tcgen05.mma.shared")
     );
 }
+
+#[test]
+fn only_the_shared_memory_a_descriptor_reads_is_compared() {
+    use tcgen05_drivers::llvm::interp::symbol_address;
+    use tcgen05_drivers::llvm::validate::observed_shared;
+    // ordered(): one 4096-byte region, read by the mma's A and B descriptors.
+    let p = ordered();
+    let base = symbol_address("tc_data0");
+    assert_eq!(observed_shared(&p), vec![base..base + 4096]);
+    // Without the mma, nothing reads it: a fill of it would be dead.
+    let mut q = samples::single_warp_roundtrip();
+    q.smem.regions = vec![1024];
+    q.warps[0].insert(
+        0,
+        Stmt::Fill {
+            region: 0,
+            seed: 7,
+            elem: FillElem::Word,
+        },
+    );
+    assert!(observed_shared(&q).is_empty());
+    // The printer's PTX minus the fill's store still validates; with the region observed
+    // (ordered() plus the same fill), dropping the store is reported.
+    let drop_fill = |p: &Program| {
+        ptx::emit(p)
+            .lines()
+            .filter(|l| !l.contains("st.shared.u32"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(reported(&q, &drop_fill(&q)).is_empty());
+    let mut r = ordered();
+    r.warps[0].insert(
+        0,
+        Stmt::Fill {
+            region: 0,
+            seed: 7,
+            elem: FillElem::Word,
+        },
+    );
+    let m = reported(&r, &drop_fill(&r));
+    assert!(m.iter().any(|m| m.contains("st.shared")), "{m:#?}");
+}
+
+#[test]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
+fn the_registry_lists_builds_and_expands_the_llvm_targets() {
+    use tcgen05_drivers::target::{self, Availability, TargetError};
+    let major = newest().version.major;
+    let infos = target::available_targets();
+    for name in [format!("llvm@{major}"), format!("mlir@{major}")] {
+        let line = infos.iter().find(|i| i.name == name).expect(&name);
+        assert_eq!(line.availability, Availability::Available, "{line:?}");
+        assert_eq!(target::resolve(&name).unwrap().name(), name);
+    }
+    assert_eq!(
+        target::resolve(&format!("llvm@{major}:O0")).unwrap().name(),
+        format!("llvm@{major}:O0")
+    );
+    let expanded = target::expand_list(vec!["llvm".into(), "mlir".into()]);
+    assert!(expanded.contains(&format!("llvm@{major}")), "{expanded:?}");
+    assert!(expanded.contains(&format!("mlir@{major}")), "{expanded:?}");
+    match target::resolve("llvm@9") {
+        Err(TargetError::Unavailable { reason, .. }) => {
+            assert!(reason.0.contains(&format!("llvm@{major}")), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        target::resolve("llvm@22:O7"),
+        Err(TargetError::Unavailable { .. })
+    ));
+}
+
+/// A stand-in install whose `opt` copies its input and whose `llc` is `llc_body` (a shell
+/// script body).
+#[cfg(unix)]
+fn fake_install(dir: &std::path::Path, llc_body: &str) -> LlvmInstall {
+    use std::os::unix::fs::PermissionsExt as _;
+    for (tool, body) in [("opt", "cat"), ("llc", llc_body)] {
+        let p = dir.join(tool);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    LlvmInstall {
+        bin: dir.to_path_buf(),
+        version: tcgen05_drivers::ptxas::ToolVersion::parse("22.1.0").unwrap(),
+        mlir_translate: None,
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hung_crashing_or_garbage_printing_llc_is_a_clear_verdict() {
+    let d = tempfile::tempdir().unwrap();
+    let mut opts = Options::new(Level::O0, Frontend::Llvm);
+    opts.ptxas = None;
+    opts.timeout = std::time::Duration::from_millis(300);
+    let hung = fake_install(d.path(), "sleep 5");
+    let r = pipeline::check(&hung, &ordered(), &opts);
+    assert!(
+        matches!(
+            r.verdict,
+            LlvmVerdict::ToolTimedOut {
+                stage: pipeline::Stage::Llc,
+                ..
+            }
+        ),
+        "{:?}",
+        r.verdict
+    );
+    let crash = fake_install(
+        d.path(),
+        "echo 'LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.x' >&2; echo 'Stack dump:' >&2; kill -ABRT $$",
+    );
+    let r = pipeline::check(&crash, &ordered(), &opts);
+    match &r.verdict {
+        LlvmVerdict::ToolFailed { kind, detail, .. } => {
+            assert_eq!(*kind, tcgen05_drivers::llvm::run::FailureKind::CannotSelect);
+            assert!(detail.contains("Cannot select"), "{detail}");
+        }
+        v => panic!("{v:?}"),
+    }
+    let garbage = fake_install(d.path(), "cat >/dev/null; echo 'this is not PTX {'");
+    let r = pipeline::check(&garbage, &ordered(), &opts);
+    assert!(
+        matches!(&r.verdict, LlvmVerdict::NotValidated(w) if w.contains("parse")),
+        "{:?}",
+        r.verdict
+    );
+}

@@ -280,9 +280,18 @@ pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
             }
         }
         if let LlvmVerdict::NotValidated(_) = &r.verdict {
-            *s.not_validated
-                .entry(signature("not-validated", &r.verdict))
-                .or_default() += 1;
+            let sig = signature("not-validated", &r.verdict);
+            let n = s.not_validated.entry(sig.clone()).or_default();
+            *n += 1;
+            // The first case of each reason, for the harness's own triage.
+            if *n == 1
+                && let Some(o) = &cfg.out
+            {
+                let dir = o.join("not-validated").join(short_hash(&sig));
+                if let Err(e) = write_reproducer(&dir, install, opts, &case, &r) {
+                    eprintln!("llvm campaign: cannot write {}: {e}", dir.display());
+                }
+            }
         }
         if let Some(kind) = finding_kind(&case.intent, &r.verdict) {
             let sig = signature(kind, &r.verdict);

@@ -45,6 +45,10 @@ impl LlvmInstall {
     }
 }
 
+/// The oldest LLVM major version with the `llvm.nvvm.tcgen05.*` intrinsics; older installs
+/// (an `llvm-14` beside `llvm-22`) are listed as unavailable.
+pub const MIN_MAJOR: u16 = 20;
+
 /// A folder that was named or found but cannot be used, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -96,6 +100,13 @@ pub fn probe(bin: &Path) -> Result<LlvmInstall, String> {
             llc.display()
         )
     })?;
+    if version.major < MIN_MAJOR {
+        return Err(format!(
+            "{} is LLVM {version}, older than the tcgen05 intrinsics (LLVM {MIN_MAJOR}; \
+             tested: 22)",
+            llc.display()
+        ));
+    }
     if !has_nvptx(&text) {
         return Err(format!(
             "{} (LLVM {version}) was built without the NVPTX back end",
@@ -222,5 +233,22 @@ mod tests {
         let e = probe(d.path()).unwrap_err();
         assert!(e.contains("did not print"), "{e}");
         assert!(e.contains(&d.path().display().to_string()), "{e}");
+        // A version before the tcgen05 intrinsics, and one without the NVPTX back end.
+        let llc = d.path().join("llc");
+        let banner = |v: &str, targets: &str| {
+            format!(
+                "#!/bin/sh\necho 'LLVM version {v}'\necho '  Registered Targets:'\necho '    {targets}'\n"
+            )
+        };
+        std::fs::write(&llc, banner("14.0.6", "nvptx64 - NVIDIA PTX 64-bit")).unwrap();
+        let e = probe(d.path()).unwrap_err();
+        assert!(e.contains("older than the tcgen05 intrinsics"), "{e}");
+        std::fs::write(&llc, banner("22.1.8", "x86-64 - 64-bit X86")).unwrap();
+        let e = probe(d.path()).unwrap_err();
+        assert!(e.contains("without the NVPTX back end"), "{e}");
+        std::fs::write(&llc, banner("22.1.8", "nvptx64 - NVIDIA PTX 64-bit")).unwrap();
+        let ok = probe(d.path()).unwrap();
+        assert_eq!(ok.version.major, 22);
+        assert!(ok.mlir_translate.is_none());
     }
 }

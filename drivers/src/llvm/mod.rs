@@ -2,6 +2,7 @@
 //! dialect as compilers under test (`docs/llvm.md`).
 //!
 //! - [`install`]: finding `llc`/`opt`/`mlir-translate` and their versions;
+//! - [`intrinsics`]: which intrinsic expresses each form, or why none does;
 //! - [`lower`]: a program as an LLVM IR module (`llvm.nvvm.tcgen05.*` intrinsics), and the
 //!   forms that have no intrinsic;
 //! - [`mlir`]: the imported MLIR module with tcgen05 calls raised to `nvvm` ops;
@@ -16,6 +17,7 @@
 pub mod campaign;
 pub mod install;
 pub mod interp;
+pub mod intrinsics;
 pub mod lower;
 pub mod mlir;
 pub mod pipeline;

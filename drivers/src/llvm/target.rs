@@ -246,6 +246,16 @@ pub fn candidates() -> Vec<TargetInfo> {
             .collect();
     }
     let mut out = Vec::new();
+    // Folders that were found or named but cannot be used (too old, no NVPTX, no opt).
+    for p in &problems {
+        out.push(TargetInfo {
+            name: "llvm@<version>".into(),
+            kind: TargetKind::CompileOnly,
+            version: None,
+            availability: Availability::Unavailable(p.reason.clone()),
+            description: format!("LLVM in {}", p.bin.display()),
+        });
+    }
     for i in &all {
         out.push(TargetInfo {
             name: format!("llvm@{}", i.label()),
