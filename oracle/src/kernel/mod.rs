@@ -285,11 +285,12 @@ fn check_kernel(
         }
     };
     // The instruction-level and target rows (rules.rs, the oracle's per-instruction rules).
+    let types = rules::RegTypes::of(f);
     for (i, ins) in cfg.instrs.iter().enumerate() {
         if !ins.opcode.starts_with("tcgen05.") || from_callee.get(i) == Some(&true) {
             continue;
         }
-        for (rule, msg) in rules::instr_findings(ins, target, cluster) {
+        for (rule, msg) in rules::instr_findings(ins, target, cluster, &types) {
             let b = cfg.block_of[i];
             add(
                 rule,
