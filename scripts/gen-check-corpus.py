@@ -226,6 +226,15 @@ case("mma-no-enable-d", "GEN-SYNTAX", "body", "tcgen05.mma.cta_group::1.kind::f1
 case("mma-zcm-non-ws", "MMA-ZCM-WS-ONLY", "body", "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p1, %rd1;", M + ": zero-column-mask-desc only in .ws (scale-input-d, the other operand there, is an immediate)")
 case("mma-nvf4-ptx86", "GEN-PTXVER", "body", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.scale_vec::4X [%r1], %rd1, %rd2, %r2, [%r1], [%r1], %p1;", "§9.7.16.10.9.1: .kind::mxf4nvf4 needs PTX 8.7", version="8.6", ptxas="12.8")
 case("mma-block16-ptx87", "GEN-PTXVER", "body", "tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 [%r1], %rd1, %rd2, %r2, [%r1], [%r1], %p1;", "§9.7.16.10.9.1: .block16 needs PTX 8.8", version="8.7", ptxas="12.8")
+# --- operand kinds and register widths (reference §3 syntax lines) ---
+case("ld-split-register", "LDST-SPLITOFF", "body", "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 " + V2 + ", [%r1], %r9;", L + ": immHalfSplitoff is an immediate")
+case("st-split-register", "LDST-SPLITOFF", "body", "tcgen05.st.sync.aligned.16x32bx2.x2.b32 [%r1], %r9, " + V2 + ";", T + ": immHalfSplitoff is an immediate")
+case("ld-vector-b64", "GEN-SYNTAX", "body", "tcgen05.ld.sync.aligned.32x32b.x2.b32 {%r4, %rd1}, [%r1];", L + ": r is a vector of .b32 registers")
+case("alloc-ncols-b64", "GEN-SYNTAX", "alloc", "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %rd1;", S + ": nCols is a 32-bit operand")
+case("mma-idesc-b64", "GEN-SYNTAX", "body", "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %rd1, %p1;", M + ": idesc is 32-bit")
+case("mma-enable-d-b32", "GEN-SYNTAX", "body", "tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %r3;", M + ": enable-input-d is a predicate")
+case("mma-adesc-b32", "GEN-SYNTAX", "body", "tcgen05.mma.cta_group::1.kind::f16 [%r1], %r1, %rd2, %r2, %p1;", M + ": a-desc is 64-bit")
+case("cp-sdesc-b32", "GEN-SYNTAX", "body", "tcgen05.cp.cta_group::1.128x256b [%r1], %r3;", P + ": s-desc is 64-bit")
 # --- targets and versions (reference §1) ---
 case("mma-sm90a", "GEN-TARGET", "body", MMA, "reference §1: tcgen05 targets", target="sm_90a", version="8.6", slots_plain=True)
 case("alloc-sm120a", "GEN-TARGET", "body", "", "reference §1: tcgen05 targets", target="sm_120a", version="8.8", slots_plain=True, ptxas="12.9")

@@ -244,6 +244,10 @@ const NO_MUTATOR: &[(RuleId, &str)] = &[
         RuleId::GenSyntax,
         "ill-formed syntax cannot be written in the program model; check of PTX covers it (corpus/check-rejected)",
     ),
+    (
+        RuleId::MmaScaleDTarget,
+        "a new mutator changes MUTATORS.len() and with it the mutator every stored fuzz seed selects (fuzz/tests/seeds.rs, ~380 seed files to regenerate); covered by corpus/check-rejected/mma-scale-d-sm110a.ptx and -sm110f.ptx and the static check's rule (oracle/src/instr.rs)",
+    ),
 ];
 
 #[test]

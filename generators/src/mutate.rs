@@ -772,32 +772,6 @@ fn m_scale_d_kind(p: &mut Program, c: &mut dyn Choices) -> bool {
     })
 }
 
-/// MMA-SCALE-D-TARGET (catalogue row from ptxas 13.5): a valid scale-input-d on an f16/tf32
-/// MMA of a program for sm_110a/f, which lacks the argument.
-fn m_scale_d_target(p: &mut Program, c: &mut dyn Choices) -> bool {
-    if !matches!(p.launch.target, Target::Sm110a | Target::Sm110f) {
-        return false;
-    }
-    with_op(
-        p,
-        c,
-        &|op| {
-            matches!(op, Op::Mma(m) if !m.form.ws && !m.form.block_scale
-                && matches!(m.form.kind, MmaKind::F16 | MmaKind::Tf32) && m.enable_input_d)
-        },
-        &mut |op, c| {
-            if let Op::Mma(m) = op {
-                m.scale_input_d = Some(c.below(16) as u8);
-            }
-        },
-    )
-}
-
-fn p_mma_f16_sm110(c: &mut Config) {
-    p_mma_f16(c);
-    c.targets = vec![Target::Sm110a, Target::Sm110f];
-}
-
 /// MMA-DOL-SIZE: an 8-element disable-output-lane on `cta_group::1`.
 fn m_dol_size(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| is_mma(op, false), &mut |op, c| {
@@ -2128,13 +2102,6 @@ pub const MUTATORS: &[Mutator] = &[
         edition: EditionHint::Any,
         patch: p_mma_exact,
         apply: m_xthread_nonpipe,
-    },
-    Mutator {
-        name: "scale-d-target",
-        rule: RuleId::MmaScaleDTarget,
-        edition: EditionHint::Any,
-        patch: p_mma_f16_sm110,
-        apply: m_scale_d_target,
     },
 ];
 

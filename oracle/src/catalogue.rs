@@ -1588,7 +1588,7 @@ pub static ROWS: &[Row] = &[
         section: r#"9.7.16.7.1, 9.7.16.9.2, 9.7.16.9.3, 9.7.16.10.9, 9.7.16.12.1"#,
         consequence: r#"unstated (reject)"#,
         provenance: Provenance::Wider,
-        provenance_text: r#"W (syntax lines; not a row of reference §6; ptxas 12.8-13.5 reject)"#,
+        provenance_text: r#"W (syntax lines; not a row of reference §6; ptxas 13.5 rejects)"#,
     },
     Row {
         id: RuleId::GenSyntax,
@@ -1599,7 +1599,7 @@ pub static ROWS: &[Row] = &[
         section: r#"each instr's Syntax"#,
         consequence: r#"unstated (reject)"#,
         provenance: Provenance::Wider,
-        provenance_text: r#"W (syntax lines; not a row of reference §6; ptxas 12.8-13.5 reject)"#,
+        provenance_text: r#"W (syntax lines; not a row of reference §6; ptxas 13.5 rejects)"#,
     },
     Row {
         id: RuleId::MmaScaleDTarget,

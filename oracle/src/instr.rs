@@ -580,3 +580,66 @@ impl Rules<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(opcode: &str, ops: &Operands, t: Target) -> Vec<RuleId> {
+        let form = Form::parse(opcode).unwrap();
+        let mut out = Vec::new();
+        check_instr(
+            &form,
+            ops,
+            &Ctx::new(t, PtxVersion::new(9, 0), None),
+            &mut out,
+        );
+        out.into_iter().map(|(r, _)| r).collect()
+    }
+
+    #[test]
+    fn scale_input_d_is_not_available_on_sm_110() {
+        // Catalogue row MMA-SCALE-D-TARGET (ptxas 13.5); reference §1 lists sm_100a/f only.
+        let mut ops = Operands::default();
+        ops.mma.scale_input_d = Some(3);
+        let op = "tcgen05.mma.cta_group::1.kind::f16";
+        assert_eq!(rules(op, &ops, Target::Sm100a), []);
+        assert_eq!(rules(op, &ops, Target::Sm103a), []);
+        assert_eq!(rules(op, &ops, Target::Sm110a), [RuleId::MmaScaleDTarget]);
+        assert_eq!(rules(op, &ops, Target::Sm110f), [RuleId::MmaScaleDTarget]);
+        assert_eq!(rules(op, &Operands::default(), Target::Sm110a), []);
+    }
+
+    #[test]
+    fn operand_facts_decide_the_operand_rules() {
+        // §9.7.16.8.3: .32x32b.x4 moves 4 registers; §9.7.16.7.1: nCols a power of 2 in [32, 512].
+        let ld = "tcgen05.ld.sync.aligned.32x32b.x4.b32";
+        let ops = Operands {
+            nregs: 4,
+            ..Operands::default()
+        };
+        assert_eq!(rules(ld, &ops, Target::Sm100a), []);
+        let ops = Operands {
+            nregs: 2,
+            ..Operands::default()
+        };
+        assert_eq!(rules(ld, &ops, Target::Sm100a), [RuleId::LdstVecLen]);
+        let alloc = "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32";
+        let ops = Operands {
+            ncols_imm: Some(48),
+            ..Operands::default()
+        };
+        assert_eq!(rules(alloc, &ops, Target::Sm100a), [RuleId::AllocNcolsPow2]);
+    }
+
+    #[test]
+    fn a_kernel_uses_one_cta_group() {
+        let mut u = CtaGroupUniform::<u32>::default();
+        let one = Form::parse("tcgen05.commit.cta_group::1.mbarrier::arrive::one.b64").unwrap();
+        let two = Form::parse("tcgen05.shift.cta_group::2.down").unwrap();
+        let wait = Form::parse("tcgen05.wait::ld.cta_group::2.sync.aligned").unwrap();
+        assert_eq!(u.see(&one, || 1), None);
+        assert_eq!(u.see(&wait, || 2), None, "wait's .cta_group is WAIT-OPS");
+        assert!(u.see(&two, || 3).is_some_and(|m| m.contains("1 uses")));
+    }
+}

@@ -1,5 +1,9 @@
-//! `check` for real kernels (issue 9): recovers each kernel's TMEM protocol from compiler-generated
-//! PTX and applies the rules of the catalogue (reference §6) along its paths.
+//! `check` for real kernels (issue 9): checks every tcgen05 instruction of every kernel and
+//! device function against the instruction-level and target rows of the catalogue (`rules.rs`,
+//! through [`crate::instr`]), recovers each kernel's TMEM protocol from the PTX and applies the
+//! rules of the catalogue (reference §6) along its paths. Calls of module functions with tcgen05
+//! instructions are inlined (`inline.rs`); a `.func` is checked as a callee in an unknown context
+//! (instruction-level rules only).
 //!
 //! For every `.entry`, [`check_module`] builds the control flow ([`tcgen05_ir::ptx::cfg`]) and
 //! walks it once per warp of the CTA (the warp count comes from `.reqntid`/`.maxntid`; for a
@@ -25,8 +29,8 @@
 //! - `GEN-ALIGNED-CONVERGENT` / `WAIT-ALIGNED-CONVERGENT`: a `.sync.aligned` tcgen05 instruction
 //!   under a lane-divergent guard or inside the region of a lane-divergent branch (elect-one);
 //! - `GEN-NO-EXITED-THREAD`: such an instruction after some lanes left through `@p ret`/`exit`;
-//! - `GEN-PEER-ACTIVE`: a `::2` alloc with no cluster barrier before it; `DEALLOC-PAIR-SYNC`: a
-//!   `::2` dealloc with no cluster barrier after the warp's last TMEM access.
+//! - `GEN-PEER-ACTIVE`: a `::2` operation with no cluster barrier before it; `DEALLOC-PAIR-SYNC`:
+//!   a `::2` dealloc with no cluster barrier after the warp's last TMEM access.
 
 mod inline;
 mod protocol;
@@ -285,11 +289,12 @@ fn check_kernel(
         }
     };
     // The instruction-level and target rows (rules.rs, the oracle's per-instruction rules).
+    let types = rules::RegTypes::of(f);
     for (i, ins) in cfg.instrs.iter().enumerate() {
         if !ins.opcode.starts_with("tcgen05.") || from_callee.get(i) == Some(&true) {
             continue;
         }
-        for (rule, msg) in rules::instr_findings(ins, target, cluster) {
+        for (rule, msg) in rules::instr_findings(ins, target, cluster, &types) {
             let b = cfg.block_of[i];
             add(
                 rule,

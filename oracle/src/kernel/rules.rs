@@ -5,8 +5,9 @@
 //! ([`ill_formed_rule`]).
 
 use crate::instr::{Ctx, MmaOperands, Operands, check_instr};
+use std::collections::HashMap;
 use tcgen05_ir::form::{Form, FormError};
-use tcgen05_ir::ptx::parse::{IllFormed, Instr, Module, Operand};
+use tcgen05_ir::ptx::parse::{Function, IllFormed, Instr, Module, Operand, Stmt};
 use tcgen05_ir::{PtxVersion, RuleId, Target};
 
 /// The module's `.target` and `.version` as the rules see them.
@@ -61,11 +62,206 @@ fn is_target_row(r: RuleId) -> bool {
     )
 }
 
+/// The width class of a register's declared type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    Pred,
+    W16,
+    W32,
+    W64,
+    /// Declared with several widths in different scopes, or another type.
+    Unknown,
+}
+
+impl Width {
+    fn of(ty: &str) -> Width {
+        match ty {
+            ".pred" => Width::Pred,
+            _ => match ty.get(2..).and_then(|n| n.parse::<u32>().ok()) {
+                Some(16) => Width::W16,
+                Some(32) => Width::W32,
+                Some(64) => Width::W64,
+                _ => Width::Unknown,
+            },
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Width::Pred => "a predicate",
+            Width::W16 => "16-bit",
+            Width::W32 => "32-bit",
+            Width::W64 => "64-bit",
+            Width::Unknown => "unknown",
+        }
+    }
+}
+
+/// The declared width of a function's registers (`.reg .b32 %r<16>;`, `.reg .pred p;`), from
+/// its declarations in every scope; a name declared with two widths is unknown.
+#[derive(Debug, Default)]
+pub(crate) struct RegTypes<'a> {
+    exact: HashMap<&'a str, Width>,
+    prefix: HashMap<&'a str, Width>,
+}
+
+impl<'a> RegTypes<'a> {
+    /// Reads `f`'s `.reg` declarations.
+    pub(crate) fn of(f: &Function<'a>) -> RegTypes<'a> {
+        let mut t = RegTypes::default();
+        for s in f.body.iter().flatten() {
+            let Stmt::Decl(w, _) = s else { continue };
+            if w.first() != Some(&".reg") {
+                continue;
+            }
+            let Some(ty) = w
+                .iter()
+                .skip(1)
+                .find(|x| x.starts_with('.') && !x.starts_with(".v"))
+            else {
+                continue;
+            };
+            let width = Width::of(ty);
+            for (k, name) in w.iter().enumerate().skip(1) {
+                if name.starts_with('.')
+                    || !name.starts_with(|c: char| {
+                        c.is_alphabetic() || c == '%' || c == '_' || c == '$'
+                    })
+                {
+                    continue;
+                }
+                let map = if w.get(k + 1) == Some(&"<") {
+                    &mut t.prefix
+                } else {
+                    &mut t.exact
+                };
+                let e = map.entry(*name).or_insert(width);
+                if *e != width {
+                    *e = Width::Unknown;
+                }
+            }
+        }
+        t
+    }
+
+    fn width(&self, r: &str) -> Option<Width> {
+        if let Some(w) = self.exact.get(r) {
+            return Some(*w);
+        }
+        let stem = r.trim_end_matches(|c: char| c.is_ascii_digit());
+        (stem.len() < r.len())
+            .then(|| self.prefix.get(stem).copied())
+            .flatten()
+            .filter(|w| *w != Width::Unknown)
+    }
+}
+
+/// The first operand whose declared register width is not what the syntax line has there
+/// (reference §3: TMEM addresses, nCols, idesc, ld/st vectors are 32-bit; descriptors and
+/// zero-column-mask-desc 64-bit; ctaMask 16-bit; enable-input-d a predicate). Registers of
+/// unknown width pass.
+fn operand_widths(form: &Form, ops: &[Operand<'_>], types: &RegTypes<'_>) -> Option<String> {
+    let bad = |o: &Operand<'_>, want: Width, what: &str| -> Option<String> {
+        let (r, want) = match o {
+            Operand::Reg(r) => (*r, want),
+            Operand::Not(x) => match x.as_ref() {
+                Operand::Reg(r) => (*r, want),
+                _ => return None,
+            },
+            // A TMEM address is a 32-bit register in brackets.
+            Operand::Addr { base, .. } if base.starts_with('%') => (*base, want),
+            Operand::Vec(v) => {
+                return v.iter().find_map(|x| {
+                    let Operand::Reg(r) = x else { return None };
+                    let w = types.width(r)?;
+                    (w != want).then(|| {
+                        format!(
+                            "{what} holds {r}, {} where the syntax line has {}",
+                            w.name(),
+                            want.name()
+                        )
+                    })
+                });
+            }
+            _ => return None,
+        };
+        let w = types.width(r)?;
+        (w != want).then(|| {
+            format!(
+                "{what} is {r}, {} where the syntax line has {}",
+                w.name(),
+                want.name()
+            )
+        })
+    };
+    let at = |k: usize| ops.get(k);
+    let check = |list: &[(usize, Width, &str)]| {
+        list.iter()
+            .find_map(|(k, w, what)| at(*k).and_then(|o| bad(o, *w, what)))
+    };
+    use Width::*;
+    match form {
+        Form::Alloc(_) => check(&[(1, W32, "nCols")]),
+        Form::Dealloc(_) => check(&[(0, W32, "taddr"), (1, W32, "nCols")]),
+        Form::Ld(l) if l.red => check(&[
+            (0, W32, "the register vector"),
+            (1, W32, "redval"),
+            (2, W32, "[taddr]"),
+        ]),
+        Form::Ld(_) => check(&[(0, W32, "the register vector"), (1, W32, "[taddr]")]),
+        Form::St(_) => check(&[
+            (0, W32, "[taddr]"),
+            (ops.len().saturating_sub(1), W32, "the register vector"),
+        ]),
+        Form::Commit(_) => check(&[(1, W16, "ctaMask")]),
+        Form::Cp(_) => check(&[(0, W32, "[taddr]"), (1, W64, "s-desc")]),
+        Form::Shift(_) => check(&[(0, W32, "[taddr]")]),
+        Form::Mma(f) => {
+            let mut list = vec![(0, W32, "[d-tmem]"), (2, W64, "b-desc")];
+            list.push((
+                1,
+                if matches!(at(1), Some(Operand::Addr { .. })) {
+                    W32
+                } else {
+                    W64
+                },
+                "a-desc / [a-tmem]",
+            ));
+            // idesc and enable-input-d: the first non-address operand after b-desc, and the
+            // operand after the optional [tmem] operands and vector.
+            let rest: Vec<usize> = (3..ops.len()).collect();
+            let idesc = rest
+                .iter()
+                .copied()
+                .find(|&k| !matches!(ops[k], Operand::Addr { .. }));
+            if let Some(k) = idesc {
+                list.push((k, W32, "idesc"));
+                let mut e = k + 1;
+                while matches!(at(e), Some(Operand::Addr { .. } | Operand::Vec(_))) {
+                    if matches!(at(e), Some(Operand::Addr { .. })) {
+                        list.push((e, W32, "a [tmem] operand"));
+                    } else {
+                        list.push((e, W32, "disable-output-lane"));
+                    }
+                    e += 1;
+                }
+                list.push((e, Pred, "enable-input-d"));
+                if f.ws {
+                    list.push((e + 1, W64, "zero-column-mask-desc"));
+                }
+            }
+            check(&list)
+        }
+        _ => None,
+    }
+}
+
 /// Every instruction-level finding of one tcgen05 instruction, as `(rule, message)`.
 pub(crate) fn instr_findings(
     ins: &Instr<'_>,
     target: &ModuleTarget,
     cluster: Option<u32>,
+    types: &RegTypes<'_>,
 ) -> Vec<(RuleId, String)> {
     let mut out = Vec::new();
     if let ModuleTarget::Other(name) = target {
@@ -86,11 +282,14 @@ pub(crate) fn instr_findings(
     };
     let ops = match operands(form, &ins.operands) {
         Ok(o) => o,
-        Err(msg) => {
-            out.push((RuleId::GenSyntax, msg));
+        Err((rule, msg)) => {
+            out.push((rule, msg));
             return out;
         }
     };
+    if let Some(msg) = operand_widths(form, &ins.operands, types) {
+        out.push((RuleId::GenSyntax, format!("`{}`: {msg}", ins.opcode)));
+    }
     let ctx = match target {
         ModuleTarget::Known(t, v) => Ctx::new(*t, *v, cluster),
         _ => Ctx::new(Target::Sm100a, PtxVersion::new(9, 9), cluster),
@@ -193,7 +392,7 @@ fn as_u32(v: i64) -> u32 {
 /// (`check_operand_shape` in `tcgen05_ir::ptx::parse`); an mma's optional operands are told
 /// apart here by kind and position (reference §3.7 syntax lines), and an operand list that no
 /// mma form has is an error message (GEN-SYNTAX).
-pub(crate) fn operands(form: &Form, ops: &[Operand<'_>]) -> Result<Operands, String> {
+pub(crate) fn operands(form: &Form, ops: &[Operand<'_>]) -> Result<Operands, (RuleId, String)> {
     let vec_len = |o: Option<&Operand<'_>>| match o {
         Some(Operand::Vec(v)) => v.len() as u16,
         _ => 0,
@@ -206,13 +405,13 @@ pub(crate) fn operands(form: &Form, ops: &[Operand<'_>]) -> Result<Operands, Str
         Form::Ld(l) => {
             let base = if l.red { 3 } else { 2 };
             Operands {
-                split: ops.get(base).map(|o| imm(o).map_or(0, as_u32)),
+                split: ops.get(base).map(split_imm).transpose()?,
                 nregs: vec_len(ops.first()),
                 ..Operands::default()
             }
         }
         Form::St(_) => Operands {
-            split: (ops.len() == 3).then(|| imm(&ops[1]).map_or(0, as_u32)),
+            split: (ops.len() == 3).then(|| split_imm(&ops[1])).transpose()?,
             nregs: vec_len(ops.last()),
             ..Operands::default()
         },
@@ -221,10 +420,20 @@ pub(crate) fn operands(form: &Form, ops: &[Operand<'_>]) -> Result<Operands, Str
             ..Operands::default()
         },
         Form::Mma(f) => Operands {
-            mma: mma_operands(f.ws, ops)?,
+            mma: mma_operands(f.ws, ops).map_err(|m| (RuleId::GenSyntax, m))?,
             ..Operands::default()
         },
         _ => Operands::default(),
+    })
+}
+
+/// `immHalfSplitoff` is an immediate (§9.7.16.8.3 syntax line; ptxas: "must be constant").
+fn split_imm(o: &Operand<'_>) -> Result<u32, (RuleId, String)> {
+    imm(o).map(as_u32).ok_or_else(|| {
+        (
+            RuleId::LdstSplitoff,
+            format!("immHalfSplitoff must be an immediate, not {o}"),
+        )
     })
 }
 
