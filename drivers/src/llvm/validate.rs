@@ -338,24 +338,32 @@ pub fn compare(src: &Trace, out: &Trace, observed: &[Range<u64>]) -> Vec<String>
             ));
         }
     }
-    // 4. A use of an ld's value comes after a wait::ld that follows the ld.
-    for (s, e) in out.events.iter().enumerate() {
-        let Event::Store { value, line, .. } = e else {
-            continue;
-        };
-        let Some(id) = interp::tag_ld(*value) else {
-            continue;
-        };
-        let Some(&l) = out.ld_at.get(&id) else {
-            continue;
-        };
-        let waited = out.events[l..s].iter().any(|e| {
-            matches!(e, Event::Tc { form: Form::Wait(w), .. } if w.op == tcgen05_ir::qual::WaitOp::Ld)
-        });
-        if l < s && !waited {
+    // 4. A use of an ld's value comes after a wait::ld that follows the ld, unless the source
+    // uses it before its wait too: a true register dependency on an ld result needs no wait
+    // (reference §4.4, MCM-LD-REGDEP), so such a use is the source's own, not the compiler's.
+    let early = |t: &Trace| -> Vec<(u32, u64, u32)> {
+        t.events
+            .iter()
+            .enumerate()
+            .filter_map(|(s, e)| {
+                let Event::Store { value, addr, line, .. } = e else {
+                    return None;
+                };
+                let id = interp::tag_ld(*value)?;
+                let &l = t.ld_at.get(&id)?;
+                let waited = t.events[l..s].iter().any(|e| {
+                    matches!(e, Event::Tc { form: Form::Wait(w), .. } if w.op == tcgen05_ir::qual::WaitOp::Ld)
+                });
+                (l < s && !waited).then_some((id, *addr, *line))
+            })
+            .collect()
+    };
+    let in_source: Vec<(u32, u64)> = early(src).into_iter().map(|(i, a, _)| (i, a)).collect();
+    for (id, addr, line) in early(out) {
+        if !in_source.contains(&(id, addr)) {
             found.push(format!(
                 "the value of the ld at compiled line {} is stored at line {line} before any tcgen05.wait::ld",
-                out.events[l].line()
+                out.events[out.ld_at[&id]].line()
             ));
         }
     }

@@ -18,15 +18,15 @@ pub mod heatmap;
 pub mod junit;
 pub mod markdown;
 pub mod regression;
-pub mod words;
 pub mod skips;
+pub mod words;
 
 pub use behaviours::{BehaviourRow, Behaviours};
 pub use coverage::{Cell, Coverage, RuleSet};
 pub use junit::junit;
 pub use markdown::markdown;
-pub use words::WordCounts;
 pub use skips::{SkipOutlier, skip_outliers};
+pub use words::WordCounts;
 
 use crate::diff::{SkipReason, Verdict};
 use serde::{Deserialize, Serialize};
