@@ -218,6 +218,15 @@ impl Foot {
         }
     }
 
+    /// The cells both footprints hold.
+    fn meet(&self, o: &Foot) -> Option<Foot> {
+        self.overlaps(o).then(|| Foot {
+            slot: self.slot,
+            lanes: (self.lanes.0.max(o.lanes.0), self.lanes.1.min(o.lanes.1)),
+            cols: (self.cols.0.max(o.cols.0), self.cols.1.min(o.cols.1)),
+        })
+    }
+
     fn overlaps(&self, o: &Foot) -> bool {
         self.slot == o.slot
             && self.lanes.0 < o.lanes.1
@@ -800,6 +809,16 @@ impl<'a> Walker<'a> {
         if cg(x.op) != cg(y.op) {
             return;
         }
+        // The cells whose values depend on the pair's order: all of y's for an MMA that reads
+        // x's cells or accumulates on x's D; where a shift and a later op both write, only
+        // the cells they share (an MMA's columns beyond the shifted 256 bits do not depend
+        // on the shift).
+        let fy = match (x.op, y.op) {
+            (Op::Shift { taddr, .. }, Op::Mma(_) | Op::Cp { .. }) => {
+                shift_foot(taddr).zip(fy).and_then(|(a, b)| a.meet(&b))
+            }
+            _ => fy,
+        };
         let (s, c) = match (x.op, y.op) {
             (Op::Mma(a), Op::Mma(b)) if same_cell(&a.d, &b.d) => (B::PipeMmaMma, B::XPipeMmaMma),
             (Op::Cp { taddr, .. }, Op::Mma(b)) if mma_reads(b).any(|t| same_cell(&t, taddr)) => {
@@ -809,7 +828,7 @@ impl<'a> Walker<'a> {
                 (B::PipeShiftMma, B::XPipeShiftMma)
             }
             (
-                Op::Shift { taddr, .. },
+                Op::Shift { .. },
                 Op::Cp {
                     form:
                         CpForm {
@@ -818,12 +837,7 @@ impl<'a> Walker<'a> {
                         },
                     ..
                 },
-            ) if shift_foot(taddr)
-                .zip(fy)
-                .is_some_and(|(a, b)| a.overlaps(&b)) =>
-            {
-                (B::PipeShiftCp, B::XPipeShiftCp)
-            }
+            ) if fy.is_some() => (B::PipeShiftCp, B::XPipeShiftCp),
             (Op::Mma(a), Op::Shift { taddr, .. }) if same_cell(&a.d, taddr) => {
                 (B::PipeMmaShift, B::XPipeMmaShift)
             }
