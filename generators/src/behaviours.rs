@@ -140,6 +140,32 @@ behaviours! {
     FenceAfter => "fence::after_thread_sync", "§9.7.16.11.1; FENCE-AFTER";
 }
 
+/// A few rows of one op, without allocating (an op has at most 16).
+#[derive(Default)]
+struct Rows {
+    v: [Option<B>; 16],
+    n: usize,
+}
+
+impl Rows {
+    fn push(&mut self, b: B) {
+        if self.n < self.v.len() {
+            self.v[self.n] = Some(b);
+            self.n += 1;
+        }
+    }
+
+    fn extend(&mut self, b: Option<B>) {
+        if let Some(b) = b {
+            self.push(b);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = B> + '_ {
+        self.v[..self.n].iter().flatten().copied()
+    }
+}
+
 /// A set of rows (bit `i`: `B::ALL[i]`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BSet(pub u128);
@@ -178,7 +204,17 @@ pub struct Watch {
     pub words: (u16, u16),
 }
 
-/// What [`analyse`] finds in a program.
+impl Watch {
+    /// The record it names, as a sort key: functions first, then warps, then the site.
+    pub fn key(&self) -> (bool, usize, u32) {
+        match self.code {
+            CodeRef::Func(f) => (false, f, self.site),
+            CodeRef::Warp(w) => (true, w, self.site),
+        }
+    }
+}
+
+/// What [`analyse`] finds in a program (watches sorted by [`Watch::key`]).
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
     /// Rows the program exercises.
@@ -216,6 +252,15 @@ impl Foot {
             }),
             TBase::Abs => None,
         }
+    }
+
+    /// The cells both footprints hold.
+    fn meet(&self, o: &Foot) -> Option<Foot> {
+        self.overlaps(o).then(|| Foot {
+            slot: self.slot,
+            lanes: (self.lanes.0.max(o.lanes.0), self.lanes.1.min(o.lanes.1)),
+            cols: (self.cols.0.max(o.cols.0), self.cols.1.min(o.cols.1)),
+        })
     }
 
     fn overlaps(&self, o: &Foot) -> bool {
@@ -290,6 +335,7 @@ pub fn analyse(p: &Program) -> Analysis {
         w.list(code, CodeRef::Warp(i), &mut n);
     }
     w.finish();
+    w.out.watches.sort_unstable_by_key(|x| x.key());
     w.out
 }
 
@@ -426,7 +472,7 @@ impl<'a> Walker<'a> {
         let ex = &mut self.out.exercised;
         match op {
             Op::Ld { form, .. } => {
-                let mut rows = Vec::with_capacity(6);
+                let mut rows = Rows::default();
                 rows.extend(ld_row(form.shape));
                 rows.extend(num_row(form.num));
                 if form.pack.is_some() {
@@ -457,13 +503,13 @@ impl<'a> Walker<'a> {
                 if !waited {
                     rows.push(B::LdRegDep);
                 }
-                for r in rows {
+                for r in rows.iter() {
                     ex.insert(r);
                     self.out.watches.push(whole(r, code, site));
                 }
             }
             Op::St { form, taddr, .. } => {
-                let mut rows = Vec::with_capacity(3);
+                let mut rows = Rows::default();
                 rows.extend(st_row(form.shape));
                 rows.extend(num_row(form.num));
                 if form.pack.is_some() {
@@ -489,7 +535,7 @@ impl<'a> Walker<'a> {
                         break;
                     }
                 }
-                for r in rows {
+                for r in rows.iter() {
                     ex.insert(r);
                     if let Some(k) = reader {
                         self.out.watches.push(whole(r, code, k));
@@ -585,26 +631,29 @@ impl<'a> Walker<'a> {
                 .iter()
                 .any(|(c, p, k)| *c == a.code && *p < a.pos && *k == FenceKind::AfterThreadSync);
         }
-        for (c, p, k) in &fences {
+        for (c, _, k) in &fences {
             let row = match k {
                 FenceKind::BeforeThreadSync => B::FenceBefore,
                 FenceKind::AfterThreadSync => B::FenceAfter,
             };
+            if self.out.exercised.contains(row) {
+                // One fence of each kind names the records (the row is the same).
+                continue;
+            }
             self.out.exercised.insert(row);
             // The lds after the fence in its code (after), or in other codes (before).
-            let idx: Vec<(CodeRef, u32)> = self
+            let out = &mut self.out;
+            for st in self
                 .sites
                 .iter()
-                .filter(|s| s.kind == SiteKindX::Ld)
-                .filter(|s| match k {
-                    FenceKind::AfterThreadSync => s.code == *c,
-                    FenceKind::BeforeThreadSync => s.code != *c,
+                .filter(|st| st.kind == SiteKindX::Ld)
+                .filter(|st| match k {
+                    FenceKind::AfterThreadSync => st.code == *c,
+                    FenceKind::BeforeThreadSync => st.code != *c,
                 })
-                .map(|s| (s.code, s.index))
-                .collect();
-            let _ = p;
-            for (code, site) in idx.into_iter().take(4) {
-                self.out.watches.push(whole(row, code, site));
+                .take(4)
+            {
+                out.watches.push(whole(row, st.code, st.index));
             }
         }
         // Allocations: the address records of their slot, and the lds of it.
@@ -725,7 +774,7 @@ impl<'a> Walker<'a> {
     }
 
     fn mma_rows(&mut self, m: &Mma, f: Option<Foot>) {
-        let mut rows = Vec::with_capacity(8);
+        let mut rows = Rows::default();
         rows.push(kind_row(m.form.kind));
         if matches!(m.a, MmaA::Tmem(_)) {
             rows.push(B::MmaATmem);
@@ -764,7 +813,7 @@ impl<'a> Walker<'a> {
         if Idesc::new(m.form.kind, m.idesc).k96() {
             rows.push(B::MmaK96);
         }
-        for r in rows {
+        for r in rows.iter() {
             self.mark(r, f, false);
         }
         if m.form.cta_group == CtaGroup::Two {
@@ -800,6 +849,16 @@ impl<'a> Walker<'a> {
         if cg(x.op) != cg(y.op) {
             return;
         }
+        // The cells whose values depend on the pair's order: all of y's for an MMA that reads
+        // x's cells or accumulates on x's D; where a shift and a later op both write, only
+        // the cells they share (an MMA's columns beyond the shifted 256 bits do not depend
+        // on the shift).
+        let fy = match (x.op, y.op) {
+            (Op::Shift { taddr, .. }, Op::Mma(_) | Op::Cp { .. }) => {
+                shift_foot(taddr).zip(fy).and_then(|(a, b)| a.meet(&b))
+            }
+            _ => fy,
+        };
         let (s, c) = match (x.op, y.op) {
             (Op::Mma(a), Op::Mma(b)) if same_cell(&a.d, &b.d) => (B::PipeMmaMma, B::XPipeMmaMma),
             (Op::Cp { taddr, .. }, Op::Mma(b)) if mma_reads(b).any(|t| same_cell(&t, taddr)) => {
@@ -809,7 +868,7 @@ impl<'a> Walker<'a> {
                 (B::PipeShiftMma, B::XPipeShiftMma)
             }
             (
-                Op::Shift { taddr, .. },
+                Op::Shift { .. },
                 Op::Cp {
                     form:
                         CpForm {
@@ -818,12 +877,7 @@ impl<'a> Walker<'a> {
                         },
                     ..
                 },
-            ) if shift_foot(taddr)
-                .zip(fy)
-                .is_some_and(|(a, b)| a.overlaps(&b)) =>
-            {
-                (B::PipeShiftCp, B::XPipeShiftCp)
-            }
+            ) if fy.is_some() => (B::PipeShiftCp, B::XPipeShiftCp),
             (Op::Mma(a), Op::Shift { taddr, .. }) if same_cell(&a.d, taddr) => {
                 (B::PipeMmaShift, B::XPipeMmaShift)
             }

@@ -825,7 +825,7 @@ impl<C: Choices> Builder<'_, C> {
             && !ws
             && (m == 128 || m == 256)
             && collector.is_none_or(|c| c.op == CollectorOp::Discard)
-            && self.c.percent(25);
+            && self.c.percent(cfg.ashift_pct);
         let form = MmaForm {
             ws,
             sp: sparse,

@@ -64,6 +64,9 @@ pub struct Config {
     /// Percent of flow windows that are 128 columns wide; flows there may use every `.num` up
     /// to `.x128` whatever `max_num` says (LDST-NUM, reference §2.6). Default: 4.
     pub wide_pct: u8,
+    /// Percent of MMAs with A in TMEM (M = 128/256, not ws or block-scaled, no collector
+    /// fill/use) issued with `.ashift` (MMA-ASHIFT-*, reference §3.7). Default: 25.
+    pub ashift_pct: u8,
     /// Percent of `cta_group::1` MMA plans whose first async ops another warp issues before
     /// the barrier (pipelined pairs across threads, reference §4.4 row 3). Default: 25.
     pub cross_pct: u8,
@@ -130,6 +133,7 @@ impl Default for Config {
             max_num: Num::X8,
             pack_pct: 10,
             wide_pct: 4,
+            ashift_pct: 25,
             cross_pct: 25,
             regdep_pct: 15,
             st_ld: true,
@@ -238,6 +242,7 @@ impl<'a> Arbitrary<'a> for Config {
             max_num: *u.choose(Num::LEGAL)?,
             pack_pct: u.int_in_range(0..=50)?,
             wide_pct: u.int_in_range(0..=20)?,
+            ashift_pct: u.int_in_range(0..=50)?,
             cross_pct: u.int_in_range(0..=50)?,
             regdep_pct: u.int_in_range(0..=50)?,
             st_ld: u.arbitrary()?,

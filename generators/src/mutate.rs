@@ -48,6 +48,9 @@ pub const ATTEMPTS: u64 = 64;
 /// `seed + 1`, ...) that `m.apply` can break. `None` if none of [`ATTEMPTS`] could be.
 pub fn near_miss(m: &Mutator, seed: u64) -> Option<Program> {
     let mut cfg = Config::default();
+    // No `.ashift` in base programs: mutators that change an MMA's kind, `.ws`, group or A
+    // operand would also break MMA-ASHIFT-* (a near miss breaks one rule).
+    cfg.ashift_pct = 0;
     (m.patch)(&mut cfg);
     for k in 0..ATTEMPTS {
         let mut c = SeedChoices::new(seed.wrapping_add(k));
@@ -1241,17 +1244,29 @@ fn m_wait_scope(p: &mut Program, c: &mut dyn Choices) -> bool {
         code.iter()
             .any(|s| matches!(s, Stmt::Tc(op) if is_plain_ld(op)))
     };
-    // A warp whose loads are all top level, each followed by its wait::ld.
-    let cands: Vec<usize> = (0..n)
-        .filter(|&w| {
-            let code = &p.warps[w];
-            loads(code)
-                && (0..code.len()).all(|i| {
+    // A warp whose loads are all top level, each followed by its wait::ld (an ld nested in a
+    // loop, such as a register-dependency flow's, has a wait::ld after its loop that would
+    // still complete the top-level loads).
+    let nested = |code: &[Stmt]| {
+        code.iter().any(|s| {
+            matches!(s, Stmt::Loop { .. } | Stmt::If { .. } | Stmt::Call(_))
+                && walk::contains(
+                    p,
+                    std::slice::from_ref(s),
+                    &|t| matches!(t, Stmt::Tc(op) if is_plain_ld(op)),
+                )
+        })
+    };
+    let cands: Vec<usize> =
+        (0..n)
+            .filter(|&w| {
+                let code = &p.warps[w];
+                loads(code) && !nested(code) && (0..code.len()).all(|i| {
                     !matches!(&code[i], Stmt::Tc(op) if is_plain_ld(op))
                         || matches!(code.get(i + 1), Some(Stmt::Tc(op)) if is_wait(op, WaitOp::Ld))
                 })
-        })
-        .collect();
+            })
+            .collect();
     let Some(&w) = cands.get(c.below(cands.len().max(1) as u32) as usize) else {
         return false;
     };

@@ -37,7 +37,13 @@ pub fn observed(a: &Analysis, e: &Expected) -> BSet {
         return out;
     }
     for item in &e.obs {
-        for w in &a.watches {
+        // The watches of this record: a range of the sorted list.
+        let key = match item.key.site {
+            SiteRef::Warp(i) => (true, usize::from(item.key.warp), i),
+            SiteRef::Func { func, index } => (false, usize::from(func), index),
+        };
+        let start = a.watches.partition_point(|w| w.key() < key);
+        for w in a.watches[start..].iter().take_while(|w| w.key() == key) {
             if out.contains(w.row) || !matches(w, item) {
                 continue;
             }
