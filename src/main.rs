@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// mimalloc: the oracle and the simulator allocate small vectors per case; the system
-/// allocator's share of `expect` was ~17% (perf, session 3), mimalloc's is a fraction of it.
+/// allocator's share of `expect` was ~17% under perf, mimalloc's is a fraction of it.
 /// Through its plain entry points where they align enough (`alloc.rs`).
 #[global_allocator]
 static GLOBAL: alloc::Mimalloc = alloc::Mimalloc;

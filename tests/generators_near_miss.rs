@@ -1,5 +1,5 @@
 //! Every near-miss mutator of `tcgen05-generators` against `tcgen05-oracle`: the oracle must
-//! flag exactly the rule the mutator names (ARCHITECTURE.md rule 2), in the edition that
+//! flag exactly the rule the mutator names (docs/architecture.md rule 2), in the edition that
 //! states the rule.
 
 use tcgen05_generators::mutate::{ATTEMPTS, EditionHint, MUTATORS, Mutator, near_miss};
@@ -50,13 +50,13 @@ fn static_near_misses_are_flagged_with_exactly_their_rule() {
 /// Race rules for which the oracle (at the time of writing) marks the raced values unspecified
 /// but cites a more general rule. From the spec, the mutator's rule is the specific one:
 /// reported to the oracle's author, and checked here by the values instead. Empty since the
-/// oracle cites WAIT-SCOPE and MCM-XTHREAD-NONPIPE itself (session 3).
+/// oracle cites WAIT-SCOPE and MCM-XTHREAD-NONPIPE itself.
 const CITES_ANOTHER_RULE: &[(RuleId, &str)] = &[];
 
 /// Race rules the oracle (at the time of writing) does not see at all: no verdict, record or
 /// rule changes between the base and the mutant. Reported to the oracle's author; the test
 /// prints them instead of failing, and fails again once a rule leaves this list. Empty since
-/// the oracle reads an MMA's A operand in TMEM (session 3).
+/// the oracle reads an MMA's A operand in TMEM.
 const ORACLE_BLIND: &[(RuleId, &str)] = &[];
 
 /// The base program `near_miss(m, seed)` mutated, rebuilt the way `near_miss` builds it.

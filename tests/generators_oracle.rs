@@ -1,4 +1,4 @@
-//! Cross-tests of `tcgen05-generators` against `tcgen05-oracle` (ARCHITECTURE.md rule 2): the
+//! Cross-tests of `tcgen05-generators` against `tcgen05-oracle` (docs/architecture.md rule 2): the
 //! generator's own legality tracking is checked by the independent oracle.
 
 use tcgen05_generators::{Config, case_seed, valid_program};

@@ -5,7 +5,7 @@
 //! to choose versions; default: the oldest and the newest installed).
 //!
 //! Modes, for each version and case mix:
-//! - `per-case -O3`: one process per case at ptxas's default level (session 1's baseline);
+//! - `per-case -O3`: one process per case at ptxas's default level (the unbatched baseline);
 //! - `per-case -O0`: one process per case at the verdict level (`CompileOptions::verdict`,
 //!   what the campaign and the `ptxas@` targets use; `tests/ptxas_compile.rs` checks that it
 //!   gives the default level's verdicts);

@@ -1,4 +1,4 @@
-//! `compare(expected, outcome) -> Verdict`: the differential engine (HABITS.md 5: three
+//! `compare(expected, outcome) -> Verdict`: the differential engine (three
 //! outcomes; only one side failing is always a discrepancy).
 //!
 //! [`compare`] also takes the program, because reading an observation buffer needs its layout

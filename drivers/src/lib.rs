@@ -1,6 +1,6 @@
 //! `tcgen05-drivers`: the targets that run cases (`sim`, `ptxas@<version>`, `cuda`, `cuda-emu`,
 //! `external:<command>`), the differential engine, the minimizer, the findings store and the
-//! campaign engine (ARCHITECTURE.md, "Targets").
+//! campaign engine (docs/architecture.md, "Targets").
 #![deny(missing_docs)]
 
 pub mod campaign;

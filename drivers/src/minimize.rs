@@ -1,4 +1,4 @@
-//! The minimizer: a builder of smaller candidates plus a predicate (HABITS.md 8, after
+//! The minimizer: a builder of smaller candidates plus a predicate (after
 //! wasm-shrink).
 //!
 //! [`minimize`] keeps a current case and tries candidates in a fixed order of passes, each

@@ -1,4 +1,4 @@
-//! `Outcome`: what a target reports for one case (ARCHITECTURE.md, vocabulary "outcome").
+//! `Outcome`: what a target reports for one case (docs/architecture.md, vocabulary "outcome").
 //!
 //! A compile-only target (ptxas) reports one of the compile outcomes: [`Outcome::Accepted`],
 //! [`Outcome::AcceptedWithWarnings`], [`Outcome::Rejected`], [`Outcome::Crashed`],

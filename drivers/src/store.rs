@@ -1,4 +1,4 @@
-//! The findings store: one folder per discrepancy signature (ARCHITECTURE.md rule 8).
+//! The findings store: one folder per discrepancy signature (docs/architecture.md rule 8).
 //!
 //! ```text
 //! <root>/<signature id>/

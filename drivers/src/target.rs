@@ -29,7 +29,7 @@
 //! pub fn candidates() -> Vec<TargetInfo>;
 //! ```
 //!
-//! and [`resolve`] and [`available_targets`] call them (the `ptxas` and `cuda` modules do) (HABITS.md 6: optional back ends return
+//! and [`resolve`] and [`available_targets`] call them (the `ptxas` and `cuda` modules do) (optional back ends return
 //! `None` or `Unavailable`, never fail to build).
 
 use crate::outcome::Outcome;

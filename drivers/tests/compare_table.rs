@@ -1,7 +1,7 @@
 //! Every row of the decision table of `tcgen05_drivers::diff` (its module documentation), for
 //! every outcome kind, and the observation comparison at every word of every lane's record.
 //!
-//! The expected verdicts are written out here from the table (HABITS.md 5: three outcomes;
+//! The expected verdicts are written out here from the table (three outcomes;
 //! only one side failing is a discrepancy), not taken from `compare`: [`want`] is the table,
 //! and each outcome kind meets each kind of expectation. The observation buffers are built from
 //! the oracle's expectation of the ISA's own example program (reference §3.1), then changed one

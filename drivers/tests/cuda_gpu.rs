@@ -317,7 +317,7 @@ fn wait_loop_ptx(try_: &str, sleep_ns: u32, tries: u32) -> String {
 
 /// How long one try of a bounded mbarrier wait takes when nobody arrives, for the wait
 /// instructions the harness could use: `try_wait` (what the IR printer emits, the `cuda`
-/// target's code), `try_wait` with a 100 ns `suspendTimeHint` (session 1's emulation) and
+/// target's code), `try_wait` with a 100 ns `suspendTimeHint` (the emulation's first lowering) and
 /// `test_wait` with a `nanosleep` after each failed try (the emulation now). A bounded wait of 2^20 tries (the generators' bound) must
 /// give up inside the watchdog for the oracle's "gives up" expectation to be observable; this
 /// says, per instruction, how long 2^20 tries take on this device.
@@ -343,7 +343,7 @@ fn mbarrier_wait_try_times() {
             0,
         ),
         (
-            "try_wait, suspendTimeHint 100 ns (cuda-emu, session 1)".to_string(),
+            "try_wait, suspendTimeHint 100 ns (cuda-emu's first lowering)".to_string(),
             "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 %p2, [bar], 0, 100;",
             0,
         ),

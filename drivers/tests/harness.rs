@@ -35,7 +35,7 @@ fn compare_follows_the_three_valued_table() {
         }],
         words: vec![],
     };
-    // A hang where the spec requires completion (HABITS.md 5: only one side failing).
+    // A hang where the spec requires completion (only one side failing).
     let v = diff::compare(&p, &expected(RunVerdict::Completes), &hung);
     assert!(
         matches!(v, Verdict::Discrepancy(d) if d.kind == DiscrepancyKind::HangWhereCompletionRequired)

@@ -3,7 +3,7 @@
 //! scheduler. Two things are findings:
 //!
 //! - the oracle flags a static violation in a program the generator built as valid
-//!   (ARCHITECTURE.md rule 2: the generator's legality tracking and the oracle disagree);
+//!   (docs/architecture.md rule 2: the generator's legality tracking and the oracle disagree);
 //! - `compare(expect(p), sim(p))` is a discrepancy (rule 1: the oracle and the simulator
 //!   disagree).
 

@@ -1,5 +1,5 @@
 //! The logic of every fuzz target, as library functions `run(u) -> arbitrary::Result<()>`
-//! (HABITS.md 1): the binaries in `fuzz_targets/` are a few lines of glue, and each module has
+//!: the binaries in `fuzz_targets/` are a few lines of glue, and each module has
 //! a seeded smoke test so that `cargo test` exercises every fuzzer.
 #![deny(missing_docs)]
 

@@ -2,7 +2,7 @@
 //! suit it, the mutation), checked two ways:
 //!
 //! - the oracle flags the rule the mutator broke and, for static rules, no other static rule
-//!   (ARCHITECTURE.md rule 2; `tests/generators_near_miss.rs` checks the same on fixed seeds);
+//!   (docs/architecture.md rule 2; `tests/generators_near_miss.rs` checks the same on fixed seeds);
 //! - the simulator runs it without a discrepancy: an ill-formed or undefined program is skipped,
 //!   and a blocking near miss that the oracle says must deadlock must hang.
 
@@ -167,7 +167,7 @@ mod tests {
     use tcgen05_generators::mutate::{by_name, near_miss};
 
     /// `ld-before-wait-st` (MCM-ST-BEFORE-USE) on 300 seeded bases: the oracle names the rule
-    /// on every one. Before session 3's fix it did not on 16 of them: the moved st rewrote
+    /// on every one. Without the mutator's fix it did not on 16 of them: the moved st rewrote
     /// cells with the data an earlier st of the same seed had put there, or sat in a loop whose
     /// last iteration (the one recorded) rewrote the previous iteration's data; an overwrite
     /// with equal data is no visible race (reference §6 MCM-ST-BEFORE-USE: "race →

@@ -1,5 +1,5 @@
 //! The swarm [`Config`]: which parts of the tcgen05 language a run of the builder may use
-//! (HABITS.md 2, after wasm-smith's `Config`). `Default` is a sane mix; `Arbitrary` draws a
+//! (after wasm-smith's `Config`). `Default` is a sane mix; `Arbitrary` draws a
 //! *swarm* configuration (random subsets of every list, random rates), so that a campaign also
 //! explores programs that use few features intensely; [`Config::sanitize`] only removes.
 

@@ -1,5 +1,5 @@
 //! Coverage keys: one string per instruction form the builder claims to generate, so a test can
-//! show that a configuration reaches every one of them (HABITS.md 3: "test that every
+//! show that a configuration reaches every one of them ("test that every
 //! operation kind is reached").
 //!
 //! A key names the form at the granularity the builder chooses it: the opcode with its

@@ -15,7 +15,7 @@
 //! - [`behaviours`]: the behaviour inventory, and which observed words each behaviour wrote;
 //! - [`stmts`], [`mmaenc`], [`target`], [`walk`]: the generator's own tables of legal forms,
 //!   encodings and target gating (reference §1-§3), and statement paths. None of this uses
-//!   the oracle (ARCHITECTURE.md rule 2): the cross-tests live in the root `tests/generators_*`.
+//!   the oracle (docs/architecture.md rule 2): the cross-tests live in the root `tests/generators_*`.
 #![deny(missing_docs)]
 
 pub mod behaviours;

@@ -1443,7 +1443,7 @@ fn m_nonincreasing(p: &mut Program, _: &mut dyn Choices) -> bool {
 }
 
 /// MCM-LD-WAR: the last `wait::ld` of a warp removed, so its last ld may still be reading when
-/// the allocation is freed (ORACLE-MODEL.md: a dealloc not ordered after the read).
+/// the allocation is freed (docs/architecture.md, "The oracle's run model": a dealloc not ordered after the read).
 fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
     let start = c.below(p.warps.len() as u32) as usize;
     for k in 0..p.warps.len() {
@@ -1472,7 +1472,7 @@ fn m_ld_war(p: &mut Program, c: &mut dyn Choices) -> bool {
 /// MCM-ST-BEFORE-USE: an ld of cells an st of the same warp wrote, with the `wait::st` moved
 /// after the ld (the write is not complete when it is read).
 ///
-/// The race must be visible in the values the ld records (ORACLE-MODEL.md: a race makes the
+/// The race must be visible in the values the ld records (docs/architecture.md, "The oracle's run model": a race makes the
 /// raced words unspecified only where the alternatives differ), so:
 /// - the st is not inside a loop: the record holds the last iteration, whose "before" value is
 ///   the previous iteration's store of the same data;

@@ -1,5 +1,5 @@
 //! The observation buffer: one documented layout that every target fills, so comparing a run
-//! with the oracle is one function (ARCHITECTURE.md, "Observations").
+//! with the oracle is one function (docs/architecture.md, "Observations").
 //!
 //! # Layout
 //!

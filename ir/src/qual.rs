@@ -1,7 +1,7 @@
 //! Qualifier keywords of the tcgen05 family: one table per qualifier, from which the enum, its
-//! PTX spelling (printer) and its parse (parser) all come (HABITS.md 4: one op table, many views).
+//! PTX spelling (printer) and its parse (parser) all come (one op table, many views).
 //!
-//! Each table cites the syntax line of the reference (`shared/spec/tcgen05-reference.md` §3) it
+//! Each table cites the syntax line of the reference (`docs/reference.md` §3) it
 //! transcribes. The tables are deliberately *permissive*: they also hold spellings that some rule
 //! forbids in some position (e.g. `.pack::16b` on a store), because near-miss programs must be
 //! able to say them; the oracle's static check decides legality, never the IR.

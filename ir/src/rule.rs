@@ -1,4 +1,4 @@
-//! Rule identifiers: one per row of the rules catalogue, `shared/spec/tcgen05-reference.md` §6.
+//! Rule identifiers: one per row of the rules catalogue, `docs/reference.md` §6.
 //!
 //! The IR holds only the names, so that a [`crate::Case`] can say which rule a near-miss
 //! program breaks without the generators depending on the oracle. What each rule means (its

@@ -2,7 +2,7 @@
 //! change leaves every result identical.
 //!
 //! The cases are `.case` files written by `tcgen05-fuzz generate` (the oracle does not depend
-//! on the generators, ARCHITECTURE.md rule 1), e.g.
+//! on the generators, docs/architecture.md rule 1), e.g.
 //!
 //! ```text
 //! tcgen05-fuzz generate --mixed --count 20000 --seed 0 --out /tmp/s4o/mixed

@@ -1,6 +1,6 @@
 //! The rules catalogue (reference §6) as data: one [`Row`] per [`RuleId`], in catalogue order.
 //!
-//! The rows transcribe the table of `shared/spec/tcgen05-reference.md` §6 (columns ID, Rule,
+//! The rows transcribe the table of `docs/reference.md` §6 (columns ID, Rule,
 //! Kind, Instr, Section, Consequence, Src). A test parses the markdown table and compares ids,
 //! kinds, sections, consequences and provenance, so the two cannot drift.
 

@@ -6,7 +6,7 @@
 //!   observation record, the leak status, each with the rules that decided it.
 //!
 //! The oracle depends only on `tcgen05-ir` and shares no code with the generators or the
-//! simulator (ARCHITECTURE.md, rules 1-4). Where the spec is silent (reference §7) it answers
+//! simulator (docs/architecture.md, rules 1-4). Where the spec is silent (reference §7) it answers
 //! unspecified.
 #![deny(missing_docs)]
 

@@ -1,5 +1,5 @@
 //! The oracle's public vocabulary: editions, options, violations and the expected outcome of a
-//! run (ORACLE-MODEL.md, "Output of expect"). The differential engine (`drivers/src/diff.rs`)
+//! run (docs/architecture.md, "The oracle's run model"). The differential engine (`drivers/src/diff.rs`)
 //! consumes these types; every item carries the [`RuleId`]s that decided it.
 
 use serde::{Deserialize, Serialize};
@@ -186,7 +186,7 @@ pub struct BlockSite {
     pub reason: String,
 }
 
-/// The expected run outcome (ORACLE-MODEL.md, "Output of expect").
+/// The expected run outcome (docs/architecture.md, "The oracle's run model").
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RunVerdict {
     /// The run completes under every schedule the spec allows.

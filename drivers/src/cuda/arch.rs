@@ -220,7 +220,7 @@ pub fn classify(code: u32) -> FaultClass {
 }
 
 /// Whether an error poisons the CUDA context ("sticky"): every later call in that context
-/// fails, so the worker must be killed and respawned (ARCHITECTURE.md rule 5). Launch-time
+/// fails, so the worker must be killed and respawned (docs/architecture.md rule 5). Launch-time
 /// configuration errors (too many resources, invalid value) are not sticky.
 pub fn is_sticky(code: u32) -> bool {
     matches!(

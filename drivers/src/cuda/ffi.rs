@@ -4,7 +4,7 @@
 //! Every entry point is declared here with a `u32` result instead of cudarc's `CUresult`
 //! enum: a newer driver may return a code the bindings do not list (a Rust enum holding an
 //! unlisted value would be undefined behaviour), and the harness must classify every code it
-//! gets (HABITS.md 7: FFI errors are data). Types of structures (`CUlaunchConfig`,
+//! gets (FFI errors are data). Types of structures (`CUlaunchConfig`,
 //! `CUlaunchAttribute`) come from cudarc's CUDA 12.8 bindings, the first with Blackwell.
 #![expect(
     unsafe_code,

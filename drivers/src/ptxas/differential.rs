@@ -2,7 +2,7 @@
 //! `tcgen05_oracle::check` (an ill-formed case accepted, a well-formed case rejected), and the
 //! versions against each other (the range of versions that accept a case).
 //!
-//! Verdicts are three-valued (ARCHITECTURE.md rule 3):
+//! Verdicts are three-valued (docs/architecture.md rule 3):
 //! - a static violation of a rule with provenance D (derived, reference §0) never makes a
 //!   discrepancy: the oracle is not sure enough;
 //! - a rejection that says the ptxas does not know the module's `.version` or `.target` is a

@@ -1,6 +1,6 @@
 //! Finding ptxas binaries and their versions.
 //!
-//! Three sources, in this order (ARCHITECTURE.md, "Targets"):
+//! Three sources, in this order (docs/architecture.md, "Targets"):
 //! 1. the install folder made by `scripts/setup-ptxas`: `<root>/.tools/cuda/<ver>/bin/ptxas`,
 //!    where `<root>` is `$TCGEN05_ROOT`, or else the first ancestor of the current directory or
 //!    of the running executable's directory that holds `.tools/cuda`;

@@ -1,4 +1,4 @@
-//! A small greedy reducer for compile-only findings (HABITS.md 8: a builder plus a predicate).
+//! A small greedy reducer for compile-only findings (a builder plus a predicate).
 //!
 //! The shared minimizer (`crate::minimize`) is the general one; this one serves the ptxas
 //! campaign, whose predicate ("ptxas still disagrees with the oracle with the same signature")

@@ -1123,7 +1123,7 @@ fn f16_to_f32_special(h: u16) -> f32 {
 
 /// f32 to IEEE binary16, rounding to nearest even, by bit arithmetic (identical to the
 /// earlier `log2`/`powi` formulation for every one of the 2^32 inputs, checked exhaustively
-/// when it was replaced in session 6).
+/// when it was replaced).
 pub fn f32_to_f16(x: f32) -> u16 {
     let bits = x.to_bits();
     let sign = ((bits >> 16) & 0x8000) as u16;

@@ -1,7 +1,7 @@
-//! The `sim` target: an operational simulator of tcgen05 (ARCHITECTURE.md, "Targets").
+//! The `sim` target: an operational simulator of tcgen05 (docs/architecture.md, "Targets").
 //!
 //! It steps through **one concrete execution** of a program under a scheduler, and shares no
-//! semantic code with the oracle (ARCHITECTURE.md rule 1): it uses only the IR, the
+//! semantic code with the oracle (docs/architecture.md rule 1): it uses only the IR, the
 //! observation layout (`tcgen05_ir::observe`) and the written data
 //! (`tcgen05_ir::values::{st_value, st_coeffs, fill_word}`).
 //!

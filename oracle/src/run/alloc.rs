@@ -1,4 +1,4 @@
-//! The allocation model (reference §2.3, §3.1; ORACLE-MODEL.md "Allocation and blocking").
+//! The allocation model (reference §2.3, §3.1; docs/architecture.md, "The oracle's run model").
 //!
 //! Per CTA (or per SM under [`CoResidency::SharedSm`], OQ-7): capacity 512 columns in units
 //! of 32; the allocation permit (RELQ-CTA-WIDE, ALLOC-AFTER-RELINQUISH); the non-increasing

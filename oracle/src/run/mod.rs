@@ -1,4 +1,4 @@
-//! `expect`: the run semantics (reference §2-§5, ORACLE-MODEL.md).
+//! `expect`: the run semantics (reference §2-§5, docs/architecture.md, "The oracle's run model").
 //!
 //! 1. [`unroll`]: every warp of every CTA as an event list;
 //! 2. [`sync`]: vector clocks (happens-before) in one pass, no interleavings;

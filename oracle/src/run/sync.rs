@@ -1,4 +1,4 @@
-//! Happens-before with vector clocks (ORACLE-MODEL.md, "Two orders"), computed by advancing
+//! Happens-before with vector clocks (docs/architecture.md, "The oracle's run model"), computed by advancing
 //! every warp's event list as far as synchronization allows; one pass, each event once, so
 //! the cost is O(events × warps) and no interleaving is enumerated.
 //!

@@ -1,5 +1,5 @@
 //! TMEM accesses, their order, and the values every `tcgen05.ld` may deliver (reference §4,
-//! ORACLE-MODEL.md "Values").
+//! docs/architecture.md, "The oracle's run model").
 //!
 //! A cell is (allocation, lane, column): the address alloc returns is opaque (OQ-1), so cells
 //! of different allocations are kept apart and accesses outside their allocation are

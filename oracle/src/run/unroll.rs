@@ -1,4 +1,4 @@
-//! Unrolling: every warp of every CTA as one straight event list (ORACLE-MODEL.md, "Events").
+//! Unrolling: every warp of every CTA as one straight event list (docs/architecture.md, "The oracle's run model").
 //!
 //! Bounded loops are unrolled, calls inlined, and CTA- or warp-uniform conditions resolved.
 //! Lane conditions split the warp: each event carries the mask of lanes that execute it. The
