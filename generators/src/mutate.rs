@@ -47,10 +47,12 @@ pub const ATTEMPTS: u64 = 64;
 /// A near-miss program for mutator `m` from `seed`: the first base program (seeds `seed`,
 /// `seed + 1`, ...) that `m.apply` can break. `None` if none of [`ATTEMPTS`] could be.
 pub fn near_miss(m: &Mutator, seed: u64) -> Option<Program> {
-    let mut cfg = Config::default();
     // No `.ashift` in base programs: mutators that change an MMA's kind, `.ws`, group or A
     // operand would also break MMA-ASHIFT-* (a near miss breaks one rule).
-    cfg.ashift_pct = 0;
+    let mut cfg = Config {
+        ashift_pct: 0,
+        ..Config::default()
+    };
     (m.patch)(&mut cfg);
     for k in 0..ATTEMPTS {
         let mut c = SeedChoices::new(seed.wrapping_add(k));
