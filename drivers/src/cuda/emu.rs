@@ -20,11 +20,12 @@
 //! | shift (§3.6) | rows `lane+0..30` move down one lane in 8 columns (OQ-16: our choice), in both CTAs for `::2` |
 //! | mbarrier wait (`MbarWait`: a loop of at most `max_tries` tries) | each try is one non-blocking `mbarrier.test_wait.parity.acquire` (the program's scope) and, if it fails, a `nanosleep` of [`TRY_SLEEP_NS`] (bounded by the PTX ISA at twice that), so 2^20 tries take 0.13 s on an H100. A `try_wait` instead suspends its thread for a system-dependent time per failing try: 3.95 us on an H100 (driver 580), and a `suspendTimeHint` does not shorten it (ptxas adds a `NANOSLEEP.SYNCS` of the hint after the same `SYNCS.PHASECHK.TRANS64.TRYWAIT`), so 2^20 tries took 4.1 s of GPU time, which time slices between the campaign's contexts stretched past a 10 s watchdog (docs/blackwell.md). The IR counts tries, not time, and the ISA lets a `try_wait` return false after any time limit, so a try that does not suspend keeps the program's meaning |
 //! | commit (§3.9) | the tracked operations completed at issue, so one `mbarrier.arrive.release.cluster` (count 1) on the named mbarrier, or on each CTA of `ctaMask` |
-//! | mma (§3.7) | completes at issue, by each issuing thread. For dense `cta_group::1`, M = 128, kinds f16 (f32 D) / tf32 / i8, A and B in shared memory K-major without swizzle: D = A·B (+ D·2^-scale) computed in f32 (s32 for i8) over the canonical layout (core matrices of 8 rows × 16 bytes, LBO along K, SBO along M/N) into data-path layout D (row m → lane m), skipping disabled output lanes. Every other form leaves D unchanged (its layouts are figures only, OQ-22/OQ-29) |
-//! | cp (§3.5) | completes at issue; the cells it would write keep their old values (layouts are figures only, OQ-17) |
+//! | mma (§3.7) | completes at issue, by each issuing thread. For dense `cta_group::1`, M = 128, kinds f16 (f32 D) / tf32 / i8, A and B in shared memory K-major without swizzle: D = A·B (+ D·2^-scale) computed in f32 (s32 for i8) over the canonical layout (core matrices of 8 rows × 16 bytes, LBO along K, SBO along M/N) into data-path layout D (row m → lane m), skipping disabled output lanes. A program with an MMA reading A from TMEM is `NotRun`; every other form leaves D unchanged (the oracle leaves those values unspecified: OQ-19/OQ-22) |
+//! | cp (§3.5) | not emulated: a program with a cp is `NotRun` with that reason |
 //!
 //! The 16-lane ld/st shapes map threads to cells as follows (the spec gives this only in
-//! figures, OQ-10): `.16x64b` thread t → lane t/2, column 2r + t%2; `.16x128b` register j of a
+//! figures, OQ-10; the maps of `oracle::run::ldst`, read off CUTLASS's `SM100_TMEM_LOAD_16dp*`
+//! layouts): `.16x64b` thread t → lane t/4 + 8(t%2), column 2r + (t/2)%2; `.16x128b` register j of a
 //! repetition → lane t/4 + 8j, column 4r + t%4; `.16x256b` register j → lane t/4 + 8(j/2),
 //! column 8r + 2(t%4) + j%2; `.16x32bx2` threads 0-15 use `taddr`, 16-31 `taddr + split`, lane
 //! t%16, column r.
@@ -245,6 +246,17 @@ fn check_supported(p: &Program) -> Result<(), Unsupported> {
             return;
         }
         match s {
+            // The cells a cp writes are not emulated (its layouts, multicasts and
+            // decompressions are not lowered), while the oracle computes them (reference §3.5):
+            // running such a program would report the emulation's gap as a discrepancy.
+            Stmt::Tc(Op::Cp { .. }) => {
+                err = Some("tcgen05.cp is not emulated (the cells it writes)".into());
+            }
+            // Likewise an MMA reading A from TMEM (the emulation computes only MMAs with A and
+            // B in shared memory, `mma_computed`).
+            Stmt::Tc(Op::Mma(m)) if mma_desc(m).is_none() => {
+                err = Some("tcgen05.mma with A in TMEM is not emulated".into());
+            }
             Stmt::Tc(Op::Mma(m)) => {
                 let regions = [mma_desc(m).map(|d| d.region), Some(m.b.region)];
                 if let Some(r) = regions
@@ -1346,8 +1358,7 @@ impl<'a> Body<'a> {
                 }
             }
             Op::Shift { form, taddr } => self.shift(form.cta_group, taddr),
-            // cp completes at issue; the cells it writes are not modelled (the layouts are
-            // figures, OQ-17): they keep their old values, which the spec leaves unspecified.
+            // Refused by `check_supported` (a program with a cp is not run).
             Op::Cp { .. } => {}
             Op::Mma(m) => self.mma(m),
         }
@@ -1680,14 +1691,23 @@ impl<'a> Body<'a> {
         let (tl, tc, base) = (self.r(), self.r(), self.r());
         let (lane_part, col_part) = match shape {
             LdStShape::S32x32b | LdStShape::S32x64b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
-            LdStShape::S16x64b => ("shr.u32 %rTL, %lane, 1;", "and.b32 %rTC, %lane, 1;"),
+            // lane t/4 + 8 (t mod 2), column (t/2) mod 2 (the oracle's derivation from the
+            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
+            LdStShape::S16x64b => (
+                "and.b32 %rTC, %lane, 1; shl.b32 %rTC, %rTC, 3; shr.u32 %rTL, %lane, 2; add.u32 %rTL, %rTL, %rTC;",
+                "shr.u32 %rTC, %lane, 1; and.b32 %rTC, %rTC, 1;",
+            ),
             LdStShape::S16x128b | LdStShape::S16x256b => {
                 ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
             }
             LdStShape::S16x32bx2 => ("and.b32 %rTL, %lane, 15;", "mov.u32 %rTC, 0;"),
         };
-        self.line(&lane_part.replace("%rTL", &format!("%r{tl}")));
-        self.line(&col_part.replace("%rTC", &format!("%r{tc}")));
+        let named = |p: &str| {
+            p.replace("%rTL", &format!("%r{tl}"))
+                .replace("%rTC", &format!("%r{tc}"))
+        };
+        self.line(&named(lane_part));
+        self.line(&named(col_part));
         if shape == LdStShape::S16x256b {
             self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
         }
@@ -2120,14 +2140,12 @@ mod tests {
             for op in p.ops() {
                 if let Op::Mma(m) = op
                     && mma_computed(m).is_some()
+                    // A program with a form the emulation does not model is refused whole.
+                    && let Ok(low) = lower(&p, &EmuConfig::default())
                 {
                     computed += 1;
                     assert!(
-                        lower(&p, &EmuConfig::default())
-                            .unwrap()
-                            .ptx
-                            .contains("fma.rn.f32")
-                            || m.form.kind == tcgen05_ir::MmaKind::I8
+                        low.ptx.contains("fma.rn.f32") || m.form.kind == tcgen05_ir::MmaKind::I8
                     );
                 }
             }
