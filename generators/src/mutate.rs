@@ -801,6 +801,9 @@ fn m_bs_kinds(p: &mut Program, c: &mut dyn Choices) -> bool {
     with_op(p, c, &|op| is_mma(op, false), &mut |op, _| {
         if let Op::Mma(m) = op {
             m.form.block_scale = true;
+            // What `.block_scale` forms cannot carry goes, so that only MMA-BS-KINDS breaks:
+            // `.ashift` (MMA-ASHIFT-ATMEM), disable-output-lane and scale-input-d.
+            m.form.ashift = false;
             m.disable_output_lane = None;
             m.scale_input_d = None;
             m.scale_a = Some(m.d);
