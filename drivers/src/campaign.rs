@@ -117,18 +117,6 @@ pub fn generated(config: tcgen05_generators::Config) -> impl FnMut(u64) -> Case 
     move |s| tcgen05_generators::valid_case(&config, s)
 }
 
-fn skip_name(r: &diff::SkipReason) -> String {
-    match r {
-        diff::SkipReason::Unspecified(_) => "unspecified".into(),
-        diff::SkipReason::TargetCannotRun(why) => {
-            format!("cannot run: {}", why.split(" (").next().unwrap_or(why))
-        }
-        diff::SkipReason::IllFormedProgram(_) => "ill-formed program".into(),
-        diff::SkipReason::WaitGaveUp => "mbarrier wait gave up".into(),
-        diff::SkipReason::Incomparable(w) => format!("incomparable: {w}"),
-    }
-}
-
 /// Runs a campaign. `source` makes the case of a case seed; `on_finding` sees each new finding.
 pub fn run(
     cfg: &CampaignConfig,
@@ -171,7 +159,9 @@ pub fn run(
                 t.wait_bound(),
             ) {
                 Verdict::Agree => stats.agree += 1,
-                Verdict::Skip(r) => *stats.skip.entry(skip_name(&r)).or_default() += 1,
+                Verdict::Skip(r) => {
+                    *stats.skip.entry(crate::report::skip_name(&r)).or_default() += 1
+                }
                 Verdict::Discrepancy(d) => {
                     *stats
                         .discrepancies

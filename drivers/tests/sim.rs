@@ -239,8 +239,9 @@ fn injected_faults_change_defined_outcomes() {
 fn a_pair_dealloc_waits_for_its_peer_only_in_the_ptx93_wording() {
     // The §2.5 example: the even CTA deallocates (::2) before a cluster barrier, the odd CTA
     // after it. PTX ISA 9.2/9.3 (DEALLOC-PAIR-BLOCK): the even CTA's dealloc may wait for the
-    // odd CTA's, which waits at the barrier for the even CTA: a wait cycle. The seed
-    // documents: "dealloc does not wait", so the program completes and frees every column.
+    // odd CTA's, which waits at the barrier for the even CTA: a wait cycle. The simulator's
+    // seeds wording takes the branch where the dealloc does not wait (allowed too: it "may"
+    // block), so the program completes and frees every column.
     let cg = CtaGroup::Two;
     let mut p = single_warp_roundtrip();
     p.launch.cluster_size = 2;

@@ -125,9 +125,10 @@ pub enum Sched {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wording {
     /// A `cta_group::2` dealloc blocks until the peer CTA's warp reaches its dealloc, then
-    /// frees the columns of both CTAs (DEALLOC-PAIR-BLOCK, the PTX ISA 9.2/9.3 text). When
-    /// false (the seed documents' text: "dealloc does not wait"), it frees the executing
-    /// CTA's columns at once and goes on.
+    /// frees the columns of both CTAs. When false, it frees the executing CTA's columns at
+    /// once and goes on. Both are allowed in both editions: the seed text and the 9.3 text
+    /// say a `::2` dealloc *may* block (DEALLOC-PAIR-BLOCK, §9.7.16.7.1); the simulator's
+    /// seeds wording takes the branch that does not wait.
     pub pair_dealloc_waits: bool,
     /// A `cta_group::2` relinquish_alloc_permit blocks until the peer CTA's warp reaches its
     /// relinquish, then removes both CTAs' permits (the 9.2/9.3 text: `::2` collectives may
