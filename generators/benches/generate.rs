@@ -17,7 +17,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     // The same with sparse MMAs off (their cp of FillElem::SpMeta metadata is the default
-    // config's only session-3 addition): the cost of sparse-by-default, same load.
+    // config's only addition to the dense stream): the cost of sparse-by-default, same load.
     let dense = Config {
         sparse_pct: 0,
         ..Config::default()
