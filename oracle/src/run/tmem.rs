@@ -1998,7 +1998,11 @@ impl<'a> Ctx<'_, 'a> {
             f.note("OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified");
         }
         for &a in &sc.before {
-            let w = &self.accs[sc.writers[a]];
+            // `sc` may hold the plan of an earlier read where a fast path did not plan this
+            // one: a note is only a diagnostic, so an index that does not fit is skipped.
+            let Some(w) = sc.writers.get(a).and_then(|&wi| self.accs.get(wi)) else {
+                continue;
+            };
             let why = match w.op {
                 Op::Mma(_) if w.mma.is_none() => {
                     "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
