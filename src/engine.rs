@@ -542,7 +542,23 @@ pub fn summary_of(s: &State, out: &Path) -> Summary {
     }
 }
 
+/// Counts a worker out when it ends, however it ends (done, an error, a panic), and wakes the
+/// monitor after the last one: without it the monitor would wait forever for a worker that
+/// returned early or panicked.
+struct WorkerDone<'a, 'b>(&'a Shared<'b>);
+
+impl Drop for WorkerDone<'_, '_> {
+    fn drop(&mut self) {
+        if self.0.workers_left.fetch_sub(1, Ordering::SeqCst) == 1
+            && let Some(t) = self.0.monitor.get()
+        {
+            t.unpark();
+        }
+    }
+}
+
 fn worker(sh: &Shared<'_>, w: usize) {
+    let _done = WorkerDone(sh);
     let mut targets = match build_targets_in(
         &sh.cfg.identity.targets,
         w,
@@ -635,11 +651,6 @@ fn worker(sh: &Shared<'_>, w: usize) {
                 .record(j.exercised, j.watched, j.observed, verdicts);
             s.done.insert(p);
         }
-    }
-    if sh.workers_left.fetch_sub(1, Ordering::SeqCst) == 1
-        && let Some(t) = sh.monitor.get()
-    {
-        t.unpark();
     }
 }
 
