@@ -121,6 +121,7 @@ pub fn section(id: RuleId) -> &'static str {
     match r.id {
         RuleId::GenTarget => "9.7.16.7.1-9.7.16.12.1 (Target ISA Notes of each instruction)",
         RuleId::GenPtxver => "9.7.16.7.1-9.7.16.12.1 (PTX ISA Notes of each instruction)",
+        RuleId::GenSyntax => "9.7.16.7.1-9.7.16.12.1 (Syntax of each instruction)",
         RuleId::GenSyncQual => "9.7.16.7.1, .8.3, .8.4, .8.5 (syntax)",
         RuleId::AllocDstStatespace => "9.7.16.7.1 (syntax)",
         RuleId::LdstType => "9.7.16.8.3, .8.4 (syntax)",
