@@ -347,7 +347,7 @@ fn rules_have_a_header_a_legend_and_section_numbers() {
     .unwrap();
     for row in j.as_array().unwrap() {
         let letter = row["provenance"].as_str().unwrap();
-        assert!(["S", "W", "D"].contains(&letter), "{row}");
+        assert!(["S", "W", "D", "P"].contains(&letter), "{row}");
         assert!(
             row["id"].as_str().unwrap().parse::<RuleId>().is_ok(),
             "{row}"

@@ -40,7 +40,7 @@ pub enum Provenance {
 }
 
 impl Provenance {
-    /// `S`, `W` or `D`.
+    /// `S`, `W`, `D` or `P`.
     pub fn letter(self) -> &'static str {
         match self {
             Provenance::Seeds => "S",

@@ -24,7 +24,7 @@ fn kind_word(k: Kind) -> &'static str {
 }
 
 /// What the S/W/D column means (reference §0, "Provenance markers").
-pub const PROVENANCE_LEGEND: &str = "Src: S = stated by a seed document, W = stated only by the wider PTX ISA, D = derived by the reference (never judged with more confidence than unspecified).";
+pub const PROVENANCE_LEGEND: &str = "Src: S = stated by a seed document, W = stated only by the wider PTX ISA, D = derived by the reference (never judged with more confidence than unspecified), P = not in the spec but enforced by ptxas (the versions are named in the rule).";
 
 /// Runs the subcommand.
 #[expect(
