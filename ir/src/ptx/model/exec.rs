@@ -72,11 +72,12 @@ pub struct Warp<'a, 'm, 'r> {
     pub(super) callees: HashMap<&'a str, Code<'a, 'm>>,
 }
 
-/// Which lanes a guard selects, and whether that set is `elect.sync`'s lane.
+/// Which lanes a guard selects; `elect`: `Some(true)` when the set is `elect.sync`'s lane,
+/// `Some(false)` when it is every active lane but that one.
 #[derive(Clone, Copy)]
 struct Sel {
     mask: u32,
-    elect: bool,
+    elect: Option<bool>,
 }
 
 pub(super) fn fail(ins: &Instr<'_>, why: impl Into<String>) -> Unliftable {
@@ -190,7 +191,7 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
         let Some(g) = ins.guard else {
             return Ok(Sel {
                 mask: active,
-                elect: false,
+                elect: None,
             });
         };
         match self.get(env, &Operand::Reg(g.pred), ins.pos.line) {
@@ -203,17 +204,20 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 }
                 Ok(Sel {
                     mask: m & active,
-                    elect: false,
+                    elect: None,
                 })
             }
-            V::Elect(b) if b != g.negated => Ok(Sel {
-                mask: lowest(active),
-                elect: active.count_ones() > 1,
-            }),
-            V::Elect(_) => Err(fail(
-                ins,
-                "guarded by the negation of elect.sync's predicate: every lane but the elected one is not a condition of the program model",
-            )),
+            V::Elect(b) => {
+                let elected = b != g.negated;
+                Ok(Sel {
+                    mask: if elected {
+                        lowest(active)
+                    } else {
+                        active & !lowest(active)
+                    },
+                    elect: (active.count_ones() > 1).then_some(elected),
+                })
+            }
             V::Unknown(at) => Err(fail(
                 ins,
                 format!(
@@ -311,12 +315,13 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                         }
                         return Ok(0);
                     }
-                    let c = cond_for(sel.mask, active, sel.elect).ok_or_else(|| {
-                        fail(
-                            ins,
-                            "exit of a lane set that is not a condition of the model",
-                        )
-                    })?;
+                    let c =
+                        cond_for(sel.mask, active, sel.elect == Some(true)).ok_or_else(|| {
+                            fail(
+                                ins,
+                                "exit of a lane set that is not a condition of the model",
+                            )
+                        })?;
                     out.push(Stmt::If {
                         cond: c,
                         then: vec![Stmt::Exit],
@@ -371,14 +376,14 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
         active: u32,
         inner: Vec<Stmt>,
     ) -> Result<Stmt, Unliftable> {
-        if let Some(c) = cond_for(sel.mask, active, sel.elect) {
+        if let Some(c) = cond_for(sel.mask, active, sel.elect == Some(true)) {
             return Ok(Stmt::If {
                 cond: c,
                 then: inner,
                 els: vec![],
             });
         }
-        match cond_for(active & !sel.mask, active, false) {
+        match cond_for(active & !sel.mask, active, sel.elect == Some(false)) {
             Some(c) => Ok(Stmt::If {
                 cond: c,
                 then: vec![],
@@ -435,9 +440,11 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
         let fall_mask = active & !sel.mask;
         let mut then = Vec::new();
         let mut els = Vec::new();
-        let (cond, first, second) = if let Some(c) = cond_for(fall_mask, active, false) {
+        let (cond, first, second) = if let Some(c) =
+            cond_for(fall_mask, active, sel.elect == Some(false))
+        {
             (c, (fall, fall_mask), (taken, sel.mask))
-        } else if let Some(c) = cond_for(sel.mask, active, sel.elect) {
+        } else if let Some(c) = cond_for(sel.mask, active, sel.elect == Some(true)) {
             (c, (taken, sel.mask), (fall, fall_mask))
         } else {
             return Err(fail(

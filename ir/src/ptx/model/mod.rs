@@ -257,6 +257,13 @@ pub fn declared_shape(f: &Function<'_>) -> Result<Shape, Unliftable> {
     })
 }
 
+/// Whether `i` only makes sense in a cluster of several CTAs: a `::2` tcgen05 operation (its
+/// peer CTA, reference §2.5), `mapa`, or a multicast.
+fn uses_cluster(i: &Instr<'_>) -> bool {
+    let op = i.opcode;
+    op.contains("cta_group::2") || op.starts_with("mapa") || op.contains("multicast::cluster")
+}
+
 /// Lifts the kernel `entry` of `m` with the launch `shape` (its declared one when `None`).
 pub fn lift_kernel(
     m: &Module<'_>,
@@ -265,7 +272,22 @@ pub fn lift_kernel(
 ) -> Result<Lifted, Unliftable> {
     let shape = match shape {
         Some(s) => s,
-        None => declared_shape(entry)?,
+        None => {
+            let s = declared_shape(entry)?;
+            if s.cluster_size == 1
+                && let Some(i) = m
+                    .functions
+                    .iter()
+                    .flat_map(|f| f.instrs())
+                    .find(|i| uses_cluster(i))
+            {
+                return Err(exec::fail(
+                    i,
+                    "the kernel works with a cluster but declares no .reqnctapercluster: its cluster shape is unknown (give it in a litmus header)",
+                ));
+            }
+            s
+        }
     };
     if !(1..=16).contains(&shape.warps_per_cta)
         || ![1, 2, 4].contains(&shape.cluster_size)
