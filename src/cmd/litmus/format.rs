@@ -9,7 +9,7 @@
 //! //@ observe NAME = %REG [cta=N] [warp=N] [lane=N]
 //! //@ exists ATOM /\ ATOM \/ ATOM ...      (ATOM: NAME == INT or NAME != INT)
 //! //@ forall ...
-//! //@ expect verdict=completes|may-block|must-deadlock|undefined|ill-formed [rules=R1,R2]
+//! //@ expect verdict=completes|may-block|must-deadlock|undefined|ill-formed [rules=R1,R2] [unspecified=NAME,...]
 //! //@ source TEXT   /   //@ note TEXT
 //! ```
 
@@ -73,6 +73,8 @@ pub struct Expect {
     pub verdict: String,
     /// Rules that must be among the reported ones.
     pub rules: Vec<String>,
+    /// Locations whose value must be unspecified (a race on the read).
+    pub unspecified: Vec<String>,
 }
 
 /// A parsed header.
@@ -278,6 +280,7 @@ pub fn parse(src: &str) -> Result<Litmus, FormatError> {
                 let mut e = Expect {
                     verdict: String::new(),
                     rules: vec![],
+                    unspecified: vec![],
                 };
                 for (k, v, c) in kv(rest, line, rest_at)? {
                     match k {
@@ -294,6 +297,18 @@ pub fn parse(src: &str) -> Result<Litmus, FormatError> {
                             e.verdict = v.to_string();
                         }
                         "rules" => e.rules = v.split(',').map(str::to_string).collect(),
+                        "unspecified" => {
+                            for n in v.split(',') {
+                                if !l.observe.iter().any(|o| o.name == n) {
+                                    return Err(err(
+                                        line,
+                                        c,
+                                        format!("`{n}` is not an observed location"),
+                                    ));
+                                }
+                                e.unspecified.push(n.to_string());
+                            }
+                        }
                         _ => return Err(err(line, c, format!("unknown expectation `{k}={v}`"))),
                     }
                 }

@@ -373,7 +373,16 @@ pub fn judge(
     let mut failed = false;
     let expectation = lit.expect.as_ref().map(|x| {
         let missing: Vec<&String> = x.rules.iter().filter(|r| !rules.contains(r)).collect();
-        let ok = x.verdict == v && missing.is_empty();
+        let specified: Vec<&String> = x
+            .unspecified
+            .iter()
+            .filter(|n| {
+                locations
+                    .iter()
+                    .any(|l| l.name == **n && l.kind != "unspecified")
+            })
+            .collect();
+        let ok = x.verdict == v && missing.is_empty() && specified.is_empty();
         failed |= !ok;
         if ok {
             format!("met (verdict={})", x.verdict)
