@@ -23,7 +23,7 @@ pub struct LiftedJudgement {
     pub summary: String,
 }
 
-fn finding(f: &Function<'_>, rule: RuleId, message: String) -> Finding {
+fn finding(f: &Function<'_>, rule: RuleId, message: &str) -> Finding {
     Finding {
         rule,
         section: crate::catalogue::section(rule),
@@ -47,7 +47,7 @@ pub fn judge(
     let e = crate::expect(&lifted.program);
     let mut findings = Vec::new();
     for v in &e.violations {
-        findings.push(finding(f, v.rule, v.to_string()));
+        findings.push(finding(f, v.rule, &v.to_string()));
     }
     let summary = match &e.run.verdict {
         RunVerdict::Undefined(rules) => {
@@ -55,7 +55,7 @@ pub fn judge(
                 findings.push(finding(
                     f,
                     *r,
-                    format!("undefined behaviour ({})", r.as_str()),
+                    &format!("undefined behaviour ({})", r.as_str()),
                 ));
             }
             "undefined behaviour".to_string()
@@ -66,7 +66,7 @@ pub fn judge(
                     .first()
                     .map(|b| format!(": cta {} warp {}: {}", b.cta, b.warp, b.reason))
                     .unwrap_or_default();
-                findings.push(finding(f, *r, format!("every schedule deadlocks{at}")));
+                findings.push(finding(f, *r, &format!("every schedule deadlocks{at}")));
             }
             "must deadlock".to_string()
         }
@@ -79,7 +79,7 @@ pub fn judge(
             findings.push(finding(
                 f,
                 *r,
-                "TMEM may still be allocated when the CTA exits".into(),
+                "TMEM may still be allocated when the CTA exits",
             ));
         }
     }

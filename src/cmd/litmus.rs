@@ -66,8 +66,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             multi_warp_alloc: !args.single_warp_alloc && lit.multi_warp_alloc.unwrap_or(true),
             figure_layouts: !args.no_figure_layouts,
         };
-        let r = report::judge(&name, &src, &lit, &opts, args.targets.as_deref())
-            .map_err(|e| bad_input(e))?;
+        let r =
+            report::judge(&name, &src, &lit, &opts, args.targets.as_deref()).map_err(bad_input)?;
         reports.push(r);
     }
     let failed = reports.iter().any(report::Report::failed);

@@ -114,11 +114,7 @@ fn num(s: &str) -> Option<u64> {
 }
 
 /// `key=value` words.
-fn kv<'s>(
-    rest: &'s str,
-    line: u32,
-    at: usize,
-) -> Result<Vec<(&'s str, &'s str, usize)>, FormatError> {
+fn kv(rest: &str, line: u32, at: usize) -> Result<Vec<(&str, &str, usize)>, FormatError> {
     let mut out = Vec::new();
     let mut col = at;
     for w in rest.split(' ') {
@@ -459,6 +455,35 @@ pub fn eval(c: &Condition, sets: &[Option<Vec<u64>>]) -> Option<bool> {
     Some(true)
 }
 
+/// The `//@` header that makes the printed PTX of `program` a litmus file: its launch and,
+/// when the general lifter reads the PTX back, the first register of the first `tcgen05.ld` of
+/// warp 0 in lanes 0 and 31 as observed locations.
+pub fn header_for(name: &str, program: &tcgen05_ir::Program, ptx: &str) -> String {
+    let l = &program.launch;
+    let mut h = format!(
+        "//@ litmus {name}\n//@ launch warps={} cluster={} clusters={}\n",
+        l.warps_per_cta, l.cluster_size, l.clusters
+    );
+    let shape = Shape {
+        warps_per_cta: l.warps_per_cta,
+        cluster_size: l.cluster_size,
+        clusters: l.clusters,
+    };
+    if let Ok(lifted) = tcgen05_ir::ptx::model::lift_source(ptx, name, None, Some(shape))
+        && let Some(reg) = lifted
+            .lds
+            .iter()
+            .find(|s| s.cta == 0 && s.warp == 0)
+            .and_then(|s| s.info.regs.first())
+            .filter(|r| !r.is_empty())
+    {
+        h += &format!(
+            "//@ observe v0 = {reg} warp=0 lane=0\n//@ observe v31 = {reg} warp=0 lane=31\n"
+        );
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,33 +538,4 @@ mod tests {
         let e = parse("//@ launch warps=1 ctas=2\n").unwrap_err();
         assert_eq!((e.line, e.col), (1, 20), "{e:?}");
     }
-}
-
-/// The `//@` header that makes the printed PTX of `program` a litmus file: its launch and,
-/// when the general lifter reads the PTX back, the first register of the first `tcgen05.ld` of
-/// warp 0 in lanes 0 and 31 as observed locations.
-pub fn header_for(name: &str, program: &tcgen05_ir::Program, ptx: &str) -> String {
-    let l = &program.launch;
-    let mut h = format!(
-        "//@ litmus {name}\n//@ launch warps={} cluster={} clusters={}\n",
-        l.warps_per_cta, l.cluster_size, l.clusters
-    );
-    let shape = Shape {
-        warps_per_cta: l.warps_per_cta,
-        cluster_size: l.cluster_size,
-        clusters: l.clusters,
-    };
-    if let Ok(lifted) = tcgen05_ir::ptx::model::lift_source(ptx, name, None, Some(shape))
-        && let Some(reg) = lifted
-            .lds
-            .iter()
-            .find(|s| s.cta == 0 && s.warp == 0)
-            .and_then(|s| s.info.regs.first())
-            .filter(|r| !r.is_empty())
-    {
-        h += &format!(
-            "//@ observe v0 = {reg} warp=0 lane=0\n//@ observe v31 = {reg} warp=0 lane=31\n"
-        );
-    }
-    h
 }

@@ -222,9 +222,7 @@ fn location(
         .iter()
         .rev()
         .find(|s| {
-            s.cta == lit_obs.cta
-                && s.warp == lit_obs.warp
-                && s.info.regs.iter().any(|r| *r == lit_obs.reg)
+            s.cta == lit_obs.cta && s.warp == lit_obs.warp && s.info.regs.contains(&lit_obs.reg)
         })
         .ok_or_else(|| {
             format!(
@@ -396,7 +394,7 @@ pub fn judge(
     let mut target_results = Vec::new();
     if let Some(flag) = targets {
         let case = Case {
-            program: lifted.program.clone(),
+            program: lifted.program,
             intent: Intent::Unknown,
             provenance: Provenance {
                 seed: None,

@@ -56,10 +56,11 @@ impl<'a> V<'a> {
 /// Bit width of a PTX type suffix (`.u32` → 32); 64 when unknown.
 pub fn width(ty: &str) -> u32 {
     let digits: String = ty.chars().filter(char::is_ascii_digit).collect();
-    match digits.parse::<u32>() {
-        Ok(w @ (8 | 16 | 32 | 64)) => w,
-        _ => 64,
-    }
+    digits
+        .parse::<u32>()
+        .ok()
+        .filter(|w| [8, 16, 32, 64].contains(w))
+        .unwrap_or(64)
 }
 
 fn mask(w: u32) -> u64 {
