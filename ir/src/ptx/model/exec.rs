@@ -232,7 +232,10 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
     /// Runs `code` from `start` until control reaches `end` (or every lane has left), with
     /// the `active` lanes, appending the statements to `out`. `region`: inside a lane-divergent
     /// region (a branch out of it cannot be expressed). Returns the lanes still active.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the region (start, end, lanes, nesting) is the recursion's state"
+    )]
     pub(super) fn run(
         &mut self,
         code: &Code<'a, 'm>,
@@ -401,7 +404,10 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
 
     /// A branch on which the active lanes disagree: a structured region becomes an `If`.
     /// Returns where control joins and the lanes still active there.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the branch, its target and the enclosing region's state"
+    )]
     fn divergent(
         &mut self,
         code: &Code<'a, 'm>,
