@@ -561,6 +561,70 @@ mod tests {
         assert_eq!(forms(&l.program), forms(&p), "{text}");
     }
 
+    const HEAD: &str =
+        ".version 8.6\n.target sm_100a\n.address_size 64\n.shared .align 4 .b32 slot;\n";
+
+    #[test]
+    fn lane_and_cta_branches_become_conditions_of_the_model() {
+        // Lanes 0-3 take the `then` side of an if/else (as nvcc lays it out); the code after
+        // the CTA-rank branch differs between the two CTAs of the pair.
+        let src = format!(
+            "{HEAD}.visible .entry k() .reqntid 32, 1, 1 .reqnctapercluster 2, 1, 1 {{\n\
+             .reg .b32 %r<8>; .reg .pred %p<4>;\n\
+             mov.u32 %r1, %laneid;\n\
+             setp.ge.u32 %p1, %r1, 4;\n\
+             @%p1 bra ELSE;\n\
+             tcgen05.fence::before_thread_sync;\n\
+             bra JOIN;\n\
+             ELSE:\n\
+             tcgen05.fence::after_thread_sync;\n\
+             JOIN:\n\
+             mov.u32 %r2, %cluster_ctarank;\n\
+             setp.ne.u32 %p2, %r2, 0;\n\
+             @%p2 bra END;\n\
+             barrier.sync 0;\n\
+             END:\n\
+             ret;\n}}\n"
+        );
+        let l = lift_source(&src, "t.ptx", None, None).unwrap_or_else(|e| panic!("{e}"));
+        let fence = |k| Stmt::Tc(Op::Fence { kind: k });
+        let lane_if = Stmt::If {
+            cond: Cond::LaneLt(4),
+            then: vec![fence(crate::qual::FenceKind::BeforeThreadSync)],
+            els: vec![fence(crate::qual::FenceKind::AfterThreadSync)],
+        };
+        assert_eq!(
+            l.program.warps[0],
+            vec![Stmt::If {
+                cond: Cond::CtaRank(0),
+                then: vec![lane_if.clone(), Stmt::BarCta],
+                els: vec![lane_if],
+            }]
+        );
+        assert_eq!(l.program.launch.cluster_size, 2);
+    }
+
+    #[test]
+    fn a_branch_on_a_kernel_parameter_is_not_lifted_and_says_where() {
+        let src = format!(
+            "{HEAD}.visible .entry k(.param .u32 n) .reqntid 32, 1, 1 {{\n\
+             .reg .b32 %r<8>; .reg .pred %p<4>;\n\
+             ld.param.u32 %r1, [n];\n\
+             setp.ne.u32 %p1, %r1, 0;\n\
+             @%p1 bra END;\n\
+             END:\n\
+             ret;\n}}\n"
+        );
+        let e = lift_source(&src, "t.ptx", None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("line 9:6: `bra`"), "{e}");
+        assert!(
+            e.contains("kernel parameter") && e.contains("line 8"),
+            "{e}"
+        );
+    }
+
     #[test]
     #[ignore = "survey: prints why each real-corpus kernel lifts or not"]
     fn survey_realworld() {
