@@ -45,6 +45,8 @@ enum Command {
     Targets(cmd::targets::Args),
     /// Check the TMEM protocol of real kernels in PTX files.
     Check(cmd::check::Args),
+    /// Judge litmus tests (PTX with a `//@` header): verdict, allowed values, conditions.
+    Litmus(cmd::litmus::Args),
     /// Rerun a finding or a case on targets and print expected against observed.
     Reproduce(cmd::reproduce::Args),
     /// Minimize a case against one target while its discrepancy signature stays the same.
@@ -71,6 +73,7 @@ fn main() -> ExitCode {
         Command::Generate(a) => cmd::generate::run(a),
         Command::Targets(a) => cmd::targets::run(a),
         Command::Check(a) => cmd::check::run(a),
+        Command::Litmus(a) => cmd::litmus::run(a),
         Command::Reproduce(a) => cmd::reproduce::run(a),
         Command::Minimize(a) => cmd::minimize::run(a),
         Command::Campaign(a) => {

@@ -15,6 +15,7 @@ mod check;
 pub mod gating;
 pub mod instr;
 pub mod kernel;
+pub mod lifted;
 pub mod probes;
 pub mod run;
 pub mod types;

@@ -1,5 +1,7 @@
 //! `tcgen05-fuzz check FILE.ptx...`: checks the tcgen05 instructions and the TMEM protocol of
-//! real kernels and device functions with `tcgen05_oracle::kernel`.
+//! real kernels and device functions with `tcgen05_oracle::kernel`'s path analysis, completed by
+//! the oracle for every kernel the general lifter can express in the program model
+//! (`tcgen05_oracle::lifted`; each kernel's note says which judge saw it).
 //!
 //! Exit status: 0 when every kernel is clean, 1 when there are findings (an ill-formed tcgen05
 //! instruction is one), 2 when an input cannot be read or is not PTX.
@@ -8,7 +10,7 @@ use super::{EXIT_FINDINGS, Format, bad_input};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tcgen05_oracle::kernel::{FenceMode, KernelReport, Options, check_source};
+use tcgen05_oracle::kernel::{FenceMode, KernelReport, Options};
 
 /// When to apply the fence rules (MCM-XTHREAD).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -34,6 +36,13 @@ pub struct Args {
     /// When to apply the fence rules (MCM-XTHREAD).
     #[arg(long, value_enum, default_value_t = Fences::Auto)]
     pub fences: Fences,
+    /// Warps per CTA of the launch, for kernels that declare no `.reqntid`/`.maxntid` (with
+    /// `--cluster`, the oracle judges kernels it can lift with this launch).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=16))]
+    pub warps: Option<u8>,
+    /// CTAs per cluster of the launch (1, 2 or 4), for kernels that declare none.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["1", "2", "4"]))]
+    pub cluster: Option<String>,
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -54,6 +63,31 @@ fn nothing_to_check(kernels: &[KernelReport]) -> Option<&'static str> {
     }
 }
 
+/// The launch `--warps`/`--cluster` give, completed from the first kernel's declaration.
+fn launch(args: &Args, m: &tcgen05_ir::ptx::Module<'_>) -> Option<tcgen05_ir::ptx::model::Shape> {
+    if args.warps.is_none() && args.cluster.is_none() {
+        return None;
+    }
+    let declared = m
+        .functions
+        .iter()
+        .find(|f| f.is_entry)
+        .and_then(|f| tcgen05_ir::ptx::model::declared_shape(f).ok());
+    Some(tcgen05_ir::ptx::model::Shape {
+        warps_per_cta: args
+            .warps
+            .or(declared.map(|d| d.warps_per_cta))
+            .unwrap_or(1),
+        cluster_size: args
+            .cluster
+            .as_deref()
+            .and_then(|c| c.parse().ok())
+            .or(declared.map(|d| d.cluster_size))
+            .unwrap_or(1),
+        clusters: 1,
+    })
+}
+
 /// Runs the subcommand.
 #[expect(
     clippy::needless_pass_by_value,
@@ -72,7 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for f in &args.files {
         let name = f.display().to_string();
         let src = std::fs::read_to_string(f).map_err(|e| bad_input(format!("{name}: {e}")))?;
-        let kernels = check_source(&src, &name, &opts).map_err(|e| bad_input(e.to_string()))?;
+        let m = tcgen05_ir::ptx::parse_module(&src, &name).map_err(|e| bad_input(e.to_string()))?;
+        let shape = launch(&args, &m);
+        let kernels = tcgen05_oracle::lifted::check_module(&m, Some(&src), &opts, shape);
         reports.push(FileReport {
             file: name,
             kernels,

@@ -43,6 +43,10 @@ pub struct Args {
     /// Print the litmus families and the mutators, then exit.
     #[arg(long)]
     pub list: bool,
+    /// Write each `.ptx` as a litmus file (docs/litmus.md): the PTX with a `//@` header giving
+    /// its launch and observed registers, for `tcgen05-fuzz litmus`.
+    #[arg(long)]
+    pub litmus: bool,
     /// Output folder (created if missing).
     #[arg(long, required_unless_present = "list")]
     pub out: Option<PathBuf>,
@@ -111,6 +115,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for i in 0..args.count {
         let g = stream.case(i);
         tcgen05_ir::ptx::emit_into(&g.case.program, &mut ptx);
+        if args.litmus {
+            ptx = super::litmus::format::header_for(&g.name, &g.case.program, &ptx) + &ptx;
+        }
         write_atomic(
             &out.join(format!("{}.case", g.name)),
             &tcgen05_ir::codec::encode(&g.case),

@@ -5,6 +5,7 @@ pub mod campaign;
 pub mod check;
 pub mod corpus;
 pub mod generate;
+pub mod litmus;
 pub mod minimize;
 pub mod reproduce;
 pub mod rules;

@@ -5,6 +5,7 @@
 pub mod cfg;
 pub mod emit;
 pub mod lift;
+pub mod model;
 pub mod parse;
 
 pub use emit::{emit, emit_into};
