@@ -83,11 +83,11 @@ impl<'a> Ctx<'_, 'a> {
             (MmaA::Tmem(_), _, Some(cells)) => {
                 // A from TMEM: row m in lane m (`a_read`), 8 cells per row.
                 let d = m.idesc;
-                let (signed, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+                let (alt, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
                 let mut arow = Vec::with_capacity(128 * 32);
                 let ok = cells
                     .chunks_exact(8)
-                    .all(|row| mma::tmem_a_row(m.form.kind, signed, neg, row, &mut arow).is_some());
+                    .all(|row| mma::tmem_a_row(m.form.kind, alt, neg, row, &mut arow).is_some());
                 if m.form.ashift {
                     // `.ashift` (§9.7.16.10.9.1, reference §3.7): A's rows move down by one, so
                     // D row m uses A row m - 1; what row 0 uses is not stated
