@@ -34,9 +34,29 @@ pub struct RegionData {
 /// The shape and kind of an exactly computable MMA, or `None`. A may come from shared memory
 /// ([`prepare`]) or TMEM ([`prepare_tmem_a`], with or without `.ashift`).
 pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
+    shape_of(m, CtaGroup::One, 128)
+}
+
+/// N of an exactly computable `cta_group::2` MMA, or `None`: M = 256 (data-path layout A,
+/// §9.7.16.10.5: each CTA of the pair holds 128 rows of D, row m of its half in lane m,
+/// column n in column n of D), A in shared memory (CTA h supplies rows 128·h.. of A from its
+/// own shared memory, through the same descriptor), B's N rows split in halves: rows
+/// 0..N/2 from the even CTA's shared memory, N/2..N from the odd CTA's (§9.7.16.10: "B ... in
+/// Shared Memory of the current CTA and optionally in peer CTA"; the simulator reads them the
+/// same way). Without enable-input-d (the old D of the peer CTA is not modelled) and without
+/// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
+pub fn pair_shape(m: &Mma) -> Option<u32> {
+    if m.enable_input_d || m.disable_output_lane.is_some() || !matches!(m.a, MmaA::Desc(_)) {
+        return None;
+    }
+    shape_of(m, CtaGroup::Two, 256).map(|(_, n)| n)
+}
+
+/// [`exact_shape`] and [`pair_shape`]: the checks for `.cta_group` `cg` and M `want_m`.
+fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     let f = &m.form;
     let coll_ok = f.collector.is_none_or(|c| c.op == CollectorOp::Discard);
-    if f.sp || f.block_scale || f.cta_group != CtaGroup::One || !coll_ok {
+    if f.sp || f.block_scale || f.cta_group != cg || !coll_ok {
         return None;
     }
     // `.ws` with M = 128 uses data-path layout D like the non-ws form (§9.7.16.10.5: M = 128,
@@ -59,7 +79,7 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
     let n = (d >> 17 & 0x3F) << 3;
     // Dense, no transposes, no B-reuse shift, M = 128 (layout D; `.ws` M = 32 / 64 use the
     // figure-only layouts G / E, OQ-22).
-    if mm != 128 || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
+    if mm != want_m || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
         return None;
     }
     let (dt, at, bt) = (d >> 4 & 3, d >> 7 & 7, d >> 10 & 7);
@@ -406,6 +426,41 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         kind,
         enable_input_d: m.enable_input_d,
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+        unit: unit(kind),
+        arow,
+        bcol,
+        ints,
+        lazy: None,
+    })
+}
+
+/// [`prepare`] for a `cta_group::2` MMA ([`pair_shape`]): the 128 rows of D one CTA of the
+/// pair holds, from that CTA's A data `a` and the B data of the even and odd CTAs (`b`).
+pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prepared> {
+    let n = pair_shape(m)?;
+    let MmaA::Desc(ad) = &m.a else { return None };
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    let d = m.idesc;
+    let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
+    let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
+    if !operand_ok(ad, a, kind, sa) || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+        return None;
+    }
+    let mut arow = Vec::with_capacity((128 * kk) as usize);
+    read_rows(ad, a, kind, (sa, na), 128, &mut arow)?;
+    let mut bcol = Vec::with_capacity((n * kk) as usize);
+    for half in b {
+        read_rows(&m.b, half, kind, (sb, nb), n / 2, &mut bcol)?;
+    }
+    let ints = as_ints(&arow).zip(as_ints(&bcol));
+    Some(Prepared {
+        mm: 128,
+        n,
+        kk,
+        kind,
+        enable_input_d: false,
+        grain: 1.0,
         unit: unit(kind),
         arow,
         bcol,
@@ -1001,6 +1056,78 @@ mod tests {
             }
         }
         assert!(nonzero > 128 * n as usize / 2, "{nonzero} non-zero cells");
+    }
+
+    /// A `cta_group::2` M = 256 MMA (layout A): one CTA's 128 rows of D from its A and the B
+    /// halves of the even and odd CTAs, against a direct computation (kind::i8, s8 A and B).
+    #[test]
+    fn pair_rows_use_the_b_halves_of_both_ctas() {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        let n = 32;
+        // idesc layout (a): D S32 (2) at 4-5, A and B s8 (1), N >> 3, M >> 4 (M = 256).
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | (n >> 3) << 17 | (256 >> 4) << 24;
+        let mut m = Mma {
+            form: form::MmaForm {
+                ws: false,
+                sp: false,
+                cta_group: CtaGroup::Two,
+                kind: MmaKind::I8,
+                block_scale: false,
+                scale_vec: None,
+                ashift: false,
+                collector: None,
+            },
+            d: TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: None,
+            scale_b: None,
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        };
+        let data = |seed| RegionData {
+            elem: FillElem::I8Small,
+            seed,
+            bytes: 128 * 32,
+        };
+        let (a, b0, b1) = (data(5), data(6), data(7));
+        let p = prepare_pair(&m, &a, [&b0, &b1]).expect("exact pair");
+        let elem = |r: &RegionData, row: u32, k: u32| {
+            let addr = (row % 8) * 16 + (row / 8) * 256 + (k / 16) * 128 + k % 16;
+            let w = values::fill_word(r.elem, r.seed, addr / 4);
+            i32::from((w >> (8 * (addr % 4))) as u8 as i8)
+        };
+        for row in 0..128 {
+            for col in 0..n {
+                let (b, brow) = if col < n / 2 {
+                    (&b0, col)
+                } else {
+                    (&b1, col - n / 2)
+                };
+                let want: i32 = (0..32).map(|k| elem(&a, row, k) * elem(b, brow, k)).sum();
+                assert_eq!(p.cell(row, col, None), Some(want as u32), "({row}, {col})");
+            }
+        }
+        // M = 128 `::2` (layout B, figure-only) and an accumulating pair stay unspecified.
+        m.enable_input_d = true;
+        assert!(pair_shape(&m).is_none());
+        m.enable_input_d = false;
+        m.idesc = idesc & !(0x1F << 24) | (128 >> 4) << 24;
+        assert!(pair_shape(&m).is_none());
     }
 
     #[test]

@@ -54,6 +54,11 @@ impl<'a> Ctx<'_, 'a> {
         }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
+        if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
+        {
+            self.pair_values(ai);
+            return;
+        }
         if !self.opts.figure_layouts
             || acc.issuer.count_ones() != 1
             || mma::exact_shape(m).is_none()
@@ -104,6 +109,57 @@ impl<'a> Ctx<'_, 'a> {
             return;
         };
         self.finish_mma_values(ai, p, sc);
+    }
+
+    /// The values of an exact `cta_group::2` MMA ([`mma::pair_shape`]): D in both CTAs of the
+    /// pair, each CTA's rows from its own A and the B halves of the even and odd CTAs
+    /// ([`mma::prepare_pair`]); every region of both CTAs filled and fenced before the issue.
+    fn pair_values(&mut self, ai: usize) {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let (MmaA::Desc(ad), Some(n)) = (&m.a, mma::pair_shape(m)) else {
+            return;
+        };
+        let regions: Vec<Region> = acc.regions.into_iter().copied().collect();
+        let [own, peer] = regions[..] else {
+            return;
+        };
+        let cta = |inst: u32| self.a.insts[inst as usize].cta;
+        let (c_own, c_peer) = (cta(own.inst), cta(peer.inst));
+        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == n;
+        if own.inst == peer.inst
+            || c_own / 2 != c_peer / 2
+            || !fits(&own)
+            || !fits(&peer)
+            || self.poisoned[c_own as usize]
+            || self.poisoned[c_peer as usize]
+        {
+            return;
+        }
+        let data = |c: u32, region: u8| self.region_data_in(acc, region, c);
+        let (even, odd) = if c_own % 2 == 0 {
+            (c_own, c_peer)
+        } else {
+            (c_peer, c_own)
+        };
+        let (Some(b0), Some(b1)) = (data(even, m.b.region), data(odd, m.b.region)) else {
+            return;
+        };
+        let prep = |c: u32| {
+            let a = data(c, ad.region)?;
+            mma::prepare_pair(m, &a, [&b0, &b1]).map(std::rc::Rc::new)
+        };
+        let (Some(p_own), Some(p_peer)) = (prep(c_own), prep(c_peer)) else {
+            return;
+        };
+        self.accs[ai].mma = Some(Box::new(MmaVals {
+            p: p_own,
+            peer: Some((peer.inst, p_peer)),
+            old: None,
+            dol: [0; 4],
+            ashift: false,
+        }));
+        self.accs[ai].known = true;
     }
 
     /// [`mma::prepare`] of an MMA with A in shared memory, reused for an MMA issued again with
@@ -199,6 +255,7 @@ impl<'a> Ctx<'_, 'a> {
         let ashift = m.form.ashift;
         self.accs[ai].mma = Some(Box::new(MmaVals {
             p,
+            peer: None,
             old,
             dol,
             ashift,

@@ -172,6 +172,19 @@ struct MmaVals {
     /// `.ashift`: D row 0 is unspecified (what A's first row holds after the shift is not
     /// stated).
     ashift: bool,
+    /// `cta_group::2` (`mma::pair_shape`): the peer CTA's allocation and the rows of D it
+    /// holds (`p` holds the issuing CTA's).
+    peer: Option<(u32, std::rc::Rc<mma::Prepared>)>,
+}
+
+impl MmaVals {
+    /// The rows of D that allocation `inst` holds.
+    fn prepared(&self, inst: u32) -> &mma::Prepared {
+        match &self.peer {
+            Some((pi, pp)) if *pi == inst => pp,
+            _ => &self.p,
+        }
+    }
 }
 
 /// The old D cells an MMA with enable-input-d reads (lanes 0..128, columns `c0..c0 + n` of

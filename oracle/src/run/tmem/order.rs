@@ -469,7 +469,7 @@ impl<'a> Ctx<'_, 'a> {
                 let (t, reg) = self.st_owner(w, inst, lane, col)?;
                 Some(values::st_value(*seed, t, reg))
             }
-            Op::Mma(_) if w.pos < as_of => self.mma_value(w, lane - r.l0, col - r.c0),
+            Op::Mma(_) if w.pos < as_of => self.mma_value(w, inst, lane - r.l0, col - r.c0),
             Op::Cp { .. } if w.pos < as_of => self.cp_value(w, inst, lane, col),
             Op::Shift { .. } if w.pos < as_of => {
                 // Only the issuing CTA's allocation (the first region) was read.

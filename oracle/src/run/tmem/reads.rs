@@ -416,7 +416,8 @@ impl<'a> Ctx<'_, 'a> {
                 for l in l0..l1 {
                     for c in c0..c1 {
                         out.push(word(
-                            self.mma_value(w, l - r.l0, c - r.c0).map(|v| v & 0xFFFF),
+                            self.mma_value(w, inst, l - r.l0, c - r.c0)
+                                .map(|v| v & 0xFFFF),
                         ));
                     }
                 }
@@ -435,7 +436,7 @@ impl<'a> Ctx<'_, 'a> {
             (Op::Mma(_), Some(r)) if w.mma.is_some() => {
                 for l in l0..l1 {
                     for c in c0..c1 {
-                        out.push(word(self.mma_value(w, l - r.l0, c - r.c0)));
+                        out.push(word(self.mma_value(w, inst, l - r.l0, c - r.c0)));
                     }
                 }
             }
@@ -501,8 +502,12 @@ impl<'a> Ctx<'_, 'a> {
     /// before it through a proxy fence (MCM-PROXY) and none races or follows before the MMA
     /// completes (MMA-SRC-STABLE).
     pub(super) fn region_data(&self, acc: &Acc<'_>, region: u8) -> Option<RegionData> {
+        self.region_data_in(acc, region, self.cta(acc.g))
+    }
+
+    /// [`Ctx::region_data`] of CTA `cta`'s copy of the region (the peer's, for a `::2` MMA).
+    pub(super) fn region_data_in(&self, acc: &Acc<'_>, region: u8, cta: u32) -> Option<RegionData> {
         let bytes = *self.p.smem.regions.get(usize::from(region))?;
-        let cta = self.cta(acc.g);
         let (g, i) = (acc.g, acc.i);
         let mut best: Option<(usize, usize, u32, FillElem, u32)> = None;
         let mut proxies = Vec::new();

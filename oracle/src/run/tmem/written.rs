@@ -179,8 +179,9 @@ impl<'a> Ctx<'_, 'a> {
         ))
     }
 
-    /// The value an exact MMA `w` wrote at (row, col) of its D: `None` if unknown.
-    pub(super) fn mma_value(&self, w: &Acc<'_>, row: u32, col: u32) -> Option<u32> {
+    /// The value an exact MMA `w` wrote at (row, col) of its D in allocation `inst`: `None`
+    /// if unknown.
+    pub(super) fn mma_value(&self, w: &Acc<'_>, inst: u32, row: u32, col: u32) -> Option<u32> {
         let m = w.mma.as_ref()?;
         if m.ashift && row == 0 {
             return None;
@@ -193,7 +194,7 @@ impl<'a> Ctx<'_, 'a> {
             // Not written: the lane keeps its old value, known only when enable-input-d read it.
             return old;
         }
-        m.p.cell(row, col, old)
+        m.prepared(inst).cell(row, col, old)
     }
 
     /// The old value of D cell (row, col) the MMA `x` read (enable-input-d): the cell's
@@ -417,7 +418,7 @@ impl<'a> Ctx<'_, 'a> {
                 continue;
             }
             let l = l0 + t as u32;
-            self.mma_row(w, l - r.l0, c0 - r.c0..c1 - r.c0, &mut row[..n])?;
+            self.mma_row(w, inst, l - r.l0, c0 - r.c0..c1 - r.c0, &mut row[..n])?;
         }
         Some(v)
     }
@@ -429,6 +430,7 @@ impl<'a> Ctx<'_, 'a> {
     pub(super) fn mma_row(
         &self,
         w: &Acc<'_>,
+        inst: u32,
         row: u32,
         cols: std::ops::Range<u32>,
         out: &mut [u32],
@@ -447,13 +449,13 @@ impl<'a> Ctx<'_, 'a> {
             return if kept {
                 None
             } else {
-                m.p.row_cells(row, cols, out)
+                m.prepared(inst).row_cells(row, cols, out)
             };
         };
         const MAX: usize = 128;
         if cols.len() > MAX {
             for (x, c) in out.iter_mut().zip(cols) {
-                *x = self.mma_value(w, row, c)?;
+                *x = self.mma_value(w, inst, row, c)?;
             }
             return Some(());
         }
@@ -463,7 +465,7 @@ impl<'a> Ctx<'_, 'a> {
         let mut old = [0u32; MAX];
         let old = &mut old[..cols.len()];
         self.old_row(w, o, row, cols.clone(), old)?;
-        m.p.row_cells_old(row, cols, Some(old), out)
+        m.prepared(inst).row_cells_old(row, cols, Some(old), out)
     }
 
     /// [`Ctx::old_cell`] of the cells (`row`, c) for `c` in `cols`, into `out`; `None` as
@@ -509,7 +511,7 @@ impl<'a> Ctx<'_, 'a> {
             }
             Op::Mma(_) if w.pos < x.pos => {
                 let (s, e) = (o.c0 + cols.start - r.c0, o.c0 + cols.end - r.c0);
-                self.mma_row(w, row - r.l0, s..e, out)?;
+                self.mma_row(w, o.inst, row - r.l0, s..e, out)?;
             }
             _ => return None,
         }
