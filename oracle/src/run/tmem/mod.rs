@@ -142,6 +142,9 @@ struct CpVals {
     /// Source rows and bytes per row of the shape.
     rows: u32,
     row_bytes: u32,
+    /// `cta_group::2` (CP-PAIR): the peer CTA's allocation and the data of its own copy of the
+    /// source region (each CTA copies from its own shared memory).
+    peer: Option<(u32, RegionData)>,
 }
 
 /// The source row of a cp that lands in `lane` (§9.7.16.9.2, reference §3.5), if one does:

@@ -10,14 +10,20 @@ impl<'a> Ctx<'_, 'a> {
     /// consecutive columns; the row's 16-byte chunks are read through the descriptor in the
     /// K-major no-swizzle layout of the MMA operands (`mma::chunk_base`: core matrices of 8
     /// rows × 16 bytes, LBO between chunks of a row, SBO between groups of 8 rows, §9.7.16.4).
-    /// Only the issuing CTA's copy (a `::2` peer copies its own shared memory).
+    /// A `::2` cp's peer copies its own shared memory into its own allocation (CP-PAIR,
+    /// `CpVals::peer`).
     pub(super) fn cp_value(&self, w: &Acc<'_>, inst: u32, lane: u32, col: u32) -> Option<u32> {
         let cv = w.cp.as_ref()?;
-        let own = w.regions.first()?;
         let Op::Cp { src, .. } = w.op else {
             return None;
         };
-        if own.inst != inst || col < own.c0 {
+        let first = w.regions.first()?;
+        let (own, data) = match cv.peer {
+            _ if first.inst == inst => (first, cv.data),
+            Some((pi, pd)) if pi == inst => (w.regions.iter().find(|r| r.inst == pi)?, pd),
+            _ => return None,
+        };
+        if col < own.c0 {
             return None;
         }
         let row = cp_row(cv, lane)?;
@@ -26,15 +32,11 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         }
         let at = mma::chunk_base(src, row, u64::from(j / 4)) + u64::from(4 * (j % 4));
-        if !at.is_multiple_of(4) || at + 4 > u64::from(cv.data.bytes) {
+        if !at.is_multiple_of(4) || at + 4 > u64::from(data.bytes) {
             // A word across two source words, or beyond the data region: not modelled.
             return None;
         }
-        Some(values::fill_word(
-            cv.data.elem,
-            cv.data.seed,
-            (at / 4) as u32,
-        ))
+        Some(values::fill_word(data.elem, data.seed, (at / 4) as u32))
     }
 
     /// Records what a cp's values need, if they are known: a source region filled once and
@@ -74,12 +76,21 @@ impl<'a> Ctx<'_, 'a> {
         let Some(data) = self.region_data(acc, src.region) else {
             return;
         };
+        // `::2`: the peer's allocation (the second region) and its CTA's source data.
+        let peer = acc.regions.into_iter().nth(1).and_then(|r| {
+            let cta = self.a.insts[r.inst as usize].cta;
+            (form.cta_group == CtaGroup::Two && !self.poisoned[cta as usize])
+                .then(|| self.region_data_in(acc, src.region, cta))
+                .flatten()
+                .map(|d| (r.inst, d))
+        });
         self.accs[ai].cp = Some(CpVals {
             data,
             multicast: form.multicast,
             lane,
             rows,
             row_bytes,
+            peer,
         });
         self.accs[ai].known = true;
     }
