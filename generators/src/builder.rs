@@ -745,6 +745,14 @@ impl<C: Choices> Builder<'_, C> {
             // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR).
             _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode() | u32::from(sparse) << 2,
         };
+        // The operands' element kind follows the types of the instruction descriptor
+        // (`mmaenc::operand_fill`): the A and B regions filled above take it.
+        let (generic, elem) = (elem, mmaenc::operand_fill(kind, idesc));
+        if elem != generic {
+            for f in fills.iter_mut().filter(|f| f.1 == generic) {
+                f.1 = elem;
+            }
+        }
         // Scale factors (§3.7 .block_scale): scale_A and scale_B in TMEM, duplicated into all
         // four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies 32 lanes x 128 bits
         // (4 columns: room for the 1, 2, 3, 4 or 6 one-byte factors per row of every

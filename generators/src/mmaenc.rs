@@ -148,6 +148,22 @@ pub fn fill_elem(kind: MmaKind) -> FillElem {
     }
 }
 
+/// The element kind for the A and B regions of an MMA of `kind` with instruction descriptor
+/// `idesc`: [`fill_elem`], except where the types read another fill's small integers
+/// (§9.7.16.10.1 formats; OQ-19 leaves rounding open, so only values with exact products and
+/// sums give exact results, reference §3.7): bf16 A/B (type code 1, idesc bits 7-9) read
+/// `Tf32Small` (each f32 small integer is a bf16 small integer, then a bf16 zero); kind::f8f6f4
+/// with e4m3/e5m2 A and B read `F16Small` (e5m2 is the high byte of an f16: the small integer,
+/// then a zero; e4m3 reads those bytes as 0, ±1.5, ±2, ±2.5, ±3).
+pub fn operand_fill(kind: MmaKind, idesc: u32) -> FillElem {
+    let (a, b) = (idesc >> 7 & 7, idesc >> 10 & 7);
+    match kind {
+        MmaKind::F16 if a == 1 => FillElem::Tf32Small,
+        MmaKind::F8f6f4 if a <= 1 && b <= 1 => FillElem::F16Small,
+        _ => fill_elem(kind),
+    }
+}
+
 /// A K-major, no-swizzle descriptor for a matrix of `rows` rows of 32 bytes at the start of
 /// `region` (§2.8): core matrices of 8 rows x 16 bytes stored contiguously (128 B); the two
 /// core matrices of a row group are adjacent (LBO = 128 B) and row groups follow each other
@@ -171,6 +187,21 @@ pub fn kmajor_desc(region: u8) -> SmemDesc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn operand_fill_follows_the_idesc_types() {
+        let f16 = |v| idesc_for(MmaKind::F16, 128, 64, v).encode();
+        // Variants 0 and 3: f16 A/B; 1: bf16 A/B (type code 1 at bits 7-9).
+        assert_eq!(operand_fill(MmaKind::F16, f16(0)), FillElem::F16Small);
+        assert_eq!(operand_fill(MmaKind::F16, f16(1)), FillElem::Tf32Small);
+        for v in 0..4 {
+            let d = idesc_for(MmaKind::F8f6f4, 128, 64, v).encode();
+            assert_eq!(operand_fill(MmaKind::F8f6f4, d), FillElem::F16Small);
+        }
+        // e2m1 A (type code 5) keeps the generic fill.
+        assert_eq!(operand_fill(MmaKind::F8f6f4, 5 << 7), FillElem::Word);
+        assert_eq!(operand_fill(MmaKind::I8, 1 << 7), FillElem::I8Small);
+    }
 
     #[test]
     fn idesc_fields_land_on_the_documented_bits() {

@@ -1,7 +1,15 @@
 //! Exact MMA results where the spec makes them exact: kinds i8 (integer arithmetic) and
-//! f16 / tf32 with small-integer inputs, whose products and sums are exact in an f32
-//! accumulator whatever the accumulation order (OQ-19 leaves order and rounding open, so only
-//! results with no rounding anywhere are exact).
+//! f16 (f16 or bf16 A/B) / tf32 / f8f6f4 (e4m3 or e5m2 A/B) with inputs whose products and
+//! sums are exact in an f32 accumulator whatever the accumulation order (OQ-19 leaves order,
+//! rounding and intermediate precision open, so only results with no rounding anywhere are
+//! exact): every product is an integer multiple of one grid step (1 for f16/bf16/tf32/i8,
+//! 2^-8 for f8f6f4, whose elements are held scaled by 2^4, [`F8_SCALE`]) and the sum of the
+//! magnitudes of the terms stays below 2^24 grid steps ([`Prepared::finish`]).
+//!
+//! Element formats (§9.7.16.10.1, the PTX ISA's "Alternate floating point data formats"):
+//! bf16 is the high half of an f32; e5m2 is the high byte of an f16 (5 exponent bits, bias
+//! 15, 2 mantissa bits, infinities and NaNs); e4m3 has 4 exponent bits (bias 7), 3 mantissa
+//! bits, no infinities, and NaN only at S.1111.111 ([`fp8_value`]).
 //!
 //! The data layouts come from the ISA's figures, not the reference text (OQ-22, OQ-29); the
 //! oracle uses them only when [`crate::Options::figure_layouts`] is set, and only for:
@@ -26,29 +34,64 @@ pub struct RegionData {
 /// The shape and kind of an exactly computable MMA, or `None`. A may come from shared memory
 /// ([`prepare`]) or TMEM ([`prepare_tmem_a`], with or without `.ashift`).
 pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
+    shape_of(m, CtaGroup::One, 128)
+}
+
+/// N of an exactly computable `cta_group::2` MMA, or `None`: M = 256 (data-path layout A,
+/// §9.7.16.10.5: each CTA of the pair holds 128 rows of D, row m of its half in lane m,
+/// column n in column n of D), A in shared memory (CTA h supplies rows 128·h.. of A from its
+/// own shared memory, through the same descriptor), B's N rows split in halves: rows
+/// 0..N/2 from the even CTA's shared memory, N/2..N from the odd CTA's (§9.7.16.10: "B ... in
+/// Shared Memory of the current CTA and optionally in peer CTA"; the simulator reads them the
+/// same way). Without enable-input-d (the old D of the peer CTA is not modelled) and without
+/// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
+pub fn pair_shape(m: &Mma) -> Option<u32> {
+    if m.enable_input_d || m.disable_output_lane.is_some() || !matches!(m.a, MmaA::Desc(_)) {
+        return None;
+    }
+    shape_of(m, CtaGroup::Two, 256).map(|(_, n)| n)
+}
+
+/// [`exact_shape`] and [`pair_shape`]: the checks for `.cta_group` `cg` and M `want_m`.
+fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     let f = &m.form;
     let coll_ok = f.collector.is_none_or(|c| c.op == CollectorOp::Discard);
-    if f.ws || f.sp || f.block_scale || f.cta_group != CtaGroup::One || !coll_ok {
+    if f.sp || f.block_scale || f.cta_group != cg || !coll_ok {
+        return None;
+    }
+    // `.ws` with M = 128 uses data-path layout D like the non-ws form (§9.7.16.10.5: M = 128,
+    // `::1`, ".ws: either"); a zero-column mask other than 0 zeroes columns of B
+    // (§9.7.16.10.6), not modelled: unspecified.
+    if f.ws && m.zero_col_mask.is_some_and(|z| z != 0) {
         return None;
     }
     if f.ashift && !matches!(m.a, MmaA::Tmem(_)) {
         return None;
     }
-    if !matches!(f.kind, MmaKind::F16 | MmaKind::Tf32 | MmaKind::I8) {
+    if !matches!(
+        f.kind,
+        MmaKind::F16 | MmaKind::Tf32 | MmaKind::I8 | MmaKind::F8f6f4
+    ) {
         return None;
     }
     let d = m.idesc;
     let mm = (d >> 24 & 0x1F) << 4;
     let n = (d >> 17 & 0x3F) << 3;
-    // Dense, no transposes, no B-reuse shift, M = 128.
-    if mm != 128 || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
+    // Dense, no transposes, no B-reuse shift, M = 128 (layout D; `.ws` M = 32 / 64 use the
+    // figure-only layouts G / E, OQ-22).
+    if mm != want_m || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
         return None;
     }
     let (dt, at, bt) = (d >> 4 & 3, d >> 7 & 7, d >> 10 & 7);
+    // F32 D only (a 16-bit D leaves the high half of its cell unstated, MMA-D-UNPACKED);
+    // A/B type codes (§9.7.16.10.2, idesc bits 7-9 and 10-12): f16 0 / bf16 1 (the same for
+    // A and B), tf32 2, u8 0 / s8 1, e4m3 0 / e5m2 1 (the 6- and 4-bit f8f6f4 types stay
+    // unspecified: their packing in shared memory is figure-only, OQ-29).
     let ok = match f.kind {
-        MmaKind::F16 => dt == 1 && at == 0 && bt == 0,
+        MmaKind::F16 => dt == 1 && at == bt && at <= 1,
         MmaKind::Tf32 => dt == 1 && at == 2 && bt == 2,
         MmaKind::I8 => dt == 2 && at <= 1 && bt <= 1,
+        MmaKind::F8f6f4 => dt == 1 && at <= 1 && bt <= 1,
         _ => false,
     };
     ok.then_some((mm, n))
@@ -62,6 +105,63 @@ fn f16_value(h: u16) -> f64 {
         0 => sign * frac * pow2(-24),
         31 => f64::NAN,
         _ => sign * (1.0 + frac / 1024.0) * pow2(e - 15),
+    }
+}
+
+/// A bf16 value: the high half of an f32.
+fn bf16_value(h: u16) -> f64 {
+    f64::from(f32::from_bits(u32::from(h) << 16))
+}
+
+/// An OCP FP8 value (§9.7.16.10.1): e5m2 (`e5m2` set: 5 exponent bits, bias 15, 2 mantissa
+/// bits, exponent 31 infinite or NaN) or e4m3 (4 exponent bits, bias 7, 3 mantissa bits, no
+/// infinities, NaN only where exponent and mantissa are all ones). Exponent 0 is subnormal.
+fn fp8_value(b: u8, e5m2: bool) -> f64 {
+    let (eb, mb, bias) = if e5m2 { (5, 2, 15) } else { (4, 3, 7) };
+    let sign = if b >> 7 == 1 { -1.0 } else { 1.0 };
+    let e = i32::from(b >> mb) & ((1 << eb) - 1);
+    let frac = f64::from(b & ((1 << mb) - 1));
+    let one = f64::from(1u8 << mb);
+    if e5m2 && e == 31 {
+        return if frac == 0.0 {
+            sign * f64::INFINITY
+        } else {
+            f64::NAN
+        };
+    }
+    if !e5m2 && b & 0x7F == 0x7F {
+        return f64::NAN;
+    }
+    match e {
+        0 => sign * frac / one * pow2(1 - bias),
+        _ => sign * (1.0 + frac / one) * pow2(e - bias),
+    }
+}
+
+/// kind::f8f6f4 elements are held scaled by this power of two, so that every e4m3 / e5m2
+/// value that is a multiple of 1/16 is an integer ([`Prepared`]'s integer operands); the dot
+/// products are then scaled by its square ([`Prepared::finish`] scales back).
+const F8_SCALE: f64 = 16.0;
+
+/// The grid step of a kind's products as [`Prepared`] holds them (scaled back by it).
+fn unit(kind: MmaKind) -> f64 {
+    if kind == MmaKind::F8f6f4 {
+        1.0 / (F8_SCALE * F8_SCALE)
+    } else {
+        1.0
+    }
+}
+
+/// An element of kind `kind` from its bits (`v`, low bits; `alt`: type code 1 of the kind,
+/// bf16 / s8 / e5m2), as [`Prepared`] holds it (f8f6f4 scaled by [`F8_SCALE`]).
+fn elem_value(kind: MmaKind, alt: bool, v: u32) -> f64 {
+    match kind {
+        MmaKind::F16 if alt => bf16_value(v as u16),
+        MmaKind::F16 => f16_value(v as u16),
+        MmaKind::Tf32 => f64::from(f32::from_bits(v)),
+        MmaKind::F8f6f4 => fp8_value(v as u8, alt) * F8_SCALE,
+        _ if alt => f64::from(v as u8 as i8),
+        _ => f64::from(v as u8),
     }
 }
 
@@ -89,7 +189,7 @@ fn elem_k(kind: MmaKind) -> (u32, u32) {
 
 /// Whether an operand's descriptor and data can give exact elements at all (the checks of
 /// every element that do not depend on its position).
-fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind) -> bool {
+fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind, alt: bool) -> bool {
     if desc.swizzle != 0
         || desc.lbo_abs
         || desc.base_offset != 0
@@ -98,8 +198,13 @@ fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind) -> bool {
     {
         return false;
     }
+    // The fills whose elements are small integers of the type (`alt`: type code 1): bf16
+    // pairs are the halves of an f32 small integer (its high half, and 0); e5m2 bytes are the
+    // high byte of an f16 small integer (and 0), e4m3 reads of the same bytes 0, ±1.5, ±2,
+    // ±2.5, ±3.
     let want = match kind {
-        MmaKind::F16 => FillElem::F16Small,
+        MmaKind::F16 if alt => FillElem::Tf32Small,
+        MmaKind::F16 | MmaKind::F8f6f4 => FillElem::F16Small,
         MmaKind::Tf32 => FillElem::Tf32Small,
         _ => FillElem::I8Small,
     };
@@ -150,7 +255,7 @@ fn read_row(
     desc: &SmemDesc,
     data: &RegionData,
     kind: MmaKind,
-    (signed, neg): (bool, bool),
+    (alt, neg): (bool, bool),
     row: u32,
     out: &mut Vec<f64>,
 ) -> Option<()> {
@@ -180,7 +285,7 @@ fn read_row(
             MmaKind::F16 => {
                 for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
                     let (word, shift) = at(e as u64);
-                    *x = f16_value((word >> shift) as u16);
+                    *x = elem_value(kind, alt, word >> shift);
                 }
             }
             MmaKind::Tf32 => {
@@ -197,12 +302,7 @@ fn read_row(
             _ => {
                 for (e, x) in buf.iter_mut().enumerate().take(per_chunk as usize) {
                     let (word, shift) = at(e as u64);
-                    let b = (word >> shift) as u8;
-                    *x = if signed {
-                        f64::from(b as i8)
-                    } else {
-                        f64::from(b)
-                    };
+                    *x = elem_value(kind, alt, word >> shift);
                 }
             }
         }
@@ -221,6 +321,11 @@ fn read_row(
 /// Largest magnitude of an element kept as an integer ([`Prepared`]'s integer operands): with
 /// K ≤ 32, every product and partial sum stays below 2^27, exact in `i32` and in `f64`.
 const INT_ELEM_MAX: f64 = 2047.0;
+
+/// `x` as an integer, if it is one of magnitude at most [`INT_ELEM_MAX`].
+fn small_int(x: f64) -> Option<i32> {
+    (x.abs() <= INT_ELEM_MAX && f64::from(x as i32) == x).then_some(x as i32)
+}
 
 /// The operands as integers, if every element is an integer of magnitude at most
 /// [`INT_ELEM_MAX`].
@@ -244,6 +349,9 @@ pub struct Prepared {
     enable_input_d: bool,
     /// 2^-scale (MMA-SCALE-D-SEM), once.
     grain: f64,
+    /// The value of one unit of the dot products as held (`unit(kind)`: f8f6f4 elements are
+    /// scaled by [`F8_SCALE`]).
+    unit: f64,
     arow: Vec<f64>,
     bcol: Vec<f64>,
     /// `arow` and `bcol` as integers, when every element is a small integer (the fill
@@ -266,7 +374,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     let d = m.idesc;
     let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
     let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
-    if !operand_ok(ad, a, kind) || !operand_ok(&m.b, b, kind) {
+    if !operand_ok(ad, a, kind, sa) || !operand_ok(&m.b, b, kind, sb) {
         return None;
     }
     if lazy_ok(ad, &m.b, kind) {
@@ -289,6 +397,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
             kind,
             enable_input_d: m.enable_input_d,
             grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+            unit: unit(kind),
             arow: Vec::new(),
             bcol: Vec::new(),
             ints: None,
@@ -317,6 +426,42 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         kind,
         enable_input_d: m.enable_input_d,
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+        unit: unit(kind),
+        arow,
+        bcol,
+        ints,
+        lazy: None,
+    })
+}
+
+/// [`prepare`] for a `cta_group::2` MMA ([`pair_shape`]): the 128 rows of D one CTA of the
+/// pair holds, from that CTA's A data `a` and the B data of the even and odd CTAs (`b`).
+pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prepared> {
+    let n = pair_shape(m)?;
+    let MmaA::Desc(ad) = &m.a else { return None };
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    let d = m.idesc;
+    let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
+    let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
+    if !operand_ok(ad, a, kind, sa) || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+        return None;
+    }
+    let mut arow = Vec::with_capacity((128 * kk) as usize);
+    read_rows(ad, a, kind, (sa, na), 128, &mut arow)?;
+    let mut bcol = Vec::with_capacity((n * kk) as usize);
+    for half in b {
+        read_rows(&m.b, half, kind, (sb, nb), n / 2, &mut bcol)?;
+    }
+    let ints = as_ints(&arow).zip(as_ints(&bcol));
+    Some(Prepared {
+        mm: 128,
+        n,
+        kk,
+        kind,
+        enable_input_d: false,
+        grain: 1.0,
+        unit: unit(kind),
         arow,
         bcol,
         ints,
@@ -327,12 +472,12 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
 /// The elements (row, 0..K) of A in TMEM from the row's 8 cells (§9.7.16.10, "[a-tmem]"; the
 /// data-path layout of M = 128 `::1`: row m in lane m, the row's K elements packed from the
 /// first column on, little-endian in each 32-bit cell, 32 bytes per row for every kind),
-/// negated with `neg`, into `out`. `None` where an element is not a small integer (what
-/// [`prepare_tmem_a`] needs: an f16 or tf32 that is not would round, OQ-19; a tf32 cell with
-/// low mantissa bits set).
+/// negated with `neg`, into `out` (f8f6f4 scaled by [`F8_SCALE`]; `alt`: type code 1, bf16 /
+/// s8 / e5m2). `None` where an element is not a small integer (what [`prepare_tmem_a`]
+/// needs: a float that is not might round, OQ-19; a tf32 cell with low mantissa bits set).
 pub fn tmem_a_row(
     kind: MmaKind,
-    signed: bool,
+    alt: bool,
     neg: bool,
     cells: &[u32],
     out: &mut Vec<f64>,
@@ -341,24 +486,11 @@ pub fn tmem_a_row(
     for k in 0..kk {
         let byte = k * eb;
         let cell = *cells.get((byte / 4) as usize)?;
-        let v = match kind {
-            MmaKind::F16 => f16_value((cell >> (8 * (byte % 4))) as u16),
-            MmaKind::Tf32 => {
-                if cell & 0x1FFF != 0 {
-                    return None;
-                }
-                f64::from(f32::from_bits(cell))
-            }
-            _ => {
-                let b = (cell >> (8 * (byte % 4))) as u8;
-                if signed {
-                    f64::from(b as i8)
-                } else {
-                    f64::from(b)
-                }
-            }
-        };
-        // f16 and tf32 are exact only as small integers (`prepare_tmem_a`): give up at the
+        if kind == MmaKind::Tf32 && cell & 0x1FFF != 0 {
+            return None;
+        }
+        let v = elem_value(kind, alt, cell >> (8 * (byte % 4)));
+        // Floats are exact only as small integers (`prepare_tmem_a`): give up at the
         // first element that is not one.
         let small = v.is_finite() && v.abs() <= INT_ELEM_MAX && f64::from(v as i32) == v;
         if !small {
@@ -376,11 +508,11 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
     let (mm, n) = exact_shape(m)?;
     let kind = m.form.kind;
     let (_, kk) = elem_k(kind);
-    if arow.len() != (mm * kk) as usize || !operand_ok(&m.b, b, kind) {
-        return None;
-    }
     let d = m.idesc;
     let sb = d >> 10 & 7 == 1;
+    if arow.len() != (mm * kk) as usize || !operand_ok(&m.b, b, kind, sb) {
+        return None;
+    }
     let nb = d >> 14 & 1 == 1;
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
@@ -393,6 +525,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         kind,
         enable_input_d: m.enable_input_d,
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+        unit: unit(kind),
         arow,
         bcol,
         ints,
@@ -407,7 +540,8 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
 /// [-4, 3], finite, tf32 low bits clear). Every chunk of a row is 16-byte aligned relative to
 /// the descriptor's offset, so the offset decides.
 fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
-    kind == MmaKind::I8 || (ad.offset.is_multiple_of(4) && bd.offset.is_multiple_of(4))
+    matches!(kind, MmaKind::I8 | MmaKind::F8f6f4)
+        || (ad.offset.is_multiple_of(4) && bd.offset.is_multiple_of(4))
 }
 
 /// An operand read one row (of A) or column (of B) at a time, when a cell first needs it.
@@ -415,7 +549,7 @@ fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
 struct LazyOperand {
     desc: SmemDesc,
     data: RegionData,
-    /// (signed, negated).
+    /// (type code 1: s8 / bf16 / e5m2, negated).
     flags: (bool, bool),
     /// The rows read so far as integers, K each (valid where `have`).
     ints: Vec<i32>,
@@ -480,7 +614,7 @@ fn read_row_ints(
     desc: &SmemDesc,
     data: &RegionData,
     kind: MmaKind,
-    (signed, neg): (bool, bool),
+    (alt, neg): (bool, bool),
     row: u32,
     out: &mut [i32],
 ) -> Option<()> {
@@ -505,8 +639,15 @@ fn read_row_ints(
             MmaKind::F16 => {
                 for (t, pair) in chunk.chunks_exact_mut(2).enumerate() {
                     let w = word(t as u64);
-                    pair[0] = sign * f16_int(w as u16)?;
-                    pair[1] = sign * f16_int((w >> 16) as u16)?;
+                    let int = |h: u16| {
+                        if alt {
+                            small_int(bf16_value(h))
+                        } else {
+                            f16_int(h)
+                        }
+                    };
+                    pair[0] = sign * int(w as u16)?;
+                    pair[1] = sign * int((w >> 16) as u16)?;
                 }
             }
             MmaKind::Tf32 => {
@@ -539,10 +680,10 @@ fn read_row_ints(
                 let off = (base % 4) as usize;
                 for (x, &b) in chunk.iter_mut().zip(&bytes[off..off + 16]) {
                     *x = sign
-                        * if signed {
-                            i32::from(b as i8)
-                        } else {
-                            i32::from(b)
+                        * match kind {
+                            MmaKind::F8f6f4 => small_int(elem_value(kind, alt, u32::from(b)))?,
+                            _ if alt => i32::from(b as i8),
+                            _ => i32::from(b),
                         };
                 }
             }
@@ -645,6 +786,11 @@ impl Prepared {
                 let mut abs = 0f64;
                 for (x, y) in self.arow[ra].iter().zip(&self.bcol[rb]) {
                     let t = x * y;
+                    // Integer products only (the grid `finish` assumes): any other would
+                    // need its own grid step to be known exact.
+                    if !is_integer(t) {
+                        return None;
+                    }
                     sum += t;
                     abs += t.abs();
                 }
@@ -671,19 +817,21 @@ impl Prepared {
                     .then_some(v as i32 as u32)
             })
         } else {
-            // MMA-SCALE-D-SEM: D = A·B + D·2^-s; exact when every partial sum fits the
-            // 24-bit significand at the 2^-s grain.
-            let grain = self.grain;
+            // MMA-SCALE-D-SEM: D = A·B + D·2^-s; exact when every term is a multiple of one
+            // grid step g (the finer of the products' unit and the 2^-s grain, both powers of
+            // two) and the magnitudes add up to less than 2^24 steps: every partial sum, in
+            // any order, is then an f32 (OQ-19).
+            let (grain, unit) = (self.grain, self.unit);
+            let g = grain.min(unit);
             let prev = if self.enable_input_d {
                 old.map(|v| f64::from(f32::from_bits(v)) * grain)
             } else {
                 Some(0.0)
             };
             prev.and_then(|p| {
-                let exact = p.is_finite()
-                    && is_integer(p / grain)
-                    && (abs + p.abs()) / grain < 16_777_216.0;
-                exact.then(|| ((sum + p) as f32).to_bits())
+                let exact =
+                    p.is_finite() && is_integer(p / g) && (abs * unit + p.abs()) / g < 16_777_216.0;
+                exact.then(|| ((sum * unit + p) as f32).to_bits())
             })
         }
     }
@@ -756,11 +904,14 @@ mod tests {
             swizzle: 0,
             reserved: 0,
         };
-        for (kind, elem) in [
-            (MmaKind::I8, FillElem::Word),
-            (MmaKind::I8, FillElem::I8Small),
-            (MmaKind::F16, FillElem::F16Small),
-            (MmaKind::Tf32, FillElem::Tf32Small),
+        // (kind, fill, the type code 1 flags whose elements are small integers of that fill).
+        for (kind, elem, alts) in [
+            (MmaKind::I8, FillElem::Word, &[false, true][..]),
+            (MmaKind::I8, FillElem::I8Small, &[false, true]),
+            (MmaKind::F16, FillElem::F16Small, &[false]),
+            (MmaKind::F16, FillElem::Tf32Small, &[true]),
+            (MmaKind::Tf32, FillElem::Tf32Small, &[false]),
+            (MmaKind::F8f6f4, FillElem::F16Small, &[false, true]),
         ] {
             for offset in [0u32, 4, 1, 3] {
                 if kind != MmaKind::I8 && offset % 4 != 0 {
@@ -772,7 +923,8 @@ mod tests {
                     seed: 0x1234_5678 ^ offset,
                     bytes: 4096,
                 };
-                for flags in [(false, false), (true, false), (false, true), (true, true)] {
+                let flags = alts.iter().flat_map(|&a| [(a, false), (a, true)]);
+                for flags in flags {
                     for row in 0..16 {
                         let (_, kk) = elem_k(kind);
                         let mut f = Vec::new();
@@ -786,6 +938,196 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn fp8_decoding_follows_the_ocp_formats() {
+        // e5m2 is the high byte of an f16 (an independent decoding: `f16_value`, which reads
+        // exponent 31 as NaN: infinities are checked below).
+        for b in (0..=u8::MAX).filter(|b| b & 0x7C != 0x7C) {
+            let (x, y) = (fp8_value(b, true), f16_value(u16::from(b) << 8));
+            assert!(
+                x == y || x.is_nan() && y.is_nan(),
+                "e5m2 {b:#04x}: {x} vs {y}"
+            );
+        }
+        // e4m3 (OCP FP8): 1.0, -2.0, the largest normal 448, the smallest normal 2^-6, the
+        // smallest subnormal 2^-9, NaN at S.1111.111 only (0x7E and 0xFE are finite).
+        let cases = [
+            (0x38, 1.0),
+            (0xC0, -2.0),
+            (0x7E, 448.0),
+            (0xFE, -448.0),
+            (0x08, 1.0 / 64.0),
+            (0x01, 1.0 / 512.0),
+            (0x3C, 1.5),
+            (0x44, 3.0),
+            (0x00, 0.0),
+        ];
+        for (b, want) in cases {
+            assert_eq!(fp8_value(b, false), want, "e4m3 {b:#04x}");
+        }
+        assert!(fp8_value(0x7F, false).is_nan() && fp8_value(0xFF, false).is_nan());
+        assert_eq!(fp8_value(0x7B, true), 57344.0);
+        assert_eq!(fp8_value(0x7C, true), f64::INFINITY);
+        assert_eq!(fp8_value(0xFC, true), f64::NEG_INFINITY);
+        assert!(fp8_value(0x7D, true).is_nan());
+        assert!(
+            (0..=u8::MAX)
+                .filter(|&b| fp8_value(b, false).is_nan())
+                .count()
+                == 2
+        );
+    }
+
+    #[test]
+    fn bf16_is_the_high_half_of_an_f32() {
+        assert_eq!(bf16_value(0x3F80), 1.0);
+        assert_eq!(bf16_value(0xC040), -3.0);
+        assert_eq!(bf16_value(0x4080), 4.0);
+    }
+
+    /// An f8f6f4 MMA's exact D, against a direct computation: every D cell of kind::f8f6f4
+    /// with e4m3 A and e5m2 B read from `F16Small` data is the f64 dot product of the decoded
+    /// elements (all multiples of 1/2, sums far below 2^24 steps, so no rounding).
+    #[test]
+    fn f8f6f4_results_are_the_decoded_dot_products() {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        let n = 16;
+        // idesc (§9.7.16.10.2 layout (a)): D F32 (1) at 4-5, A e4m3 (0) at 7-9, B e5m2 (1) at
+        // 10-12, N >> 3 at 17-22, M >> 4 at 24-28.
+        let idesc = 1 << 4 | 1 << 10 | (n >> 3) << 17 | (128 >> 4) << 24;
+        let m = Mma {
+            form: form::MmaForm {
+                ws: false,
+                sp: false,
+                cta_group: CtaGroup::One,
+                kind: MmaKind::F8f6f4,
+                block_scale: false,
+                scale_vec: None,
+                ashift: false,
+                collector: None,
+            },
+            d: TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: None,
+            scale_b: None,
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        };
+        let data = |seed| RegionData {
+            elem: FillElem::F16Small,
+            seed,
+            bytes: 128 * 32,
+        };
+        let (a, b) = (data(7), data(99));
+        let d = compute(&m, &a, &b, &|_, _| None).expect("exact shape");
+        // The elements, decoded independently: byte `i` of a row's 32 bytes (K-major, no
+        // swizzle: 16-byte chunks at LBO = 128 B, rows at 16 B within 8-row groups, SBO 256 B).
+        let elem = |r: &RegionData, row: u32, k: u32, e5m2: bool| {
+            let addr = (row % 8) * 16 + (row / 8) * 256 + (k / 16) * 128 + k % 16;
+            let w = values::fill_word(r.elem, r.seed, addr / 4);
+            fp8_value((w >> (8 * (addr % 4))) as u8, e5m2)
+        };
+        let mut nonzero = 0;
+        for row in 0..128 {
+            for col in 0..n {
+                let want: f64 = (0..32)
+                    .map(|k| elem(&a, row, k, false) * elem(&b, col, k, true))
+                    .sum();
+                nonzero += usize::from(want != 0.0);
+                let got = d[(row * n + col) as usize].expect("exact");
+                assert_eq!(f32::from_bits(got), want as f32, "({row}, {col})");
+            }
+        }
+        assert!(nonzero > 128 * n as usize / 2, "{nonzero} non-zero cells");
+    }
+
+    /// A `cta_group::2` M = 256 MMA (layout A): one CTA's 128 rows of D from its A and the B
+    /// halves of the even and odd CTAs, against a direct computation (kind::i8, s8 A and B).
+    #[test]
+    fn pair_rows_use_the_b_halves_of_both_ctas() {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        let n = 32;
+        // idesc layout (a): D S32 (2) at 4-5, A and B s8 (1), N >> 3, M >> 4 (M = 256).
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | (n >> 3) << 17 | (256 >> 4) << 24;
+        let mut m = Mma {
+            form: form::MmaForm {
+                ws: false,
+                sp: false,
+                cta_group: CtaGroup::Two,
+                kind: MmaKind::I8,
+                block_scale: false,
+                scale_vec: None,
+                ashift: false,
+                collector: None,
+            },
+            d: TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: None,
+            scale_b: None,
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        };
+        let data = |seed| RegionData {
+            elem: FillElem::I8Small,
+            seed,
+            bytes: 128 * 32,
+        };
+        let (a, b0, b1) = (data(5), data(6), data(7));
+        let p = prepare_pair(&m, &a, [&b0, &b1]).expect("exact pair");
+        let elem = |r: &RegionData, row: u32, k: u32| {
+            let addr = (row % 8) * 16 + (row / 8) * 256 + (k / 16) * 128 + k % 16;
+            let w = values::fill_word(r.elem, r.seed, addr / 4);
+            i32::from((w >> (8 * (addr % 4))) as u8 as i8)
+        };
+        for row in 0..128 {
+            for col in 0..n {
+                let (b, brow) = if col < n / 2 {
+                    (&b0, col)
+                } else {
+                    (&b1, col - n / 2)
+                };
+                let want: i32 = (0..32).map(|k| elem(&a, row, k) * elem(b, brow, k)).sum();
+                assert_eq!(p.cell(row, col, None), Some(want as u32), "({row}, {col})");
+            }
+        }
+        // M = 128 `::2` (layout B, figure-only) and an accumulating pair stay unspecified.
+        m.enable_input_d = true;
+        assert!(pair_shape(&m).is_none());
+        m.enable_input_d = false;
+        m.idesc = idesc & !(0x1F << 24) | (128 >> 4) << 24;
+        assert!(pair_shape(&m).is_none());
     }
 
     #[test]

@@ -1,0 +1,265 @@
+//! The operands of an exact MMA read once per MMA (`run::mma::Prepared`), from shared memory
+//! or from TMEM (§9.7.16.10, "[a-tmem]"), with the writes an A in TMEM races with.
+
+use super::*;
+
+impl<'a> Ctx<'_, 'a> {
+    /// Prepares the values an exact MMA writes (computed per cell when read).
+    pub(super) fn mma_values(&mut self, ai: usize, sc: &mut Scratch) {
+        // A read from TMEM (§3.7 "[a-tmem]"): the writes it races with (an st not waited and
+        // published, MCM-XTHREAD-NONPIPE; the issuer's own st without wait::st,
+        // MCM-ST-BEFORE-USE; ...), cited by every ld of what this MMA wrote.
+        // Its cells, when every one is known (A's rows: [`mma::tmem_a_row`]).
+        let mut a_cells: Option<Vec<u32>> = None;
+        if let Some(r) = self.accs[ai].a_read {
+            let rect = (r.l0, r.l1, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            // A's values are read only for an MMA whose result may be exact (the checks
+            // below, before the operands): the others need only the races.
+            let acc = &self.accs[ai];
+            let may_be_exact = match acc.op {
+                Op::Mma(m) => {
+                    self.opts.figure_layouts
+                        && acc.issuer.count_ones() == 1
+                        && mma::exact_shape(m).is_some()
+                        && acc.regions.first().is_some_and(|d| d.l0 == 0)
+                        && !self.poisoned[self.cta(acc.g) as usize]
+                }
+                _ => false,
+            };
+            let exact_a = may_be_exact && r.l0 == 0 && r.l1 == 128 && r.c1 == r.c0 + 8;
+            let direct = if exact_a {
+                self.single_known(r.inst, rect, sc, false)
+            } else {
+                None
+            };
+            let mut buf = Vec::new();
+            let races = if direct.is_some() || !exact_a {
+                self.cells_or_races(r.inst, rect, sc, None, false)
+            } else {
+                self.cells_or_races(r.inst, rect, sc, Some(&mut buf), false)
+            };
+            self.accs[ai].in_races = races;
+            if direct.is_some() {
+                a_cells = direct;
+            } else if exact_a && !sc.unknown {
+                a_cells = buf
+                    .iter()
+                    .map(|w| match w {
+                        WordExpect::Exact(v) => Some(*v),
+                        _ => None,
+                    })
+                    .collect();
+            }
+        }
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
+        {
+            self.pair_values(ai);
+            return;
+        }
+        if !self.opts.figure_layouts
+            || acc.issuer.count_ones() != 1
+            || mma::exact_shape(m).is_none()
+        {
+            return;
+        }
+        let Some(r) = acc.regions.first().copied() else {
+            return;
+        };
+        if r.l0 != 0 || self.poisoned[self.cta(acc.g) as usize] {
+            return;
+        }
+        let n = r.c1 - r.c0;
+        let (_, nn) = mma::exact_shape(m).expect("checked");
+        if n != nn {
+            return;
+        }
+        let Some(b) = self.region_data(acc, m.b.region) else {
+            return;
+        };
+        let a = match &m.a {
+            MmaA::Desc(ad) => self.region_data(acc, ad.region),
+            MmaA::Tmem(_) => None,
+        };
+        let p = match (&m.a, a, a_cells) {
+            (MmaA::Desc(_), Some(a), _) => self.prepared_for(m, a, b),
+            (MmaA::Tmem(_), _, Some(cells)) => {
+                // A from TMEM: row m in lane m (`a_read`), 8 cells per row.
+                let d = m.idesc;
+                let (alt, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+                let mut arow = Vec::with_capacity(128 * 32);
+                let ok = cells
+                    .chunks_exact(8)
+                    .all(|row| mma::tmem_a_row(m.form.kind, alt, neg, row, &mut arow).is_some());
+                if m.form.ashift {
+                    // `.ashift` (§9.7.16.10.9.1, reference §3.7): A's rows move down by one, so
+                    // D row m uses A row m - 1; what row 0 uses is not stated
+                    // (`MmaVals::ashift`: D row 0 is unspecified).
+                    let kk = arow.len() / 128;
+                    arow.copy_within(..127 * kk, kk);
+                }
+                ok.then(|| mma::prepare_tmem_a(m, arow, &b).map(std::rc::Rc::new))
+                    .flatten()
+            }
+            _ => None,
+        };
+        let Some(p) = p else {
+            return;
+        };
+        self.finish_mma_values(ai, p, sc);
+    }
+
+    /// The values of an exact `cta_group::2` MMA ([`mma::pair_shape`]): D in both CTAs of the
+    /// pair, each CTA's rows from its own A and the B halves of the even and odd CTAs
+    /// ([`mma::prepare_pair`]); every region of both CTAs filled and fenced before the issue.
+    fn pair_values(&mut self, ai: usize) {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let (MmaA::Desc(ad), Some(n)) = (&m.a, mma::pair_shape(m)) else {
+            return;
+        };
+        let regions: Vec<Region> = acc.regions.into_iter().copied().collect();
+        let [own, peer] = regions[..] else {
+            return;
+        };
+        let cta = |inst: u32| self.a.insts[inst as usize].cta;
+        let (c_own, c_peer) = (cta(own.inst), cta(peer.inst));
+        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == n;
+        if own.inst == peer.inst
+            || c_own / 2 != c_peer / 2
+            || !fits(&own)
+            || !fits(&peer)
+            || self.poisoned[c_own as usize]
+            || self.poisoned[c_peer as usize]
+        {
+            return;
+        }
+        let data = |c: u32, region: u8| self.region_data_in(acc, region, c);
+        let (even, odd) = if c_own % 2 == 0 {
+            (c_own, c_peer)
+        } else {
+            (c_peer, c_own)
+        };
+        let (Some(b0), Some(b1)) = (data(even, m.b.region), data(odd, m.b.region)) else {
+            return;
+        };
+        let prep = |c: u32| {
+            let a = data(c, ad.region)?;
+            mma::prepare_pair(m, &a, [&b0, &b1]).map(std::rc::Rc::new)
+        };
+        let (Some(p_own), Some(p_peer)) = (prep(c_own), prep(c_peer)) else {
+            return;
+        };
+        self.accs[ai].mma = Some(Box::new(MmaVals {
+            p: p_own,
+            peer: Some((peer.inst, p_peer)),
+            old: None,
+            dol: [0; 4],
+            ashift: false,
+        }));
+        self.accs[ai].known = true;
+    }
+
+    /// [`mma::prepare`] of an MMA with A in shared memory, reused for an MMA issued again with
+    /// the same operands and data (a loop, a chain accumulating into one D).
+    pub(super) fn prepared_for(
+        &mut self,
+        m: &'a Mma,
+        a: RegionData,
+        b: RegionData,
+    ) -> Option<std::rc::Rc<mma::Prepared>> {
+        // `prepare` depends on these operands and the two regions' data only: an MMA issued
+        // again with the same ones (a loop, a chain accumulating into one D) reuses it.
+        let same = |(m2, a2, b2): &(&Mma, RegionData, RegionData)| {
+            *a2 == a
+                && *b2 == b
+                && m2.form == m.form
+                && m2.a == m.a
+                && m2.b == m.b
+                && m2.idesc == m.idesc
+                && m2.enable_input_d == m.enable_input_d
+                && m2.scale_input_d == m.scale_input_d
+        };
+        match self.prepared.iter().find(|(k, _)| same(k)) {
+            Some((_, p)) => p.clone(),
+            None => {
+                let p = mma::prepare(m, &a, &b).map(std::rc::Rc::new);
+                self.prepared.push(((m, a, b), p.clone()));
+                p
+            }
+        }
+    }
+
+    /// Records the values an exact MMA writes (`p`; with enable-input-d, the old D cells it
+    /// reads, planned now and read on demand).
+    pub(super) fn finish_mma_values(
+        &mut self,
+        ai: usize,
+        p: std::rc::Rc<mma::Prepared>,
+        sc: &mut Scratch,
+    ) {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let Some(r) = acc.regions.first().copied() else {
+            return;
+        };
+        let old = if m.enable_input_d {
+            // The old D cells: planned now, read on demand (`OldD`); the work is counted as
+            // if every cell were read now.
+            let rect = (0, 128, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            let k = sc.writers.len() as u64;
+            self.work
+                .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
+            let single = match (&sc.before[..], sc.race.is_empty()) {
+                (&[b], true) => {
+                    let wi = sc.writers[b];
+                    self.accs[wi]
+                        .regions
+                        .iter()
+                        .any(|x| {
+                            x.write
+                                && x.inst == r.inst
+                                && x.l0 == 0
+                                && x.l1 >= 128
+                                && x.c0 <= r.c0
+                                && x.c1 >= r.c1
+                        })
+                        .then_some(wi)
+                }
+                _ => None,
+            };
+            Some(OldD {
+                inst: r.inst,
+                c0: r.c0,
+                n: r.c1 - r.c0,
+                single,
+                writers: sc.writers.clone(),
+                before: sc.before.clone(),
+                race: sc.race.clone(),
+                ord: sc.ord.clone(),
+                memo: std::cell::RefCell::new(Vec::new()),
+            })
+        } else {
+            None
+        };
+        // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
+        let mut dol = [0u32; 4];
+        if let Some(d) = &m.disable_output_lane {
+            for (x, y) in dol.iter_mut().zip(d) {
+                *x = *y;
+            }
+        }
+        let ashift = m.form.ashift;
+        self.accs[ai].mma = Some(Box::new(MmaVals {
+            p,
+            peer: None,
+            old,
+            dol,
+            ashift,
+        }));
+        self.accs[ai].known = true;
+    }
+}
