@@ -113,23 +113,20 @@ pub struct Instr<'a> {
 }
 
 /// Why a `tcgen05.*` instruction is not well formed (reference §3 syntax lines).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IllFormed {
     /// The opcode is not a tcgen05 form: an unknown instruction, an unknown, repeated or
     /// missing qualifier.
+    #[error(transparent)]
     Form(FormError),
-    /// The operands do not have the shape of the form's syntax line; the message says what
-    /// was expected.
-    Operands(String),
-}
-
-impl std::fmt::Display for IllFormed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            IllFormed::Form(e) => write!(f, "{e}"),
-            IllFormed::Operands(m) => f.write_str(m),
-        }
-    }
+    /// The operands do not have the shape of the form's syntax line.
+    #[error("expected operands {expected}, found {found} operand(s)")]
+    Operands {
+        /// The operand list of the syntax line, e.g. `` `[dst], nCols` ``.
+        expected: &'static str,
+        /// How many operands the instruction has.
+        found: usize,
+    },
 }
 
 /// A statement of a function body.
@@ -547,7 +544,7 @@ fn parse_instr<'a>(
         match Form::parse(opcode) {
             Ok(f) => match check_operand_shape(&f, &operands) {
                 Ok(()) => form = Some(f),
-                Err(msg) => ill_formed = Some(IllFormed::Operands(msg)),
+                Err(e) => ill_formed = Some(e),
             },
             Err(e) => ill_formed = Some(IllFormed::Form(e)),
         }
@@ -564,16 +561,16 @@ fn parse_instr<'a>(
 
 /// The operand shapes of each tcgen05 family (reference §3 syntax lines): enough to reject a
 /// missing bracket or a wrong operand count with a message that says what was expected.
-fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
+fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), IllFormed> {
     let is_addr = |o: &Operand<'_>| matches!(o, Operand::Addr { .. });
     let is_vec = |o: &Operand<'_>| matches!(o, Operand::Vec(_));
     let is_val = |o: &Operand<'_>| matches!(o, Operand::Reg(_) | Operand::Imm(_) | Operand::Sym(_));
     let n = ops.len();
-    let want = |ok: bool, what: &str| {
+    let want = |ok: bool, expected: &'static str| {
         if ok {
             Ok(())
         } else {
-            Err(format!("expected operands {what}, found {n} operand(s)"))
+            Err(IllFormed::Operands { expected, found: n })
         }
     };
     match f {
@@ -693,9 +690,10 @@ $L__BB0_1:
         let i = m.functions[0].instrs().next().unwrap();
         assert_eq!((i.pos.line, i.pos.col), (5, 3));
         assert!(i.form.is_none());
-        let Some(IllFormed::Operands(msg)) = &i.ill_formed else {
+        let Some(e @ IllFormed::Operands { .. }) = &i.ill_formed else {
             panic!("{:?}", i.ill_formed)
         };
+        let msg = e.to_string();
         assert!(msg.contains("[dst], nCols"), "{msg}");
         // §9.7.16.8.3: `.num` is mandatory.
         let src =
