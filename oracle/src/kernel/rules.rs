@@ -1,5 +1,5 @@
 //! The instruction-level and target rows on parsed PTX: each tcgen05 instruction of a function
-//! goes through [`crate::instr::check_instr`], the rule code of the oracle's static check, with
+//! goes through `instr::check_instr`, the rule code of the oracle's static check, with
 //! its operands read from the PTX ([`operands`]); an ill-formed one
 //! ([`tcgen05_ir::ptx::parse::IllFormed`]) becomes a finding with the rule of what is wrong
 //! ([`ill_formed_rule`]).
