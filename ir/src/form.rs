@@ -105,11 +105,12 @@ macro_rules! slot_init {
         false
     };
     (head ($t:ty), $head:ident, $mnem:expr) => {
-        Some(<$t>::from_ptx(&format!(".{}", $head)).filter(|_| {
+        Some(
             $head
                 .strip_prefix($mnem)
-                .is_some_and(|r| r.starts_with("::"))
-        })?)
+                .filter(|r| r.starts_with("::"))
+                .and_then(|_| <$t>::from_ptx(&format!(".{}", $head)))?,
+        )
     };
     (opt $a:tt, $head:ident, $mnem:expr) => {
         None
