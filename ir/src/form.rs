@@ -4,13 +4,13 @@
 //! model ([`crate::Op`]) pairs a form with the harness's operand model; the parser of real
 //! compiler output ([`crate::ptx`]) pairs it with the operands as written.
 //!
-//! The grammar is written once, in the table of [`grammar!`] below: one row per family, citing
+//! The grammar is written once, in the table of `grammar!` below: one row per family, citing
 //! the PTX ISA section of its syntax lines, one entry per qualifier slot in the syntax-line
 //! order of the reference (§3). Each row yields the form struct, its printer (the slots in row
 //! order), its parser and the "expected ..." text of its errors. Parsing accepts the qualifiers
 //! in any order, because the spec does not forbid reordering (OQ-34), and reports an unknown or
 //! repeated qualifier, or a missing mandatory one, as a [`FormError`] that says what was
-//! expected. Two families have syntax the slot kinds cannot say and implement [`Syntax`] by
+//! expected. Two families have syntax the slot kinds cannot say and implement `Syntax` by
 //! hand: `tcgen05.fence` (its kind is part of the mnemonic and it takes no qualifier) and
 //! `tcgen05.shift` (the form records whether `.down` comes before `.cta_group`).
 
