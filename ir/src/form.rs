@@ -532,11 +532,28 @@ impl Syntax for FenceKind {
     }
 }
 
-/// The families: [`Form`]'s variant, [`Family`]'s variant and the row's type, in one list from
-/// which the dispatch of printing, parsing and [`Family::as_str`] comes.
+/// The families: [`Form`]'s and [`Family`]'s variant, the row's type and the two variants'
+/// docs, in one list from which both enums, [`Family::ALL`] and the dispatch of printing,
+/// parsing and [`Family::as_str`] come.
 macro_rules! families {
-    ($($v:ident($t:ty)),* $(,)?) => {
+    ($($v:ident($t:ty): $form_doc:literal, $family_doc:literal;)*) => {
+        /// One tcgen05 opcode with all its qualifiers.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+        pub enum Form {
+            $(#[doc = $form_doc] $v($t),)*
+        }
+
+        /// The instruction families, for coverage tables and counts.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Family {
+            $(#[doc = $family_doc] $v,)*
+        }
+
         impl Family {
+            /// Every family.
+            pub const ALL: &'static [Family] = &[$(Family::$v,)*];
+
             /// The mnemonic after `tcgen05.`.
             pub fn as_str(self) -> &'static str {
                 match self { $(Family::$v => <$t as Syntax>::MNEMONIC,)* }
@@ -575,90 +592,18 @@ macro_rules! families {
     };
 }
 
-families!(
-    Alloc(AllocForm),
-    Dealloc(DeallocForm),
-    Relinquish(RelinquishForm),
-    Ld(LdForm),
-    St(StForm),
-    Wait(WaitForm),
-    Fence(FenceKind),
-    Commit(CommitForm),
-    Cp(CpForm),
-    Shift(ShiftForm),
-    Mma(MmaForm),
-);
-
-/// One tcgen05 opcode with all its qualifiers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub enum Form {
-    /// `tcgen05.alloc`
-    Alloc(AllocForm),
-    /// `tcgen05.dealloc`
-    Dealloc(DeallocForm),
-    /// `tcgen05.relinquish_alloc_permit`
-    Relinquish(RelinquishForm),
-    /// `tcgen05.ld`, `tcgen05.ld.red`
-    Ld(LdForm),
-    /// `tcgen05.st`
-    St(StForm),
-    /// `tcgen05.wait::*`
-    Wait(WaitForm),
-    /// `tcgen05.fence::*`
-    Fence(FenceKind),
-    /// `tcgen05.commit`
-    Commit(CommitForm),
-    /// `tcgen05.cp`
-    Cp(CpForm),
-    /// `tcgen05.shift`
-    Shift(ShiftForm),
-    /// `tcgen05.mma` family
-    Mma(MmaForm),
-}
-
-/// The instruction families, for coverage tables and counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Family {
-    /// alloc
-    Alloc,
-    /// dealloc
-    Dealloc,
-    /// relinquish_alloc_permit
-    Relinquish,
-    /// ld (and ld.red)
-    Ld,
-    /// st
-    St,
-    /// wait::ld / wait::st
-    Wait,
-    /// fence::*
-    Fence,
-    /// commit
-    Commit,
-    /// cp
-    Cp,
-    /// shift
-    Shift,
-    /// mma family
-    Mma,
-}
-
-impl Family {
-    /// Every family.
-    pub const ALL: &'static [Family] = &[
-        Family::Alloc,
-        Family::Dealloc,
-        Family::Relinquish,
-        Family::Ld,
-        Family::St,
-        Family::Wait,
-        Family::Fence,
-        Family::Commit,
-        Family::Cp,
-        Family::Shift,
-        Family::Mma,
-    ];
+families! {
+    Alloc(AllocForm): "`tcgen05.alloc`", "alloc";
+    Dealloc(DeallocForm): "`tcgen05.dealloc`", "dealloc";
+    Relinquish(RelinquishForm): "`tcgen05.relinquish_alloc_permit`", "relinquish_alloc_permit";
+    Ld(LdForm): "`tcgen05.ld`, `tcgen05.ld.red`", "ld (and ld.red)";
+    St(StForm): "`tcgen05.st`", "st";
+    Wait(WaitForm): "`tcgen05.wait::*`", "wait::ld / wait::st";
+    Fence(FenceKind): "`tcgen05.fence::*`", "fence::*";
+    Commit(CommitForm): "`tcgen05.commit`", "commit";
+    Cp(CpForm): "`tcgen05.cp`", "cp";
+    Shift(ShiftForm): "`tcgen05.shift`", "shift";
+    Mma(MmaForm): "`tcgen05.mma` family", "mma family";
 }
 
 impl Form {
