@@ -13,9 +13,12 @@
 //! - [`fixup`]: repairs any program into a valid one;
 //! - [`coverage`]: the instruction forms the builder claims, for reach tests;
 //! - [`behaviours`]: the behaviour inventory, and which observed words each behaviour wrote;
-//! - [`stmts`], [`mmaenc`], [`target`], [`walk`]: the generator's own tables of legal forms,
-//!   encodings and target gating (reference §1-§3), and statement paths. None of this uses
-//!   the oracle (docs/architecture.md rule 2): the cross-tests live in the root `tests/generators_*`.
+//! - [`walk`]: statement paths;
+//! - `stmts`, `mmaenc`, `target` (private): the generator's own tables of legal forms,
+//!   encodings and target gating (reference §1-§3).
+//!
+//! None of this uses the oracle (docs/architecture.md rule 2): the cross-tests live in the
+//! root `tests/generators_*`.
 #![deny(missing_docs)]
 
 pub mod behaviours;
@@ -26,11 +29,11 @@ pub mod config;
 pub mod coverage;
 pub mod fixup;
 pub mod litmus;
-pub mod mmaenc;
+mod mmaenc;
 pub mod mutate;
-pub mod stmts;
+mod stmts;
 pub mod strategy;
-pub mod target;
+mod target;
 pub mod walk;
 
 /// Re-exported so that users of the byte-driven API need no direct dependency.

@@ -70,16 +70,6 @@ pub fn n_ok_cta2(kind: MmaKind, n: u32) -> bool {
     (step..=256).contains(&n) && n.is_multiple_of(step)
 }
 
-/// Dense K of a kind (§2.7): f16 16, tf32 8, f8f6f4 32, i8 32.
-pub fn dense_k(kind: MmaKind) -> u32 {
-    match kind {
-        MmaKind::F16 => 16,
-        MmaKind::Tf32 => 8,
-        MmaKind::F8f6f4 | MmaKind::I8 | MmaKind::Mxf8f6f4 => 32,
-        MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => 64,
-    }
-}
-
 /// Bytes of one row of A (or B) along K: `K * element bits / 8`; 32 for every dense
 /// non-block-scaled kind with 8/16/32-bit elements.
 pub fn row_bytes(kind: MmaKind) -> u32 {

@@ -60,18 +60,6 @@ pub fn has_scale_input_d(t: Target) -> bool {
     )
 }
 
-/// The scale-vector qualifier a `.kind::mxf8f6f4` block-scaled MMA may use on this target
-/// (MMA-BS-VEC-TARGET, §1): `.scale_vec::1X` needs sm_100a; `.block32` (the same size for
-/// mxf8f6f4, §3.7) needs sm_100f or sm_110f (and PTX 8.8, which those targets need anyway).
-/// `None` where neither is stated to be available.
-pub fn mx_scale_vec(t: Target) -> Option<tcgen05_ir::ScaleVec> {
-    match t {
-        Target::Sm100a => Some(tcgen05_ir::ScaleVec::X1),
-        Target::Sm100f | Target::Sm110f => Some(tcgen05_ir::ScaleVec::Block32),
-        _ => None,
-    }
-}
-
 /// The scale-vector qualifiers a block-scaled MMA of `kind` may carry on target `t` at PTX
 /// version `v` (reference §3.7 table, MMA-BS-VEC, MMA-BS-VEC-TARGET, MMA-BS-NVF4-EXPLICIT,
 /// GEN-PTXVER); `None` in the list means no qualifier (mxf4 only: `.block32` by

@@ -2,163 +2,59 @@
 //!
 //! A form is what `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32` says. The program
 //! model ([`crate::Op`]) pairs a form with the harness's operand model; the parser of real
-//! compiler output ([`crate::ptx`]) pairs it with the operands as written. Printing emits the
-//! syntax-line order of the reference (§3); parsing accepts the qualifiers in any order, because
-//! the spec does not forbid reordering (OQ-34), and reports an unknown or repeated qualifier as
-//! an error that says what was expected.
+//! compiler output ([`crate::ptx`]) pairs it with the operands as written.
+//!
+//! The grammar is written once, in the table of `grammar!` below: one row per family, citing
+//! the PTX ISA section of its syntax lines, one entry per qualifier slot in the syntax-line
+//! order of the reference (§3). Each row yields the form struct, its printer (the slots in row
+//! order), its parser and the "expected ..." text of its errors. Parsing accepts the qualifiers
+//! in any order, because the spec does not forbid reordering (OQ-34), and reports an unknown or
+//! repeated qualifier, or a missing mandatory one, as a [`FormError`] that says what was
+//! expected. Two families have syntax the slot kinds cannot say and implement `Syntax` by
+//! hand: `tcgen05.fence` (its kind is part of the mnemonic and it takes no qualifier) and
+//! `tcgen05.shift` (the form records whether `.down` comes before `.cta_group`).
 
 use crate::qual::*;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// `tcgen05.alloc` (§3.1): `tcgen05.alloc.cta_group{.exclusive}.sync.aligned{.shared::cta}.b32`.
-/// `.exclusive` is the PTX 9.4 form that newer compilers emit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct AllocForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// `.exclusive` (PTX 9.4).
-    pub exclusive: bool,
-    /// `.sync` present (GEN-SYNC-QUAL).
-    pub sync: bool,
-    /// `.aligned` present (GEN-SYNC-QUAL).
-    pub aligned: bool,
-    /// State space of `dst`: none (generic) or `.shared::cta` (ALLOC-DST-STATESPACE).
-    pub space: Option<StateSpace>,
-    /// Operand type, `.b32` (ALLOC-DST-STATESPACE).
-    pub ty: Ty,
+/// One qualifier slot's words: parsed from, and printed as, PTX (with the leading dot).
+trait Word: Sized {
+    /// The value a qualifier spells, if it is one of this slot's.
+    fn parse_word(q: &str) -> Option<Self>;
+    /// Appends the spelling.
+    fn write_word(&self, out: &mut String);
 }
 
-/// `tcgen05.dealloc.cta_group{.exclusive}.sync.aligned.b32` (§3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct DeallocForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// `.exclusive` (PTX 9.4).
-    pub exclusive: bool,
-    /// `.sync` present.
-    pub sync: bool,
-    /// `.aligned` present.
-    pub aligned: bool,
-    /// `.b32`.
-    pub ty: Ty,
+/// [`Word`] for the keyword tables of [`crate::qual`].
+macro_rules! keyword_words {
+    ($($t:ty),* $(,)?) => {
+        $(impl Word for $t {
+            fn parse_word(q: &str) -> Option<Self> {
+                <$t>::from_ptx(q)
+            }
+            fn write_word(&self, out: &mut String) {
+                out.push_str(self.as_str());
+            }
+        })*
+    };
 }
 
-/// `tcgen05.relinquish_alloc_permit.cta_group.sync.aligned` (§3.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct RelinquishForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// `.sync` present.
-    pub sync: bool,
-    /// `.aligned` present.
-    pub aligned: bool,
-}
-
-/// `tcgen05.ld` and `tcgen05.ld.red` (§3.2):
-/// `tcgen05.ld{.red}.sync.aligned.shape.num{.pack::16b}{.redOp}{.abs}{.NaN}.type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct LdForm {
-    /// `.red` (PTX 8.8; LD-RED-*).
-    pub red: bool,
-    /// `.sync` present.
-    pub sync: bool,
-    /// `.aligned` present.
-    pub aligned: bool,
-    /// Shape (LDST-SHAPE).
-    pub shape: LdStShape,
-    /// Repetitions (LDST-NUM).
-    pub num: Num,
-    /// `.pack::16b` (or, ill-formed, `.unpack::16b`: LD-PACK-ONLY).
-    pub pack: Option<Pack>,
-    /// `.min` / `.max` for `.red`.
-    pub red_op: Option<RedOp>,
-    /// `.abs` (`.red` with `.f32` only).
-    pub abs: bool,
-    /// `.NaN` (`.red` with `.f32` only).
-    pub nan: bool,
-    /// `.b32`, or for `.red` `.f32` / `.u32` / `.s32` (LDST-TYPE, LD-RED-TYPE).
-    pub ty: Ty,
-}
-
-/// `tcgen05.st.sync.aligned.shape.num{.unpack::16b}.b32` (§3.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct StForm {
-    /// `.sync` present.
-    pub sync: bool,
-    /// `.aligned` present.
-    pub aligned: bool,
-    /// Shape.
-    pub shape: LdStShape,
-    /// Repetitions.
-    pub num: Num,
-    /// `.unpack::16b` (or, ill-formed, `.pack::16b`: ST-UNPACK-ONLY).
-    pub pack: Option<Pack>,
-    /// `.b32`.
-    pub ty: Ty,
-}
-
-/// `tcgen05.wait::ld.sync.aligned` / `tcgen05.wait::st.sync.aligned` (§3.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct WaitForm {
-    /// Which operations it waits for.
-    pub op: WaitOp,
-    /// A `.cta_group` written on a wait (ill-formed: WAIT-OPS).
-    pub cta_group: Option<CtaGroup>,
-    /// `.sync` present.
-    pub sync: bool,
-    /// `.aligned` present.
-    pub aligned: bool,
-}
-
-/// `tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64`
-/// (§3.9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct CommitForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// `.mbarrier::arrive::one` present (COMMIT-COMPLETION).
-    pub arrive_one: bool,
-    /// `.shared::cluster`: `mbar` is a shared::cluster address rather than generic.
-    pub shared_cluster: bool,
-    /// `.multicast::cluster` (COMMIT-MCAST-MASK).
-    pub multicast: bool,
-    /// `.b64` (COMMIT-COMPLETION).
-    pub ty: Ty,
-}
-
-/// `tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt}` (§3.5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct CpForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// Shape (CP-SHAPE).
-    pub shape: CpShape,
-    /// Multicast (CP-MCAST-REQ, CP-MCAST-OTHER).
-    pub multicast: Option<CpMulticast>,
-    /// Decompression destination format (CP-DECOMP-FMT).
-    pub dst_fmt: Option<CpDstFmt>,
-    /// Decompression source format (CP-DECOMP-FMT).
-    pub src_fmt: Option<CpSrcFmt>,
-}
-
-/// `tcgen05.shift.cta_group.down` (§3.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct ShiftForm {
-    /// `.cta_group::1` or `::2`.
-    pub cta_group: CtaGroup,
-    /// `.down` written before `.cta_group` (the ISA examples' order, OQ-16) instead of after.
-    pub down_first: bool,
-}
+keyword_words!(
+    CtaGroup,
+    StateSpace,
+    Ty,
+    LdStShape,
+    Num,
+    Pack,
+    RedOp,
+    CpShape,
+    CpMulticast,
+    CpDstFmt,
+    CpSrcFmt,
+    MmaKind,
+    ScaleVec,
+);
 
 /// A collector qualifier `.collector::buf::op` (§3.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -170,145 +66,547 @@ pub struct Collector {
     pub op: CollectorOp,
 }
 
-/// The `tcgen05.mma` family (§3.7):
-/// `tcgen05.mma{.sp}{.ws}.cta_group.kind{.block_scale{.scale_vec}}{.ashift}{.collector::buf::op}`.
+impl Word for Collector {
+    fn parse_word(q: &str) -> Option<Self> {
+        let (buf, op) = q.strip_prefix(".collector::")?.split_once("::")?;
+        Some(Collector {
+            buf: CollectorBuf::from_ptx(buf)?,
+            op: CollectorOp::from_ptx(op)?,
+        })
+    }
+    fn write_word(&self, out: &mut String) {
+        let _ = write!(out, ".collector::{}::{}", self.buf, self.op);
+    }
+}
+
+/// The syntax of one family: its mnemonic, printer and parser.
+trait Syntax: Sized {
+    /// The mnemonic after `tcgen05.` (up to the first `::` for `wait::ld`, `fence::*`).
+    const MNEMONIC: &'static str;
+    /// Appends the mnemonic and the qualifiers, in syntax-line order.
+    fn write(&self, out: &mut String);
+    /// `None` when `head` (the opcode between `tcgen05.` and the first `.`) is not this
+    /// family's; otherwise the form that `quals` (each with its leading dot) spell, or why not.
+    fn parse(head: &str, quals: &[&str]) -> Option<Result<Self, FormError>>;
+}
+
+/// The Rust type of a slot.
+macro_rules! slot_ty {
+    (flag ($lit:literal)) => { bool };
+    (head ($t:ty)) => { $t };
+    (opt ($t:ty $(, $exp:literal)?)) => { Option<$t> };
+    (req ($t:ty, $exp:literal, $missing:literal)) => { $t };
+}
+
+/// A slot before any qualifier is read; the head slot reads `$head` (returns `None`, "not this
+/// family", when the head does not spell one of its words).
+macro_rules! slot_init {
+    (flag $a:tt, $head:ident, $mnem:expr) => {
+        false
+    };
+    (head ($t:ty), $head:ident, $mnem:expr) => {
+        Some(
+            $head
+                .strip_prefix($mnem)
+                .filter(|r| r.starts_with("::"))
+                .and_then(|_| <$t>::from_ptx(&format!(".{}", $head)))?,
+        )
+    };
+    (opt $a:tt, $head:ident, $mnem:expr) => {
+        None
+    };
+    (req $a:tt, $head:ident, $mnem:expr) => {
+        None
+    };
+}
+
+/// Whether a slot is the head slot.
+macro_rules! slot_is_head {
+    (head $a:tt) => {
+        true
+    };
+    ($kind:ident $a:tt) => {
+        false
+    };
+}
+
+/// Takes qualifier `$q` into the slot if it is one of the slot's words: `Ok(true)`; a second
+/// word of the same slot is [`FormError::Repeated`].
+macro_rules! slot_take {
+    (flag ($lit:literal), $slot:ident, $f:expr, $q:ident) => {
+        if $q == $lit {
+            flag(&mut $slot, $f, $q)?;
+            true
+        } else {
+            false
+        }
+    };
+    (head $a:tt, $slot:ident, $f:expr, $q:ident) => {
+        false
+    };
+    ($kind:ident ($t:ty $(, $rest:literal)*), $slot:ident, $f:expr, $q:ident) => {
+        match <$t as Word>::parse_word($q) {
+            Some(v) => {
+                set(&mut $slot, v, $f, $q)?;
+                true
+            }
+            None => false,
+        }
+    };
+}
+
+/// The field value once every qualifier is read: a missing mandatory slot is
+/// [`FormError::Missing`].
+macro_rules! slot_done {
+    (flag $a:tt, $slot:ident, $f:expr) => {
+        $slot
+    };
+    (head $a:tt, $slot:ident, $f:expr) => {
+        $slot.expect("set by slot_init")
+    };
+    (opt $a:tt, $slot:ident, $f:expr) => {
+        $slot
+    };
+    (req ($t:ty, $exp:literal, $missing:literal), $slot:ident, $f:expr) => {
+        $slot.ok_or(FormError::Missing {
+            family: $f,
+            what: $missing,
+        })?
+    };
+}
+
+/// Prints a slot's value.
+macro_rules! slot_write {
+    (flag ($lit:literal), $v:expr, $mnem:expr, $out:ident) => {
+        if $v {
+            $out.push_str($lit);
+        }
+    };
+    (head ($t:ty), $v:expr, $mnem:expr, $out:ident) => {
+        $out.push_str(&$v.as_str()[1 + $mnem.len()..])
+    };
+    (opt $a:tt, $v:expr, $mnem:expr, $out:ident) => {
+        if let Some(v) = &$v {
+            v.write_word($out);
+        }
+    };
+    (req $a:tt, $v:expr, $mnem:expr, $out:ident) => {
+        $v.write_word($out)
+    };
+}
+
+/// A slot's part of the "expected one of" text, with a leading space (empty for a slot the
+/// text does not list: the head, and a slot that exists only for near-misses).
+macro_rules! slot_exp {
+    (flag ($lit:literal)) => {
+        concat!(" ", $lit)
+    };
+    (head $a:tt) => {
+        ""
+    };
+    (opt ($t:ty)) => {
+        ""
+    };
+    (opt ($t:ty, $exp:literal)) => {
+        concat!(" ", $exp)
+    };
+    (req ($t:ty, $exp:literal, $missing:literal)) => {
+        concat!(" ", $exp)
+    };
+}
+
+/// The grammar table. A row is a family: its doc (with its PTX ISA section and syntax lines),
+/// `Struct = "mnemonic"`, then its slots in syntax-line order, each `field: kind(args)`:
+///
+/// - `flag(".q")`: a qualifier that is present or not (`bool`);
+/// - `opt(T, "spelling")`: at most one word of the keyword table `T` (`Option<T>`); without a
+///   spelling, the slot is left out of the "expected" text (it exists for near-misses);
+/// - `req(T, "spelling", "what")`: exactly one word of `T`; "what" names it when missing;
+/// - `head(T)`: the word of `T` that the mnemonic carries (`wait::ld`), printed in its place.
+///
+/// Each row yields the struct (fields in slot order, which is also the serialized order), its
+/// [`Syntax`] impl (printer and parser) and its `EXPECTED` text.
+macro_rules! grammar {
+    ($(
+        $(#[$m:meta])*
+        $form:ident = $mnem:literal {
+            $( $(#[$fm:meta])* $field:ident : $kind:ident $args:tt ),* $(,)?
+        }
+    )*) => {$(
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+        pub struct $form {
+            $( $(#[$fm])* pub $field: slot_ty!($kind $args), )*
+        }
+
+        impl $form {
+            /// What the family accepts, for [`FormError::UnknownQualifier`].
+            const EXPECTED: &'static str =
+                concat!("" $(, slot_exp!($kind $args))*).trim_ascii_start();
+        }
+
+        impl Syntax for $form {
+            const MNEMONIC: &'static str = $mnem;
+
+            fn write(&self, out: &mut String) {
+                out.push_str($mnem);
+                $( slot_write!($kind $args, self.$field, $mnem, out); )*
+            }
+
+            fn parse(head: &str, quals: &[&str]) -> Option<Result<Self, FormError>> {
+                const F: &str = $mnem;
+                const HAS_HEAD: bool = false $(|| slot_is_head!($kind $args))*;
+                if !HAS_HEAD && head != F {
+                    return None;
+                }
+                $( #[allow(unused_mut, reason = "a head slot is set once, by slot_init")]
+                   let mut $field = slot_init!($kind $args, head, F); )*
+                Some((|| -> Result<Self, FormError> {
+                    for &q in quals {
+                        let taken = false $(|| slot_take!($kind $args, $field, F, q))*;
+                        if !taken {
+                            return Err(unknown(F, q, Self::EXPECTED));
+                        }
+                    }
+                    Ok($form { $( $field: slot_done!($kind $args, $field, F), )* })
+                })())
+            }
+        }
+    )*};
+}
+
+grammar! {
+    /// `tcgen05.alloc` (reference §3.1, PTX ISA §9.7.16.7.1):
+    /// `tcgen05.alloc.cta_group{.exclusive}.sync.aligned{.shared::cta}.b32`.
+    /// `.exclusive` is the PTX 9.4 form that newer compilers emit.
+    AllocForm = "alloc" {
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// `.exclusive` (PTX 9.4).
+        exclusive: flag(".exclusive"),
+        /// `.sync` present (GEN-SYNC-QUAL).
+        sync: flag(".sync"),
+        /// `.aligned` present (GEN-SYNC-QUAL).
+        aligned: flag(".aligned"),
+        /// State space of `dst`: none (generic) or `.shared::cta` (ALLOC-DST-STATESPACE).
+        space: opt(StateSpace, ".shared::cta"),
+        /// Operand type, `.b32` (ALLOC-DST-STATESPACE).
+        ty: req(Ty, ".b32", "a type (.b32)"),
+    }
+
+    /// `tcgen05.dealloc.cta_group{.exclusive}.sync.aligned.b32` (reference §3.1, PTX ISA
+    /// §9.7.16.7.1).
+    DeallocForm = "dealloc" {
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// `.exclusive` (PTX 9.4).
+        exclusive: flag(".exclusive"),
+        /// `.sync` present.
+        sync: flag(".sync"),
+        /// `.aligned` present.
+        aligned: flag(".aligned"),
+        /// `.b32`.
+        ty: req(Ty, ".b32", "a type (.b32)"),
+    }
+
+    /// `tcgen05.relinquish_alloc_permit.cta_group.sync.aligned` (reference §3.1, PTX ISA
+    /// §9.7.16.7.1).
+    RelinquishForm = "relinquish_alloc_permit" {
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// `.sync` present.
+        sync: flag(".sync"),
+        /// `.aligned` present.
+        aligned: flag(".aligned"),
+    }
+
+    /// `tcgen05.ld` and `tcgen05.ld.red` (reference §3.2, PTX ISA §9.7.16.8.3):
+    /// `tcgen05.ld{.red}.sync.aligned.shape.num{.pack::16b}{.redOp}{.abs}{.NaN}.type`.
+    LdForm = "ld" {
+        /// `.red` (PTX 8.8; LD-RED-*).
+        red: flag(".red"),
+        /// `.sync` present.
+        sync: flag(".sync"),
+        /// `.aligned` present.
+        aligned: flag(".aligned"),
+        /// Shape (LDST-SHAPE).
+        shape: req(
+            LdStShape,
+            ".32x32b .16x64b .16x128b .16x256b .16x32bx2",
+            "a shape (.32x32b, .16x64b, ...)"
+        ),
+        /// Repetitions (LDST-NUM).
+        num: req(Num, ".x1-.x128", "a repetition count (.x1 ... .x128)"),
+        /// `.pack::16b` (or, ill-formed, `.unpack::16b`: LD-PACK-ONLY).
+        pack: opt(Pack, ".pack::16b"),
+        /// `.min` / `.max` for `.red`.
+        red_op: opt(RedOp, ".min .max"),
+        /// `.abs` (`.red` with `.f32` only).
+        abs: flag(".abs"),
+        /// `.NaN` (`.red` with `.f32` only).
+        nan: flag(".NaN"),
+        /// `.b32`, or for `.red` `.f32` / `.u32` / `.s32` (LDST-TYPE, LD-RED-TYPE).
+        ty: req(Ty, ".b32 .f32 .u32 .s32", "a type (.b32)"),
+    }
+
+    /// `tcgen05.st.sync.aligned.shape.num{.unpack::16b}.b32` (reference §3.3, PTX ISA
+    /// §9.7.16.8.4).
+    StForm = "st" {
+        /// `.sync` present.
+        sync: flag(".sync"),
+        /// `.aligned` present.
+        aligned: flag(".aligned"),
+        /// Shape.
+        shape: req(
+            LdStShape,
+            ".32x32b .16x64b .16x128b .16x256b .16x32bx2",
+            "a shape (.32x32b, .16x64b, ...)"
+        ),
+        /// Repetitions.
+        num: req(Num, ".x1-.x128", "a repetition count (.x1 ... .x128)"),
+        /// `.unpack::16b` (or, ill-formed, `.pack::16b`: ST-UNPACK-ONLY).
+        pack: opt(Pack, ".unpack::16b"),
+        /// `.b32`.
+        ty: req(Ty, ".b32", "a type (.b32)"),
+    }
+
+    /// `tcgen05.wait::ld.sync.aligned` / `tcgen05.wait::st.sync.aligned` (reference §3.4, PTX
+    /// ISA §9.7.16.8.5).
+    WaitForm = "wait" {
+        /// Which operations it waits for.
+        op: head(WaitOp),
+        /// A `.cta_group` written on a wait (ill-formed: WAIT-OPS).
+        cta_group: opt(CtaGroup),
+        /// `.sync` present.
+        sync: flag(".sync"),
+        /// `.aligned` present.
+        aligned: flag(".aligned"),
+    }
+
+    /// `tcgen05.commit.cta_group.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64`
+    /// (reference §3.9, PTX ISA §9.7.16.12.1).
+    CommitForm = "commit" {
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// `.mbarrier::arrive::one` present (COMMIT-COMPLETION).
+        arrive_one: flag(".mbarrier::arrive::one"),
+        /// `.shared::cluster`: `mbar` is a shared::cluster address rather than generic.
+        shared_cluster: flag(".shared::cluster"),
+        /// `.multicast::cluster` (COMMIT-MCAST-MASK).
+        multicast: flag(".multicast::cluster"),
+        /// `.b64` (COMMIT-COMPLETION).
+        ty: req(Ty, ".b64", "a type (.b64)"),
+    }
+
+    /// `tcgen05.cp.cta_group.shape{.multicast}{.dst_fmt.src_fmt}` (reference §3.5, PTX ISA
+    /// §9.7.16.9.2).
+    CpForm = "cp" {
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// Shape (CP-SHAPE).
+        shape: req(
+            CpShape,
+            ".128x256b .4x256b .128x128b .64x128b .32x128b",
+            "a shape (.128x256b, ...)"
+        ),
+        /// Multicast (CP-MCAST-REQ, CP-MCAST-OTHER).
+        multicast: opt(CpMulticast, ".warpx2::02_13 .warpx2::01_23 .warpx4"),
+        /// Decompression destination format (CP-DECOMP-FMT).
+        dst_fmt: opt(CpDstFmt, ".b8x16"),
+        /// Decompression source format (CP-DECOMP-FMT).
+        src_fmt: opt(CpSrcFmt, ".b6x16_p32 .b4x16_p64"),
+    }
+
+    /// The `tcgen05.mma` family (reference §3.7, PTX ISA §9.7.16.10.9; `.sp` §9.7.16.10.9.2,
+    /// `.ws` §9.7.16.10.9.3):
+    /// `tcgen05.mma{.sp}{.ws}.cta_group.kind{.block_scale{.scale_vec}}{.ashift}{.collector::buf::op}`.
+    MmaForm = "mma" {
+        /// `.ws` (weight-stationary).
+        ws: flag(".ws"),
+        /// `.sp` (sparse A).
+        sp: flag(".sp"),
+        /// `.cta_group::1` or `::2`.
+        cta_group: req(CtaGroup, ".cta_group::{1,2}", ".cta_group::1 or ::2"),
+        /// `.kind::*`.
+        kind: req(
+            MmaKind,
+            ".kind::{f16,tf32,f8f6f4,i8,mxf8f6f4,mxf4,mxf4nvf4}",
+            "a .kind::* qualifier"
+        ),
+        /// `.block_scale` (MMA-BS-KINDS).
+        block_scale: flag(".block_scale"),
+        /// Scale-vector size (MMA-BS-VEC).
+        scale_vec: opt(ScaleVec, ".scale_vec::{1X,2X,4X} .block16 .block32"),
+        /// `.ashift` (MMA-ASHIFT-*).
+        ashift: flag(".ashift"),
+        /// Collector usage.
+        collector: opt(Collector, ".collector::{a,b0,b1,b2,b3}::{fill,use,lastuse,discard}"),
+    }
+}
+
+/// `tcgen05.shift.cta_group.down` (reference §3.6, PTX ISA §9.7.16.9.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub struct MmaForm {
-    /// `.ws` (weight-stationary).
-    pub ws: bool,
-    /// `.sp` (sparse A).
-    pub sp: bool,
+pub struct ShiftForm {
     /// `.cta_group::1` or `::2`.
     pub cta_group: CtaGroup,
-    /// `.kind::*`.
-    pub kind: MmaKind,
-    /// `.block_scale` (MMA-BS-KINDS).
-    pub block_scale: bool,
-    /// Scale-vector size (MMA-BS-VEC).
-    pub scale_vec: Option<ScaleVec>,
-    /// `.ashift` (MMA-ASHIFT-*).
-    pub ashift: bool,
-    /// Collector usage.
-    pub collector: Option<Collector>,
+    /// `.down` written before `.cta_group` (the ISA examples' order, OQ-16) instead of after.
+    pub down_first: bool,
 }
 
-/// One tcgen05 opcode with all its qualifiers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
-pub enum Form {
-    /// `tcgen05.alloc`
-    Alloc(AllocForm),
-    /// `tcgen05.dealloc`
-    Dealloc(DeallocForm),
-    /// `tcgen05.relinquish_alloc_permit`
-    Relinquish(RelinquishForm),
-    /// `tcgen05.ld`, `tcgen05.ld.red`
-    Ld(LdForm),
-    /// `tcgen05.st`
-    St(StForm),
-    /// `tcgen05.wait::*`
-    Wait(WaitForm),
-    /// `tcgen05.fence::*`
-    Fence(FenceKind),
-    /// `tcgen05.commit`
-    Commit(CommitForm),
-    /// `tcgen05.cp`
-    Cp(CpForm),
-    /// `tcgen05.shift`
-    Shift(ShiftForm),
-    /// `tcgen05.mma` family
-    Mma(MmaForm),
-}
+/// By hand: the form records the order of its two qualifiers, which no slot kind of
+/// [`grammar!`] does.
+impl Syntax for ShiftForm {
+    const MNEMONIC: &'static str = "shift";
 
-/// The instruction families, for coverage tables and counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Family {
-    /// alloc
-    Alloc,
-    /// dealloc
-    Dealloc,
-    /// relinquish_alloc_permit
-    Relinquish,
-    /// ld (and ld.red)
-    Ld,
-    /// st
-    St,
-    /// wait::ld / wait::st
-    Wait,
-    /// fence::*
-    Fence,
-    /// commit
-    Commit,
-    /// cp
-    Cp,
-    /// shift
-    Shift,
-    /// mma family
-    Mma,
-}
-
-impl Family {
-    /// Every family.
-    pub const ALL: &'static [Family] = &[
-        Family::Alloc,
-        Family::Dealloc,
-        Family::Relinquish,
-        Family::Ld,
-        Family::St,
-        Family::Wait,
-        Family::Fence,
-        Family::Commit,
-        Family::Cp,
-        Family::Shift,
-        Family::Mma,
-    ];
-
-    /// The mnemonic after `tcgen05.`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Family::Alloc => "alloc",
-            Family::Dealloc => "dealloc",
-            Family::Relinquish => "relinquish_alloc_permit",
-            Family::Ld => "ld",
-            Family::St => "st",
-            Family::Wait => "wait",
-            Family::Fence => "fence",
-            Family::Commit => "commit",
-            Family::Cp => "cp",
-            Family::Shift => "shift",
-            Family::Mma => "mma",
+    fn write(&self, out: &mut String) {
+        out.push_str("shift");
+        if self.down_first {
+            out.push_str(".down");
+            out.push_str(self.cta_group.as_str());
+        } else {
+            out.push_str(self.cta_group.as_str());
+            out.push_str(".down");
         }
     }
+
+    fn parse(head: &str, quals: &[&str]) -> Option<Result<Self, FormError>> {
+        (head == Self::MNEMONIC).then(|| parse_shift(quals))
+    }
 }
 
-fn sync_aligned(out: &mut String, sync: bool, aligned: bool) {
-    if sync {
-        out.push_str(".sync");
+fn parse_shift(quals: &[&str]) -> Result<ShiftForm, FormError> {
+    const F: &str = "shift";
+    const EXP: &str = ".cta_group::{1,2} .down";
+    let mut cg = None;
+    let mut down_at = None;
+    for (i, &q) in quals.iter().enumerate() {
+        if let Some(g) = CtaGroup::from_ptx(q) {
+            set(&mut cg, g, F, q)?;
+        } else if q == ".down" {
+            set(&mut down_at, i, F, q)?;
+        } else {
+            return Err(unknown(F, q, EXP));
+        }
     }
-    if aligned {
-        out.push_str(".aligned");
+    let down_at = down_at.ok_or(FormError::Missing {
+        family: F,
+        what: ".down",
+    })?;
+    let cg = cg.ok_or(FormError::Missing {
+        family: F,
+        what: ".cta_group::1 or ::2",
+    })?;
+    let cg_at = quals
+        .iter()
+        .position(|q| CtaGroup::from_ptx(q).is_some())
+        .unwrap_or(0);
+    Ok(ShiftForm {
+        cta_group: cg,
+        down_first: down_at < cg_at,
+    })
+}
+
+/// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` (reference §3.8, PTX ISA
+/// §9.7.16.11.1). By hand: the kind is part of the mnemonic, and the form is the bare
+/// [`FenceKind`].
+impl Syntax for FenceKind {
+    const MNEMONIC: &'static str = "fence";
+
+    fn write(&self, out: &mut String) {
+        out.push_str("fence");
+        out.push_str(self.as_str());
     }
+
+    fn parse(head: &str, quals: &[&str]) -> Option<Result<Self, FormError>> {
+        let kind = FenceKind::from_ptx(head.strip_prefix(Self::MNEMONIC)?)?;
+        Some(match quals.first() {
+            Some(q) => Err(FormError::UnknownQualifier {
+                family: "fence",
+                qual: q.to_string(),
+                expected: "nothing after ::before_thread_sync / ::after_thread_sync",
+            }),
+            None => Ok(kind),
+        })
+    }
+}
+
+/// The families: [`Form`]'s and [`Family`]'s variant, the row's type and the two variants'
+/// docs, in one list from which both enums, [`Family::ALL`] and the dispatch of printing,
+/// parsing and [`Family::as_str`] come.
+macro_rules! families {
+    ($($v:ident($t:ty): $form_doc:literal, $family_doc:literal;)*) => {
+        /// One tcgen05 opcode with all its qualifiers.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+        pub enum Form {
+            $(#[doc = $form_doc] $v($t),)*
+        }
+
+        /// The instruction families, for coverage tables and counts.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Family {
+            $(#[doc = $family_doc] $v,)*
+        }
+
+        impl Family {
+            /// Every family.
+            pub const ALL: &'static [Family] = &[$(Family::$v,)*];
+
+            /// The mnemonic after `tcgen05.`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Family::$v => <$t as Syntax>::MNEMONIC,)* }
+            }
+        }
+
+        impl Form {
+            /// The family this form belongs to.
+            pub fn family(&self) -> Family {
+                match self { $(Form::$v(_) => Family::$v,)* }
+            }
+
+            /// Writes the full opcode in the syntax-line order of the reference, e.g.
+            /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32`.
+            pub fn write_opcode(&self, out: &mut String) {
+                out.push_str("tcgen05.");
+                match self { $(Form::$v(f) => f.write(out),)* }
+            }
+
+            /// Parses a full opcode such as `tcgen05.ld.sync.aligned.32x32b.x4.b32`, with the
+            /// qualifiers in any order (OQ-34).
+            pub fn parse(opcode: &str) -> Result<Form, FormError> {
+                let rest = opcode
+                    .strip_prefix("tcgen05.")
+                    .ok_or_else(|| FormError::UnknownInstruction(opcode.to_string()))?;
+                let mut parts = rest.split('.');
+                let head = parts.next().unwrap_or("");
+                let quals: Vec<String> = parts.map(|p| format!(".{p}")).collect();
+                let quals: Vec<&str> = quals.iter().map(String::as_str).collect();
+                $(if let Some(r) = <$t as Syntax>::parse(head, &quals) {
+                    return r.map(Form::$v);
+                })*
+                Err(FormError::UnknownInstruction(opcode.to_string()))
+            }
+        }
+    };
+}
+
+families! {
+    Alloc(AllocForm): "`tcgen05.alloc`", "alloc";
+    Dealloc(DeallocForm): "`tcgen05.dealloc`", "dealloc";
+    Relinquish(RelinquishForm): "`tcgen05.relinquish_alloc_permit`", "relinquish_alloc_permit";
+    Ld(LdForm): "`tcgen05.ld`, `tcgen05.ld.red`", "ld (and ld.red)";
+    St(StForm): "`tcgen05.st`", "st";
+    Wait(WaitForm): "`tcgen05.wait::*`", "wait::ld / wait::st";
+    Fence(FenceKind): "`tcgen05.fence::*`", "fence::*";
+    Commit(CommitForm): "`tcgen05.commit`", "commit";
+    Cp(CpForm): "`tcgen05.cp`", "cp";
+    Shift(ShiftForm): "`tcgen05.shift`", "shift";
+    Mma(MmaForm): "`tcgen05.mma` family", "mma family";
 }
 
 impl Form {
-    /// The family this form belongs to.
-    pub fn family(&self) -> Family {
-        match self {
-            Form::Alloc(_) => Family::Alloc,
-            Form::Dealloc(_) => Family::Dealloc,
-            Form::Relinquish(_) => Family::Relinquish,
-            Form::Ld(_) => Family::Ld,
-            Form::St(_) => Family::St,
-            Form::Wait(_) => Family::Wait,
-            Form::Fence(_) => Family::Fence,
-            Form::Commit(_) => Family::Commit,
-            Form::Cp(_) => Family::Cp,
-            Form::Shift(_) => Family::Shift,
-            Form::Mma(_) => Family::Mma,
-        }
-    }
-
     /// The `.cta_group` this form carries, if any.
     pub fn cta_group(&self) -> Option<CtaGroup> {
         match self {
@@ -321,145 +619,6 @@ impl Form {
             Form::Mma(f) => Some(f.cta_group),
             Form::Wait(f) => f.cta_group,
             Form::Ld(_) | Form::St(_) | Form::Fence(_) => None,
-        }
-    }
-
-    /// Writes the full opcode in the syntax-line order of the reference, e.g.
-    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32`.
-    pub fn write_opcode(&self, out: &mut String) {
-        out.push_str("tcgen05.");
-        match self {
-            Form::Alloc(f) => {
-                out.push_str("alloc");
-                out.push_str(f.cta_group.as_str());
-                if f.exclusive {
-                    out.push_str(".exclusive");
-                }
-                sync_aligned(out, f.sync, f.aligned);
-                if let Some(s) = f.space {
-                    out.push_str(s.as_str());
-                }
-                out.push_str(f.ty.as_str());
-            }
-            Form::Dealloc(f) => {
-                out.push_str("dealloc");
-                out.push_str(f.cta_group.as_str());
-                if f.exclusive {
-                    out.push_str(".exclusive");
-                }
-                sync_aligned(out, f.sync, f.aligned);
-                out.push_str(f.ty.as_str());
-            }
-            Form::Relinquish(f) => {
-                out.push_str("relinquish_alloc_permit");
-                out.push_str(f.cta_group.as_str());
-                sync_aligned(out, f.sync, f.aligned);
-            }
-            Form::Ld(f) => {
-                out.push_str("ld");
-                if f.red {
-                    out.push_str(".red");
-                }
-                sync_aligned(out, f.sync, f.aligned);
-                out.push_str(f.shape.as_str());
-                out.push_str(f.num.as_str());
-                if let Some(p) = f.pack {
-                    out.push_str(p.as_str());
-                }
-                if let Some(op) = f.red_op {
-                    out.push_str(op.as_str());
-                }
-                if f.abs {
-                    out.push_str(".abs");
-                }
-                if f.nan {
-                    out.push_str(".NaN");
-                }
-                out.push_str(f.ty.as_str());
-            }
-            Form::St(f) => {
-                out.push_str("st");
-                sync_aligned(out, f.sync, f.aligned);
-                out.push_str(f.shape.as_str());
-                out.push_str(f.num.as_str());
-                if let Some(p) = f.pack {
-                    out.push_str(p.as_str());
-                }
-                out.push_str(f.ty.as_str());
-            }
-            Form::Wait(f) => {
-                out.push_str("wait");
-                out.push_str(&f.op.as_str()[".wait".len()..]);
-                if let Some(g) = f.cta_group {
-                    out.push_str(g.as_str());
-                }
-                sync_aligned(out, f.sync, f.aligned);
-            }
-            Form::Fence(k) => {
-                out.push_str("fence");
-                out.push_str(k.as_str());
-            }
-            Form::Commit(f) => {
-                out.push_str("commit");
-                out.push_str(f.cta_group.as_str());
-                if f.arrive_one {
-                    out.push_str(".mbarrier::arrive::one");
-                }
-                if f.shared_cluster {
-                    out.push_str(".shared::cluster");
-                }
-                if f.multicast {
-                    out.push_str(".multicast::cluster");
-                }
-                out.push_str(f.ty.as_str());
-            }
-            Form::Cp(f) => {
-                out.push_str("cp");
-                out.push_str(f.cta_group.as_str());
-                out.push_str(f.shape.as_str());
-                if let Some(m) = f.multicast {
-                    out.push_str(m.as_str());
-                }
-                if let Some(d) = f.dst_fmt {
-                    out.push_str(d.as_str());
-                }
-                if let Some(s) = f.src_fmt {
-                    out.push_str(s.as_str());
-                }
-            }
-            Form::Shift(f) => {
-                out.push_str("shift");
-                if f.down_first {
-                    out.push_str(".down");
-                    out.push_str(f.cta_group.as_str());
-                } else {
-                    out.push_str(f.cta_group.as_str());
-                    out.push_str(".down");
-                }
-            }
-            Form::Mma(f) => {
-                out.push_str("mma");
-                if f.ws {
-                    out.push_str(".ws");
-                }
-                if f.sp {
-                    out.push_str(".sp");
-                }
-                out.push_str(f.cta_group.as_str());
-                out.push_str(f.kind.as_str());
-                if f.block_scale {
-                    out.push_str(".block_scale");
-                }
-                if let Some(v) = f.scale_vec {
-                    out.push_str(v.as_str());
-                }
-                if f.ashift {
-                    out.push_str(".ashift");
-                }
-                if let Some(c) = f.collector {
-                    let _ = write!(out, ".collector::{}::{}", c.buf, c.op);
-                }
-            }
         }
     }
 
@@ -529,415 +688,12 @@ fn flag(slot: &mut bool, family: &'static str, q: &str) -> Result<(), FormError>
     Ok(())
 }
 
-impl Form {
-    /// Parses a full opcode such as `tcgen05.ld.sync.aligned.32x32b.x4.b32`, with the qualifiers
-    /// in any order (OQ-34).
-    pub fn parse(opcode: &str) -> Result<Form, FormError> {
-        let rest = opcode
-            .strip_prefix("tcgen05.")
-            .ok_or_else(|| FormError::UnknownInstruction(opcode.to_string()))?;
-        let mut parts = rest.split('.');
-        let head = parts.next().unwrap_or("");
-        let quals: Vec<String> = parts.map(|p| format!(".{p}")).collect();
-        let quals: Vec<&str> = quals.iter().map(String::as_str).collect();
-        match head {
-            "alloc" => parse_alloc(&quals),
-            "dealloc" => parse_dealloc(&quals),
-            "relinquish_alloc_permit" => parse_relinquish(&quals),
-            "ld" => parse_ld(&quals),
-            "st" => parse_st(&quals),
-            "wait::ld" | "wait::st" => parse_wait(head, &quals),
-            "fence::before_thread_sync" | "fence::after_thread_sync" => {
-                if let Some(q) = quals.first() {
-                    return Err(FormError::UnknownQualifier {
-                        family: "fence",
-                        qual: q.to_string(),
-                        expected: "nothing after ::before_thread_sync / ::after_thread_sync",
-                    });
-                }
-                Ok(Form::Fence(
-                    FenceKind::from_ptx(&head["fence".len()..]).expect("matched above"),
-                ))
-            }
-            "commit" => parse_commit(&quals),
-            "cp" => parse_cp(&quals),
-            "shift" => parse_shift(&quals),
-            "mma" => parse_mma(&quals),
-            _ => Err(FormError::UnknownInstruction(opcode.to_string())),
-        }
-    }
-}
-
-fn parse_alloc(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "alloc";
-    const EXP: &str = ".cta_group::{1,2} .exclusive .sync .aligned .shared::cta .b32";
-    let (mut cg, mut space, mut ty) = (None, None, None);
-    let (mut excl, mut sync, mut aligned) = (false, false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if let Some(s) = StateSpace::from_ptx(q) {
-            set(&mut space, s, F, q)?;
-        } else if let Some(t) = Ty::from_ptx(q) {
-            set(&mut ty, t, F, q)?;
-        } else {
-            match q {
-                ".exclusive" => flag(&mut excl, F, q)?,
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Alloc(AllocForm {
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        exclusive: excl,
-        sync,
-        aligned,
-        space,
-        ty: ty.ok_or(FormError::Missing {
-            family: F,
-            what: "a type (.b32)",
-        })?,
-    }))
-}
-
 fn unknown(family: &'static str, q: &str, expected: &'static str) -> FormError {
     FormError::UnknownQualifier {
         family,
         qual: q.to_string(),
         expected,
     }
-}
-
-fn parse_dealloc(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "dealloc";
-    const EXP: &str = ".cta_group::{1,2} .exclusive .sync .aligned .b32";
-    let (mut cg, mut ty) = (None, None);
-    let (mut excl, mut sync, mut aligned) = (false, false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if let Some(t) = Ty::from_ptx(q) {
-            set(&mut ty, t, F, q)?;
-        } else {
-            match q {
-                ".exclusive" => flag(&mut excl, F, q)?,
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Dealloc(DeallocForm {
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        exclusive: excl,
-        sync,
-        aligned,
-        ty: ty.ok_or(FormError::Missing {
-            family: F,
-            what: "a type (.b32)",
-        })?,
-    }))
-}
-
-fn parse_relinquish(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "relinquish_alloc_permit";
-    const EXP: &str = ".cta_group::{1,2} .sync .aligned";
-    let mut cg = None;
-    let (mut sync, mut aligned) = (false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else {
-            match q {
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Relinquish(RelinquishForm {
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        sync,
-        aligned,
-    }))
-}
-
-fn parse_ld(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "ld";
-    const EXP: &str = ".red .sync .aligned .32x32b .16x64b .16x128b .16x256b .16x32bx2 .x1-.x128 \
-                       .pack::16b .min .max .abs .NaN .b32 .f32 .u32 .s32";
-    let (mut shape, mut num, mut pack, mut red_op, mut ty) = (None, None, None, None, None);
-    let (mut red, mut sync, mut aligned, mut abs, mut nan) = (false, false, false, false, false);
-    for &q in quals {
-        if let Some(s) = LdStShape::from_ptx(q) {
-            set(&mut shape, s, F, q)?;
-        } else if let Some(n) = Num::from_ptx(q) {
-            set(&mut num, n, F, q)?;
-        } else if let Some(p) = Pack::from_ptx(q) {
-            set(&mut pack, p, F, q)?;
-        } else if let Some(r) = RedOp::from_ptx(q) {
-            set(&mut red_op, r, F, q)?;
-        } else if let Some(t) = Ty::from_ptx(q) {
-            set(&mut ty, t, F, q)?;
-        } else {
-            match q {
-                ".red" => flag(&mut red, F, q)?,
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                ".abs" => flag(&mut abs, F, q)?,
-                ".NaN" => flag(&mut nan, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Ld(LdForm {
-        red,
-        sync,
-        aligned,
-        shape: shape.ok_or(FormError::Missing {
-            family: F,
-            what: "a shape (.32x32b, .16x64b, ...)",
-        })?,
-        num: num.ok_or(FormError::Missing {
-            family: F,
-            what: "a repetition count (.x1 ... .x128)",
-        })?,
-        pack,
-        red_op,
-        abs,
-        nan,
-        ty: ty.ok_or(FormError::Missing {
-            family: F,
-            what: "a type (.b32)",
-        })?,
-    }))
-}
-
-fn parse_st(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "st";
-    const EXP: &str =
-        ".sync .aligned .32x32b .16x64b .16x128b .16x256b .16x32bx2 .x1-.x128 .unpack::16b .b32";
-    let (mut shape, mut num, mut pack, mut ty) = (None, None, None, None);
-    let (mut sync, mut aligned) = (false, false);
-    for &q in quals {
-        if let Some(s) = LdStShape::from_ptx(q) {
-            set(&mut shape, s, F, q)?;
-        } else if let Some(n) = Num::from_ptx(q) {
-            set(&mut num, n, F, q)?;
-        } else if let Some(p) = Pack::from_ptx(q) {
-            set(&mut pack, p, F, q)?;
-        } else if let Some(t) = Ty::from_ptx(q) {
-            set(&mut ty, t, F, q)?;
-        } else {
-            match q {
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::St(StForm {
-        sync,
-        aligned,
-        shape: shape.ok_or(FormError::Missing {
-            family: F,
-            what: "a shape (.32x32b, .16x64b, ...)",
-        })?,
-        num: num.ok_or(FormError::Missing {
-            family: F,
-            what: "a repetition count (.x1 ... .x128)",
-        })?,
-        pack,
-        ty: ty.ok_or(FormError::Missing {
-            family: F,
-            what: "a type (.b32)",
-        })?,
-    }))
-}
-
-fn parse_wait(head: &str, quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "wait";
-    const EXP: &str = ".sync .aligned";
-    let op = WaitOp::from_ptx(&format!(".{head}")).expect("matched by the caller");
-    let mut cg = None;
-    let (mut sync, mut aligned) = (false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else {
-            match q {
-                ".sync" => flag(&mut sync, F, q)?,
-                ".aligned" => flag(&mut aligned, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Wait(WaitForm {
-        op,
-        cta_group: cg,
-        sync,
-        aligned,
-    }))
-}
-
-fn parse_commit(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "commit";
-    const EXP: &str =
-        ".cta_group::{1,2} .mbarrier::arrive::one .shared::cluster .multicast::cluster .b64";
-    let (mut cg, mut ty) = (None, None);
-    let (mut one, mut sc, mut mc) = (false, false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if let Some(t) = Ty::from_ptx(q) {
-            set(&mut ty, t, F, q)?;
-        } else {
-            match q {
-                ".mbarrier::arrive::one" => flag(&mut one, F, q)?,
-                ".shared::cluster" => flag(&mut sc, F, q)?,
-                ".multicast::cluster" => flag(&mut mc, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Commit(CommitForm {
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        arrive_one: one,
-        shared_cluster: sc,
-        multicast: mc,
-        ty: ty.ok_or(FormError::Missing {
-            family: F,
-            what: "a type (.b64)",
-        })?,
-    }))
-}
-
-fn parse_cp(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "cp";
-    const EXP: &str = ".cta_group::{1,2} .128x256b .4x256b .128x128b .64x128b .32x128b \
-                       .warpx2::02_13 .warpx2::01_23 .warpx4 .b8x16 .b6x16_p32 .b4x16_p64";
-    let (mut cg, mut shape, mut mc, mut dst, mut src) = (None, None, None, None, None);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if let Some(s) = CpShape::from_ptx(q) {
-            set(&mut shape, s, F, q)?;
-        } else if let Some(m) = CpMulticast::from_ptx(q) {
-            set(&mut mc, m, F, q)?;
-        } else if let Some(d) = CpDstFmt::from_ptx(q) {
-            set(&mut dst, d, F, q)?;
-        } else if let Some(s) = CpSrcFmt::from_ptx(q) {
-            set(&mut src, s, F, q)?;
-        } else {
-            return Err(unknown(F, q, EXP));
-        }
-    }
-    Ok(Form::Cp(CpForm {
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        shape: shape.ok_or(FormError::Missing {
-            family: F,
-            what: "a shape (.128x256b, ...)",
-        })?,
-        multicast: mc,
-        dst_fmt: dst,
-        src_fmt: src,
-    }))
-}
-
-fn parse_shift(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "shift";
-    const EXP: &str = ".cta_group::{1,2} .down";
-    let mut cg = None;
-    let mut down_at = None;
-    for (i, &q) in quals.iter().enumerate() {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if q == ".down" {
-            set(&mut down_at, i, F, q)?;
-        } else {
-            return Err(unknown(F, q, EXP));
-        }
-    }
-    let down_at = down_at.ok_or(FormError::Missing {
-        family: F,
-        what: ".down",
-    })?;
-    let cg = cg.ok_or(FormError::Missing {
-        family: F,
-        what: ".cta_group::1 or ::2",
-    })?;
-    let cg_at = quals
-        .iter()
-        .position(|q| CtaGroup::from_ptx(q).is_some())
-        .unwrap_or(0);
-    Ok(Form::Shift(ShiftForm {
-        cta_group: cg,
-        down_first: down_at < cg_at,
-    }))
-}
-
-fn parse_mma(quals: &[&str]) -> Result<Form, FormError> {
-    const F: &str = "mma";
-    const EXP: &str = ".ws .sp .cta_group::{1,2} .kind::{f16,tf32,f8f6f4,i8,mxf8f6f4,mxf4,mxf4nvf4} \
-                       .block_scale .scale_vec::{1X,2X,4X} .block16 .block32 .ashift \
-                       .collector::{a,b0,b1,b2,b3}::{fill,use,lastuse,discard}";
-    let (mut cg, mut kind, mut sv, mut coll) = (None, None, None, None);
-    let (mut ws, mut sp, mut bs, mut ashift) = (false, false, false, false);
-    for &q in quals {
-        if let Some(g) = CtaGroup::from_ptx(q) {
-            set(&mut cg, g, F, q)?;
-        } else if let Some(k) = MmaKind::from_ptx(q) {
-            set(&mut kind, k, F, q)?;
-        } else if let Some(v) = ScaleVec::from_ptx(q) {
-            set(&mut sv, v, F, q)?;
-        } else if let Some(c) = q.strip_prefix(".collector::") {
-            let (buf, op) = c.split_once("::").ok_or_else(|| unknown(F, q, EXP))?;
-            let buf = CollectorBuf::from_ptx(buf).ok_or_else(|| unknown(F, q, EXP))?;
-            let op = CollectorOp::from_ptx(op).ok_or_else(|| unknown(F, q, EXP))?;
-            set(&mut coll, Collector { buf, op }, F, q)?;
-        } else {
-            match q {
-                ".ws" => flag(&mut ws, F, q)?,
-                ".sp" => flag(&mut sp, F, q)?,
-                ".block_scale" => flag(&mut bs, F, q)?,
-                ".ashift" => flag(&mut ashift, F, q)?,
-                _ => return Err(unknown(F, q, EXP)),
-            }
-        }
-    }
-    Ok(Form::Mma(MmaForm {
-        ws,
-        sp,
-        cta_group: cg.ok_or(FormError::Missing {
-            family: F,
-            what: ".cta_group::1 or ::2",
-        })?,
-        kind: kind.ok_or(FormError::Missing {
-            family: F,
-            what: "a .kind::* qualifier",
-        })?,
-        block_scale: bs,
-        scale_vec: sv,
-        ashift,
-        collector: coll,
-    }))
 }
 
 #[cfg(test)]
@@ -968,6 +724,71 @@ mod tests {
         ] {
             let f = Form::parse(op).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert_eq!(f.opcode(), op);
+        }
+    }
+
+    #[test]
+    fn expected_texts_list_each_slot_of_the_syntax_line() {
+        // Written from the syntax lines of reference §3 (PTX ISA §9.7.16.7-12), in their order.
+        let cases = [
+            (
+                "tcgen05.alloc.x",
+                ".cta_group::{1,2} .exclusive .sync .aligned .shared::cta .b32",
+            ),
+            (
+                "tcgen05.dealloc.x",
+                ".cta_group::{1,2} .exclusive .sync .aligned .b32",
+            ),
+            (
+                "tcgen05.relinquish_alloc_permit.x",
+                ".cta_group::{1,2} .sync .aligned",
+            ),
+            (
+                "tcgen05.ld.x",
+                ".red .sync .aligned .32x32b .16x64b .16x128b .16x256b .16x32bx2 .x1-.x128 \
+                 .pack::16b .min .max .abs .NaN .b32 .f32 .u32 .s32",
+            ),
+            (
+                "tcgen05.st.x",
+                ".sync .aligned .32x32b .16x64b .16x128b .16x256b .16x32bx2 .x1-.x128 \
+                 .unpack::16b .b32",
+            ),
+            ("tcgen05.wait::st.x", ".sync .aligned"),
+            (
+                "tcgen05.commit.x",
+                ".cta_group::{1,2} .mbarrier::arrive::one .shared::cluster .multicast::cluster .b64",
+            ),
+            ("tcgen05.shift.x", ".cta_group::{1,2} .down"),
+            (
+                "tcgen05.fence::before_thread_sync.x",
+                "nothing after ::before_thread_sync / ::after_thread_sync",
+            ),
+        ];
+        for (op, want) in cases {
+            match Form::parse(op) {
+                Err(FormError::UnknownQualifier { expected, qual, .. }) => {
+                    assert_eq!(expected, want, "{op}");
+                    assert_eq!(qual, ".x", "{op}");
+                }
+                other => panic!("{op}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_mnemonic_with_a_foreign_suffix_is_not_a_tcgen05_form() {
+        for op in [
+            "tcgen05.wait::cp.sync.aligned",
+            "tcgen05.wait.sync.aligned",
+            "tcgen05.fence::sync",
+            "tcgen05.alloc::x.cta_group::1.sync.aligned.b32",
+            "tcgen05.mmaa.cta_group::1.kind::f16",
+        ] {
+            assert_eq!(
+                Form::parse(op),
+                Err(FormError::UnknownInstruction(op.to_string())),
+                "{op}"
+            );
         }
     }
 

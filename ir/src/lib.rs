@@ -1,7 +1,8 @@
 //! `tcgen05-ir`: the program model of tcgen05-fuzz.
 //!
-//! - [`qual`] and [`form`]: every tcgen05 opcode with its qualifiers (reference §3), one table
-//!   per qualifier, printed and parsed from the same table;
+//! - [`qual`] and [`form`]: every tcgen05 opcode with its qualifiers (reference §3): one
+//!   keyword table per qualifier, and one grammar table with a row per family from which each
+//!   form's struct, printer, parser and error text come;
 //! - [`idesc`]: the fields of the MMA instruction descriptor (three layouts);
 //! - [`program`]: launch, warps, statements, functions, operands, cases;
 //! - [`observe`]: the observation-buffer layout every target fills;

@@ -12,11 +12,17 @@
 
 pub mod catalogue;
 mod check;
-pub mod gating;
-pub mod instr;
+mod gating;
+mod instr;
 pub mod kernel;
 pub mod lifted;
+// Test support, not part of the API: probe programs across the static rules, which the
+// oracle's tests and the ptxas comparison in `tcgen05-drivers`' tests share.
+#[doc(hidden)]
 pub mod probes;
+// The passes of `expect_with`, public only so that the profiling examples (`expect_stages`,
+// `stream_stats`) can time them one by one; not part of the API.
+#[doc(hidden)]
 pub mod run;
 pub mod types;
 

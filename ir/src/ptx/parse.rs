@@ -15,6 +15,12 @@
 use crate::form::{Form, FormError};
 use crate::program::PtxVersion;
 
+mod lex;
+mod operand;
+
+use lex::{Lexer, Tok, describe};
+use operand::parse_operand;
+
 /// A parse error at a place in the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}:{line}:{col}: {msg}")]
@@ -107,23 +113,20 @@ pub struct Instr<'a> {
 }
 
 /// Why a `tcgen05.*` instruction is not well formed (reference §3 syntax lines).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IllFormed {
     /// The opcode is not a tcgen05 form: an unknown instruction, an unknown, repeated or
     /// missing qualifier.
+    #[error(transparent)]
     Form(FormError),
-    /// The operands do not have the shape of the form's syntax line; the message says what
-    /// was expected.
-    Operands(String),
-}
-
-impl std::fmt::Display for IllFormed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            IllFormed::Form(e) => write!(f, "{e}"),
-            IllFormed::Operands(m) => f.write_str(m),
-        }
-    }
+    /// The operands do not have the shape of the form's syntax line.
+    #[error("expected operands {expected}, found {found} operand(s)")]
+    Operands {
+        /// The operand list of the syntax line, e.g. `` `[dst], nCols` ``.
+        expected: &'static str,
+        /// How many operands the instruction has.
+        found: usize,
+    },
 }
 
 /// A statement of a function body.
@@ -185,212 +188,6 @@ pub struct Module<'a> {
     pub globals: Vec<Global<'a>>,
     /// Functions and kernels, in order.
     pub functions: Vec<Function<'a>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok<'a> {
-    Word(&'a str),
-    Str(&'a str),
-    Punct(u8),
-    Eof,
-}
-
-#[derive(Clone)]
-struct Lexer<'a> {
-    src: &'a str,
-    b: &'a [u8],
-    i: usize,
-    line: u32,
-    line_start: usize,
-    file: &'a str,
-    peeked: Option<(Tok<'a>, Pos)>,
-}
-
-fn is_word_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'$' | b'%')
-}
-
-impl<'a> Lexer<'a> {
-    fn new(src: &'a str, file: &'a str) -> Self {
-        Lexer {
-            src,
-            b: src.as_bytes(),
-            i: 0,
-            line: 1,
-            line_start: 0,
-            file,
-            peeked: None,
-        }
-    }
-
-    fn pos(&self) -> Pos {
-        Pos {
-            line: self.line,
-            col: (self.i - self.line_start + 1) as u32,
-        }
-    }
-
-    fn err(&self, pos: Pos, msg: impl Into<String>) -> ParseError {
-        ParseError {
-            file: self.file.to_string(),
-            line: pos.line,
-            col: pos.col,
-            msg: msg.into(),
-        }
-    }
-
-    fn skip_space(&mut self) -> Result<(), ParseError> {
-        while self.i < self.b.len() {
-            match self.b[self.i] {
-                b'\n' => {
-                    self.i += 1;
-                    self.line += 1;
-                    self.line_start = self.i;
-                }
-                b' ' | b'\t' | b'\r' => self.i += 1,
-                b'/' if self.b.get(self.i + 1) == Some(&b'/') => {
-                    while self.i < self.b.len() && self.b[self.i] != b'\n' {
-                        self.i += 1;
-                    }
-                }
-                b'/' if self.b.get(self.i + 1) == Some(&b'*') => {
-                    let start = self.pos();
-                    self.i += 2;
-                    loop {
-                        if self.i + 1 >= self.b.len() {
-                            return Err(self.err(start, "unterminated /* comment"));
-                        }
-                        if self.b[self.i] == b'*' && self.b[self.i + 1] == b'/' {
-                            self.i += 2;
-                            break;
-                        }
-                        if self.b[self.i] == b'\n' {
-                            self.line += 1;
-                            self.line_start = self.i + 1;
-                        }
-                        self.i += 1;
-                    }
-                }
-                _ => break,
-            }
-        }
-        Ok(())
-    }
-
-    fn next(&mut self) -> Result<(Tok<'a>, Pos), ParseError> {
-        if let Some(t) = self.peeked.take() {
-            return Ok(t);
-        }
-        self.skip_space()?;
-        let pos = self.pos();
-        if self.i >= self.b.len() {
-            return Ok((Tok::Eof, pos));
-        }
-        let c = self.b[self.i];
-        if is_word_byte(c) {
-            let start = self.i;
-            while self.i < self.b.len() {
-                let c = self.b[self.i];
-                if is_word_byte(c) {
-                    self.i += 1;
-                } else if c == b':' && self.b.get(self.i + 1) == Some(&b':') {
-                    self.i += 2;
-                } else {
-                    break;
-                }
-            }
-            return Ok((Tok::Word(&self.src[start..self.i]), pos));
-        }
-        if c == b'"' {
-            let start = self.i + 1;
-            self.i += 1;
-            while self.i < self.b.len() && self.b[self.i] != b'"' {
-                if self.b[self.i] == b'\n' {
-                    return Err(self.err(pos, "unterminated string"));
-                }
-                self.i += 1;
-            }
-            if self.i >= self.b.len() {
-                return Err(self.err(pos, "unterminated string"));
-            }
-            self.i += 1;
-            return Ok((Tok::Str(&self.src[start..self.i - 1]), pos));
-        }
-        if c.is_ascii() {
-            self.i += 1;
-            return Ok((Tok::Punct(c), pos));
-        }
-        Err(self.err(
-            pos,
-            format!(
-                "unexpected character {:?}",
-                self.src[self.i..].chars().next().unwrap_or('?')
-            ),
-        ))
-    }
-
-    fn peek(&mut self) -> Result<(Tok<'a>, Pos), ParseError> {
-        if self.peeked.is_none() {
-            let t = self.next()?;
-            self.peeked = Some(t);
-        }
-        Ok(self.peeked.expect("just set"))
-    }
-
-    /// Skips to the end of the current line (for `.loc`, `.file`).
-    fn skip_line(&mut self) {
-        self.peeked = None;
-        while self.i < self.b.len() && self.b[self.i] != b'\n' {
-            self.i += 1;
-        }
-    }
-
-    fn expect_punct(&mut self, p: u8, what: &str) -> Result<Pos, ParseError> {
-        let (t, pos) = self.next()?;
-        match t {
-            Tok::Punct(c) if c == p => Ok(pos),
-            other => Err(self.err(
-                pos,
-                format!("expected `{}` {what}, found {}", p as char, describe(other)),
-            )),
-        }
-    }
-}
-
-fn describe(t: Tok<'_>) -> String {
-    match t {
-        Tok::Word(w) => format!("`{w}`"),
-        Tok::Str(s) => format!("string \"{s}\""),
-        Tok::Punct(c) => format!("`{}`", c as char),
-        Tok::Eof => "end of file".to_string(),
-    }
-}
-
-fn parse_int(w: &str) -> Option<i64> {
-    let (neg, w) = match w.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, w),
-    };
-    let w = w.strip_suffix('U').unwrap_or(w);
-    let v = if let Some(h) = w.strip_prefix("0x").or_else(|| w.strip_prefix("0X")) {
-        u64::from_str_radix(h, 16).ok()? as i64
-    } else if let Some(b) = w.strip_prefix("0b") {
-        u64::from_str_radix(b, 2).ok()? as i64
-    } else if w.len() > 1 && w.starts_with('0') && w.bytes().all(|c| c.is_ascii_digit()) {
-        u64::from_str_radix(&w[1..], 8).ok()? as i64
-    } else {
-        w.parse::<u64>().ok()? as i64
-    };
-    Some(if neg { v.wrapping_neg() } else { v })
-}
-
-fn is_float_word(w: &str) -> bool {
-    let b = w.as_bytes();
-    (b.len() > 2
-        && b[0] == b'0'
-        && matches!(b[1], b'f' | b'F' | b'd' | b'D')
-        && b[2..].iter().all(u8::is_ascii_hexdigit))
-        || (w.contains('.') && w.bytes().next().is_some_and(|c| c.is_ascii_digit()))
 }
 
 /// Parses a PTX module. `file` names the input in error messages.
@@ -747,7 +544,7 @@ fn parse_instr<'a>(
         match Form::parse(opcode) {
             Ok(f) => match check_operand_shape(&f, &operands) {
                 Ok(()) => form = Some(f),
-                Err(msg) => ill_formed = Some(IllFormed::Operands(msg)),
+                Err(e) => ill_formed = Some(e),
             },
             Err(e) => ill_formed = Some(IllFormed::Form(e)),
         }
@@ -764,16 +561,16 @@ fn parse_instr<'a>(
 
 /// The operand shapes of each tcgen05 family (reference §3 syntax lines): enough to reject a
 /// missing bracket or a wrong operand count with a message that says what was expected.
-fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
+fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), IllFormed> {
     let is_addr = |o: &Operand<'_>| matches!(o, Operand::Addr { .. });
     let is_vec = |o: &Operand<'_>| matches!(o, Operand::Vec(_));
     let is_val = |o: &Operand<'_>| matches!(o, Operand::Reg(_) | Operand::Imm(_) | Operand::Sym(_));
     let n = ops.len();
-    let want = |ok: bool, what: &str| {
+    let want = |ok: bool, expected: &'static str| {
         if ok {
             Ok(())
         } else {
-            Err(format!("expected operands {what}, found {n} operand(s)"))
+            Err(IllFormed::Operands { expected, found: n })
         }
     };
     match f {
@@ -818,252 +615,6 @@ fn check_operand_shape(f: &Form, ops: &[Operand<'_>]) -> Result<(), String> {
     }
 }
 
-fn parse_operand<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, ParseError> {
-    // An integer constant expression (`(16*2)`, `32+32`) is an immediate; anything else is
-    // read again as an ordinary operand.
-    let starts_expr = match lx.peek()?.0 {
-        Tok::Punct(b'(' | b'-' | b'~' | b'!' | b'+') => true,
-        Tok::Word(w) => w.as_bytes()[0].is_ascii_digit(),
-        _ => false,
-    };
-    if starts_expr {
-        let save = lx.clone();
-        if let Some(v) = const_expr(lx, 0)
-            && matches!(
-                lx.peek().map(|t| t.0),
-                Ok(Tok::Punct(b',' | b';' | b'}' | b')'))
-            )
-        {
-            return Ok(Operand::Imm(v));
-        }
-        *lx = save;
-    }
-    let first = parse_primary(lx, opcode)?;
-    if lx.peek()?.0 == Tok::Punct(b'|') {
-        lx.next()?;
-        let second = parse_primary(lx, opcode)?;
-        return Ok(Operand::Pair(Box::new(first), Box::new(second)));
-    }
-    Ok(first)
-}
-
-/// A binary operator of PTX integer constant expressions (PTX ISA §4.6, C precedence) at the
-/// lexer's position, with its precedence and token count; `|` is not taken (it pairs operands,
-/// `_|%p`), nor are comparisons and logical operators.
-fn const_binop(lx: &mut Lexer<'_>) -> Option<(u8, u8, usize)> {
-    let (t, _) = lx.peek().ok()?;
-    let Tok::Punct(c) = t else { return None };
-    match c {
-        b'*' | b'/' | b'%' => Some((10, c, 1)),
-        b'+' | b'-' => Some((9, c, 1)),
-        b'<' | b'>' => {
-            let mut ahead = lx.clone();
-            ahead.next().ok()?;
-            (ahead.next().ok()?.0 == Tok::Punct(c)).then_some((8, c, 2))
-        }
-        b'&' => Some((5, c, 1)),
-        b'^' => Some((4, c, 1)),
-        _ => None,
-    }
-}
-
-/// Evaluates an integer constant expression whose operators bind tighter than `min`
-/// (precedence climbing); `None` when the text is not one (the caller rereads it).
-fn const_expr(lx: &mut Lexer<'_>, min: u8) -> Option<i64> {
-    let mut v = const_unary(lx)?;
-    while let Some((prec, op, n)) = const_binop(lx) {
-        if prec <= min {
-            break;
-        }
-        for _ in 0..n {
-            lx.next().ok()?;
-        }
-        let r = const_expr(lx, prec)?;
-        v = match op {
-            b'*' => v.wrapping_mul(r),
-            b'/' => v.checked_div(r)?,
-            b'%' => v.checked_rem(r)?,
-            b'+' => v.wrapping_add(r),
-            b'-' => v.wrapping_sub(r),
-            b'<' => v.wrapping_shl(u32::try_from(r).ok()?),
-            b'>' => v.wrapping_shr(u32::try_from(r).ok()?),
-            b'&' => v & r,
-            _ => v ^ r,
-        };
-    }
-    Some(v)
-}
-
-fn const_unary(lx: &mut Lexer<'_>) -> Option<i64> {
-    match lx.next().ok()?.0 {
-        Tok::Word(w) => parse_int(w),
-        Tok::Punct(b'-') => const_unary(lx).map(i64::wrapping_neg),
-        Tok::Punct(b'+') => const_unary(lx),
-        Tok::Punct(b'~') => const_unary(lx).map(|v| !v),
-        Tok::Punct(b'!') => const_unary(lx).map(|v| i64::from(v == 0)),
-        Tok::Punct(b'(') => {
-            // Inside parentheses `|` is bitwise or.
-            let mut v = const_expr(lx, 0)?;
-            while lx.peek().ok()?.0 == Tok::Punct(b'|') {
-                lx.next().ok()?;
-                v |= const_expr(lx, 0)?;
-            }
-            (lx.next().ok()?.0 == Tok::Punct(b')')).then_some(v)
-        }
-        _ => None,
-    }
-}
-
-fn parse_primary<'a>(lx: &mut Lexer<'a>, opcode: &str) -> Result<Operand<'a>, ParseError> {
-    let (t, p) = lx.next()?;
-    match t {
-        Tok::Word("_") => Ok(Operand::Sink),
-        Tok::Word(w) if w.starts_with('%') => Ok(Operand::Reg(w)),
-        Tok::Word(w) if w.as_bytes()[0].is_ascii_digit() => {
-            if let Some(v) = parse_int(w) {
-                Ok(Operand::Imm(v))
-            } else if is_float_word(w) {
-                Ok(Operand::Float(w))
-            } else {
-                Err(lx.err(
-                    p,
-                    format!("malformed number `{w}` in an operand of `{opcode}`"),
-                ))
-            }
-        }
-        Tok::Word(w) => Ok(Operand::Sym(w)),
-        Tok::Punct(b'-') => match lx.next()? {
-            (Tok::Word(w), wp) => {
-                if let Some(v) = parse_int(w) {
-                    Ok(Operand::Imm(v.wrapping_neg()))
-                } else if is_float_word(w) {
-                    Ok(Operand::Float(w))
-                } else {
-                    Err(lx.err(wp, format!("expected a number after `-`, found `{w}`")))
-                }
-            }
-            (o, op) => Err(lx.err(
-                op,
-                format!("expected a number after `-`, found {}", describe(o)),
-            )),
-        },
-        Tok::Punct(b'!') => Ok(Operand::Not(Box::new(parse_primary(lx, opcode)?))),
-        Tok::Punct(b'[') => parse_addr(lx, p, opcode),
-        Tok::Punct(b'{') => {
-            let mut v = Vec::new();
-            if lx.peek()?.0 == Tok::Punct(b'}') {
-                lx.next()?;
-                return Ok(Operand::Vec(v));
-            }
-            loop {
-                v.push(parse_operand(lx, opcode)?);
-                match lx.next()? {
-                    (Tok::Punct(b','), _) => {}
-                    (Tok::Punct(b'}'), _) => return Ok(Operand::Vec(v)),
-                    (o, op) => {
-                        return Err(lx.err(
-                            op,
-                            format!(
-                                "expected `,` or `}}` in a vector operand of `{opcode}`, found {}",
-                                describe(o)
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        Tok::Punct(b'(') => {
-            let mut v = Vec::new();
-            if lx.peek()?.0 == Tok::Punct(b')') {
-                lx.next()?;
-                return Ok(Operand::Paren(v));
-            }
-            loop {
-                v.push(parse_operand(lx, opcode)?);
-                match lx.next()? {
-                    (Tok::Punct(b','), _) => {}
-                    (Tok::Punct(b')'), _) => return Ok(Operand::Paren(v)),
-                    (o, op) => {
-                        return Err(lx.err(
-                            op,
-                            format!("expected `,` or `)` in `{opcode}`, found {}", describe(o)),
-                        ));
-                    }
-                }
-            }
-        }
-        other => Err(lx.err(
-            p,
-            format!(
-                "expected an operand of `{opcode}`, found {}",
-                describe(other)
-            ),
-        )),
-    }
-}
-
-fn parse_addr<'a>(lx: &mut Lexer<'a>, open: Pos, opcode: &str) -> Result<Operand<'a>, ParseError> {
-    let mut base = "";
-    let mut offset: i64 = 0;
-    let mut sign: i64 = 1;
-    let mut first = true;
-    loop {
-        let (t, p) = lx.next()?;
-        match t {
-            Tok::Punct(b']') if !first => return Ok(Operand::Addr { base, offset }),
-            Tok::Punct(b',') if !first && offset == 0 => {
-                let mut rest = vec![parse_operand(lx, opcode)?];
-                loop {
-                    match lx.next()? {
-                        (Tok::Punct(b','), _) => rest.push(parse_operand(lx, opcode)?),
-                        (Tok::Punct(b']'), _) => return Ok(Operand::Tensor { base, rest }),
-                        (o, op) => {
-                            return Err(lx.err(
-                                op,
-                                format!(
-                                    "expected `,` or `]` in an address of `{opcode}`, found {}",
-                                    describe(o)
-                                ),
-                            ));
-                        }
-                    }
-                }
-            }
-            Tok::Punct(b'+') if !first => sign = 1,
-            Tok::Punct(b'-') => sign = -sign,
-            Tok::Word(w) => {
-                if let Some(v) = parse_int(w) {
-                    offset = offset.wrapping_add(sign.wrapping_mul(v));
-                } else if base.is_empty() {
-                    base = w;
-                } else {
-                    return Err(lx.err(
-                        p,
-                        format!(
-                            "expected `+offset` or `]` in an address of `{opcode}`, found `{w}`"
-                        ),
-                    ));
-                }
-                sign = 1;
-                first = false;
-            }
-            Tok::Eof => {
-                return Err(lx.err(
-                    open,
-                    format!("unterminated address in `{opcode}`: expected `]`"),
-                ));
-            }
-            other => return Err(lx.err(
-                p,
-                format!(
-                    "expected a register, symbol or offset in an address of `{opcode}`, found {}",
-                    describe(other)
-                ),
-            )),
-        }
-    }
-}
-
 impl Module<'_> {
     /// The function named `name`.
     pub fn function(&self, name: &str) -> Option<&Function<'_>> {
@@ -1078,46 +629,6 @@ impl<'a> Function<'a> {
             Stmt::Instr(i) => Some(i),
             _ => None,
         })
-    }
-}
-
-impl std::fmt::Display for Operand<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        fn list(f: &mut std::fmt::Formatter<'_>, v: &[Operand<'_>]) -> std::fmt::Result {
-            for (i, o) in v.iter().enumerate() {
-                if i > 0 {
-                    f.write_str(", ")?;
-                }
-                write!(f, "{o}")?;
-            }
-            Ok(())
-        }
-        match self {
-            Operand::Reg(r) | Operand::Float(r) | Operand::Sym(r) => f.write_str(r),
-            Operand::Imm(v) => write!(f, "{v}"),
-            Operand::Addr { base, offset: 0 } => write!(f, "[{base}]"),
-            Operand::Addr { base: "", offset } => write!(f, "[{offset}]"),
-            Operand::Addr { base, offset } if *offset < 0 => write!(f, "[{base}{offset}]"),
-            Operand::Addr { base, offset } => write!(f, "[{base}+{offset}]"),
-            Operand::Tensor { base, rest } => {
-                write!(f, "[{base}, ")?;
-                list(f, rest)?;
-                f.write_str("]")
-            }
-            Operand::Vec(v) => {
-                f.write_str("{")?;
-                list(f, v)?;
-                f.write_str("}")
-            }
-            Operand::Pair(a, b) => write!(f, "{a}|{b}"),
-            Operand::Paren(v) => {
-                f.write_str("(")?;
-                list(f, v)?;
-                f.write_str(")")
-            }
-            Operand::Sink => f.write_str("_"),
-            Operand::Not(o) => write!(f, "!{o}"),
-        }
     }
 }
 
@@ -1179,9 +690,10 @@ $L__BB0_1:
         let i = m.functions[0].instrs().next().unwrap();
         assert_eq!((i.pos.line, i.pos.col), (5, 3));
         assert!(i.form.is_none());
-        let Some(IllFormed::Operands(msg)) = &i.ill_formed else {
+        let Some(e @ IllFormed::Operands { .. }) = &i.ill_formed else {
             panic!("{:?}", i.ill_formed)
         };
+        let msg = e.to_string();
         assert!(msg.contains("[dst], nCols"), "{msg}");
         // §9.7.16.8.3: `.num` is mandatory.
         let src =

@@ -1,9 +1,9 @@
 //! `check` for real kernels (issue 9): checks every tcgen05 instruction of every kernel and
 //! device function against the instruction-level and target rows of the catalogue (`rules.rs`,
-//! through [`crate::instr`]), recovers each kernel's TMEM protocol from the PTX and applies the
-//! rules of the catalogue (reference §6) along its paths. Calls of module functions with tcgen05
-//! instructions are inlined (`inline.rs`); a `.func` is checked as a callee in an unknown context
-//! (instruction-level rules only).
+//! through the oracle's shared instruction check), recovers each kernel's TMEM protocol from
+//! the PTX and applies the rules of the catalogue (reference §6) along its paths. Calls of
+//! module functions with tcgen05 instructions are inlined (`inline.rs`); a `.func` is checked
+//! as a callee in an unknown context (instruction-level rules only).
 //!
 //! For every `.entry`, [`check_module`] builds the control flow ([`tcgen05_ir::ptx::cfg`]) and
 //! walks it once per warp of the CTA (the warp count comes from `.reqntid`/`.maxntid`; for a

@@ -1,5 +1,5 @@
 //! The instruction-level and target rows on parsed PTX: each tcgen05 instruction of a function
-//! goes through [`crate::instr::check_instr`], the rule code of the oracle's static check, with
+//! goes through `instr::check_instr`, the rule code of the oracle's static check, with
 //! its operands read from the PTX ([`operands`]); an ill-formed one
 //! ([`tcgen05_ir::ptx::parse::IllFormed`]) becomes a finding with the rule of what is wrong
 //! ([`ill_formed_rule`]).
@@ -314,7 +314,7 @@ pub(crate) fn instr_findings(
 pub(crate) fn ill_formed_rule(e: &IllFormed, opcode: &str) -> (RuleId, String) {
     let msg = format!("ill-formed `{opcode}`: {e}");
     let rule = match e {
-        IllFormed::Operands(_) => RuleId::GenSyntax,
+        IllFormed::Operands { .. } => RuleId::GenSyntax,
         IllFormed::Form(f) => form_error_rule(f, opcode),
     };
     (rule, msg)
@@ -420,7 +420,7 @@ pub(crate) fn operands(form: &Form, ops: &[Operand<'_>]) -> Result<Operands, (Ru
             ..Operands::default()
         },
         Form::Mma(f) => Operands {
-            mma: mma_operands(f.ws, ops).map_err(|m| (RuleId::GenSyntax, m))?,
+            mma: mma_operands(f.ws, ops).map_err(|e| (RuleId::GenSyntax, e.to_string()))?,
             ..Operands::default()
         },
         _ => Operands::default(),
@@ -437,10 +437,28 @@ fn split_imm(o: &Operand<'_>) -> Result<u32, (RuleId, String)> {
     })
 }
 
+/// Why the operands of a `tcgen05.mma` do not fit its syntax line (reference §3.7, PTX ISA
+/// §9.7.16.10.9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+enum MmaOperandsError {
+    /// No register or immediate where idesc goes.
+    #[error("expected the idesc operand (a register or immediate) after b-desc and [sp-meta-tmem]")]
+    NoIdesc,
+    /// More than the two `[tmem]` scale operands of the block-scale forms.
+    #[error("{0} [tmem] operands after idesc; the block-scale forms have 2")]
+    Scales(usize),
+    /// No enable-input-d operand.
+    #[error("missing the enable-input-d predicate operand")]
+    NoEnableInputD,
+    /// Operands beyond the last one any form has.
+    #[error("{0} operand(s) more than any tcgen05.mma form has")]
+    Extra(usize),
+}
+
 /// `[d-tmem], a-desc|[a-tmem], b-desc, {[sp-meta-tmem],} idesc, {[scale-A-tmem],
 /// [scale-B-tmem],} {{disable-output-lane},} enable-input-d {, scale-input-d |
 /// zero-column-mask-desc}` (reference §3.7).
-fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, String> {
+fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, MmaOperandsError> {
     let is_addr = |o: &Operand<'_>| matches!(o, Operand::Addr { .. });
     let mut m = MmaOperands {
         a_tmem: ops.get(1).is_some_and(is_addr),
@@ -457,10 +475,7 @@ fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, String> {
         .get(i)
         .is_none_or(|o| is_addr(o) || matches!(o, Operand::Vec(_)))
     {
-        return Err(
-            "expected the idesc operand (a register or immediate) after b-desc and [sp-meta-tmem]"
-                .into(),
-        );
+        return Err(MmaOperandsError::NoIdesc);
     }
     i += 1;
     let mut scales = 0;
@@ -469,9 +484,7 @@ fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, String> {
         i += 1;
     }
     if scales > 2 {
-        return Err(format!(
-            "{scales} [tmem] operands after idesc; the block-scale forms have 2"
-        ));
+        return Err(MmaOperandsError::Scales(scales));
     }
     m.scale_a = scales >= 1;
     m.scale_b = scales >= 2;
@@ -481,7 +494,7 @@ fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, String> {
     }
     // enable-input-d.
     if rest.get(i).is_none() {
-        return Err("missing the enable-input-d predicate operand".into());
+        return Err(MmaOperandsError::NoEnableInputD);
     }
     i += 1;
     if let Some(o) = rest.get(i) {
@@ -494,10 +507,7 @@ fn mma_operands(ws: bool, ops: &[Operand<'_>]) -> Result<MmaOperands, String> {
         i += 1;
     }
     if i < rest.len() {
-        return Err(format!(
-            "{} operand(s) more than any tcgen05.mma form has",
-            rest.len() - i
-        ));
+        return Err(MmaOperandsError::Extra(rest.len() - i));
     }
     Ok(m)
 }
