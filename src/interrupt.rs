@@ -12,7 +12,7 @@
 //! behaviour of these signals (the process ends at once), which loses nothing of theirs.
 
 use std::io::{IsTerminal as _, Write as _};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Exit code of a campaign stopped by a signal: 128 + SIGINT (2), the shell's convention for a
 /// program that ended because of Ctrl-C, whichever of the three signals it was.
@@ -21,15 +21,25 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Signals received so far.
 static RECEIVED: AtomicU32 = AtomicU32::new(0);
 
+/// Set by the first signal: the stop flag handed to the campaign engine.
+static STOP: AtomicBool = AtomicBool::new(false);
+
 /// Whether a stop was asked for (a signal arrived).
-pub fn requested() -> bool {
-    RECEIVED.load(Ordering::SeqCst) > 0
+#[cfg(test)]
+fn requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// The stop flag the first signal sets (`tcgen05_engine::campaign::run` watches it).
+pub fn flag() -> &'static AtomicBool {
+    &STOP
 }
 
 /// Installs the handler of SIGINT, SIGTERM and SIGHUP (once per process).
 pub fn install() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
         if RECEIVED.fetch_add(1, Ordering::SeqCst) == 0 {
+            STOP.store(true, Ordering::SeqCst);
             // The campaign shows the stop itself (progress display, final lines).
             return;
         }

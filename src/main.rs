@@ -10,8 +10,6 @@ mod out;
 
 mod alloc;
 mod cmd;
-mod engine;
-mod expectations;
 mod interrupt;
 mod invocation;
 mod progress;

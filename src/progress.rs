@@ -12,7 +12,9 @@
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
+#[cfg(test)]
 use tcgen05_drivers::report::TargetCounts;
+use tcgen05_engine::progress::Snapshot;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,57 +34,6 @@ impl Mode {
             Mode::Live
         } else {
             Mode::Plain(every)
-        }
-    }
-}
-
-/// What the display shows.
-#[derive(Debug, Clone)]
-pub struct Snapshot {
-    /// Time spent, this run and earlier runs of the campaign.
-    pub elapsed: Duration,
-    /// Time spent by this run.
-    pub this_run: Duration,
-    /// Cases done, all runs.
-    pub cases: u64,
-    /// Cases done by this run.
-    pub cases_this_run: u64,
-    /// The shard's case limit.
-    pub case_limit: Option<u64>,
-    /// The time limit.
-    pub time_limit: Option<Duration>,
-    /// Counts per target.
-    pub targets: Vec<TargetCounts>,
-    /// Findings stored.
-    pub findings: usize,
-    /// The newest finding of this run.
-    pub last_finding: Option<String>,
-    /// A signal asked the campaign to stop (`crate::interrupt`); it is finishing up.
-    pub stopping: bool,
-}
-
-impl Snapshot {
-    /// Cases per second of this run.
-    pub fn rate(&self) -> f64 {
-        let s = self.this_run.as_secs_f64();
-        if s > 0.0 {
-            self.cases_this_run as f64 / s
-        } else {
-            0.0
-        }
-    }
-
-    /// Time left: by the time limit, or estimated from the rate and the case limit (the
-    /// earlier of the two).
-    pub fn remaining(&self) -> Option<Duration> {
-        let by_time = self.time_limit.map(|t| t.saturating_sub(self.elapsed));
-        let by_cases = self.case_limit.and_then(|n| {
-            let r = self.rate();
-            (r > 0.0).then(|| Duration::from_secs_f64(n.saturating_sub(self.cases) as f64 / r))
-        });
-        match (by_time, by_cases) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
         }
     }
 }
@@ -209,43 +160,6 @@ impl Progress {
         }
     }
 
-    /// How long to sleep between updates.
-    pub fn tick(&self) -> Duration {
-        // A quarter second redraws smoothly; plain and quiet modes still need the tick for
-        // checkpoints, which are cheap.
-        Duration::from_millis(250)
-    }
-
-    /// Whether [`Progress::update`] would show anything now (the snapshot it needs costs a
-    /// directory listing: not taken for nothing).
-    pub fn wants_update(&self, stopping: bool) -> bool {
-        match self.mode {
-            Mode::Live => true,
-            Mode::Plain(every) => {
-                (stopping && !self.said_stopping) || self.last_line.elapsed() >= every
-            }
-            Mode::Quiet => false,
-        }
-    }
-
-    /// Shows a snapshot (live: redraw; plain: a line when one is due).
-    pub fn update(&mut self, s: &Snapshot) {
-        match self.mode {
-            Mode::Live => self.redraw(s),
-            Mode::Plain(every) => {
-                if s.stopping && !self.said_stopping {
-                    eprintln!("{STOPPING}");
-                    self.said_stopping = true;
-                }
-                if self.last_line.elapsed() >= every {
-                    eprintln!("{}", plain_line(s));
-                    self.last_line = Instant::now();
-                }
-            }
-            Mode::Quiet => {}
-        }
-    }
-
     fn redraw(&mut self, s: &Snapshot) {
         let lines = live_lines(&self.header, s);
         // Line wrapping off (DECAWM) while drawing: every line takes exactly one row, so moving
@@ -265,9 +179,44 @@ impl Progress {
         let _ = e.write_all(out.as_bytes());
         let _ = e.flush();
     }
+}
 
-    /// The last update.
-    pub fn finish(&mut self, s: &Snapshot) {
+impl tcgen05_engine::progress::Progress for Progress {
+    fn tick(&self) -> Duration {
+        // A quarter second redraws smoothly; plain and quiet modes still need the tick for
+        // checkpoints, which are cheap.
+        Duration::from_millis(250)
+    }
+
+    fn wants_update(&self, stopping: bool) -> bool {
+        match self.mode {
+            Mode::Live => true,
+            Mode::Plain(every) => {
+                (stopping && !self.said_stopping) || self.last_line.elapsed() >= every
+            }
+            Mode::Quiet => false,
+        }
+    }
+
+    /// Live: redraw; plain: a line when one is due.
+    fn update(&mut self, s: &Snapshot) {
+        match self.mode {
+            Mode::Live => self.redraw(s),
+            Mode::Plain(every) => {
+                if s.stopping && !self.said_stopping {
+                    eprintln!("{STOPPING}");
+                    self.said_stopping = true;
+                }
+                if self.last_line.elapsed() >= every {
+                    eprintln!("{}", plain_line(s));
+                    self.last_line = Instant::now();
+                }
+            }
+            Mode::Quiet => {}
+        }
+    }
+
+    fn finish(&mut self, s: &Snapshot) {
         match self.mode {
             Mode::Live => self.redraw(s),
             Mode::Plain(_) => eprintln!("{}", plain_line(s)),
@@ -293,19 +242,6 @@ mod tests {
             last_finding: None,
             stopping: false,
         }
-    }
-
-    #[test]
-    fn remaining_is_the_earlier_of_time_and_cases() {
-        // 200 cases left at 10 cases/s: 20 s; 30 s left by the clock.
-        let s = snap();
-        assert_eq!(s.rate(), 10.0);
-        assert_eq!(s.remaining(), Some(Duration::from_secs(20)));
-        let t = Snapshot {
-            case_limit: None,
-            ..snap()
-        };
-        assert_eq!(t.remaining(), Some(Duration::from_secs(30)));
     }
 
     #[test]

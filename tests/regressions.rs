@@ -30,7 +30,7 @@ fn every_regression_case_replays_with_its_stored_verdicts() {
     let mut mismatches = Vec::new();
     let mut replayed = 0;
     for dir in &cases {
-        let r = regression::replay(dir).unwrap_or_else(|e| panic!("{e}"));
+        let r = tcgen05_engine::regression::replay(dir).unwrap_or_else(|e| panic!("{e}"));
         replayed += r.checked.len();
         for (t, why) in &r.unavailable {
             eprintln!("{}: `{t}` not replayed here: {why}", dir.display());
@@ -131,7 +131,7 @@ fn a_spec_verdict_the_oracle_does_not_give_is_reported() {
             e.spec.class = class.into();
             e.spec.rule = rule.map(Into::into);
         });
-        let r = regression::replay(&copy).unwrap();
+        let r = tcgen05_engine::regression::replay(&copy).unwrap();
         assert!(
             r.mismatches.iter().any(|m| m.what == "oracle"),
             "{class} {rule:?}: {:?}",
@@ -150,7 +150,7 @@ fn a_changed_verdict_is_reported() {
         e.verdicts
             .insert(first.clone(), "skip: not what it gives".into());
     });
-    let r = regression::replay(&copy).unwrap();
+    let r = tcgen05_engine::regression::replay(&copy).unwrap();
     assert!(
         r.mismatches.iter().any(|m| m.what == first),
         "{:?}",

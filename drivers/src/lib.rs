@@ -1,14 +1,13 @@
 //! `tcgen05-drivers`: the targets that run cases (`sim`, `ptxas@<version>`, `cuda`, `cuda-emu`,
-//! `external:<command>`), the differential engine, the minimizer, the findings store and the
-//! campaign engine (docs/architecture.md, "Targets").
+//! `external:<command>`), the comparison of an outcome with the oracle's expectation, the
+//! findings store and the reports (docs/architecture.md, "Targets"). The judge, the campaign
+//! engine and the minimizer built on them are the crate `tcgen05-engine`.
 #![deny(missing_docs)]
 
-pub mod campaign;
 pub mod cuda;
 pub mod diff;
 pub mod external;
 pub mod llvm;
-pub mod minimize;
 pub mod outcome;
 pub mod ptxas;
 pub mod report;

@@ -1,8 +1,7 @@
-//! The harness parts around the simulator: compare, minimizer, store, external protocol.
+//! The harness parts around the simulator: compare, store, external protocol (the minimizer's
+//! tests are in the engine crate, engine/tests/minimize.rs).
 
-use std::time::Duration;
 use tcgen05_drivers::diff::{self, DiscrepancyKind, Signature, SkipReason, Verdict};
-use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::{HangSite, Outcome};
 use tcgen05_drivers::store::{self, Added, Store};
 use tcgen05_drivers::target;
@@ -99,56 +98,6 @@ fn the_correct_simulator_agrees_with_the_oracle_on_the_sample() {
         let v = diff::compare(&c.program, &e, &t.run(&c));
         assert!(!matches!(v, Verdict::Discrepancy(_)), "{name}: {v:?}");
     }
-}
-
-#[test]
-fn minimizing_an_injected_fault_keeps_its_signature_and_shrinks() {
-    // wait::ld returning early shows on the sample; padding makes it larger first.
-    let mut p = single_warp_roundtrip();
-    for i in 0..40 {
-        p.warps[0].insert(1, Stmt::Checkpoint(i));
-    }
-    let c = case(p);
-    let mut t = target::build("sim:adversarial+wait-ld-early").unwrap();
-    let opts = tcgen05_oracle::Options::default();
-    let sig = minimize::signature_of(&c, t.as_mut(), &opts).expect("the fault shows");
-    let mut smaller = 0;
-    let m = minimize::minimize(&c, t.as_mut(), &opts, Duration::from_secs(20), &mut |_| {
-        smaller += 1
-    })
-    .unwrap();
-    // The minimized case, run again and compared here (not through the minimizer's own
-    // functions), shows the same discrepancy as the input did.
-    let e = tcgen05_oracle::expect_with(&m.case.program, &opts);
-    let again = match diff::compare(&m.case.program, &e, &t.run(&m.case)) {
-        Verdict::Discrepancy(d) => Signature::of(&d, &t.name()),
-        v => panic!("the minimized case shows no discrepancy: {v:?}"),
-    };
-    assert_eq!(again, sig);
-    assert_eq!(m.signature, sig);
-    // It is smaller, and the sizes the minimizer reports are those of its input and result.
-    assert_eq!(m.sizes, (c.program.size(), m.case.program.size()));
-    assert!(
-        smaller > 0 && m.sizes.1 < m.sizes.0 && m.sizes.1 <= 12,
-        "{:?}",
-        m.sizes
-    );
-    // Deterministic: the same input gives the same result.
-    let again =
-        minimize::minimize(&c, t.as_mut(), &opts, Duration::from_secs(20), &mut |_| {}).unwrap();
-    assert_eq!(again.case, m.case);
-    // A case without a discrepancy is refused.
-    let mut good = target::build("sim").unwrap();
-    assert!(
-        minimize::minimize(
-            &c,
-            good.as_mut(),
-            &opts,
-            Duration::from_secs(1),
-            &mut |_| {}
-        )
-        .is_err()
-    );
 }
 
 #[test]

@@ -5,8 +5,9 @@
 
 use arbitrary::Unstructured;
 use std::sync::{Mutex, OnceLock};
-use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::target::{self, Target};
+use tcgen05_engine::judge;
 use tcgen05_ir::Case;
 use tcgen05_oracle::{Edition, Options};
 
@@ -53,11 +54,9 @@ impl Backend {
             return false;
         };
         let mut t = t.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let outcome = t.run(case);
-        let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
-        match diff::compare_bounded(&case.program, &expected, &outcome, t.wait_bound()) {
-            Verdict::Discrepancy(d) => {
-                let sig = Signature::of(&d, &t.name());
+        let j = judge::judge(case, &Options::edition(edition), t.as_mut());
+        match (j.verdict(), j.signature()) {
+            (Verdict::Discrepancy(d), Some(sig)) => {
                 crate::finding::report(
                     fuzzer,
                     case,
@@ -66,8 +65,8 @@ impl Backend {
                 );
                 false
             }
-            Verdict::Agree => true,
-            Verdict::Skip(_) => false,
+            (Verdict::Agree, _) => true,
+            _ => false,
         }
     }
 }

@@ -4,13 +4,15 @@
 //!
 //! - the oracle flags a static violation in a program the generator built as valid
 //!   (docs/architecture.md rule 2: the generator's legality tracking and the oracle disagree);
-//! - `compare(expect(p), sim(p))` is a discrepancy (rule 1: the oracle and the simulator
-//!   disagree).
+//! - the judge (`tcgen05_engine::judge`) finds a discrepancy between `expect(p)` and `sim(p)`
+//!   (rule 1: the oracle and the simulator disagree).
 
 use arbitrary::{Arbitrary, Unstructured};
-use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::sim::{SimConfig, simulate};
+use tcgen05_engine::judge;
 use tcgen05_generators::Config;
+use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Intent, Provenance};
 
 /// The schedulers the fuzzer chooses from (target names, `tcgen05_drivers::target`).
@@ -54,9 +56,11 @@ pub fn check(case: &Case, sched: &str) -> bool {
     };
     let outcome = simulate(&case.program, cfg, case.provenance.seed.unwrap_or(0));
     let expected = tcgen05_oracle::expect(&case.program);
-    match diff::compare(&case.program, &expected, &outcome) {
-        Verdict::Discrepancy(d) => {
-            let sig = Signature::of(&d, sched);
+    let layout = Layout::of(&case.program);
+    let bound = judge::wait_bound_of(sched);
+    let ruling = judge::rule(&case.program, &layout, &expected, &outcome, sched, bound);
+    match (&ruling.verdict, &ruling.signature) {
+        (Verdict::Discrepancy(d), Some(sig)) => {
             crate::finding::report(
                 "diff_sim",
                 case,
@@ -65,8 +69,8 @@ pub fn check(case: &Case, sched: &str) -> bool {
             );
             false
         }
-        Verdict::Agree => true,
-        Verdict::Skip(_) => false,
+        (Verdict::Agree, _) => true,
+        _ => false,
     }
 }
 

@@ -18,15 +18,17 @@
 //! and the spread of the per-round figures (the noise) are printed beside it.
 
 use super::{Format, bad_input};
-use crate::engine::{self, CaseMix, Identity, Shard};
-use crate::expectations::Expectations;
-use crate::progress;
 use serde::Serialize;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use tcgen05_drivers::diff;
 use tcgen05_drivers::report::TargetCounts;
 use tcgen05_drivers::target::{self, Availability};
+use tcgen05_engine::campaign::{self as engine, CaseMix, Identity, Shard};
+use tcgen05_engine::expectations::Expectations;
+use tcgen05_engine::judge;
+use tcgen05_engine::progress::Silent;
 use tcgen05_ir::Case;
 use tcgen05_ir::observe::Layout;
 use tcgen05_oracle::Edition;
@@ -224,11 +226,12 @@ fn campaign(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)>
         out: dir.clone(),
         checkpoint_every: Duration::from_secs(1),
         reports_every: Duration::from_secs(30),
-        progress: progress::Mode::Quiet,
+        invocation: String::new(),
+        stop_at_first: false,
     };
-    let (o, spent) = measured(|| engine::run(&cfg));
+    let (o, spent) = measured(|| engine::run(&cfg, &AtomicBool::new(false), &mut Silent));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = o?;
+    let o = o.map_err(super::engine_error)?;
     anyhow::ensure!(
         o.cases_this_run == n,
         "the campaign ran {} cases, not {n}",
@@ -288,6 +291,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // every stage over all the cases at once measured mostly cache misses: its stage times
     // summed to 1.5x the pipeline's.
     let mut sim = target::resolve("sim").map_err(|e| bad_input(e.to_string()))?;
+    let (sim_name, sim_bound) = (sim.name(), sim.wait_bound());
     let mut spent = [Duration::ZERO; 6];
     eprintln!("bench: stages generate, check, expect, sim, compare, behaviours on {n} cases ...");
     let keep = args.ptxas_cases.min(n).max(1) as usize;
@@ -332,7 +336,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .zip(&layouts)
                 .zip(expected.iter().zip(&outcomes))
                 .filter_map(|((c, l), (e, o))| {
-                    Some(diff::compare_with(&c.program, l, e, o.as_ref()?))
+                    Some(judge::rule(
+                        &c.program,
+                        l,
+                        e,
+                        o.as_ref()?,
+                        &sim_name,
+                        sim_bound,
+                    ))
                 })
                 .collect::<Vec<_>>()
         });

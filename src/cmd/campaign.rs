@@ -1,5 +1,5 @@
 //! `tcgen05-fuzz campaign`: a differential campaign with a progress display, a findings store,
-//! reports, sharding and resumption (the engine is `crate::engine`).
+//! reports, sharding and resumption (the engine is `tcgen05_engine::campaign`).
 //!
 //! ```text
 //! tcgen05-fuzz campaign --time 60s --out out/campaign
@@ -10,11 +10,11 @@
 //! Ctrl-C / SIGTERM / SIGHUP after writing the checkpoint and reports (`crate::interrupt`).
 
 use super::{EXIT_FINDINGS, bad_input};
-use crate::engine::{self, CaseMix, Identity, Shard};
 use crate::progress;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use tcgen05_engine::campaign::{self as engine, CaseMix, Identity, Shard};
 use tcgen05_oracle::Edition;
 
 /// Arguments of `campaign`.
@@ -151,9 +151,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         out: args.out.clone(),
         checkpoint_every: args.checkpoint_every,
         reports_every: args.reports_every,
-        progress,
+        invocation: crate::invocation::current(),
+        stop_at_first: false,
     };
-    let o = engine::run(&cfg)?;
+    let mut shown = progress::Progress::new(progress, engine::header(&cfg));
+    let o = engine::run(&cfg, crate::interrupt::flag(), &mut shown).map_err(super::engine_error)?;
     let s = &o.summary;
     outln!(
         "{} cases ({} in this run, {:.0} cases/s), {} discrepancies, {} findings{}",

@@ -13,9 +13,11 @@ use anyhow::Context as _;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tcgen05_drivers::diff::{self, Verdict};
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::report::{self, Summary, regression};
 use tcgen05_drivers::store;
+use tcgen05_engine::judge;
+use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Intent, Provenance, codec};
 use tcgen05_oracle::{Edition, Options};
 
@@ -292,9 +294,16 @@ fn verify(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
         if now != r.expected {
             drift.push(format!("{}: the oracle's expectation changed", f.display()));
         }
-        match diff::compare(&case.program, &now, &r.observed) {
-            Verdict::Discrepancy(d) => {
-                let sig = diff::Signature::of(&d, &r.sig.target);
+        let ruling = judge::rule(
+            &case.program,
+            &Layout::of(&case.program),
+            &now,
+            &r.observed,
+            &r.sig.target,
+            judge::wait_bound_of(&r.sig.target),
+        );
+        match (ruling.verdict, ruling.signature) {
+            (Verdict::Discrepancy(_), Some(sig)) => {
                 if sig != r.sig {
                     drift.push(format!(
                         "{}: the stored outcome now gives another signature: {sig}",
@@ -302,7 +311,7 @@ fn verify(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
                     ));
                 }
             }
-            v => drift.push(format!(
+            (v, _) => drift.push(format!(
                 "{}: the stored outcome is no longer a discrepancy: {}",
                 f.display(),
                 regression::verdict_text(&v, &r.sig.target)
@@ -311,7 +320,7 @@ fn verify(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
     }
     for d in &found.regressions {
         checked += 1;
-        match regression::replay(d) {
+        match tcgen05_engine::regression::replay(d) {
             Ok(r) => {
                 drift.extend(r.mismatches.iter().map(ToString::to_string));
                 for (t, why) in &r.unavailable {
@@ -391,8 +400,9 @@ fn promote(
     std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
     let dir = to.join(&name);
     let origin = format!("finding {} ({})", r.signature_id, r.signature);
-    let exp = regression::create(&dir, &case, edition_of(&r.edition), &origin, &targets)
-        .map_err(bad_input)?;
+    let exp =
+        tcgen05_engine::regression::create(&dir, &case, edition_of(&r.edition), &origin, &targets)
+            .map_err(bad_input)?;
     outln!("{}: regression case written", dir.display());
     for (t, v) in &exp.verdicts {
         outln!("  {t}: {v}");

@@ -5,8 +5,8 @@ use super::bad_input;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-use tcgen05_drivers::minimize;
 use tcgen05_drivers::target;
+use tcgen05_engine::minimize;
 use tcgen05_oracle::{Edition, Options};
 
 /// Arguments of `minimize`.

@@ -39,6 +39,15 @@ pub fn bad_input(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(BadInput(msg.into()))
 }
 
+/// An engine error as a command's error: bad input (exit code 2) where the engine says so.
+pub fn engine_error(e: tcgen05_engine::EngineError) -> anyhow::Error {
+    if e.is_bad_input() {
+        bad_input(e.to_string())
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
 /// The exit code for an error returned by a subcommand.
 pub fn exit_code_for(e: &anyhow::Error) -> ExitCode {
     if e.chain().any(|c| c.is::<BadInput>()) {

@@ -4,9 +4,11 @@
 use super::{Format, bad_input};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 use tcgen05_drivers::diff::{self, Verdict};
 use tcgen05_drivers::store;
 use tcgen05_drivers::target;
+use tcgen05_engine::judge;
 use tcgen05_ir::{Case, Intent, Provenance};
 use tcgen05_oracle::{Edition, Options, RunVerdict};
 
@@ -95,20 +97,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .map(|n| target::resolve_in(n, edition))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad_input(e.to_string()))?;
-    let expected = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
+    let expected = Rc::new(tcgen05_oracle::expect_with(
+        &case.program,
+        &Options::edition(edition),
+    ));
     let mut any = false;
     let mut rows = Vec::new();
     for t in &mut targets {
-        let outcome = t.run(&case);
-        let verdict = diff::compare_bounded(&case.program, &expected, &outcome, t.wait_bound());
-        any |= matches!(verdict, Verdict::Discrepancy(_));
-        rows.push((t.name(), t.version(), outcome, verdict));
+        let j = judge::judge_against(&case, Rc::clone(&expected), t.as_mut());
+        any |= matches!(j.verdict(), Verdict::Discrepancy(_));
+        rows.push((t.name(), t.version(), j.outcome, j.ruling.verdict));
     }
     match args.format {
         Format::Json => {
             let v = serde_json::json!({
                 "input": args.input.display().to_string(),
-                "expected": expected,
+                "expected": &*expected,
                 "targets": rows.iter().map(|(n, v, o, d)| serde_json::json!({
                     "target": n, "version": v, "outcome": o, "verdict": d
                 })).collect::<Vec<_>>(),

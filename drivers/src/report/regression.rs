@@ -1,6 +1,7 @@
 //! Regression cases (`corpus/regressions/<name>/`): a minimized case with its expected verdicts
 //! stored beside it, replayed by `cargo test` (`tests/regressions.rs`) and by
-//! `tcgen05-fuzz corpus verify`.
+//! `tcgen05-fuzz corpus verify` (`tcgen05_engine::regression`, which judges and writes them:
+//! this module holds the folder layout and the file format).
 //!
 //! ```text
 //! corpus/regressions/<name>/
@@ -20,8 +21,7 @@
 //! `discrepancy: <signature>` ([`verdict_text`]).
 
 use super::skip_name;
-use crate::diff::{self, Signature, Verdict};
-use crate::target;
+use crate::diff::{Signature, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ use tcgen05_oracle::{Edition, Options, RunVerdict};
 /// The case file of a regression folder.
 pub const CASE_FILE: &str = "case.case";
 
-/// The reason [`create`] writes for a freshly promoted case: a person replaces it with why the
+/// The reason `tcgen05_engine::regression::create` writes for a freshly promoted case: a person replaces it with why the
 /// spec gives the verdict (the regression test refuses committed cases that still have it).
 pub const REASON_TO_WRITE: &str = "to write: why the spec gives this verdict, citing its sections";
 
@@ -103,13 +103,6 @@ pub fn verdict_text(v: &Verdict, target: &str) -> String {
     }
 }
 
-/// The verdict text of `case` on a built target.
-pub fn judge(case: &Case, t: &mut dyn target::Target, edition: Edition) -> String {
-    let e = tcgen05_oracle::expect_with(&case.program, &Options::edition(edition));
-    let o = t.run(case);
-    verdict_text(&diff::compare(&case.program, &e, &o), &t.name())
-}
-
 /// One difference between a stored expectation and a replay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
@@ -160,40 +153,6 @@ pub fn read(dir: &Path) -> Result<(Case, Expected), String> {
     Ok((case, exp))
 }
 
-/// Replays one regression folder against the oracle and every target it names that can be
-/// built here.
-pub fn replay(dir: &Path) -> Result<Replay, String> {
-    let (case, exp) = read(dir)?;
-    let mut r = Replay::default();
-    let now = SpecVerdict::of(&case, exp.edition, &exp.spec.why);
-    if now.label() != exp.spec.label() {
-        r.mismatches.push(Mismatch {
-            case: dir.to_path_buf(),
-            what: "oracle".into(),
-            expected: exp.spec.label(),
-            actual: now.label(),
-        });
-    }
-    for (name, want) in &exp.verdicts {
-        match target::resolve(name) {
-            Ok(mut t) => {
-                let got = judge(&case, t.as_mut(), exp.edition);
-                r.checked.push(name.clone());
-                if &got != want {
-                    r.mismatches.push(Mismatch {
-                        case: dir.to_path_buf(),
-                        what: name.clone(),
-                        expected: want.clone(),
-                        actual: got,
-                    });
-                }
-            }
-            Err(e) => r.unavailable.push((name.clone(), e.to_string())),
-        }
-    }
-    Ok(r)
-}
-
 /// Every regression folder under `root` (folders holding `expected.json`), sorted.
 pub fn list(root: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(root)
@@ -206,69 +165,4 @@ pub fn list(root: &Path) -> Vec<PathBuf> {
         .unwrap_or_default();
     v.sort();
     v
-}
-
-/// Writes a regression folder for `case`, recording the oracle's class and rule (with
-/// [`REASON_TO_WRITE`] for the reason) and the verdicts of `targets` as they are now (targets
-/// that cannot be built here are left out). Fails if the folder exists.
-pub fn create(
-    dir: &Path,
-    case: &Case,
-    edition: Edition,
-    origin: &str,
-    targets: &[String],
-) -> Result<Expected, String> {
-    if dir.exists() {
-        return Err(format!("{} already exists", dir.display()));
-    }
-    let mut verdicts = BTreeMap::new();
-    for name in targets {
-        if let Ok(mut t) = target::resolve(name) {
-            verdicts.insert(name.clone(), judge(case, t.as_mut(), edition));
-        }
-    }
-    let exp = Expected {
-        edition,
-        origin: origin.to_string(),
-        spec: SpecVerdict::of(case, edition, REASON_TO_WRITE),
-        verdicts,
-    };
-    let tmp = dir.with_file_name(format!(
-        ".{}.tmp-{}",
-        dir.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let write = || -> std::io::Result<()> {
-        std::fs::create_dir_all(&tmp)?;
-        std::fs::write(tmp.join(CASE_FILE), tcgen05_ir::codec::encode(case))?;
-        std::fs::write(tmp.join("case.ptx"), tcgen05_ir::ptx::emit(&case.program))?;
-        std::fs::write(
-            tmp.join("expected.json"),
-            serde_json::to_string_pretty(&exp).map_err(std::io::Error::other)? + "\n",
-        )?;
-        let mut readme = format!(
-            "# Regression case `{}`\n\nOrigin: {origin}\n\nOracle edition: {edition}\n\n",
-            dir.file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        );
-        readme.push_str(&format!(
-            "Spec verdict: `{}` ({}).\n\nExpected verdicts:\n\n",
-            exp.spec.label(),
-            exp.spec.why
-        ));
-        for (t, v) in &exp.verdicts {
-            readme.push_str(&format!("- `{t}`: {v}\n"));
-        }
-        readme.push_str("\nReplayed by `cargo test --test regressions` and `tcgen05-fuzz corpus verify corpus/regressions`. `case.ptx` is the case as PTX (`tcgen05-fuzz show case.case`).\n");
-        std::fs::write(tmp.join("README.md"), readme)?;
-        std::fs::rename(&tmp, dir)
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_dir_all(&tmp);
-        format!("writing {}: {e}", dir.display())
-    })?;
-    Ok(exp)
 }

@@ -18,19 +18,22 @@
 //! A candidate is kept when the predicate holds: it breaks no rule the original does not break
 //! (by the oracle's static and run verdicts, [`broken_rules`]: a minimized program frees what it
 //! allocates and waits where it must, unless the original did not), and the same target still
-//! gives a discrepancy with the same [`Signature`]. On a target whose schedule comes from the case's seed (the
-//! simulator's random scheduler without `@seed`), a candidate that loses the discrepancy
-//! under the current seed is also tried under [`RESEEDS`] other seeds, derived from the
-//! current one: a smaller program shifts every later random choice, and the bug it shows
-//! usually needs only some schedule, not that one. Candidates already tried are skipped (by hash). The search is
-//! deterministic, reports each new smallest case through a callback, and stops at a fixed
-//! point or when the time budget is spent.
+//! gives a discrepancy with the same [`Signature`] ([`crate::judge`]). On a target whose
+//! schedule comes from the case's seed (the simulator's random scheduler without `@seed`), a
+//! candidate that loses the discrepancy under the current seed is also tried under
+//! [`RESEEDS`] other seeds, derived from the current one: a smaller program shifts every
+//! later random choice, and the bug it shows usually needs only some schedule, not that one.
+//! Candidates already tried are skipped (by hash). The search is deterministic, reports each
+//! new smallest case through a callback, and stops at a fixed point or when the time budget
+//! is spent.
 
-use crate::diff::{self, Signature, Verdict};
-use crate::target::Target;
+use crate::judge;
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 use std::time::{Duration, Instant};
+use tcgen05_drivers::diff::Signature;
+use tcgen05_drivers::target::Target;
 use tcgen05_ir::{Case, LdStShape, NCols, Num, Op, Program, RuleId, Stmt};
 use tcgen05_oracle::{Expected, LeakStatus, Options, RunVerdict};
 
@@ -69,34 +72,6 @@ pub struct Minimized {
     pub timed_out: bool,
 }
 
-/// The predicate: does `case` on `target` give a discrepancy with `signature`?
-pub fn same_signature(
-    case: &Case,
-    target: &mut dyn Target,
-    opts: &Options,
-    signature: &Signature,
-) -> bool {
-    signature_of(case, target, opts).as_ref() == Some(signature)
-}
-
-/// The discrepancy signature of `case` on `target`, if it shows one.
-pub fn signature_of(case: &Case, target: &mut dyn Target, opts: &Options) -> Option<Signature> {
-    let expected = tcgen05_oracle::expect_with(&case.program, opts);
-    signature_against(case, &expected, target)
-}
-
-fn signature_against(
-    case: &Case,
-    expected: &Expected,
-    target: &mut dyn Target,
-) -> Option<Signature> {
-    let outcome = target.run(case);
-    match diff::compare_bounded(&case.program, expected, &outcome, target.wait_bound()) {
-        Verdict::Discrepancy(d) => Some(Signature::of(&d, &target.name())),
-        _ => None,
-    }
-}
-
 /// The rules a program breaks by the oracle's verdicts on it: its static violations, the rules
 /// that make its run undefined, possibly blocking or deadlocking, and those that let it leak
 /// TMEM (ALLOC-FREE-BEFORE-EXIT). The rules a run checked and found kept (`Completes`) are
@@ -129,7 +104,7 @@ pub fn minimize(
     budget: Duration,
     on_smaller: &mut dyn FnMut(&Case),
 ) -> Result<Minimized, MinimizeError> {
-    let Some(signature) = signature_of(case, target, opts) else {
+    let Some(signature) = judge::signature_of(case, opts, target) else {
         return Err(MinimizeError::NotInteresting(format!(
             "no discrepancy on `{}`",
             target.name()
@@ -162,7 +137,7 @@ pub fn minimize(
                     // A smaller program that breaks a rule the original kept (drops the
                     // dealloc, a wait, a barrier) would be handed on as a reproducer of that
                     // other mistake too: never kept, and never run.
-                    let expected = tcgen05_oracle::expect_with(&p, opts);
+                    let expected = Rc::new(tcgen05_oracle::expect_with(&p, opts));
                     if !broken_rules(&expected).is_subset(&allowed) {
                         rejected += 1;
                         continue;
@@ -178,7 +153,8 @@ pub fn minimize(
                         if k > 0 {
                             cand.provenance.seed = Some(reseeded(seed, k));
                         }
-                        signature_against(&cand, &expected, target).as_ref() == Some(&signature)
+                        judge::judge_against(&cand, Rc::clone(&expected), target).signature()
+                            == Some(&signature)
                     });
                     if found {
                         cur = cand;
@@ -215,8 +191,8 @@ pub const RESEEDS: u64 = 3;
 /// without an `@seed` (`sim`, `sim:random`, with any faults or wording).
 fn seeded_by_case(target: &str) -> bool {
     matches!(
-        crate::sim::SimConfig::parse(target),
-        Some(Ok(c)) if c.sched == crate::sim::Sched::Random(None)
+        tcgen05_drivers::sim::SimConfig::parse(target),
+        Some(Ok(c)) if c.sched == tcgen05_drivers::sim::Sched::Random(None)
     )
 }
 

@@ -8,8 +8,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::Duration;
-use tcgen05_drivers::minimize;
 use tcgen05_drivers::target::{self, Target};
+use tcgen05_engine::{judge, minimize};
 use tcgen05_generators::{Config, case_seed, valid_case};
 use tcgen05_ir::{Case, FenceKind, Op, Stmt};
 use tcgen05_oracle::Options;
@@ -24,9 +24,9 @@ fn setup() -> (Case, Box<dyn Target>) {
     let cfg = Config::default();
     let case = (0..10_000)
         .map(|i| valid_case(&cfg, case_seed(1, i)))
-        .find(|c| minimize::signature_of(c, t.as_mut(), &opts).is_some())
+        .find(|c| judge::signature_of(c, &opts, t.as_mut()).is_some())
         .expect("the fault shows within 10,000 generated cases");
-    let sig = minimize::signature_of(&case, t.as_mut(), &opts);
+    let sig = judge::signature_of(&case, &opts, t.as_mut());
     let mut padded = case;
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
     let mut k = 0u32;
@@ -52,7 +52,7 @@ fn setup() -> (Case, Box<dyn Target>) {
         k += 1;
     }
     assert_eq!(
-        minimize::signature_of(&padded, t.as_mut(), &opts),
+        judge::signature_of(&padded, &opts, t.as_mut()),
         sig,
         "the padding keeps the discrepancy"
     );

@@ -1,10 +1,7 @@
-//! The campaign engine behind `tcgen05-fuzz campaign`: parallel workers over a sharded seed
-//! space, a findings store, periodic checkpoints that make a campaign resumable, and the
-//! reports of `tcgen05_drivers::report`.
-//!
-//! It is built on the drivers' public pieces (`Target`, `diff::compare_with`,
-//! `minimize::minimize`, `store::Store`) rather than on `tcgen05_drivers::campaign::run`,
-//! because that loop is single-threaded and keeps no state across runs.
+//! The campaign engine (behind `tcgen05-fuzz campaign`, the examples and the benchmarks):
+//! parallel workers over a sharded seed space, a findings store, periodic checkpoints that
+//! make a campaign resumable, and the reports of `tcgen05_drivers::report`. Every case is
+//! judged by [`crate::judge`]; new findings are minimized by [`crate::minimize`].
 //!
 //! # The seed space, shards and resumption
 //!
@@ -30,19 +27,21 @@
 //! minimized and marked done on its own, as a single case is, so resumption and the counts are
 //! unchanged; on Ctrl-C the whole claim is abandoned.
 //!
-//! # Ctrl-C
+//! # Stopping
 //!
-//! After the first Ctrl-C, SIGTERM or SIGHUP (`crate::interrupt`) the workers take no new case
+//! Once the caller's stop flag is set (the CLI sets it on the first Ctrl-C, SIGTERM or
+//! SIGHUP) the workers take no new case
 //! and abandon the cases in flight: a case whose targets ran while the signal arrived is not
 //! counted and its findings are not stored (a terminal's Ctrl-C also reaches child processes
 //! such as ptxas, so its verdicts are not trusted); a minimization in progress ends at its next
 //! candidate. Then the run writes the checkpoint and every report as at a normal end, with
 //! `complete: false`; a restart runs the abandoned cases again.
 
+use crate::error::EngineError;
 use crate::expectations::Expectations;
-use crate::interrupt;
-use crate::progress::{self, Progress};
-use anyhow::Context as _;
+use crate::judge;
+use crate::minimize;
+use crate::progress::{Progress, Snapshot};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -50,7 +49,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tcgen05_drivers::diff::{self, Signature, Verdict};
-use tcgen05_drivers::minimize;
 use tcgen05_drivers::outcome::Outcome as TargetOutcome;
 use tcgen05_drivers::report::{
     self, Behaviours, Coverage, RuleSet, Summary, TargetCounts, WordCounts,
@@ -197,6 +195,8 @@ pub struct Config {
     pub jobs: usize,
     /// Minimize new findings.
     pub minimize: bool,
+    /// Stop at the first finding stored (the case that showed it is still counted).
+    pub stop_at_first: bool,
     /// Time budget of one minimization.
     pub minimize_budget: Duration,
     /// Output folder.
@@ -205,8 +205,9 @@ pub struct Config {
     pub checkpoint_every: Duration,
     /// How often the reports are rewritten during the run (always at the end).
     pub reports_every: Duration,
-    /// How progress is shown.
-    pub progress: progress::Mode,
+    /// The command line that ran the campaign, written in each finding's rerun command
+    /// (`Store::with_invocation`); empty for none.
+    pub invocation: String,
 }
 
 /// Positions of a shard that are done: every position below `below`, and `extra`.
@@ -350,7 +351,8 @@ pub fn judge_batch(
     targets: &mut [Box<dyn Target>],
     oracle: &mut Expectations,
 ) -> Vec<(Vec<Verdict>, RuleSet, Option<WordCounts>)> {
-    judge_batch_observed(cases, targets, oracle)
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    judge_batch_observed(cases, targets, oracle, &NEVER)
         .into_iter()
         .map(|j| (j.verdicts, j.rules, j.words))
         .collect()
@@ -361,6 +363,9 @@ pub fn judge_batch(
 pub struct Judged {
     /// The verdicts, in target order.
     pub verdicts: Vec<Verdict>,
+    /// The signatures of the discrepancies among them, in target order (`None` for the other
+    /// verdicts).
+    pub signatures: Vec<Option<Signature>>,
     /// The rules it exercised.
     pub rules: RuleSet,
     /// The words of its observation records by what the oracle expected of them
@@ -374,11 +379,14 @@ pub struct Judged {
     pub observed: BSet,
 }
 
-/// [`judge_batch`], with the behaviours each case exercised and observed exactly.
+/// [`judge_batch`], with the signatures of the discrepancies and the behaviours each case
+/// exercised and observed exactly. Once `stop` is set the targets not yet run answer "not run"
+/// (the caller abandons the whole claim).
 pub fn judge_batch_observed(
     cases: &[Case],
     targets: &mut [Box<dyn Target>],
     oracle: &mut Expectations,
+    stop: &AtomicBool,
 ) -> Vec<Judged> {
     let expected: Vec<_> = cases.iter().map(|c| oracle.of(c)).collect();
     // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
@@ -389,11 +397,12 @@ pub fn judge_batch_observed(
         .collect();
     // How each target's bounded waits end (`diff::WaitBound`), for judging a wait that gave up.
     let bounds: Vec<diff::WaitBound> = targets.iter().map(|t| t.wait_bound()).collect();
+    let names: Vec<String> = targets.iter().map(|t| t.name()).collect();
     // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
     let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
         .iter_mut()
         .map(|t| {
-            if interrupt::requested() {
+            if stop.load(Ordering::Relaxed) {
                 // The caller abandons the whole claim: the rest of the targets need not run.
                 return vec![
                     Some(TargetOutcome::NotRun("the campaign was interrupted".into()));
@@ -426,22 +435,28 @@ pub fn judge_batch_observed(
         .map(|(i, (case, (exp, settled)))| {
             // The layout: to read a run outcome's observations, and to count the words.
             let mut layout = None;
-            let verdicts = outcomes
+            let (verdicts, signatures) = outcomes
                 .iter()
                 .enumerate()
                 .map(|(k, o)| match &o[i] {
                     Some(o) => {
                         let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-                        diff::compare_with_bound(&case.program, l, exp, o, bounds[k])
+                        let r = judge::rule(&case.program, l, exp, o, &names[k], bounds[k]);
+                        (r.verdict, r.signature)
                     }
-                    None => settled.clone().expect("a target skips only settled cases"),
+                    // A settled verdict is a skip: no signature.
+                    None => (
+                        settled.clone().expect("a target skips only settled cases"),
+                        None,
+                    ),
                 })
-                .collect();
+                .unzip();
             let l = layout.get_or_insert_with(|| Layout::of(&case.program));
             let words = WordCounts::of(&case.program, l, exp);
             let a = behaviours::analyse(&case.program);
             Judged {
                 verdicts,
+                signatures,
                 rules: rules_exercised(case, exp),
                 words,
                 exercised: a.exercised,
@@ -457,20 +472,23 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Reads `campaign.json` and `state.json` of an output folder, if there are any.
-pub fn load(out: &Path) -> anyhow::Result<Option<State>> {
+pub fn load(out: &Path) -> Result<Option<State>, EngineError> {
     let p = out.join("state.json");
     if !p.exists() {
         return Ok(None);
     }
-    let text = std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?;
-    let s: State = serde_json::from_str(&text).map_err(|e| {
-        crate::cmd::bad_input(format!("{} is not a campaign checkpoint: {e}", p.display()))
+    let text = std::fs::read_to_string(&p).map_err(|e| EngineError::io("reading", &p, e))?;
+    let s: State = serde_json::from_str(&text).map_err(|e| EngineError::NotACheckpoint {
+        path: p.clone(),
+        error: e.to_string(),
     })?;
     Ok(Some(s))
 }
 
 struct Shared<'a> {
     cfg: &'a Config,
+    /// The caller's stop flag.
+    stop_asked: &'a AtomicBool,
     stream: Stream,
     opts: Options,
     store: Store,
@@ -480,11 +498,11 @@ struct Shared<'a> {
     resumed_extra: BTreeSet<u64>,
     state: Mutex<State>,
     claimed: Mutex<HashSet<String>>,
-    new_findings: Mutex<Vec<String>>,
+    new_findings: Mutex<Vec<NewFinding>>,
     started: Instant,
     elapsed_before: Duration,
     workers_left: AtomicU64,
-    errors: Mutex<Vec<String>>,
+    errors: Mutex<Vec<EngineError>>,
     /// The thread that shows progress: the last worker to finish wakes it.
     monitor: std::sync::OnceLock<std::thread::Thread>,
 }
@@ -503,14 +521,24 @@ impl Shared<'_> {
         self.cfg.max_time.is_some_and(|t| self.elapsed() >= t)
     }
 
-    fn checkpoint(&self) -> anyhow::Result<()> {
+    /// Whether the caller asked the campaign to stop.
+    fn stopping(&self) -> bool {
+        self.stop_asked.load(Ordering::SeqCst)
+    }
+
+    fn checkpoint(&self) -> Result<(), EngineError> {
         let text = {
             let mut s = lock(&self.state);
             s.elapsed_ms = self.elapsed().as_millis() as u64;
-            serde_json::to_string(&*s)?
+            serde_json::to_string(&*s).map_err(EngineError::internal)?
         };
-        report::write_atomic(&self.cfg.out.join("state.json"), text.as_bytes())
-            .with_context(|| format!("writing the checkpoint in {}", self.cfg.out.display()))
+        let p = self.cfg.out.join("state.json");
+        report::write_atomic(&p, text.as_bytes()).map_err(|e| EngineError::io("writing", &p, e))
+    }
+
+    fn write_reports(&self, summary: &Summary) -> Result<(), EngineError> {
+        report::write_all(&self.cfg.out, summary)
+            .map_err(|e| EngineError::io("writing the reports in", &self.cfg.out, e))
     }
 
     fn summary(&self) -> Summary {
@@ -523,6 +551,7 @@ impl Shared<'_> {
 pub fn summary_of(s: &State, out: &Path) -> Summary {
     let (findings, _) = report::findings_in(&out.join("findings"), "findings");
     Summary {
+        // The workspace's one version: the engine's is the binary's.
         tool: format!("tcgen05-fuzz {}", env!("CARGO_PKG_VERSION")),
         seed: s.identity.seed,
         shards: if s.identity.shard.count > 1 {
@@ -567,7 +596,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
     ) {
         Ok(t) => t,
         Err(e) => {
-            lock(&sh.errors).push(e.to_string());
+            lock(&sh.errors).push(EngineError::Worker(e.to_string()));
             sh.stop.store(true, Ordering::SeqCst);
             return;
         }
@@ -578,7 +607,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
     // Wall time per case of this worker's last claim.
     let mut per_case: Option<Duration> = None;
     'cases: loop {
-        if sh.stop.load(Ordering::Relaxed) || interrupt::requested() {
+        if sh.stop.load(Ordering::Relaxed) || sh.stopping() {
             break;
         }
         if sh.time_up() {
@@ -612,24 +641,29 @@ fn worker(sh: &Shared<'_>, w: usize) {
             .map(|&p| sh.stream.case_at(shard.case_index(p)))
             .collect();
         let started = Instant::now();
-        let judged = judge_batch_observed(&cases, &mut targets, &mut oracle);
+        let judged = judge_batch_observed(&cases, &mut targets, &mut oracle, sh.stop_asked);
         per_case = Some(started.elapsed() / cases.len() as u32);
-        if interrupt::requested() {
+        if sh.stopping() {
             // Abandoned (module documentation, "Ctrl-C"): not counted, run again on restart.
             break;
         }
         for ((&p, case), j) in positions.iter().zip(&cases).zip(&judged) {
             let (verdicts, rules, words) = (&j.verdicts, &j.rules, &j.words);
-            for (k, v) in verdicts.iter().enumerate() {
-                if let Verdict::Discrepancy(d) = v {
+            for (k, sig) in j.signatures.iter().enumerate() {
+                if let Some(sig) = sig {
                     let t = &mut targets[k];
-                    let sig = Signature::of(d, &t.name());
                     let id = sig.id();
-                    if sh.store.contains(&sig) || !lock(&sh.claimed).insert(id.clone()) {
+                    if sh.store.contains(sig) || !lock(&sh.claimed).insert(id.clone()) {
                         continue;
                     }
-                    match record_finding(sh, case, t.as_mut(), &sig) {
-                        Ok(Recorded::Stored) => lock(&sh.new_findings).push(sig.to_string()),
+                    let index = shard.case_index(p);
+                    match record_finding(sh, case, index, t.as_mut(), sig) {
+                        Ok(Recorded::Stored(f)) => {
+                            lock(&sh.new_findings).push(*f);
+                            if sh.cfg.stop_at_first {
+                                sh.stop.store(true, Ordering::SeqCst);
+                            }
+                        }
                         Ok(Recorded::Lost) => {}
                         Ok(Recorded::Abandoned) => {
                             // Unclaimed, so that the restart that runs this case again stores
@@ -637,7 +671,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
                             lock(&sh.claimed).remove(&id);
                             break 'cases;
                         }
-                        Err(e) => lock(&sh.errors).push(format!("storing finding {id}: {e}")),
+                        Err(e) => lock(&sh.errors).push(e),
                     }
                 }
             }
@@ -654,10 +688,28 @@ fn worker(sh: &Shared<'_>, w: usize) {
     }
 }
 
+/// A finding stored by a campaign run.
+#[derive(Debug, Clone)]
+pub struct NewFinding {
+    /// Its signature.
+    pub signature: Signature,
+    /// Index of the case that showed it, in the campaign's seed space.
+    pub case_index: u64,
+    /// Time from the start of this run to the discrepancy (before minimization).
+    pub found_after: Duration,
+    /// Time minimization took.
+    pub minimize_time: Duration,
+    /// The case that showed it.
+    pub original: Case,
+    /// The case stored: the minimized one, or the original where the minimized case lost the
+    /// discrepancy when run again.
+    pub stored: Case,
+}
+
 /// What became of a new discrepancy.
 enum Recorded {
     /// Stored in the findings store.
-    Stored,
+    Stored(Box<NewFinding>),
     /// Neither the minimized nor the original case showed a discrepancy again (a flaky
     /// target): nothing stored.
     Lost,
@@ -665,9 +717,10 @@ enum Recorded {
     Abandoned,
 }
 
-/// A target that stops running cases once the campaign is interrupted (it answers "not run",
-/// which no signature matches), so that a minimization in progress ends at its next candidate.
-struct StopOnInterrupt<'a>(&'a mut dyn Target);
+/// A target that stops running cases once the campaign is asked to stop (it answers "not
+/// run", which no signature matches), so that a minimization in progress ends at its next
+/// candidate.
+struct StopOnInterrupt<'a>(&'a mut dyn Target, &'a AtomicBool);
 
 impl Target for StopOnInterrupt<'_> {
     fn name(&self) -> String {
@@ -686,7 +739,7 @@ impl Target for StopOnInterrupt<'_> {
         self.0.wait_bound()
     }
     fn run(&mut self, case: &Case) -> TargetOutcome {
-        if interrupt::requested() {
+        if self.1.load(Ordering::SeqCst) {
             TargetOutcome::NotRun("the campaign was interrupted".into())
         } else {
             self.0.run(case)
@@ -697,10 +750,12 @@ impl Target for StopOnInterrupt<'_> {
 fn record_finding(
     sh: &Shared<'_>,
     case: &Case,
+    case_index: u64,
     t: &mut dyn Target,
     sig: &Signature,
-) -> anyhow::Result<Recorded> {
-    let mut t = StopOnInterrupt(t);
+) -> Result<Recorded, EngineError> {
+    let found_after = sh.started.elapsed();
+    let mut t = StopOnInterrupt(t, sh.stop_asked);
     let min_case = if sh.cfg.minimize {
         match minimize::minimize(case, &mut t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
             Ok(m) if &m.signature == sig => m.case,
@@ -709,49 +764,44 @@ fn record_finding(
     } else {
         case.clone()
     };
-    let exp = tcgen05_oracle::expect_with(&min_case.program, &sh.opts);
-    let obs = t.run(&min_case);
-    if interrupt::requested() {
+    let minimize_time = sh.started.elapsed() - found_after;
+    let mut j = judge::judge(&min_case, &sh.opts, &mut t);
+    if sh.stopping() {
         return Ok(Recorded::Abandoned);
     }
     // The minimized case may lose its discrepancy on this run (a flaky target): then the
     // original is stored instead.
-    let bound = t.wait_bound();
-    let Verdict::Discrepancy(d) = diff::compare_bounded(&min_case.program, &exp, &obs, bound)
-    else {
-        let exp0 = tcgen05_oracle::expect_with(&case.program, &sh.opts);
-        let obs0 = t.run(case);
-        if interrupt::requested() {
+    let mut stored = &min_case;
+    if !matches!(j.verdict(), Verdict::Discrepancy(_)) {
+        j = judge::judge(case, &sh.opts, &mut t);
+        if sh.stopping() {
             return Ok(Recorded::Abandoned);
         }
-        return match diff::compare_bounded(&case.program, &exp0, &obs0, bound) {
-            Verdict::Discrepancy(d0) => {
-                let mut rep = store::make_report(
-                    sig,
-                    &d0,
-                    vec![(t.name(), t.version())],
-                    &exp0,
-                    &obs0,
-                    (case.program.size(), case.program.size()),
-                );
-                rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
-                sh.store.add(case, case, &rep)?;
-                Ok(Recorded::Stored)
-            }
-            _ => Ok(Recorded::Lost),
-        };
+        stored = case;
+    }
+    let Verdict::Discrepancy(d) = j.verdict() else {
+        return Ok(Recorded::Lost);
     };
     let mut rep = store::make_report(
         sig,
-        &d,
+        d,
         vec![(t.name(), t.version())],
-        &exp,
-        &obs,
-        (case.program.size(), min_case.program.size()),
+        &j.expected,
+        &j.outcome,
+        (case.program.size(), stored.program.size()),
     );
     rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
-    sh.store.add(&min_case, case, &rep)?;
-    Ok(Recorded::Stored)
+    sh.store
+        .add(stored, case, &rep)
+        .map_err(|e| EngineError::io("storing a finding in", sh.store.root(), e))?;
+    Ok(Recorded::Stored(Box::new(NewFinding {
+        signature: sig.clone(),
+        case_index,
+        found_after,
+        minimize_time,
+        original: case.clone(),
+        stored: stored.clone(),
+    })))
 }
 
 /// What [`run`] did.
@@ -759,47 +809,51 @@ fn record_finding(
 pub struct Outcome {
     /// The final summary (also written as the reports).
     pub summary: Summary,
-    /// Findings new in this run (signatures as text).
-    pub new_findings: Vec<String>,
+    /// Findings new in this run, in the order they were stored.
+    pub new_findings: Vec<NewFinding>,
     /// Cases run by this run (not counting earlier runs).
     pub cases_this_run: u64,
     /// Wall time of this run.
     pub wall: Duration,
-    /// Whether a signal stopped the run (`crate::interrupt`).
+    /// Whether the caller's stop flag ended the run.
     pub interrupted: bool,
 }
 
-/// Runs (or continues) a campaign.
-pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
-    std::fs::create_dir_all(&cfg.out).with_context(|| format!("creating {}", cfg.out.display()))?;
+/// Runs (or continues) a campaign. `stop` is the caller's stop flag (module documentation,
+/// "Stopping"); `progress` is shown the campaign as it runs ([`header`] says what it is).
+pub fn run(
+    cfg: &Config,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, EngineError> {
+    std::fs::create_dir_all(&cfg.out).map_err(|e| EngineError::io("creating", &cfg.out, e))?;
     // The targets must build here before anything is written (a clear error, exit code 2).
-    let probe = build_targets_in(&cfg.identity.targets, 0, cfg.jobs, cfg.identity.edition)
-        .map_err(|e| crate::cmd::bad_input(e.to_string()))?;
+    let probe = build_targets_in(&cfg.identity.targets, 0, cfg.jobs, cfg.identity.edition)?;
     let id_path = cfg.out.join("campaign.json");
     if id_path.exists() {
-        let text = std::fs::read_to_string(&id_path)?;
-        let old: Identity = serde_json::from_str(&text)
-            .map_err(|e| crate::cmd::bad_input(format!("{}: {e}", id_path.display())))?;
+        let text = std::fs::read_to_string(&id_path)
+            .map_err(|e| EngineError::io("reading", &id_path, e))?;
+        let old: Identity = serde_json::from_str(&text).map_err(|e| EngineError::NotACampaign {
+            path: id_path.clone(),
+            error: e.to_string(),
+        })?;
         if old != cfg.identity {
-            return Err(crate::cmd::bad_input(format!(
-                "{} holds another campaign: {}. Give this one its own folder (--out <another folder>), or rerun the campaign that is there with its options to continue it",
-                cfg.out.display(),
-                old.differences(&cfg.identity).join("; ")
-            )));
+            return Err(EngineError::AnotherCampaign {
+                out: cfg.out.clone(),
+                differences: old.differences(&cfg.identity).join("; "),
+            });
         }
     } else {
-        report::write_atomic(
-            &id_path,
-            serde_json::to_string_pretty(&cfg.identity)?.as_bytes(),
-        )?;
+        let text = serde_json::to_string_pretty(&cfg.identity).map_err(EngineError::internal)?;
+        report::write_atomic(&id_path, text.as_bytes())
+            .map_err(|e| EngineError::io("writing", &id_path, e))?;
     }
     let state = match load(&cfg.out)? {
         Some(s) if s.identity == cfg.identity => s,
         Some(_) => {
-            return Err(crate::cmd::bad_input(format!(
-                "{}/state.json belongs to another campaign",
-                cfg.out.display()
-            )));
+            return Err(EngineError::AnotherCheckpoint {
+                out: cfg.out.clone(),
+            });
         }
         None => State {
             identity: cfg.identity.clone(),
@@ -815,13 +869,15 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
         },
     };
     drop(probe);
-    let store = Store::open(cfg.out.join("findings"))
-        .with_context(|| format!("opening {}/findings", cfg.out.display()))?
-        .with_invocation(crate::invocation::current());
+    let findings = cfg.out.join("findings");
+    let store = Store::open(&findings)
+        .map_err(|e| EngineError::io("opening", &findings, e))?
+        .with_invocation(cfg.invocation.clone());
     let claimed: HashSet<String> = store.list().unwrap_or_default().into_iter().collect();
     let done_before = state.done.count();
     let sh = Shared {
         cfg,
+        stop_asked: stop,
         stream: stream(&cfg.identity),
         opts: options(&cfg.identity),
         store,
@@ -841,23 +897,22 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
         errors: Mutex::new(Vec::new()),
         monitor: std::sync::OnceLock::new(),
     };
-    let prog = Progress::new(cfg.progress, header(cfg));
     // Worker 0 runs on this thread and the progress display on a thread of its own: on glibc,
     // the main thread's allocator arena is measurably faster than the per-thread ones, and the
     // allocator is a fifth of the pipeline's time (`tcgen05-fuzz bench`).
-    let mut prog = std::thread::scope(|scope| -> anyhow::Result<Progress> {
+    std::thread::scope(|scope| -> Result<(), EngineError> {
         let shr = &sh;
+        let prog = &mut *progress;
         let monitor = std::thread::Builder::new()
             .name("campaign-progress".into())
-            .spawn_scoped(scope, move || -> anyhow::Result<Progress> {
-                let mut prog = prog;
+            .spawn_scoped(scope, move || -> Result<(), EngineError> {
                 let mut last_ckpt = Instant::now();
                 let mut last_reports = Instant::now();
                 while shr.workers_left.load(Ordering::SeqCst) > 0 {
                     // Woken early when the last worker finishes, so a short run does not wait
                     // for the rest of a tick.
                     std::thread::park_timeout(prog.tick());
-                    if prog.wants_update(interrupt::requested()) {
+                    if prog.wants_update(shr.stopping()) {
                         prog.update(&snapshot(shr, done_before));
                     }
                     if last_ckpt.elapsed() >= cfg.checkpoint_every {
@@ -865,32 +920,32 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
                         last_ckpt = Instant::now();
                     }
                     if last_reports.elapsed() >= cfg.reports_every {
-                        report::write_all(&cfg.out, &shr.summary())?;
+                        shr.write_reports(&shr.summary())?;
                         last_reports = Instant::now();
                     }
                 }
-                Ok(prog)
+                Ok(())
             })
-            .context("starting the progress thread")?;
+            .map_err(|e| EngineError::Worker(format!("starting the progress thread: {e}")))?;
         let _ = sh.monitor.set(monitor.thread().clone());
         for w in 1..cfg.jobs {
             std::thread::Builder::new()
                 .name(format!("campaign-worker-{w}"))
                 .spawn_scoped(scope, move || worker(shr, w))
-                .context("starting a worker thread")?;
+                .map_err(|e| EngineError::Worker(format!("starting a worker thread: {e}")))?;
         }
         worker(shr, 0);
         match monitor.join() {
             Ok(r) => r,
-            Err(_) => anyhow::bail!("the progress thread panicked"),
+            Err(_) => Err(EngineError::Worker("the progress thread panicked".into())),
         }
     })?;
     let errors = std::mem::take(&mut *lock(&sh.errors));
-    if let Some(e) = errors.first() {
+    if let Some(e) = errors.into_iter().next() {
         sh.checkpoint()?;
-        anyhow::bail!("{e}");
+        return Err(e);
     }
-    let interrupted = interrupt::requested();
+    let interrupted = sh.stopping();
     {
         let mut s = lock(&sh.state);
         let all_done = sh.limit_positions.is_some_and(|n| s.done.count() >= n);
@@ -898,9 +953,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
     }
     sh.checkpoint()?;
     let summary = sh.summary();
-    report::write_all(&cfg.out, &summary)?;
+    sh.write_reports(&summary)?;
     let snap = snapshot(&sh, done_before);
-    prog.finish(&snap);
+    progress.finish(&snap);
     let new_findings = std::mem::take(&mut *lock(&sh.new_findings));
     Ok(Outcome {
         cases_this_run: summary.cases - done_before,
@@ -911,7 +966,8 @@ pub fn run(cfg: &Config) -> anyhow::Result<Outcome> {
     })
 }
 
-fn header(cfg: &Config) -> String {
+/// What a campaign is, in a few short lines: the header of its progress display.
+pub fn header(cfg: &Config) -> String {
     let id = &cfg.identity;
     // Short lines rather than one long one: the live display is drawn for 80 columns.
     format!(
@@ -925,13 +981,13 @@ fn header(cfg: &Config) -> String {
     )
 }
 
-fn snapshot(sh: &Shared<'_>, done_before: u64) -> progress::Snapshot {
+fn snapshot(sh: &Shared<'_>, done_before: u64) -> Snapshot {
     let (cases, targets) = {
         let s = lock(&sh.state);
         (s.done.count(), s.targets.clone())
     };
     let findings = sh.store.list().map(|l| l.len()).unwrap_or(0);
-    progress::Snapshot {
+    Snapshot {
         elapsed: sh.elapsed(),
         this_run: sh.started.elapsed(),
         cases,
@@ -940,8 +996,10 @@ fn snapshot(sh: &Shared<'_>, done_before: u64) -> progress::Snapshot {
         time_limit: sh.cfg.max_time,
         targets,
         findings,
-        last_finding: lock(&sh.new_findings).last().cloned(),
-        stopping: interrupt::requested(),
+        last_finding: lock(&sh.new_findings)
+            .last()
+            .map(|f| f.signature.to_string()),
+        stopping: sh.stopping(),
     }
 }
 

@@ -1,19 +1,22 @@
 //! The fault-injection table of `drivers/README.md` (issue 5, point 8): for each injectable
-//! simulator fault, a campaign on one core until the first finding (at most 60 s), then the
-//! finding minimized. Regenerate the table with
+//! simulator fault, a campaign (`tcgen05_engine::campaign::run`, one job, valid cases) until
+//! the first finding (at most 60 s), then the finding minimized. Regenerate the table with
 //!
 //! ```text
-//! cargo run --release -p tcgen05-drivers --example fault_table -- --write drivers/README.md
+//! cargo run --release -p tcgen05-engine --example fault_table -- --write drivers/README.md
 //! ```
 //!
 //! Options: `--seconds S` (campaign limit per fault, default 60), `--seed N`, `--only NAME`,
 //! `--store DIR` (keep the findings).
 
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-use tcgen05_drivers::campaign::{self, CampaignConfig};
 use tcgen05_drivers::sim::faults::Fault;
-use tcgen05_drivers::store::Store;
-use tcgen05_drivers::target;
+use tcgen05_engine::campaign::{self, CaseMix, Config, Identity, Shard};
+use tcgen05_engine::minimize;
+use tcgen05_engine::progress::Silent;
+use tcgen05_oracle::Edition;
 
 const BEGIN: &str = "<!-- fault-table:begin -->";
 const END: &str = "<!-- fault-table:end -->";
@@ -34,7 +37,8 @@ fn main() {
         .unwrap_or(LIMIT_S);
     let seed: u64 = get("--seed").and_then(|s| s.parse().ok()).unwrap_or(1);
     let only = get("--only");
-    let store = get("--store").map(|p| Store::open(p).expect("the store folder can be created"));
+    // The findings of each fault go to `<store>/<fault>/findings`.
+    let store = get("--store").map(PathBuf::from);
     let mut rows = Vec::new();
     let mut all_ok = true;
     for f in Fault::ALL
@@ -45,21 +49,35 @@ fn main() {
             format!("sim+{}", f.name()),
             format!("sim:adversarial+{}", f.name()),
         ];
-        let mut targets = target::resolve_all(&names).expect("simulator targets always build");
-        let cfg = CampaignConfig {
-            seed,
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let out = store.clone().unwrap_or_else(|| dir.path().to_path_buf());
+        let cfg = Config {
+            identity: Identity {
+                seed,
+                targets: names,
+                edition: Edition::default(),
+                shard: Shard { index: 0, count: 1 },
+                mix: CaseMix::Valid,
+                generator: tcgen05_generators::ORIGIN.to_string(),
+            },
             max_cases: None,
             max_time: Some(Duration::from_secs_f64(seconds)),
+            jobs: 1,
             minimize: true,
-            minimize_budget: Duration::from_secs(30),
             stop_at_first: true,
-            ..CampaignConfig::default()
+            minimize_budget: Duration::from_secs(30),
+            out: out.join(f.name()),
+            checkpoint_every: Duration::from_secs(1),
+            reports_every: Duration::from_secs(30),
+            invocation: String::new(),
         };
-        let mut source = campaign::generated(tcgen05_generators::Config::default());
-        let report = campaign::run(&cfg, &mut targets, &mut source, store.as_ref(), &mut |_| {});
-        let row = match report.findings.first() {
+        let report = campaign::run(&cfg, &AtomicBool::new(false), &mut Silent)
+            .expect("a campaign on simulator targets runs");
+        let row = match report.new_findings.first() {
             Some(x) => {
-                let ok = x.found_after.as_secs_f64() <= LIMIT_S && x.instructions.1 <= LIMIT_SIZE;
+                let found = minimize::instructions(&x.original.program);
+                let minimized = minimize::instructions(&x.stored.program);
+                let ok = x.found_after.as_secs_f64() <= LIMIT_S && minimized <= LIMIT_SIZE;
                 all_ok &= ok;
                 format!(
                     "| `{}` | {} | {:.2} s (case {}) | {} → {} ({} tcgen05; {} statements) | {:.2} s | `{}` / {} | {} |",
@@ -67,10 +85,10 @@ fn main() {
                     f.description(),
                     x.found_after.as_secs_f64(),
                     x.case_index,
-                    x.instructions.0,
-                    x.instructions.1,
-                    x.minimized_instructions,
-                    x.sizes.1,
+                    found,
+                    minimized,
+                    x.stored.program.ops().len(),
+                    x.stored.program.size(),
                     x.minimize_time.as_secs_f64(),
                     x.signature.kind.as_str(),
                     x.signature
@@ -85,8 +103,8 @@ fn main() {
                     "| `{}` | {} | **not found** in {:.0} s ({} cases) | - | - | - | **no** |",
                     f.name(),
                     f.description(),
-                    report.elapsed.as_secs_f64(),
-                    report.cases
+                    report.wall.as_secs_f64(),
+                    report.cases_this_run
                 )
             }
         };
@@ -95,7 +113,7 @@ fn main() {
     }
     let mut table = String::new();
     table.push_str(&format!(
-        "Generated by `cargo run --release -p tcgen05-drivers --example fault_table -- --write drivers/README.md` \
+        "Generated by `cargo run --release -p tcgen05-engine --example fault_table -- --write drivers/README.md` \
          (seed {seed}, campaign limit {seconds:.0} s per fault, targets `sim+<fault>` and `sim:adversarial+<fault>`, \
          generator default configuration, one core).\n\n"
     ));

@@ -1,0 +1,165 @@
+//! The one judge: a case and a target in, the oracle's expectation, the target's outcome, the
+//! verdict and the discrepancy's signature out (expect → run → compare → sign).
+//!
+//! Every caller that judges a target's behaviour goes through this module: the campaign
+//! engine, the minimizer, `reproduce`, `corpus verify`, the regression replay, the benchmarks
+//! and the fuzz targets. The comparison itself is `tcgen05_drivers::diff` (the table of
+//! outcome × expectation, reference §6); what this module adds is that the comparison always
+//! takes the target's own wait bound ([`tcgen05_drivers::target::Target::wait_bound`]) and
+//! that a discrepancy always carries its [`Signature`] under the target's name.
+
+use std::rc::Rc;
+use tcgen05_drivers::diff::{self, Signature, Verdict, WaitBound};
+use tcgen05_drivers::outcome::Outcome;
+use tcgen05_drivers::target::Target;
+use tcgen05_ir::observe::Layout;
+use tcgen05_ir::{Case, Program};
+use tcgen05_oracle::{Expected, Options};
+
+pub use crate::expectations::Expectations;
+
+/// A verdict with the signature of its discrepancy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ruling {
+    /// Agree, skip (with its reason) or discrepancy.
+    pub verdict: Verdict,
+    /// The discrepancy's signature under the target's name; `None` unless the verdict is a
+    /// discrepancy.
+    pub signature: Option<Signature>,
+}
+
+/// What the judge found of one case on one target.
+#[derive(Debug, Clone)]
+pub struct Judgement {
+    /// The oracle's expectation of the case.
+    pub expected: Rc<Expected>,
+    /// What the target did.
+    pub outcome: Outcome,
+    /// Its verdict and signature.
+    pub ruling: Ruling,
+}
+
+impl Judgement {
+    /// The verdict.
+    pub fn verdict(&self) -> &Verdict {
+        &self.ruling.verdict
+    }
+
+    /// The discrepancy's signature, if the verdict is a discrepancy.
+    pub fn signature(&self) -> Option<&Signature> {
+        self.ruling.signature.as_ref()
+    }
+}
+
+/// Compares `outcome` of the target named `target`, whose bounded waits end as `bound` says,
+/// with `expected` (`diff::compare_with_bound`, with `layout` the layout of `program`), and
+/// signs a discrepancy: the step of the judge that needs no target, for outcomes already
+/// at hand (a batch of compile-only runs, a stored finding).
+pub fn rule(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    outcome: &Outcome,
+    target: &str,
+    bound: WaitBound,
+) -> Ruling {
+    let verdict = diff::compare_with_bound(program, layout, expected, outcome, bound);
+    let signature = match &verdict {
+        Verdict::Discrepancy(d) => Some(Signature::of(d, target)),
+        _ => None,
+    };
+    Ruling { verdict, signature }
+}
+
+/// Runs `case` on `target` and judges the outcome against `expected` (the oracle's
+/// expectation of `case.program`, computed by the caller).
+pub fn judge_against(case: &Case, expected: Rc<Expected>, target: &mut dyn Target) -> Judgement {
+    let outcome = target.run(case);
+    let ruling = rule(
+        &case.program,
+        &Layout::of(&case.program),
+        &expected,
+        &outcome,
+        &target.name(),
+        target.wait_bound(),
+    );
+    Judgement {
+        expected,
+        outcome,
+        ruling,
+    }
+}
+
+/// The whole judge for one case on one target under `opts`: the oracle's expectation
+/// (`tcgen05_oracle::expect_with`), the target's run, the verdict and its signature.
+pub fn judge(case: &Case, opts: &Options, target: &mut dyn Target) -> Judgement {
+    let expected = Rc::new(tcgen05_oracle::expect_with(&case.program, opts));
+    judge_against(case, expected, target)
+}
+
+/// The discrepancy signature of `case` on `target` under `opts`, if it shows one.
+pub fn signature_of(case: &Case, opts: &Options, target: &mut dyn Target) -> Option<Signature> {
+    judge(case, opts, target).ruling.signature
+}
+
+/// The wait bound of the target named `name`, without building it: the simulator's bounded
+/// waits are fair ([`WaitBound::Fair`]: it gives up only where nothing can move), every other
+/// target's give up after a watchdog ([`WaitBound::Watchdog`], the default of
+/// [`Target::wait_bound`]). For judging stored outcomes of targets that may not be available
+/// here (`corpus verify`).
+pub fn wait_bound_of(name: &str) -> WaitBound {
+    match tcgen05_drivers::sim::SimConfig::parse(name) {
+        Some(Ok(_)) => WaitBound::Fair,
+        _ => WaitBound::Watchdog,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_drivers::target;
+    use tcgen05_generators::{Config, case_seed, valid_case};
+
+    #[test]
+    fn wait_bounds_by_name_match_the_built_targets() {
+        for name in [
+            "sim",
+            "sim:adversarial",
+            "sim:random@3+wait-ld-early",
+            "sim:rr",
+        ] {
+            let t = target::resolve(name).expect("simulator targets always build");
+            assert_eq!(wait_bound_of(name), t.wait_bound(), "{name}");
+        }
+        assert_eq!(wait_bound_of("cuda"), WaitBound::Watchdog);
+        assert_eq!(wait_bound_of("external:./my-sim"), WaitBound::Watchdog);
+    }
+
+    /// A planted simulator bug (`wait-ld-early`) gives a discrepancy whose signature names the
+    /// target; the fair simulator agrees with the oracle on the same case.
+    #[test]
+    fn a_discrepancy_carries_its_signature_and_an_agreement_none() {
+        let opts = Options::default();
+        let cfg = Config::default();
+        let mut faulty = target::resolve("sim:adversarial+wait-ld-early").expect("sim builds");
+        let mut fair = target::resolve("sim").expect("sim builds");
+        let case = (0..2000)
+            .map(|i| valid_case(&cfg, case_seed(1, i)))
+            .find(|c| signature_of(c, &opts, faulty.as_mut()).is_some())
+            .expect("the fault shows within 2,000 cases");
+        let j = judge(&case, &opts, faulty.as_mut());
+        let Verdict::Discrepancy(d) = j.verdict() else {
+            panic!("not a discrepancy: {:?}", j.verdict());
+        };
+        let sig = j.signature().expect("signed");
+        assert_eq!(sig.target, "sim:adversarial+wait-ld-early");
+        assert_eq!(sig.kind, d.kind);
+        let k = judge(&case, &opts, fair.as_mut());
+        assert_eq!(k.verdict(), &Verdict::Agree);
+        assert!(k.signature().is_none());
+        assert_eq!(
+            *k.expected,
+            tcgen05_oracle::expect_with(&case.program, &opts)
+        );
+    }
+}
