@@ -5,6 +5,7 @@
 //! - [`idesc`]: the fields of the MMA instruction descriptor (three layouts);
 //! - [`program`]: launch, warps, statements, functions, operands, cases;
 //! - [`observe`]: the observation-buffer layout every target fills;
+//! - [`outcome`]: what a target reports for one case;
 //! - [`values`]: the data programs write, as pure functions of a seed;
 //! - [`ptx`]: the PTX printer, the parser of printed modules, and the parser of real compiler
 //!   output;
@@ -18,6 +19,7 @@ pub mod codec;
 pub mod form;
 pub mod idesc;
 pub mod observe;
+pub mod outcome;
 pub mod program;
 pub mod ptx;
 pub mod qual;

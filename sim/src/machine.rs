@@ -9,9 +9,9 @@ use super::mma::{self, MmaPlan};
 use super::sched::Chooser;
 use super::smem::Region;
 use super::tmem::{self, Tmem};
-use crate::outcome::{HangSite, Outcome, TrapKind};
 use tcgen05_ir::form::{LdForm, StForm};
 use tcgen05_ir::observe::{self, Site};
+use tcgen05_ir::outcome::{HangSite, Outcome, TrapKind};
 use tcgen05_ir::values::{st_coeffs, st_value};
 use tcgen05_ir::*;
 

@@ -1233,7 +1233,7 @@ mod tests {
         for (t, lane) in [(&te, 0), (&te, 127), (&to, 5)] {
             assert_eq!(t.get(lane, 0), Some(64));
             assert_eq!(t.get(lane, 7), Some(96));
-            assert_eq!(t.get(lane, 8), Some(crate::sim::tmem::poison(lane, 8)));
+            assert_eq!(t.get(lane, 8), Some(crate::tmem::poison(lane, 8)));
         }
     }
 
@@ -1342,7 +1342,7 @@ mod tests {
         plan.perform(&regions, &mut t).expect("in range");
         // N = 16 columns from column 32, lanes 0..128.
         assert_eq!(t.get(3, 40), Some(OPAQUE ^ (3 * 512 + 40)));
-        assert_eq!(t.get(3, 48), Some(crate::sim::tmem::poison(3, 48)));
+        assert_eq!(t.get(3, 48), Some(crate::tmem::poison(3, 48)));
     }
 
     #[test]
