@@ -10,7 +10,8 @@
 //! - [`ptx`]: the PTX printer, the parser of printed modules, and the parser of real compiler
 //!   output;
 //! - [`codec`]: the binary case format;
-//! - [`rule`]: the names of the rules catalogue (reference §6).
+//! - [`rule`]: the names of the rules catalogue (reference §6);
+//! - [`rng`]: the one seeded random source (SplitMix64).
 #![deny(missing_docs)]
 
 #[cfg(feature = "arbitrary")]
@@ -23,6 +24,7 @@ pub mod outcome;
 pub mod program;
 pub mod ptx;
 pub mod qual;
+pub mod rng;
 pub mod rule;
 pub mod samples;
 pub mod values;
