@@ -80,7 +80,7 @@ pub fn build_in(
             }
             Ok(Box::new(SimTarget::new(name, c)) as Box<dyn Target>)
         }
-        Err(e) => Err(Unavailable(e)),
+        Err(e) => Err(Unavailable(e.to_string())),
     })
 }
 

@@ -193,15 +193,34 @@ impl SimConfig {
     }
 }
 
+/// Why a simulator name (`sim[:sched[@seed]][~wording][+fault...]`) is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The part after `~` is not a wording.
+    #[error("unknown simulator wording `{0}` (expected seeds or ptx93)")]
+    Wording(String),
+    /// The part after `:` is not a scheduler.
+    #[error(
+        "unknown simulator scheduler `{0}` (expected random, random@<seed>, rr, adversarial, exhaustive)"
+    )]
+    Scheduler(String),
+    /// A `+` part is not a fault.
+    #[error(
+        "unknown simulator fault `{0}` (the faults are: {known}; `tcgen05-fuzz targets` describes them)",
+        known = Fault::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    )]
+    Fault(String),
+}
+
 impl SimConfig {
     /// Parses a target name `sim[:sched[@seed]][~wording][+fault...]`; `None` if it is not a
     /// sim name, `Some(Err)` if it is one but malformed.
-    pub fn parse(name: &str) -> Option<Result<SimConfig, String>> {
+    pub fn parse(name: &str) -> Option<Result<SimConfig, NameError>> {
         Some(Self::parse_wording(name)?.map(|(c, _)| c))
     }
 
     /// Like [`SimConfig::parse`], and whether the name chose its wording.
-    pub fn parse_wording(name: &str) -> Option<Result<(SimConfig, bool), String>> {
+    pub fn parse_wording(name: &str) -> Option<Result<(SimConfig, bool), NameError>> {
         let rest = name.strip_prefix("sim")?;
         if !(rest.is_empty()
             || rest.starts_with(':')
@@ -215,11 +234,7 @@ impl SimConfig {
         let (head, wording) = match head.split_once('~') {
             Some((h, w)) => match Wording::named(w) {
                 Some(w) => (h, Some(w)),
-                None => {
-                    return Some(Err(format!(
-                        "unknown simulator wording `{w}` (expected seeds or ptx93)"
-                    )));
-                }
+                None => return Some(Err(NameError::Wording(w.to_string()))),
             },
             None => (head, None),
         };
@@ -230,24 +245,14 @@ impl SimConfig {
             "exhaustive" => Sched::Exhaustive,
             s => match s.strip_prefix("random@").map(str::parse::<u64>) {
                 Some(Ok(seed)) => Sched::Random(Some(seed)),
-                _ => {
-                    return Some(Err(format!(
-                        "unknown simulator scheduler `{s}` (expected random, random@<seed>, rr, adversarial, exhaustive)"
-                    )));
-                }
+                _ => return Some(Err(NameError::Scheduler(s.to_string()))),
             },
         };
         let mut faults = Faults::NONE;
         for f in parts {
             match Fault::from_name(f) {
                 Some(f) => faults = faults.with(f),
-                None => {
-                    let known: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
-                    return Some(Err(format!(
-                        "unknown simulator fault `{f}` (the faults are: {}; `tcgen05-fuzz targets` describes them)",
-                        known.join(", ")
-                    )));
-                }
+                None => return Some(Err(NameError::Fault(f.to_string()))),
             }
         }
         Some(Ok((
@@ -342,3 +347,34 @@ fn unsupported(p: &Program) -> Option<String> {
 
 /// Trap kinds the simulator reports, for documentation and tests.
 pub const TRAPS: &[TrapKind] = &[TrapKind::AllocWithoutPermit, TrapKind::TmemOutOfRange];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_names_say_which_part_is_wrong() {
+        assert_eq!(
+            SimConfig::parse("sim:fast"),
+            Some(Err(NameError::Scheduler("fast".into())))
+        );
+        assert_eq!(
+            SimConfig::parse("sim~ptx80"),
+            Some(Err(NameError::Wording("ptx80".into())))
+        );
+        let e = SimConfig::parse("sim:rr+no-such-fault").and_then(Result::err);
+        assert_eq!(e, Some(NameError::Fault("no-such-fault".into())));
+        let msg = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("`no-such-fault`"), "{msg}");
+        assert!(msg.contains(Fault::ALL[0].name()), "{msg}");
+        assert_eq!(SimConfig::parse("ptxas@13.5"), None);
+        assert_eq!(
+            SimConfig::parse("sim:random@7+wait-ld-early"),
+            Some(Ok(SimConfig {
+                sched: Sched::Random(Some(7)),
+                faults: Faults::NONE.with(Fault::WaitLdEarly),
+                wording: Wording::SEEDS,
+            }))
+        );
+    }
+}

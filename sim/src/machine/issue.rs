@@ -185,7 +185,7 @@ impl<'p> Machine<'p> {
                     ) {
                         Ok(p) => p,
                         Err(why) => {
-                            self.abort = Some(Outcome::NotRun(why));
+                            self.abort = Some(Outcome::NotRun(why.to_string()));
                             return self.advance(w);
                         }
                     };

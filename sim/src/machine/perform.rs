@@ -300,7 +300,7 @@ impl<'p> Machine<'p> {
             }
         };
         if let Err(e) = res {
-            self.abort = Some(Outcome::NotRun(e));
+            self.abort = Some(Outcome::NotRun(e.to_string()));
         }
     }
 

@@ -35,6 +35,31 @@ use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 mod numbers;
 mod operands;
 
+/// Why the simulator cannot run an MMA: a form it does not implement (decided at issue), or an
+/// operand outside its memory (found when the MMA performs). The run becomes
+/// [`tcgen05_ir::outcome::Outcome::NotRun`] with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MmaError {
+    /// A form outside the implemented ones (see the module documentation).
+    #[error("the simulator does not implement {0} (tcgen05.mma)")]
+    NotImplemented(&'static str),
+    /// An A or B element type outside the implemented ones.
+    #[error("the simulator does not implement this {0} type")]
+    OperandType(&'static str),
+    /// A descriptor names a data region the program does not have.
+    #[error("an MMA operand's data region does not exist")]
+    NoRegion,
+    /// An operand element lies beyond its data region.
+    #[error("MMA operand at byte {0} is outside its data region")]
+    OutsideRegion(u32),
+    /// A from TMEM reaches past the 128 x 512 cells.
+    #[error("MMA A outside TMEM")]
+    AOutsideTmem,
+    /// D reaches past the 128 x 512 cells.
+    #[error("MMA D outside TMEM")]
+    DOutsideTmem,
+}
+
 use numbers::*;
 pub use numbers::{f16_to_f32, f32_to_f16};
 use operands::*;
@@ -116,13 +141,13 @@ impl MmaPlan {
     /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),
     /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
     /// values are those of an eager computation now).
-    pub fn perform(&self, regions: &[Rc<Region>], tmem: &mut Tmem) -> Result<(), String> {
+    pub fn perform(&self, regions: &[Rc<Region>], tmem: &mut Tmem) -> Result<(), MmaError> {
         self.perform_halves([Some((regions, tmem)), None])
     }
 
     /// Performs the MMA on the CTAs of `halves`: `[even, odd]` of the pair for
     /// `cta_group::2` (`None` where the CTA does not exist), `[own, None]` for `::1`.
-    pub fn perform_halves(&self, mut halves: [Option<Half<'_>>; 2]) -> Result<(), String> {
+    pub fn perform_halves(&self, mut halves: [Option<Half<'_>>; 2]) -> Result<(), MmaError> {
         let kk = self.k as usize;
         let parts = if self.pair { 2 } else { 1 };
         // Rows of D (and A) in each CTA; N columns, B's rows split between the CTAs.
@@ -196,7 +221,7 @@ impl MmaPlan {
                                 let cell = match last {
                                     Some((c, v)) if c == col => v,
                                     _ => {
-                                        let v = tmem.read(r, col).ok_or("MMA A outside TMEM")?;
+                                        let v = tmem.read(r, col).ok_or(MmaError::AOutsideTmem)?;
                                         last = Some((col, v));
                                         v
                                     }
@@ -238,7 +263,7 @@ impl MmaPlan {
                 scale: (2f32).powi(-i32::from(self.scale_d)),
             };
             if !tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
-                return Err("MMA D outside TMEM".into());
+                return Err(MmaError::DOutsideTmem);
             }
         }
         Ok(())
@@ -552,13 +577,9 @@ pub fn plan(
     d: u32,
     a_tmem: Option<u32>,
     faults: Faults,
-) -> Result<MmaPlan, String> {
+) -> Result<MmaPlan, MmaError> {
     let f = &m.form;
-    let no = |what: &str| {
-        Err(format!(
-            "the simulator does not implement {what} (tcgen05.mma)"
-        ))
-    };
+    let no = |what: &'static str| Err(MmaError::NotImplemented(what));
     let pair = f.cta_group == CtaGroup::Two;
     if m.zero_col_mask.is_some_and(|z| z != 0) {
         return no("a non-zero zero-column mask");
@@ -617,10 +638,8 @@ pub fn plan(
     if !m_ok || n == 0 || n > 256 {
         return no("this M (or N outside 8..256)");
     }
-    let a_ty = elem(idesc >> 7 & 7, kind)
-        .ok_or_else(|| "the simulator does not implement this A type".to_string())?;
-    let b_ty = elem(idesc >> 10 & 7, kind)
-        .ok_or_else(|| "the simulator does not implement this B type".to_string())?;
+    let a_ty = elem(idesc >> 7 & 7, kind).ok_or(MmaError::OperandType("A"))?;
+    let b_ty = elem(idesc >> 10 & 7, kind).ok_or(MmaError::OperandType("B"))?;
     let dt = idesc >> 4 & 3;
     let d_f16 = match (kind, dt) {
         (MmaKind::F16 | MmaKind::F8f6f4, 0) => true,

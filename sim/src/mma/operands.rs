@@ -87,13 +87,13 @@ impl Rows {
         neg: bool,
         rows: u32,
         k: u32,
-    ) -> Result<Rows, String> {
+    ) -> Result<Rows, MmaError> {
         let mut src = Vec::with_capacity(parts.len());
         for (i, (first, regions)) in parts.iter().enumerate() {
             let end = parts.get(i + 1).map_or(rows, |p| p.0);
             let region = regions
                 .get(usize::from(desc.region))
-                .ok_or("an MMA operand's data region does not exist")?;
+                .ok_or(MmaError::NoRegion)?;
             Self::check(regions, desc, ty, end - first, k)?;
             src.push((*first, Rc::clone(region)));
         }
@@ -117,7 +117,7 @@ impl Rows {
         ty: Elem,
         rows: u32,
         k: u32,
-    ) -> Result<(), String> {
+    ) -> Result<(), MmaError> {
         let region = &regions[usize::from(desc.region)];
         // The largest address is the sum of the largest row and element terms (every term
         // grows with its index inside a core matrix and from one core matrix to the next).
@@ -343,7 +343,7 @@ pub(super) fn load(
     ty: Elem,
     r: u32,
     k: u32,
-) -> Result<f32, String> {
+) -> Result<f32, MmaError> {
     let bytes = ty.bytes();
     let t = 16 / bytes;
     let lbo = u32::from(d.lbo_enc) << 4;
@@ -352,7 +352,7 @@ pub(super) fn load(
     let region = &regions[usize::from(d.region)];
     let word = region
         .get((addr / 4) as usize)
-        .ok_or_else(|| format!("MMA operand at byte {addr} is outside its data region"))?;
+        .ok_or(MmaError::OutsideRegion(addr))?;
     Ok(decode(ty, word >> (8 * (addr % 4)), word))
 }
 
