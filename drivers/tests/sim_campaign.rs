@@ -1,5 +1,5 @@
 //! Fixed-seed campaigns on the simulator's schedulers against the oracle: the test that kills
-//! the mutants of `drivers/src/sim/` (`scripts/mutants`, docs/mutants.md), and its positive
+//! the mutants of the simulator crate `sim/` (`scripts/mutants`, docs/mutants.md), and its positive
 //! control (a planted bug is found by the same check, and minimized).
 
 use std::time::Duration;
@@ -113,7 +113,7 @@ fn a_fixed_seed_campaign_on_every_scheduler_has_no_discrepancy() {
         seen.discrepant,
         list(&seen)
     );
-    // The simulator documents the forms it does not run (sim/mod.rs, "Concrete
+    // The simulator documents the forms it does not run (sim/src/lib.rs, "Concrete
     // behaviours": swizzled cp, mma forms outside its model); they are a few percent of the
     // judged cases of this stream at most.
     assert!(

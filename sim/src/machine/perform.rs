@@ -336,7 +336,7 @@ impl<'p> Machine<'p> {
             let owned = tm.owned_lanes(col0, col0.saturating_add(n as u32 - 1));
             for r in 0..rows {
                 // Row r, byte b at offset + (r % 8) * 16 + (r / 8) * SBO + b % 16 + (b / 16) *
-                // LBO (sim/mod.rs, OQ-29): each 16-byte chunk is 4 consecutive words from
+                // LBO (the crate documentation, OQ-29): each 16-byte chunk is 4 consecutive words from
                 // its first byte's word (the address arithmetic wraps as a u32).
                 let row = desc
                     .offset
@@ -345,7 +345,7 @@ impl<'p> Machine<'p> {
                 for (c, chunk) in vals[..n].chunks_exact_mut(4).enumerate() {
                     let at = row.wrapping_add(c as u32 * lbo);
                     // A source word beyond the data region reads as 0 (documented in
-                    // sim/mod.rs).
+                    // the crate documentation).
                     if at <= u32::MAX - 12 {
                         region.read_into((at / 4) as usize, chunk);
                     } else {
