@@ -8,9 +8,13 @@ pub mod cuda;
 pub mod diff;
 pub mod external;
 pub mod llvm;
-pub mod outcome;
 pub mod ptxas;
 pub mod report;
-pub mod sim;
+pub mod sim_target;
 pub mod store;
 pub mod target;
+
+/// Outcomes (module `tcgen05_ir::outcome`), under their old path.
+pub use tcgen05_ir::outcome;
+/// The simulator (crate `tcgen05-sim`), under its old path.
+pub use tcgen05_sim as sim;

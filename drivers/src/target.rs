@@ -155,7 +155,7 @@ impl std::error::Error for TargetError {}
 /// Builds the target `name`, or says why not.
 pub fn resolve(name: &str) -> Result<Box<dyn Target>, TargetError> {
     let name = name.trim();
-    let found = crate::sim::build(name)
+    let found = crate::sim_target::build(name)
         .or_else(|| crate::external::build(name))
         .or_else(|| crate::ptxas::build(name))
         .or_else(|| crate::llvm::build(name))
@@ -178,7 +178,7 @@ pub fn resolve_in(
     edition: tcgen05_oracle::Edition,
 ) -> Result<Box<dyn Target>, TargetError> {
     let name = name.trim();
-    match crate::sim::build_in(name, crate::sim::Wording::named(edition.as_str())) {
+    match crate::sim_target::build_in(name, crate::sim::Wording::named(edition.as_str())) {
         Some(Ok(t)) => Ok(t),
         Some(Err(reason)) => Err(TargetError::Unavailable {
             name: name.to_string(),
@@ -195,7 +195,7 @@ pub fn build(name: &str) -> Option<Box<dyn Target>> {
 
 /// Every target this build knows, with its availability on this machine.
 pub fn available_targets() -> Vec<TargetInfo> {
-    let mut v = crate::sim::candidates();
+    let mut v = crate::sim_target::candidates();
     v.extend(crate::ptxas::candidates());
     v.extend(crate::llvm::candidates());
     v.extend(crate::cuda::candidates());

@@ -3,6 +3,7 @@
 //! the same code is deterministic from either kind of input.
 
 use arbitrary::Unstructured;
+use tcgen05_ir::rng::SplitMix64;
 
 /// A source of bounded choices.
 pub trait Choices {
@@ -44,25 +45,23 @@ pub trait Choices {
     fn word(&mut self) -> u32;
 }
 
-/// A seeded generator: SplitMix64, chosen because it is tiny, fast (one multiply-xorshift
-/// round per draw) and has no bad seeds, which a per-case seed space needs.
+/// A seeded generator: the workspace's SplitMix64 ([`SplitMix64`]), which has no bad seeds,
+/// as a per-case seed space needs.
 #[derive(Debug, Clone)]
 pub struct SeedChoices {
-    state: u64,
+    rng: SplitMix64,
 }
 
 impl SeedChoices {
     /// The generator for `seed`.
     pub fn new(seed: u64) -> Self {
-        SeedChoices { state: seed }
+        SeedChoices {
+            rng: SplitMix64::new(seed),
+        }
     }
 
     fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.rng.next_u64()
     }
 }
 
@@ -111,8 +110,7 @@ impl Choices for BytesChoices<'_, '_> {
 /// Mixes a seed and an index into a case seed (SplitMix64 finalizer), so that case `i` of a
 /// run with seed `s` is reproducible on its own.
 pub fn case_seed(seed: u64, index: u64) -> u64 {
-    let mut c = SeedChoices::new(seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03));
-    c.next()
+    SplitMix64::new(seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64()
 }
 
 #[cfg(test)]

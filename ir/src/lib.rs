@@ -6,11 +6,13 @@
 //! - [`idesc`]: the fields of the MMA instruction descriptor (three layouts);
 //! - [`program`]: launch, warps, statements, functions, operands, cases;
 //! - [`observe`]: the observation-buffer layout every target fills;
+//! - [`outcome`]: what a target reports for one case;
 //! - [`values`]: the data programs write, as pure functions of a seed;
 //! - [`ptx`]: the PTX printer, the parser of printed modules, and the parser of real compiler
 //!   output;
 //! - [`codec`]: the binary case format;
-//! - [`rule`]: the names of the rules catalogue (reference §6).
+//! - [`rule`]: the names of the rules catalogue (reference §6);
+//! - [`rng`]: the one seeded random source (SplitMix64).
 #![deny(missing_docs)]
 
 #[cfg(feature = "arbitrary")]
@@ -19,9 +21,11 @@ pub mod codec;
 pub mod form;
 pub mod idesc;
 pub mod observe;
+pub mod outcome;
 pub mod program;
 pub mod ptx;
 pub mod qual;
+pub mod rng;
 pub mod rule;
 pub mod samples;
 pub mod values;

@@ -23,7 +23,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let config = match SimConfig::parse(&args.sim) {
         Some(Ok(c)) => c,
-        Some(Err(e)) => return Err(bad_input(e)),
+        Some(Err(e)) => return Err(bad_input(e.to_string())),
         None => return Err(bad_input(format!("`{}` is not a simulator name", args.sim))),
     };
     let stdin = std::io::stdin().lock();

@@ -7,25 +7,23 @@
 //! `.ws`, `.ashift`, collectors, disable-output-lane, scale-input-d, target and `.version`).
 
 use tcgen05_ir::form::*;
+use tcgen05_ir::rng::SplitMix64;
 use tcgen05_ir::*;
 
-/// splitmix64: a small deterministic generator (seeded runs repeat exactly).
+/// The mutations' source: the workspace's SplitMix64 ([`SplitMix64`]; seeded runs repeat
+/// exactly), with the draws the mutators use.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator from a seed.
     pub fn new(seed: u64) -> Self {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (`n > 0`).

@@ -32,6 +32,38 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
+mod numbers;
+mod operands;
+
+/// Why the simulator cannot run an MMA: a form it does not implement (decided at issue), or an
+/// operand outside its memory (found when the MMA performs). The run becomes
+/// [`tcgen05_ir::outcome::Outcome::NotRun`] with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MmaError {
+    /// A form outside the implemented ones (see the module documentation).
+    #[error("the simulator does not implement {0} (tcgen05.mma)")]
+    NotImplemented(&'static str),
+    /// An A or B element type outside the implemented ones.
+    #[error("the simulator does not implement this {0} type")]
+    OperandType(&'static str),
+    /// A descriptor names a data region the program does not have.
+    #[error("an MMA operand's data region does not exist")]
+    NoRegion,
+    /// An operand element lies beyond its data region.
+    #[error("MMA operand at byte {0} is outside its data region")]
+    OutsideRegion(u32),
+    /// A from TMEM reaches past the 128 x 512 cells.
+    #[error("MMA A outside TMEM")]
+    AOutsideTmem,
+    /// D reaches past the 128 x 512 cells.
+    #[error("MMA D outside TMEM")]
+    DOutsideTmem,
+}
+
+use numbers::*;
+pub use numbers::{f16_to_f32, f32_to_f16};
+use operands::*;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Elem {
     F16,
@@ -109,13 +141,13 @@ impl MmaPlan {
     /// Performs the MMA: reads A and B now (from the CTA's data regions, or A from `tmem`),
     /// and writes D into `tmem` as a lazy layer whose cells are computed when read (the
     /// values are those of an eager computation now).
-    pub fn perform(&self, regions: &[Rc<Region>], tmem: &mut Tmem) -> Result<(), String> {
+    pub fn perform(&self, regions: &[Rc<Region>], tmem: &mut Tmem) -> Result<(), MmaError> {
         self.perform_halves([Some((regions, tmem)), None])
     }
 
     /// Performs the MMA on the CTAs of `halves`: `[even, odd]` of the pair for
     /// `cta_group::2` (`None` where the CTA does not exist), `[own, None]` for `::1`.
-    pub fn perform_halves(&self, mut halves: [Option<Half<'_>>; 2]) -> Result<(), String> {
+    pub fn perform_halves(&self, mut halves: [Option<Half<'_>>; 2]) -> Result<(), MmaError> {
         let kk = self.k as usize;
         let parts = if self.pair { 2 } else { 1 };
         // Rows of D (and A) in each CTA; N columns, B's rows split between the CTAs.
@@ -189,7 +221,7 @@ impl MmaPlan {
                                 let cell = match last {
                                     Some((c, v)) if c == col => v,
                                     _ => {
-                                        let v = tmem.read(r, col).ok_or("MMA A outside TMEM")?;
+                                        let v = tmem.read(r, col).ok_or(MmaError::AOutsideTmem)?;
                                         last = Some((col, v));
                                         v
                                     }
@@ -231,343 +263,10 @@ impl MmaPlan {
                 scale: (2f32).powi(-i32::from(self.scale_d)),
             };
             if !tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
-                return Err("MMA D outside TMEM".into());
+                return Err(MmaError::DOutsideTmem);
             }
         }
         Ok(())
-    }
-}
-
-/// The rows of an operand (A: M x K, B: N x K), negated where the instruction descriptor
-/// says, decoded on first use from the shared-memory words as they were when the MMA performed
-/// (the region is shared copy-on-write with the CTA).
-#[derive(Debug)]
-struct Rows {
-    k: usize,
-    /// From row `.0` on, the rows come from region `.1` (row `r` at local row `r - .0`).
-    src: Vec<(u32, Rc<Region>)>,
-    /// An A operand in TMEM: 8 stored cells per row, for the rows not decoded at perform
-    /// ([`Rows::decoded`]).
-    raw: Vec<u32>,
-    desc: SmemDesc,
-    ty: Elem,
-    neg: bool,
-    /// The decoded rows, in the order they were first used.
-    data: RefCell<Vec<f32>>,
-    /// Where row `r` starts in `data`; [`NOT_YET`] before its first use.
-    at: Vec<Cell<u32>>,
-    /// A B operand's rows in groups of 4 consecutive rows (`r..r + 4`, any first row `r`),
-    /// transposed for [`dots4`]: built on first use ([`Rows::group`]).
-    groups: RefCell<Groups>,
-}
-
-/// The transposed row groups of a B operand: the group from row `r` holds element `k` of
-/// row `r + j` at `data[at[r] + 4 * k + j]`. Groups may overlap (an ld's runs start at any
-/// column, and the 32 lanes of an ld read the same columns: a group from an unaligned row
-/// is built once and serves every lane).
-#[derive(Debug, Default)]
-struct Groups {
-    /// Where the group from row `r` starts in `data` ([`NOT_YET`] before its first use; empty
-    /// until the first group is built).
-    at: Vec<u32>,
-    data: Vec<f32>,
-}
-
-/// A row not decoded yet.
-const NOT_YET: u32 = u32::MAX;
-
-impl Rows {
-    /// Rows of an A operand in TMEM: the rows whose `at` is set are decoded in `data`; the
-    /// others (`at` [`NOT_YET`]) are decoded on first use from their 8 stored cells in `raw`
-    /// (row r at `raw[8 * r..]`), as elements of type `ty`, negated if `neg`.
-    fn decoded(
-        data: Vec<f32>,
-        at: Vec<Cell<u32>>,
-        raw: Vec<u32>,
-        ty: Elem,
-        neg: bool,
-        k: u32,
-    ) -> Rows {
-        Rows {
-            k: k as usize,
-            src: Vec::new(),
-            raw,
-            desc: SmemDesc {
-                region: 0,
-                offset: 0,
-                lbo_enc: 0,
-                sbo_enc: 0,
-                fixed: 0,
-                base_offset: 0,
-                lbo_abs: false,
-                swizzle: 0,
-                reserved: 0,
-            },
-            ty,
-            neg,
-            data: RefCell::new(data),
-            at,
-            groups: RefCell::default(),
-        }
-    }
-
-    /// An operand in shared memory, its rows from the CTAs of `parts` (first row, the CTA's
-    /// regions); `Err` (the first element outside its data region) when any element is
-    /// outside it.
-    fn smem(
-        parts: &[(u32, &[Rc<Region>])],
-        desc: &SmemDesc,
-        ty: Elem,
-        neg: bool,
-        rows: u32,
-        k: u32,
-    ) -> Result<Rows, String> {
-        let mut src = Vec::with_capacity(parts.len());
-        for (i, (first, regions)) in parts.iter().enumerate() {
-            let end = parts.get(i + 1).map_or(rows, |p| p.0);
-            let region = regions
-                .get(usize::from(desc.region))
-                .ok_or("an MMA operand's data region does not exist")?;
-            Self::check(regions, desc, ty, end - first, k)?;
-            src.push((*first, Rc::clone(region)));
-        }
-        Ok(Rows {
-            k: k as usize,
-            src,
-            raw: Vec::new(),
-            desc: *desc,
-            ty,
-            neg,
-            data: RefCell::new(Vec::new()),
-            at: vec![Cell::new(NOT_YET); rows as usize],
-            groups: RefCell::default(),
-        })
-    }
-
-    /// `Err` naming the first element outside its region, if any.
-    fn check(
-        regions: &[Rc<Region>],
-        desc: &SmemDesc,
-        ty: Elem,
-        rows: u32,
-        k: u32,
-    ) -> Result<(), String> {
-        let region = &regions[usize::from(desc.region)];
-        // The largest address is the sum of the largest row and element terms (every term
-        // grows with its index inside a core matrix and from one core matrix to the next).
-        let last = |n: u32, f: &dyn Fn(u32) -> u32| {
-            let mut m = f(n.saturating_sub(1));
-            if n > 8 {
-                m = m.max(f(8 * ((n - 1) / 8) - 1));
-            }
-            m
-        };
-        let (bytes, lbo, sbo) = (
-            ty.bytes(),
-            u32::from(desc.lbo_enc) << 4,
-            u32::from(desc.sbo_enc) << 4,
-        );
-        let t = 16 / bytes;
-        let max_row = last(rows, &|r| (r % 8) * 16 + (r / 8) * sbo);
-        let max_k = (0..k)
-            .map(|k| (k % t) * bytes + (k / t) * lbo)
-            .max()
-            .unwrap_or(0);
-        if rows == 0 || ((desc.offset + max_row + max_k) / 4) as usize >= region.len() {
-            // Name the first element outside, in row-major order.
-            for r in 0..rows {
-                for kk in 0..k {
-                    load(regions, desc, ty, r, kk)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Where row `r` starts in `data`, decoding it on first use.
-    #[inline]
-    fn row(&self, r: usize) -> usize {
-        match self.at[r].get() {
-            NOT_YET => self.decode_row(r),
-            at => at as usize,
-        }
-    }
-
-    /// Where the group of rows `r..r + 4` (transposed: [`Groups`]) starts in the groups'
-    /// data, building it (and decoding its rows) on first use. The caller makes sure that
-    /// `r + 4` is at most the number of rows.
-    #[inline]
-    fn group(&self, r: usize) -> usize {
-        if let Some(&at) = self.groups.borrow().at.get(r)
-            && at != NOT_YET
-        {
-            return at as usize;
-        }
-        self.build_group(r)
-    }
-
-    /// Builds the group from row `r` at the end of the groups' data; where it starts.
-    #[inline(never)]
-    fn build_group(&self, r: usize) -> usize {
-        let starts: [usize; 4] = std::array::from_fn(|j| self.row(r + j));
-        let rows = self.data.borrow();
-        let mut groups = self.groups.borrow_mut();
-        let Groups { at, data } = &mut *groups;
-        if at.is_empty() {
-            at.resize(self.at.len(), NOT_YET);
-            data.reserve(self.at.len() * self.k);
-        }
-        let start = data.len();
-        data.resize(start + 4 * self.k, 0.0);
-        let dst = &mut data[start..];
-        for (j, &s) in starts.iter().enumerate() {
-            for (k, &x) in rows[s..s + self.k].iter().enumerate() {
-                dst[4 * k + j] = x;
-            }
-        }
-        at[r] = start as u32;
-        start
-    }
-
-    /// Decodes row `r` at the end of `data`; where it starts.
-    #[inline(never)]
-    fn decode_row(&self, r: usize) -> usize {
-        let mut data = self.data.borrow_mut();
-        let start = data.len();
-        if data.capacity() == 0 {
-            data.reserve(self.k * 16);
-        }
-        data.resize(start + self.k, 0.0);
-        self.at[r].set(start as u32);
-        if let Some(cells) = self.raw.get(8 * r..8 * r + 8) {
-            // 8 cells: two 16-byte core-matrix rows of 16 / bytes elements each.
-            let row = &mut data[start..start + self.k];
-            let t = (16 / self.ty.bytes()) as usize;
-            let (lo, hi) = cells.split_at(4);
-            let halves = [lo, hi].map(|h| <[u32; 4]>::try_from(h).unwrap_or_default());
-            for (words, chunk) in halves.iter().zip(row.chunks_mut(t)) {
-                decode_chunk(self.ty, words, chunk);
-            }
-            if self.neg {
-                for x in row.iter_mut() {
-                    *x = -*x;
-                }
-            }
-            return start;
-        }
-        let Some((first, region)) = self.src.iter().rev().find(|p| p.0 as usize <= r) else {
-            return start;
-        };
-        let (d, ty, neg) = (&self.desc, self.ty, self.neg);
-        let local = r - *first as usize;
-        let row = &mut data[start..start + self.k];
-        let bytes = ty.bytes();
-        let t = 16 / bytes;
-        let lbo = u32::from(d.lbo_enc) << 4;
-        let sbo = u32::from(d.sbo_enc) << 4;
-        let r32 = local as u32;
-        let row_addr = d.offset + (r32 % 8) * 16 + (r32 / 8) * sbo;
-        if row_addr.is_multiple_of(4) {
-            // Word-aligned: each 16-byte core-matrix row is 4 whole words, `t` elements.
-            for (c, chunk) in row.chunks_mut(t as usize).enumerate() {
-                let w0 = (row_addr + c as u32 * lbo) / 4;
-                let mut words = [0u32; 4];
-                region.read_into(w0 as usize, &mut words);
-                decode_chunk(ty, &words, chunk);
-            }
-            if neg {
-                for x in row.iter_mut() {
-                    *x = -*x;
-                }
-            }
-            return start;
-        }
-        // Elements narrower than a word share it: fetch each word once.
-        let mut last: Option<(u32, u32)> = None;
-        for (k, x) in row.iter_mut().enumerate() {
-            let k = k as u32;
-            let addr = row_addr + (k % t) * bytes + (k / t) * lbo;
-            let word = match last {
-                Some((i, w)) if i == addr / 4 => w,
-                _ => {
-                    let w = region.get((addr / 4) as usize).unwrap_or(0);
-                    last = Some((addr / 4, w));
-                    w
-                }
-            };
-            let v = decode(ty, word >> (8 * (addr % 4)), word);
-            *x = if neg { -v } else { v };
-        }
-        start
-    }
-}
-
-/// The elements of one 16-byte core-matrix row (`words`), decoded into `out` (16 / bytes
-/// elements, little-endian inside each word).
-#[inline]
-fn decode_chunk(ty: Elem, words: &[u32; 4], out: &mut [f32]) {
-    // Whole chunks (the aligned rows of `decode_row`) a word at a time; a shorter `out` (a
-    // row's last chunk) element by element.
-    match ty {
-        Elem::F16 | Elem::Bf16 => {
-            if let Ok(out) = <&mut [f32; 8]>::try_from(&mut *out) {
-                if ty == Elem::F16 && f16_plain8(words, out) {
-                    return;
-                }
-                for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
-                    if ty == Elem::F16 {
-                        pair[0] = f16_to_f32(w as u16);
-                        pair[1] = f16_to_f32((w >> 16) as u16);
-                    } else {
-                        pair[0] = f32::from_bits(w << 16);
-                        pair[1] = f32::from_bits(w & 0xFFFF_0000);
-                    }
-                }
-                return;
-            }
-            for (i, x) in out.iter_mut().enumerate() {
-                let w = words[i / 2];
-                *x = decode(ty, w >> (16 * (i % 2)), w);
-            }
-        }
-        Elem::Tf32 => {
-            for (x, &w) in out.iter_mut().zip(words) {
-                *x = decode(ty, w, w);
-            }
-        }
-        Elem::E4m3 | Elem::E5m2 => {
-            let table = &fp8_table()[usize::from(ty == Elem::E5m2)];
-            if let Ok(out) = <&mut [f32; 16]>::try_from(&mut *out) {
-                for (quad, &w) in out.chunks_exact_mut(4).zip(words) {
-                    for (j, x) in quad.iter_mut().enumerate() {
-                        *x = table[(w >> (8 * j) & 0xFF) as usize];
-                    }
-                }
-                return;
-            }
-            for (i, x) in out.iter_mut().enumerate() {
-                *x = table[(words[i / 4] >> (8 * (i % 4)) & 0xFF) as usize];
-            }
-        }
-        Elem::S8 | Elem::U8 => {
-            if let Ok(out) = <&mut [f32; 16]>::try_from(&mut *out) {
-                for (quad, &w) in out.chunks_exact_mut(4).zip(words) {
-                    for (j, x) in quad.iter_mut().enumerate() {
-                        let b = (w >> (8 * j)) as u8;
-                        *x = if ty == Elem::S8 {
-                            f32::from(b as i8)
-                        } else {
-                            f32::from(b)
-                        };
-                    }
-                }
-                return;
-            }
-            for (i, x) in out.iter_mut().enumerate() {
-                let w = words[i / 4];
-                *x = decode(ty, w >> (8 * (i % 4)), w);
-            }
-        }
     }
 }
 
@@ -878,13 +577,9 @@ pub fn plan(
     d: u32,
     a_tmem: Option<u32>,
     faults: Faults,
-) -> Result<MmaPlan, String> {
+) -> Result<MmaPlan, MmaError> {
     let f = &m.form;
-    let no = |what: &str| {
-        Err(format!(
-            "the simulator does not implement {what} (tcgen05.mma)"
-        ))
-    };
+    let no = |what: &'static str| Err(MmaError::NotImplemented(what));
     let pair = f.cta_group == CtaGroup::Two;
     if m.zero_col_mask.is_some_and(|z| z != 0) {
         return no("a non-zero zero-column mask");
@@ -943,10 +638,8 @@ pub fn plan(
     if !m_ok || n == 0 || n > 256 {
         return no("this M (or N outside 8..256)");
     }
-    let a_ty = elem(idesc >> 7 & 7, kind)
-        .ok_or_else(|| "the simulator does not implement this A type".to_string())?;
-    let b_ty = elem(idesc >> 10 & 7, kind)
-        .ok_or_else(|| "the simulator does not implement this B type".to_string())?;
+    let a_ty = elem(idesc >> 7 & 7, kind).ok_or(MmaError::OperandType("A"))?;
+    let b_ty = elem(idesc >> 10 & 7, kind).ok_or(MmaError::OperandType("B"))?;
     let dt = idesc >> 4 & 3;
     let d_f16 = match (kind, dt) {
         (MmaKind::F16 | MmaKind::F8f6f4, 0) => true,
@@ -988,184 +681,6 @@ pub fn plan(
         ashift: f.ashift,
         opaque: false,
     })
-}
-
-fn load(regions: &[Rc<Region>], d: &SmemDesc, ty: Elem, r: u32, k: u32) -> Result<f32, String> {
-    let bytes = ty.bytes();
-    let t = 16 / bytes;
-    let lbo = u32::from(d.lbo_enc) << 4;
-    let sbo = u32::from(d.sbo_enc) << 4;
-    let addr = d.offset + (r % 8) * 16 + (r / 8) * sbo + (k % t) * bytes + (k / t) * lbo;
-    let region = &regions[usize::from(d.region)];
-    let word = region
-        .get((addr / 4) as usize)
-        .ok_or_else(|| format!("MMA operand at byte {addr} is outside its data region"))?;
-    Ok(decode(ty, word >> (8 * (addr % 4)), word))
-}
-
-/// The value of an element whose bits start at the low end of `v` (`word`: the whole cell,
-/// for 32-bit elements).
-#[inline]
-fn decode(ty: Elem, v: u32, word: u32) -> f32 {
-    match ty {
-        Elem::F16 => f16_to_f32(v as u16),
-        Elem::Bf16 => f32::from_bits((v & 0xFFFF) << 16),
-        Elem::Tf32 => f32::from_bits(word & !0x1FFF),
-        Elem::S8 => f32::from(v as u8 as i8),
-        Elem::U8 => f32::from(v as u8),
-        Elem::E4m3 => fp8_table()[0][(v & 0xFF) as usize],
-        Elem::E5m2 => fp8_table()[1][(v & 0xFF) as usize],
-    }
-}
-
-/// Every e4m3 and e5m2 value, decoded once.
-fn fp8_table() -> &'static [[f32; 256]; 2] {
-    static T: std::sync::OnceLock<[[f32; 256]; 2]> = std::sync::OnceLock::new();
-    T.get_or_init(|| {
-        let mut t = [[0f32; 256]; 2];
-        for (b, x) in t[0].iter_mut().enumerate() {
-            *x = fp8(b as u8, 4, 3, 7) as f32;
-        }
-        for (b, y) in t[1].iter_mut().enumerate() {
-            *y = fp8(b as u8, 5, 2, 15) as f32;
-        }
-        t
-    })
-}
-
-/// An 8-bit float with `e` exponent and `m` mantissa bits (OCP FP8: e4m3 has no infinities,
-/// its all-ones pattern is NaN; e5m2 follows IEEE rules).
-fn fp8(b: u8, e: u32, m: u32, bias: i32) -> f64 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = (u32::from(b) >> m) & ((1 << e) - 1);
-    let man = u32::from(b) & ((1 << m) - 1);
-    let emax = (1 << e) - 1;
-    if e == 4 && exp == emax && man == (1 << m) - 1 {
-        return f64::NAN;
-    }
-    if e == 5 && exp == emax {
-        return if man == 0 {
-            sign * f64::INFINITY
-        } else {
-            f64::NAN
-        };
-    }
-    let frac = f64::from(man) / f64::from(1u32 << m);
-    sign * if exp == 0 {
-        frac * (2f64).powi(1 - bias)
-    } else {
-        (1.0 + frac) * (2f64).powi(exp as i32 - bias)
-    }
-}
-
-/// [`f16_to_f32`] of the 8 halves of `words` (low half first) into `out`, without a branch
-/// per element, when each is a zero or a normal number (no subnormal, infinity or NaN):
-/// then `true`; otherwise `false` and `out` is not written.
-#[inline]
-fn f16_plain8(words: &[u32; 4], out: &mut [f32; 8]) -> bool {
-    let h: [u32; 8] = std::array::from_fn(|i| words[i / 2] >> (16 * (i % 2)) & 0xFFFF);
-    // Exponent field 31 (infinity, NaN) or 0 with a non-zero mantissa (subnormal) is special.
-    let plain = h.iter().fold(true, |ok, &x| {
-        let e = x >> 10 & 0x1F;
-        ok & (e != 31) & (e != 0 || x & 0x3FF == 0)
-    });
-    if !plain {
-        return false;
-    }
-    for (o, &x) in out.iter_mut().zip(&h) {
-        // A normal number: exponent rebiased by 127 - 15 = 112, mantissa widened by 13 bits
-        // (as `f16_to_f32`); a zero keeps only its sign.
-        let mag = x & 0x7FFF;
-        let v = if mag == 0 {
-            0
-        } else {
-            (mag << 13) + (112 << 23)
-        };
-        *o = f32::from_bits((x & 0x8000) << 16 | v);
-    }
-    true
-}
-
-/// IEEE binary16 to f32.
-#[inline]
-pub fn f16_to_f32(h: u16) -> f32 {
-    let e = u32::from(h >> 10 & 0x1F);
-    if e != 0 && e != 31 {
-        // Normal numbers: rebias the exponent, widen the mantissa.
-        let bits = (u32::from(h & 0x8000) << 16) | ((e + 112) << 23) | (u32::from(h & 0x3FF) << 13);
-        return f32::from_bits(bits);
-    }
-    if h & 0x7FFF == 0 {
-        return f32::from_bits(u32::from(h) << 16);
-    }
-    f16_to_f32_special(h)
-}
-
-/// [`f16_to_f32`] of zeros, subnormals, infinities and NaNs.
-#[cold]
-#[inline(never)]
-fn f16_to_f32_special(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let e = (h >> 10 & 0x1F) as i32;
-    let f = f32::from(h & 0x3FF);
-    sign * match e {
-        0 => f * (2f32).powi(-24),
-        31 => {
-            if f == 0.0 {
-                f32::INFINITY
-            } else {
-                f32::NAN
-            }
-        }
-        _ => (1.0 + f / 1024.0) * (2f32).powi(e - 15),
-    }
-}
-
-/// f32 to IEEE binary16, rounding to nearest even, by bit arithmetic (identical to the
-/// earlier `log2`/`powi` formulation for every one of the 2^32 inputs, checked exhaustively
-/// when it was replaced).
-pub fn f32_to_f16(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let sign = ((bits >> 16) & 0x8000) as u16;
-    let a = bits & 0x7FFF_FFFF;
-    if a > 0x7F80_0000 {
-        // NaN: the canonical quiet NaN with the sign.
-        return sign | 0x7E00;
-    }
-    if a >= 0x477F_F000 {
-        // |x| >= 65520 (halfway above the largest finite f16, 65504): infinity.
-        return sign | 0x7C00;
-    }
-    if a < 0x3300_0000 {
-        // |x| < 2^-25 (at most half the smallest subnormal, 2^-24): zero.
-        return sign;
-    }
-    let e = (a >> 23) as i32 - 127;
-    let m = (a & 0x7F_FFFF) | 0x80_0000;
-    if e < -14 {
-        // Subnormal: |x| / 2^-24 = m * 2^(e + 1), rounded; 1024 is the smallest normal's
-        // encoding.
-        return sign | rne_shift(m, (-(e + 1)) as u32) as u16;
-    }
-    let r = rne_shift(m, 13);
-    let (r, e) = if r >= 2048 { (r / 2, e + 1) } else { (r, e) };
-    if e > 15 {
-        return sign | 0x7C00;
-    }
-    sign | (((e + 15) as u16) << 10) | (r as u16 & 0x3FF)
-}
-
-/// `m >> s` rounded to nearest, ties to even (`1 <= s <= 24`).
-#[inline]
-fn rne_shift(m: u32, s: u32) -> u32 {
-    let q = m >> s;
-    let rem = m & ((1 << s) - 1);
-    let half = 1 << (s - 1);
-    if rem > half || (rem == half && q & 1 == 1) {
-        q + 1
-    } else {
-        q
-    }
 }
 
 #[cfg(test)]
@@ -1233,7 +748,7 @@ mod tests {
         for (t, lane) in [(&te, 0), (&te, 127), (&to, 5)] {
             assert_eq!(t.get(lane, 0), Some(64));
             assert_eq!(t.get(lane, 7), Some(96));
-            assert_eq!(t.get(lane, 8), Some(crate::sim::tmem::poison(lane, 8)));
+            assert_eq!(t.get(lane, 8), Some(crate::tmem::poison(lane, 8)));
         }
     }
 
@@ -1342,7 +857,7 @@ mod tests {
         plan.perform(&regions, &mut t).expect("in range");
         // N = 16 columns from column 32, lanes 0..128.
         assert_eq!(t.get(3, 40), Some(OPAQUE ^ (3 * 512 + 40)));
-        assert_eq!(t.get(3, 48), Some(crate::sim::tmem::poison(3, 48)));
+        assert_eq!(t.get(3, 48), Some(crate::tmem::poison(3, 48)));
     }
 
     #[test]

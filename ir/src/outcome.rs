@@ -9,7 +9,7 @@
 //! target could not run this case at all (a form it does not implement, no device, ...): it is
 //! never a discrepancy.
 //!
-//! Observation words are always in the layout of [`tcgen05_ir::observe`].
+//! Observation words are always in the layout of [`crate::observe`].
 
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +29,7 @@ pub enum Severity {
 pub struct Diagnostic {
     /// Error, warning or info.
     pub severity: Severity,
-    /// 1-based line of the emitted PTX ([`tcgen05_ir::ptx::emit`]) the diagnostic names, if any.
+    /// 1-based line of the emitted PTX ([`crate::ptx::emit`]) the diagnostic names, if any.
     pub line: Option<u32>,
     /// The opcode on that line (e.g. `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32`),
     /// when the line holds a tcgen05 instruction.
@@ -79,7 +79,7 @@ pub struct HangSite {
     pub warp: u32,
     /// Lane.
     pub lane: u32,
-    /// The lane's last checkpoint word (see [`tcgen05_ir::observe`]).
+    /// The lane's last checkpoint word (see [`crate::observe`]).
     pub checkpoint: u32,
     /// What the lane is blocked on, in words (e.g. "tcgen05.alloc: 64 columns, 480 in use"),
     /// when the target knows.
@@ -107,7 +107,7 @@ pub enum Outcome {
     },
     /// Run: every lane finished or exited; the observation buffer.
     Completed {
-        /// The observation words, in the [`tcgen05_ir::observe`] layout.
+        /// The observation words, in the [`crate::observe`] layout.
         words: Vec<u32>,
     },
     /// Run: the kernel trapped.

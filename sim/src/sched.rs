@@ -1,30 +1,30 @@
 //! Choices of the scheduler: a seeded random source, and the exhaustive enumerator of choice
 //! sequences (stateless model checking: each run replays a prefix, then takes first choices).
 
+use tcgen05_ir::rng::SplitMix64;
+
 /// Picks one of `n` alternatives (`n >= 1`).
 pub trait Chooser {
     /// A number in `0..n`.
     fn choose(&mut self, n: usize) -> usize;
 }
 
-/// SplitMix64: small, fast and deterministic for a seed (the simulator needs no cryptographic
-/// quality, only reproducibility and a good spread).
+/// The random scheduler's source: the workspace's SplitMix64 ([`SplitMix64`]), its state
+/// started at the seed xor a constant, so that a scheduler seed and a generator seed of the
+/// same value give unrelated sequences.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator for `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+        Rng(SplitMix64::new(seed ^ 0x5DEE_CE66_D1CE_4E5B))
     }
 
     /// The next 64 random bits.
+    #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 }
 

@@ -86,6 +86,7 @@
 //! | other mma forms outside [`mma`], swizzled cp | — | [`Outcome::NotRun`] (the target cannot run this form) |
 //!
 //! Nothing a program does makes the simulator panic: every case gives an [`Outcome`].
+#![deny(missing_docs)]
 
 pub mod code;
 pub mod faults;
@@ -95,12 +96,11 @@ pub mod sched;
 pub mod smem;
 pub mod tmem;
 
-use crate::outcome::{Outcome, TrapKind};
-use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
 use faults::{Fault, Faults};
 use machine::{Machine, Policy};
 use sched::{Exhaustive, Rng};
-use tcgen05_ir::{Case, Program};
+use tcgen05_ir::Program;
+use tcgen05_ir::outcome::{Outcome, TrapKind};
 
 /// Upper bound on the runs of the exhaustive scheduler.
 pub const EXHAUSTIVE_RUNS: u32 = 256;
@@ -120,7 +120,7 @@ pub enum Sched {
 
 /// Behaviours where the two wordings of the spec differ (the oracle's editions, oracle/README.md
 /// "Editions"). Each is an implementation choice of the simulator: a campaign builds its `sim`
-/// targets with the wording of its edition ([`crate::target::resolve_in`]); a target name may
+/// targets with the wording of its edition (`tcgen05_drivers::target::resolve_in`); a target name may
 /// also choose one with `~seeds` or `~ptx93`. Default: [`Wording::SEEDS`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Wording {
@@ -193,15 +193,34 @@ impl SimConfig {
     }
 }
 
+/// Why a simulator name (`sim[:sched[@seed]][~wording][+fault...]`) is malformed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The part after `~` is not a wording.
+    #[error("unknown simulator wording `{0}` (expected seeds or ptx93)")]
+    Wording(String),
+    /// The part after `:` is not a scheduler.
+    #[error(
+        "unknown simulator scheduler `{0}` (expected random, random@<seed>, rr, adversarial, exhaustive)"
+    )]
+    Scheduler(String),
+    /// A `+` part is not a fault.
+    #[error(
+        "unknown simulator fault `{0}` (the faults are: {known}; `tcgen05-fuzz targets` describes them)",
+        known = Fault::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    )]
+    Fault(String),
+}
+
 impl SimConfig {
     /// Parses a target name `sim[:sched[@seed]][~wording][+fault...]`; `None` if it is not a
     /// sim name, `Some(Err)` if it is one but malformed.
-    pub fn parse(name: &str) -> Option<Result<SimConfig, String>> {
+    pub fn parse(name: &str) -> Option<Result<SimConfig, NameError>> {
         Some(Self::parse_wording(name)?.map(|(c, _)| c))
     }
 
     /// Like [`SimConfig::parse`], and whether the name chose its wording.
-    fn parse_wording(name: &str) -> Option<Result<(SimConfig, bool), String>> {
+    pub fn parse_wording(name: &str) -> Option<Result<(SimConfig, bool), NameError>> {
         let rest = name.strip_prefix("sim")?;
         if !(rest.is_empty()
             || rest.starts_with(':')
@@ -215,11 +234,7 @@ impl SimConfig {
         let (head, wording) = match head.split_once('~') {
             Some((h, w)) => match Wording::named(w) {
                 Some(w) => (h, Some(w)),
-                None => {
-                    return Some(Err(format!(
-                        "unknown simulator wording `{w}` (expected seeds or ptx93)"
-                    )));
-                }
+                None => return Some(Err(NameError::Wording(w.to_string()))),
             },
             None => (head, None),
         };
@@ -230,24 +245,14 @@ impl SimConfig {
             "exhaustive" => Sched::Exhaustive,
             s => match s.strip_prefix("random@").map(str::parse::<u64>) {
                 Some(Ok(seed)) => Sched::Random(Some(seed)),
-                _ => {
-                    return Some(Err(format!(
-                        "unknown simulator scheduler `{s}` (expected random, random@<seed>, rr, adversarial, exhaustive)"
-                    )));
-                }
+                _ => return Some(Err(NameError::Scheduler(s.to_string()))),
             },
         };
         let mut faults = Faults::NONE;
         for f in parts {
             match Fault::from_name(f) {
                 Some(f) => faults = faults.with(f),
-                None => {
-                    let known: Vec<&str> = Fault::ALL.iter().map(|f| f.name()).collect();
-                    return Some(Err(format!(
-                        "unknown simulator fault `{f}` (the faults are: {}; `tcgen05-fuzz targets` describes them)",
-                        known.join(", ")
-                    )));
-                }
+                None => return Some(Err(NameError::Fault(f.to_string()))),
             }
         }
         Some(Ok((
@@ -340,115 +345,36 @@ fn unsupported(p: &Program) -> Option<String> {
     None
 }
 
-/// The simulator as a [`Target`].
-#[derive(Debug, Clone)]
-pub struct SimTarget {
-    name: String,
-    config: SimConfig,
-}
-
-impl SimTarget {
-    /// A simulator target with this configuration and name.
-    pub fn new(name: &str, config: SimConfig) -> Self {
-        SimTarget {
-            name: name.to_string(),
-            config,
-        }
-    }
-
-    /// Its configuration.
-    pub fn config(&self) -> SimConfig {
-        self.config
-    }
-}
-
-impl Target for SimTarget {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    fn version(&self) -> String {
-        format!("tcgen05-drivers {}", env!("CARGO_PKG_VERSION"))
-    }
-
-    fn kind(&self) -> TargetKind {
-        TargetKind::Running
-    }
-
-    /// The simulator has no static checks and never crashes: every case gives a run outcome
-    /// (or "not run", or its step bound).
-    fn only_runs(&self) -> bool {
-        true
-    }
-
-    /// A bounded `mbarrier.try_wait` loop gives up only when nothing else in the grid can
-    /// move (see "Blocking and deadlock" above): the simulator is fair.
-    fn wait_bound(&self) -> crate::diff::WaitBound {
-        crate::diff::WaitBound::Fair
-    }
-
-    fn run(&mut self, case: &Case) -> Outcome {
-        simulate(
-            &case.program,
-            self.config,
-            case.provenance.seed.unwrap_or(0),
-        )
-    }
-}
-
-/// Builds `sim` targets (names in [`crate::target`]); faults are `+<fault>` suffixes.
-pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
-    build_in(name, None)
-}
-
-/// Builds `sim` targets with `wording` where the name does not choose one (`~seeds`,
-/// `~ptx93`); `None`: the default wording.
-pub fn build_in(
-    name: &str,
-    wording: Option<Wording>,
-) -> Option<Result<Box<dyn Target>, Unavailable>> {
-    Some(match SimConfig::parse_wording(name)? {
-        Ok((mut c, chosen)) => {
-            if !chosen && let Some(w) = wording {
-                c.wording = w;
-            }
-            Ok(Box::new(SimTarget::new(name, c)) as Box<dyn Target>)
-        }
-        Err(e) => Err(Unavailable(e)),
-    })
-}
-
-/// The simulator's names for `tcgen05-fuzz targets` (faults are hidden).
-pub fn candidates() -> Vec<TargetInfo> {
-    let v = Some(format!("tcgen05-drivers {}", env!("CARGO_PKG_VERSION")));
-    [
-        (
-            "sim",
-            "built-in simulator, seeded random scheduler (seed from the case)",
-        ),
-        (
-            "sim:rr",
-            "built-in simulator, round robin, async operations complete at once",
-        ),
-        (
-            "sim:adversarial",
-            "built-in simulator, async operations complete as late as allowed",
-        ),
-        (
-            "sim:exhaustive",
-            "built-in simulator, bounded exploration of every schedule",
-        ),
-    ]
-    .into_iter()
-    .map(|(n, d)| TargetInfo {
-        name: n.into(),
-        kind: TargetKind::Running,
-        version: v.clone(),
-        availability: Availability::Available,
-        description: d.into(),
-    })
-    .collect()
-}
-
 /// Trap kinds the simulator reports, for documentation and tests.
 pub const TRAPS: &[TrapKind] = &[TrapKind::AllocWithoutPermit, TrapKind::TmemOutOfRange];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_names_say_which_part_is_wrong() {
+        assert_eq!(
+            SimConfig::parse("sim:fast"),
+            Some(Err(NameError::Scheduler("fast".into())))
+        );
+        assert_eq!(
+            SimConfig::parse("sim~ptx80"),
+            Some(Err(NameError::Wording("ptx80".into())))
+        );
+        let e = SimConfig::parse("sim:rr+no-such-fault").and_then(Result::err);
+        assert_eq!(e, Some(NameError::Fault("no-such-fault".into())));
+        let msg = e.map(|e| e.to_string()).unwrap_or_default();
+        assert!(msg.contains("`no-such-fault`"), "{msg}");
+        assert!(msg.contains(Fault::ALL[0].name()), "{msg}");
+        assert_eq!(SimConfig::parse("ptxas@13.5"), None);
+        assert_eq!(
+            SimConfig::parse("sim:random@7+wait-ld-early"),
+            Some(Ok(SimConfig {
+                sched: Sched::Random(Some(7)),
+                faults: Faults::NONE.with(Fault::WaitLdEarly),
+                wording: Wording::SEEDS,
+            }))
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! Tensor memory of one CTA (reference §2.1-§2.2) and the ld/st footprints (§2.6).
 //!
-//! Concrete behaviours where the spec is silent (each is documented in `sim/mod.rs`):
+//! Concrete behaviours where the spec is silent (each is documented in the crate documentation, `lib.rs`):
 //! - a cell never written reads as [`poison`] of its (lane, column) (OQ-9);
 //! - contents persist across dealloc and re-allocation (OQ-9);
 //! - the 16-lane shapes map threads to lanes as [`cell_of`] says (the ISA gives this only in
