@@ -666,8 +666,7 @@ fn diagnose(
     let words: Vec<Option<bool>> = (0..n).map(|i| word_verdict(e, rec, i)).collect();
     let first_right = words[..per].iter().all(|w| *w == Some(true));
     let later = &words[per..];
-    let later_wrong =
-        later.iter().any(|w| *w == Some(false)) && later.iter().all(|w| *w != Some(true));
+    let later_wrong = later.contains(&Some(false)) && !later.contains(&Some(true));
     if !(first_right && later_wrong) {
         return None;
     }
@@ -681,11 +680,14 @@ fn diagnose(
     })
 }
 
+/// An edit of one MMA; whether it changed anything.
+type MmaEdit = fn(&mut tcgen05_ir::Mma) -> bool;
+
 /// The behaviours of an MMA a wrong record can come from, each as the rule it breaks and an
 /// edit of the MMA that has that behaviour in the program's own terms: enable-input-d read
 /// inverted (MMA-ENABLE-D), scale-input-d ignored (MMA-SCALE-D-SEM), disable-output-lane read
 /// inverted (MMA-DOL-SEM) (reference §6; PTX ISA §9.7.16.10.9).
-const MMA_BEHAVIOURS: [(RuleId, fn(&mut tcgen05_ir::Mma) -> bool); 3] = [
+const MMA_BEHAVIOURS: [(RuleId, MmaEdit); 3] = [
     (RuleId::MmaEnableD, |m| {
         m.enable_input_d = !m.enable_input_d;
         true
@@ -704,13 +706,8 @@ const MMA_BEHAVIOURS: [(RuleId, fn(&mut tcgen05_ir::Mma) -> bool); 3] = [
 
 /// Applies `edit` to the `k`-th MMA of `p` (pre-order over warps, then functions); its form
 /// if it changed anything.
-fn edit_mma(p: &mut Program, k: usize, edit: fn(&mut tcgen05_ir::Mma) -> bool) -> Option<String> {
-    fn go(
-        b: &mut [Stmt],
-        n: &mut usize,
-        k: usize,
-        edit: fn(&mut tcgen05_ir::Mma) -> bool,
-    ) -> Option<Option<String>> {
+fn edit_mma(p: &mut Program, k: usize, edit: MmaEdit) -> Option<String> {
+    fn go(b: &mut [Stmt], n: &mut usize, k: usize, edit: MmaEdit) -> Option<Option<String>> {
         for s in b {
             match s {
                 Stmt::Tc(Op::Mma(m)) => {
@@ -1345,7 +1342,7 @@ mod tests {
             words[base + 32 + l * 2..base + 32 + (l + 1) * 2]
                 .copy_from_slice(e.exact().expect("exact"));
         }
-        let mut only = real.clone();
+        let mut only = real;
         only.obs = vec![item];
         let filed = |words: Vec<u32>| match compare(&p, &only, &Outcome::Completed { words }) {
             Verdict::Discrepancy(d) => d,
