@@ -4,12 +4,15 @@
 //! ```text
 //! cargo run --release -p tcgen05-drivers --example llvm_campaign -- --target llvm@22:O0
 //!     [--seconds 600] [--cases N] [--seed S] [--out out/llvm-O0] [--near-miss]
+//!     [--minimize-seconds 60]
 //! ```
 //!
 //! Runs the mixed case stream (valid programs, near-misses, litmus members), or with
 //! `--near-miss` the near-misses of every mutator in turn. Prints the verdict counts per intent, the near-miss verdicts per rule, the forms without
-//! intrinsic, the time split (harness against opt/llc) and each finding with its folder; writes
-//! `summary.json` into `--out`. Exits 1 when there are findings, 2 on a bad command line.
+//! intrinsic, what the behaviour check ran, the time split (harness against opt/llc) and each
+//! finding with its folder and its program size before and after minimization (each new
+//! finding is minimized for `--minimize-seconds`, default 60; 0 keeps the generated case);
+//! writes `summary.json` into `--out`. Exits 1 when there are findings, 2 on a bad command line.
 
 use std::time::Duration;
 use tcgen05_drivers::llvm::campaign::{self, Config};
@@ -47,6 +50,11 @@ fn main() {
         } else {
             tcgen05_generators::cases::Mode::Mixed
         },
+        minimize: Duration::from_secs_f64(
+            get("--minimize-seconds")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(60.0),
+        ),
     };
     if cfg.max_cases.is_none() && cfg.max_time.is_none() {
         cfg.max_cases = Some(100);
@@ -74,6 +82,10 @@ fn main() {
     for (why, n) in &s.not_validated {
         println!("  {n:6} {why}");
     }
+    println!("behaviour of validated cases (simulator against the oracle):");
+    for (what, n) in &s.behaviour {
+        println!("  {n:6} {what}");
+    }
     let per = |d: Duration| d.as_secs_f64() * 1000.0 / s.cases.max(1) as f64;
     println!(
         "time per case: harness {:.2} ms, opt+llc{} {:.2} ms ({:.1}%), ptxas {:.2} ms",
@@ -87,11 +99,18 @@ fn main() {
         100.0 * s.harness_time.as_secs_f64() / s.tool_time.as_secs_f64().max(1e-9),
         per(s.ptxas_time)
     );
+    println!(
+        "behaviour check {:.2} ms per case; minimizing findings {:.1} s",
+        per(s.behaviour_time),
+        s.minimize_time.as_secs_f64()
+    );
     for f in s.findings.values() {
         println!(
-            "finding ({} case(s), first {}): {}\n  {}\n  {}",
+            "finding ({} case(s), first {}, size {} -> {}): {}\n  {}\n  {}",
             f.count,
             f.first_case,
+            f.sizes.0,
+            f.sizes.1,
             f.signature,
             f.detail.lines().next().unwrap_or(""),
             f.folder

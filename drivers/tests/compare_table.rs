@@ -362,7 +362,26 @@ fn a_wrong_word_anywhere_in_any_lanes_record_is_a_discrepancy_naming_that_lane()
                     Verdict::Discrepancy(d) => {
                         assert_eq!(d.kind, K::ValueOutsideAllowed, "lane {l} word {w}");
                         assert_eq!(d.key.map(|k| k.lane), Some(lane), "lane {l} word {w}");
-                        assert_eq!(d.rules, item.rules, "lane {l} word {w}");
+                        // The observation's rules, led by the diagnosed behaviour's where
+                        // compare names one: a wrong register after an `.xN` ld's first
+                        // repetition, all of whose registers are right, is the ld's `.num`
+                        // (LDST-NUM).
+                        assert!(
+                            item.rules.iter().all(|r| d.rules.contains(r)),
+                            "lane {l} word {w}: {:?}",
+                            d.rules
+                        );
+                        if d.rules.first() != item.rules.first() {
+                            assert_eq!(
+                                d.rules.first(),
+                                Some(&RuleId::LdstNum),
+                                "lane {l} word {w}"
+                            );
+                            assert!(
+                                w > 0,
+                                "lane {l} word {w}: the first register is never .num's"
+                            );
+                        }
                     }
                     v => panic!("lane {l} word {w} changed, compare gave {v:?}"),
                 }

@@ -34,6 +34,9 @@ pub struct Config {
     /// The case stream: mixed (valid programs, near-misses, litmus members) or near-misses of
     /// every mutator in turn.
     pub mode: Mode,
+    /// Time to spend minimizing each new finding's program ([`minimize_finding`]); zero: the
+    /// finding keeps the generated case.
+    pub minimize: Duration,
 }
 
 /// One deduplicated finding.
@@ -47,6 +50,8 @@ pub struct Finding {
     pub first_case: u64,
     /// Its folder, when written.
     pub folder: Option<PathBuf>,
+    /// Program size ([`tcgen05_ir::Program::size`]) before and after minimization.
+    pub sizes: (usize, usize),
     /// The verdict, in words.
     pub detail: String,
 }
@@ -67,6 +72,9 @@ pub struct Summary {
     pub not_lowered: BTreeMap<String, usize>,
     /// Why the validator could not follow a compiled case (numbers blanked), with counts.
     pub not_validated: BTreeMap<String, usize>,
+    /// What the behaviour check of validated cases ran (lifted PTX or the source program) and
+    /// its verdict, with counts ([`super::behaviour`]).
+    pub behaviour: BTreeMap<String, usize>,
     /// Findings by signature.
     pub findings: BTreeMap<String, Finding>,
     /// Time in opt/llc/mlir-translate.
@@ -75,6 +83,10 @@ pub struct Summary {
     pub ptxas_time: Duration,
     /// The harness's own time (generation, lowering, printing, parsing, validation).
     pub harness_time: Duration,
+    /// Time lifting, simulating and in the oracle for the behaviour check.
+    pub behaviour_time: Duration,
+    /// Time minimizing findings (tools included).
+    pub minimize_time: Duration,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -96,6 +108,7 @@ pub fn finding_kind(intent: &Intent, v: &LlvmVerdict) -> Option<&'static str> {
         LlvmVerdict::PtxasRejected { .. } if valid => Some("ptxas-rejects-llvm-output"),
         LlvmVerdict::PtxasRejected { .. } => Some("late-rejection"),
         LlvmVerdict::Miscompiled(_) if valid => Some("miscompiled"),
+        LlvmVerdict::Disallowed(_) if valid => Some("disallowed"),
         _ => None,
     }
 }
@@ -117,7 +130,7 @@ fn detail(v: &LlvmVerdict) -> String {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join("\n"),
-        LlvmVerdict::NotValidated(w) => w.clone(),
+        LlvmVerdict::NotValidated(w) | LlvmVerdict::Disallowed(w) => w.clone(),
         LlvmVerdict::Validated { threads } => format!("{threads} threads"),
     }
 }
@@ -233,6 +246,109 @@ pub fn write_reproducer(
     )
 }
 
+/// The behaviour check's result in a few words, for counting.
+fn behaviour_key(b: &super::behaviour::Behaviour) -> String {
+    use super::behaviour::Subject;
+    let what = match &b.subject {
+        Subject::Lifted => "lifted PTX".to_string(),
+        Subject::Source { not_lifted } => {
+            // The lifter's reason with numbers blanked, so one reason is one row.
+            let why: String = not_lifted
+                .split_whitespace()
+                .map(|w| {
+                    if w.starts_with(|c: char| c.is_ascii_digit()) {
+                        "N"
+                    } else {
+                        w
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            format!("source program (not lifted: {why})")
+        }
+    };
+    let v = match &b.verdict {
+        crate::diff::Verdict::Agree => "agree",
+        crate::diff::Verdict::Skip(_) => "skip",
+        crate::diff::Verdict::Discrepancy(_) => "discrepancy",
+    };
+    format!("{what}: {v}")
+}
+
+/// The LLVM target's outcome of a case, narrowed to one finding: the outcome when the case
+/// still shows the finding with signature `sig`, `accepted` otherwise. The shared minimizer
+/// keeps a candidate when the diff engine's signature of the outcome stays the same, so with
+/// this target it keeps exactly the candidates that show the same LLVM finding.
+struct SameFinding<'a> {
+    install: &'a LlvmInstall,
+    opts: &'a Options,
+    sig: &'a str,
+    name: String,
+}
+
+impl crate::target::Target for SameFinding<'_> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn version(&self) -> String {
+        self.install.version.to_string()
+    }
+
+    fn kind(&self) -> crate::target::TargetKind {
+        crate::target::TargetKind::CompileOnly
+    }
+
+    fn run(&mut self, case: &Case) -> crate::outcome::Outcome {
+        let r = pipeline::check_seeded(
+            self.install,
+            &case.program,
+            case.provenance.seed.unwrap_or(0),
+            self.opts,
+        );
+        match finding_kind(&case.intent, &r.verdict) {
+            Some(kind) if signature(kind, &r.verdict) == self.sig => {
+                super::target::outcome_of(&r.verdict)
+            }
+            _ => crate::outcome::Outcome::Accepted,
+        }
+    }
+}
+
+/// Shrinks the program model of a finding with the shared minimizer (`crate::minimize`): a
+/// candidate is kept when it breaks no rule the original does not and still shows the finding
+/// with signature `sig` (kind and normalized first line). Returns the smallest case and its
+/// run, or `None` when minimization could not start (the case no longer shows the finding).
+pub fn minimize_finding(
+    install: &LlvmInstall,
+    opts: &Options,
+    case: &Case,
+    sig: &str,
+    budget: Duration,
+) -> Option<(Case, Run)> {
+    let mut t = SameFinding {
+        install,
+        opts,
+        sig,
+        name: "llvm".into(),
+    };
+    let m = crate::minimize::minimize(
+        case,
+        &mut t,
+        &tcgen05_oracle::Options::default(),
+        budget,
+        &mut |_| {},
+    )
+    .ok()?;
+    let run = pipeline::check_seeded(
+        install,
+        &m.case.program,
+        m.case.provenance.seed.unwrap_or(0),
+        opts,
+    );
+    Some((m.case, run))
+}
+
 /// Runs a campaign of generated cases (`cfg.mode`) on `install` with `opts`.
 pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
     let start = Instant::now();
@@ -248,10 +364,19 @@ pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
         let t_gen = Instant::now();
         let case = stream.case_at(index);
         let gen_time = t_gen.elapsed();
-        let r = pipeline::check(install, &case.program, opts);
+        let r = pipeline::check_seeded(
+            install,
+            &case.program,
+            case.provenance.seed.unwrap_or(0),
+            opts,
+        );
         s.tool_time += r.tool_time;
         s.ptxas_time += r.ptxas_time;
         s.harness_time += r.harness_time + gen_time;
+        s.behaviour_time += r.behaviour_time;
+        if let Some(b) = &r.behaviour {
+            *s.behaviour.entry(behaviour_key(b)).or_default() += 1;
+        }
         let intent = match &case.intent {
             Intent::Valid => "valid",
             Intent::NearMiss { .. } => "near-miss",
@@ -299,10 +424,24 @@ pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
                 Some(f) => f.count += 1,
                 None => {
                     let folder = cfg.out.as_ref().map(|o| o.join(short_hash(&sig)));
-                    if let Some(dir) = &folder
-                        && let Err(e) = write_reproducer(dir, install, opts, &case, &r)
-                    {
-                        eprintln!("llvm campaign: cannot write {}: {e}", dir.display());
+                    let t_min = Instant::now();
+                    let (small, small_run) = if cfg.minimize.is_zero() {
+                        (case.clone(), r.clone())
+                    } else {
+                        minimize_finding(install, opts, &case, &sig, cfg.minimize)
+                            .unwrap_or_else(|| (case.clone(), r.clone()))
+                    };
+                    s.minimize_time += t_min.elapsed();
+                    if let Some(dir) = &folder {
+                        let written = write_reproducer(dir, install, opts, &small, &small_run)
+                            .and_then(|()| {
+                                let json = serde_json::to_string_pretty(&case)
+                                    .map_err(std::io::Error::other)?;
+                                std::fs::write(dir.join("original-case.json"), json)
+                            });
+                        if let Err(e) = written {
+                            eprintln!("llvm campaign: cannot write {}: {e}", dir.display());
+                        }
                     }
                     s.findings.insert(
                         sig.clone(),
@@ -311,7 +450,8 @@ pub fn run(install: &LlvmInstall, opts: &Options, cfg: &Config) -> Summary {
                             count: 1,
                             first_case: index,
                             folder,
-                            detail: detail(&r.verdict),
+                            sizes: (case.program.size(), small.program.size()),
+                            detail: detail(&small_run.verdict),
                         },
                     );
                 }

@@ -11,9 +11,12 @@
 //! - [`validate`]: translation validation of the PTX LLVM produced against the printer's;
 //! - [`pipeline`]: lower, (for `mlir@`: import into MLIR and translate back), optimize,
 //!   compile, assemble and validate one case: the verdict;
+//! - [`behaviour`]: the produced PTX (lifted, or the source program where it cannot be) on
+//!   the simulator against the oracle;
 //! - [`campaign`]: a campaign of generated cases, findings written as reproducers;
 //! - [`target`]: [`LlvmTarget`] for the registry ([`build`], [`expand`], [`candidates`]).
 
+pub mod behaviour;
 pub mod campaign;
 pub mod install;
 pub mod interp;

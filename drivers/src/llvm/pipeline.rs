@@ -2,6 +2,7 @@
 //! produced PTX, and translation validation; the [`LlvmVerdict`] and everything a reproducer
 //! needs ([`Run`]).
 
+use super::behaviour::{self, Behaviour, Lifter};
 use super::install::LlvmInstall;
 use super::lower::{self, NotLowered};
 use super::run::{self, FailureKind, ToolRun};
@@ -95,6 +96,9 @@ pub enum LlvmVerdict {
     Miscompiled(Vec<Mismatch>),
     /// Compiled and assembled; translation validation could not follow the PTX (why).
     NotValidated(String),
+    /// Validated, and the lifted PTX's outcome on the simulator is one the oracle does not
+    /// allow for the source program ([`behaviour`]; the summary).
+    Disallowed(String),
     /// Compiled, assembled, and validated on this many threads.
     Validated {
         /// Threads compared.
@@ -114,6 +118,7 @@ impl LlvmVerdict {
             LlvmVerdict::PtxasRejected { .. } => "ptxas-rejected".into(),
             LlvmVerdict::Miscompiled(_) => "miscompiled".into(),
             LlvmVerdict::NotValidated(_) => "not-validated".into(),
+            LlvmVerdict::Disallowed(_) => "disallowed".into(),
             LlvmVerdict::Validated { .. } => "validated".into(),
         }
     }
@@ -141,6 +146,9 @@ pub struct Options {
     pub ptxas: Option<PtxasInstall>,
     /// Mismatches kept per case.
     pub max_mismatches: usize,
+    /// Reads the produced PTX back into a program for the simulator and the oracle
+    /// ([`behaviour::check`]); `None`: that step is skipped.
+    pub lifter: Option<Lifter>,
 }
 
 impl Options {
@@ -152,6 +160,7 @@ impl Options {
             timeout: run::DEFAULT_TIMEOUT,
             ptxas: crate::ptxas::installed().into_iter().next_back(),
             max_mismatches: 8,
+            lifter: Some(behaviour::printer_lifter),
         }
     }
 }
@@ -175,6 +184,11 @@ pub struct Run {
     pub ptxas_time: Duration,
     /// The harness's own time: lowering, printing, parsing, validation.
     pub harness_time: Duration,
+    /// The produced PTX (or, where it cannot be lifted, the source program) on the simulator
+    /// against the oracle, for validated cases.
+    pub behaviour: Option<Behaviour>,
+    /// Time spent lifting, simulating and in the oracle for [`Run::behaviour`].
+    pub behaviour_time: Duration,
 }
 
 fn command_line(tool: &std::path::Path, args: &[String]) -> String {
@@ -209,8 +223,14 @@ pub fn llc_args(p: &Program) -> Vec<String> {
     ]
 }
 
-/// Runs `p` through `install` with `opts`.
+/// Runs `p` through `install` with `opts` (the simulator's scheduler seeded with 0).
 pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
+    check_seeded(install, p, 0, opts)
+}
+
+/// Runs `p` through `install` with `opts`; `seed` seeds the simulator's scheduler for the
+/// behaviour check.
+pub fn check_seeded(install: &LlvmInstall, p: &Program, seed: u64, opts: &Options) -> Run {
     let t0 = Instant::now();
     let mut r = Run {
         verdict: LlvmVerdict::NotLowered(vec![]),
@@ -221,6 +241,8 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
         tool_time: Duration::ZERO,
         ptxas_time: Duration::ZERO,
         harness_time: Duration::ZERO,
+        behaviour: None,
+        behaviour_time: Duration::ZERO,
     };
     let ll = match lower::lower(p) {
         Ok(ll) => ll,
@@ -285,6 +307,8 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
                 vec!["--import-llvm".into(), "-".into()],
                 &module,
             )?;
+            // The harness's own time (counted in `harness_time`).
+            let (mlir, _) = super::mlir::raise(&mlir);
             r.mlir = Some(mlir.clone());
             module = step(
                 &mut r,
@@ -343,6 +367,17 @@ pub fn check(install: &LlvmInstall, p: &Program, opts: &Options) -> Run {
         Ok(v) => LlvmVerdict::Miscompiled(v.mismatches),
         Err(e) => LlvmVerdict::NotValidated(e.to_string()),
     };
-    r.harness_time = t0.elapsed().saturating_sub(r.tool_time + r.ptxas_time);
+    if let (LlvmVerdict::Validated { .. }, Some(lifter)) = (&r.verdict, opts.lifter) {
+        let t = Instant::now();
+        let b = behaviour::check(p, &ptx, lifter, seed);
+        r.behaviour_time = t.elapsed();
+        if b.is_finding() {
+            r.verdict = LlvmVerdict::Disallowed(b.summary());
+        }
+        r.behaviour = Some(b);
+    }
+    r.harness_time = t0
+        .elapsed()
+        .saturating_sub(r.tool_time + r.ptxas_time + r.behaviour_time);
     r
 }

@@ -12,7 +12,8 @@
 //! select" is `crashed`; a verifier failure or diagnostic is `rejected`; ptxas rejecting the
 //! produced PTX is `rejected` (its message says so); a translation-validation failure is
 //! `crashed` with a detail starting `miscompiled:` (a wrong compilation is never an accepted
-//! case); PTX the validator cannot follow is `accepted` with an informational diagnostic.
+//! case), and so is a lifted PTX whose simulated outcome the oracle does not allow
+//! (`disallowed:`); PTX the validator cannot follow is `accepted` with an informational diagnostic.
 
 use super::install::{LlvmInstall, discover, none_reason};
 use super::pipeline::{self, Frontend, Level, LlvmVerdict, Options};
@@ -34,7 +35,12 @@ pub struct LlvmTarget {
 impl LlvmTarget {
     /// The full run of one case (verdict, module, commands, times).
     pub fn check(&self, case: &Case) -> pipeline::Run {
-        pipeline::check(&self.install, &case.program, &self.options)
+        pipeline::check_seeded(
+            &self.install,
+            &case.program,
+            case.provenance.seed.unwrap_or(0),
+            &self.options,
+        )
     }
 }
 
@@ -86,6 +92,9 @@ pub fn outcome_of(v: &LlvmVerdict) -> Outcome {
                 "miscompiled: {}",
                 m.first().map_or(String::new(), ToString::to_string)
             ),
+        },
+        LlvmVerdict::Disallowed(why) => Outcome::Crashed {
+            detail: format!("disallowed: {why}"),
         },
         LlvmVerdict::NotValidated(why) => Outcome::AcceptedWithWarnings(vec![Diagnostic {
             severity: Severity::Info,
