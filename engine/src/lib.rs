@@ -14,6 +14,7 @@ pub mod campaign;
 pub mod error;
 pub mod expectations;
 pub mod judge;
+pub mod llvm_campaign;
 pub mod minimize;
 pub mod progress;
 pub mod regression;

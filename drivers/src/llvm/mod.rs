@@ -13,11 +13,11 @@
 //!   compile, assemble and validate one case: the verdict;
 //! - [`behaviour`]: the produced PTX (lifted, or the source program where it cannot be) on
 //!   the simulator against the oracle;
-//! - [`campaign`]: a campaign of generated cases, findings written as reproducers;
+//! - the campaign of generated cases on these targets, with findings written as reproducers, is
+//!   `tcgen05_engine::llvm_campaign` (it uses the engine's minimizer);
 //! - [`target`]: [`LlvmTarget`] for the registry ([`build`], [`expand`], [`candidates`]).
 
 pub mod behaviour;
-pub mod campaign;
 pub mod install;
 pub mod interp;
 pub mod intrinsics;

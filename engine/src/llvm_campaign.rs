@@ -1,5 +1,5 @@
 //! A campaign on one LLVM target: generated cases (valid programs, near-misses, litmus
-//! members) through [`super::pipeline`], verdicts counted per intent, findings deduplicated and
+//! members) through [`tcgen05_drivers::llvm::pipeline`], verdicts counted per intent, findings deduplicated and
 //! written as reproducers in the compiler's own terms ([`write_reproducer`]).
 //!
 //! What is a finding (issue 21):
@@ -11,9 +11,9 @@
 //!   error surfaces in ptxas, without a source location). Otherwise the near-miss's verdict is
 //!   counted per broken rule: rejected (diagnosed by LLVM) or passed through.
 
-use super::install::LlvmInstall;
-use super::pipeline::{self, LlvmVerdict, Options, Run};
-use super::run::FailureKind;
+use tcgen05_drivers::llvm::LlvmInstall;
+use tcgen05_drivers::llvm::pipeline::{self, LlvmVerdict, Options, Run};
+use tcgen05_drivers::llvm::run::FailureKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -73,7 +73,7 @@ pub struct Summary {
     /// Why the validator could not follow a compiled case (numbers blanked), with counts.
     pub not_validated: BTreeMap<String, usize>,
     /// What the behaviour check of validated cases ran (lifted PTX or the source program) and
-    /// its verdict, with counts ([`super::behaviour`]).
+    /// its verdict, with counts ([`tcgen05_drivers::llvm::behaviour`]).
     pub behaviour: BTreeMap<String, usize>,
     /// Findings by signature.
     pub findings: BTreeMap<String, Finding>,
@@ -247,8 +247,8 @@ pub fn write_reproducer(
 }
 
 /// The behaviour check's result in a few words, for counting.
-fn behaviour_key(b: &super::behaviour::Behaviour) -> String {
-    use super::behaviour::Subject;
+fn behaviour_key(b: &tcgen05_drivers::llvm::behaviour::Behaviour) -> String {
+    use tcgen05_drivers::llvm::behaviour::Subject;
     let what = match &b.subject {
         Subject::Lifted => "lifted PTX".to_string(),
         Subject::Source { not_lifted } => {
@@ -268,9 +268,9 @@ fn behaviour_key(b: &super::behaviour::Behaviour) -> String {
         }
     };
     let v = match &b.verdict {
-        crate::diff::Verdict::Agree => "agree",
-        crate::diff::Verdict::Skip(_) => "skip",
-        crate::diff::Verdict::Discrepancy(_) => "discrepancy",
+        tcgen05_drivers::diff::Verdict::Agree => "agree",
+        tcgen05_drivers::diff::Verdict::Skip(_) => "skip",
+        tcgen05_drivers::diff::Verdict::Discrepancy(_) => "discrepancy",
     };
     format!("{what}: {v}")
 }
@@ -286,7 +286,7 @@ struct SameFinding<'a> {
     name: String,
 }
 
-impl crate::target::Target for SameFinding<'_> {
+impl tcgen05_drivers::target::Target for SameFinding<'_> {
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -295,11 +295,11 @@ impl crate::target::Target for SameFinding<'_> {
         self.install.version.to_string()
     }
 
-    fn kind(&self) -> crate::target::TargetKind {
-        crate::target::TargetKind::CompileOnly
+    fn kind(&self) -> tcgen05_drivers::target::TargetKind {
+        tcgen05_drivers::target::TargetKind::CompileOnly
     }
 
-    fn run(&mut self, case: &Case) -> crate::outcome::Outcome {
+    fn run(&mut self, case: &Case) -> tcgen05_drivers::outcome::Outcome {
         let r = pipeline::check_seeded(
             self.install,
             &case.program,
@@ -308,9 +308,9 @@ impl crate::target::Target for SameFinding<'_> {
         );
         match finding_kind(&case.intent, &r.verdict) {
             Some(kind) if signature(kind, &r.verdict) == self.sig => {
-                super::target::outcome_of(&r.verdict)
+                tcgen05_drivers::llvm::target::outcome_of(&r.verdict)
             }
-            _ => crate::outcome::Outcome::Accepted,
+            _ => tcgen05_drivers::outcome::Outcome::Accepted,
         }
     }
 }

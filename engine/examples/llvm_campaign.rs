@@ -1,8 +1,8 @@
 //! A campaign on one LLVM target, with reproducers in LLVM's terms
-//! (`tcgen05_drivers::llvm::campaign`):
+//! (`tcgen05_engine::llvm_campaign`):
 //!
 //! ```text
-//! cargo run --release -p tcgen05-drivers --example llvm_campaign -- --target llvm@22:O0
+//! cargo run --release -p tcgen05-engine --example llvm_campaign -- --target llvm@22:O0
 //!     [--seconds 600] [--cases N] [--seed S] [--out out/llvm-O0] [--near-miss]
 //!     [--minimize-seconds 60]
 //! ```
@@ -15,7 +15,7 @@
 //! writes `summary.json` into `--out`. Exits 1 when there are findings, 2 on a bad command line.
 
 use std::time::Duration;
-use tcgen05_drivers::llvm::campaign::{self, Config};
+use tcgen05_engine::llvm_campaign::{self as campaign, Config};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
