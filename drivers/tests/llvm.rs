@@ -701,4 +701,3 @@ fn llvms_ptx_falls_back_to_the_validated_source_program_and_says_why() {
     );
     assert!(b.summary().contains("not lifted"), "{}", b.summary());
 }
-

@@ -11,12 +11,12 @@
 //!   error surfaces in ptxas, without a source location). Otherwise the near-miss's verdict is
 //!   counted per broken rule: rejected (diagnosed by LLVM) or passed through.
 
-use tcgen05_drivers::llvm::LlvmInstall;
-use tcgen05_drivers::llvm::pipeline::{self, LlvmVerdict, Options, Run};
-use tcgen05_drivers::llvm::run::FailureKind;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use tcgen05_drivers::llvm::LlvmInstall;
+use tcgen05_drivers::llvm::pipeline::{self, LlvmVerdict, Options, Run};
+use tcgen05_drivers::llvm::run::FailureKind;
 use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_ir::{Case, Intent};
 
