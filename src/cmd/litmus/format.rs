@@ -524,7 +524,7 @@ mod tests {
             "{}",
             e.msg
         );
-        assert_eq!(e.col, 23, "{e:?}");
+        assert_eq!(e.col, 22, "{e:?}"); // 1-based: the `z` of `zz`
     }
 
     #[test]
