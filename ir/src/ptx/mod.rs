@@ -7,6 +7,6 @@ pub mod emit;
 pub mod lift;
 pub mod parse;
 
-pub use emit::{emit, emit_into};
+pub use emit::{Body, Lowering, Native, Pending, emit, emit_into, emit_with};
 pub use lift::{LiftError, lift};
 pub use parse::{Module, ParseError, parse_module};
