@@ -2,7 +2,7 @@
 //! with the reason.
 
 use super::Unsupported;
-use tcgen05_ir::{CtaGroup, Op, Pack, Program, Stmt, TBase, TmemRef};
+use tcgen05_ir::{CpShape, CtaGroup, Op, Pack, Program, Stmt, TBase, TmemRef};
 
 /// Checks what the emulation supports, statically.
 pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
@@ -27,11 +27,19 @@ pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
             return;
         }
         match s {
-            // The cells a cp writes are not emulated (its layouts, multicasts and
-            // decompressions are not lowered), while the oracle computes them (reference §3.5):
-            // running such a program would report the emulation's gap as a discrepancy.
-            Stmt::Tc(Op::Cp { .. }) => {
-                err = Some("tcgen05.cp is not emulated (the cells it writes)".into());
+            // CP-SHAPE: not a shape of the spec (a static violation).
+            Stmt::Tc(Op::Cp { form, .. }) if form.shape == CpShape::S64x256b => {
+                err = Some(format!(
+                    "ill-formed `{}` (a static violation; not emulated)",
+                    form_opcode(s)
+                ));
+            }
+            Stmt::Tc(Op::Cp { src, .. }) if usize::from(src.region) >= p.smem.regions.len() => {
+                err = Some(format!(
+                    "cp descriptor of region {} of {}",
+                    src.region,
+                    p.smem.regions.len()
+                ));
             }
             // Likewise an MMA reading A from TMEM (the emulation computes only MMAs with A and
             // B in shared memory, `mma_computed`).

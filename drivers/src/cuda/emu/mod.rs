@@ -21,7 +21,7 @@
 //! | mbarrier wait (`MbarWait`: a loop of at most `max_tries` tries) | each try is one non-blocking `mbarrier.test_wait.parity.acquire` (the program's scope) and, if it fails, a `nanosleep` of [`TRY_SLEEP_NS`] (bounded by the PTX ISA at twice that), so 2^20 tries take 0.13 s on an H100. A `try_wait` instead suspends its thread for a system-dependent time per failing try: 3.95 us on an H100 (driver 580), and a `suspendTimeHint` does not shorten it (ptxas adds a `NANOSLEEP.SYNCS` of the hint after the same `SYNCS.PHASECHK.TRANS64.TRYWAIT`), so 2^20 tries took 4.1 s of GPU time, which time slices between the campaign's contexts stretched past a 10 s watchdog (docs/blackwell.md). The IR counts tries, not time, and the ISA lets a `try_wait` return false after any time limit, so a try that does not suspend keeps the program's meaning |
 //! | commit (§3.9) | the tracked operations completed at issue, so one `mbarrier.arrive.release.cluster` (count 1) on the named mbarrier, or on each CTA of `ctaMask` |
 //! | mma (§3.7) | completes at issue, by each issuing thread. For dense `cta_group::1`, M = 128, kinds f16 (f32 D) / tf32 / i8, A and B in shared memory K-major without swizzle: D = A·B (+ D·2^-scale) computed in f32 (s32 for i8) over the canonical layout (core matrices of 8 rows × 16 bytes, LBO along K, SBO along M/N) into data-path layout D (row m → lane m), skipping disabled output lanes. A program with an MMA reading A from TMEM is `NotRun`; every other form leaves D unchanged (the oracle leaves those values unspecified: OQ-19/OQ-22) |
-//! | cp (§3.5) | not emulated: a program with a cp is `NotRun` with that reason |
+//! | cp (§3.5) | completes at issue, by each issuing thread ([`cp`]): the source rows through the K-major no-swizzle descriptor into the lanes of the shape and multicast (`.warpx4`, `.warpx2::02_13`, `.warpx2::01_23`), one word per column, the oracle's layouts; decompressions and other descriptors check their footprint and leave the cells unchanged (OQ-29). `::2` writes the issuing CTA's copy |
 //!
 //! The 16-lane ld/st shapes map threads to cells as follows (the spec gives this only in
 //! figures, OQ-10; the maps of `oracle::run::ldst`, read off CUTLASS's `SM100_TMEM_LOAD_16dp*`
@@ -221,6 +221,7 @@ fn static_smem(p: &Program) -> u64 {
 }
 
 mod check;
+mod cp;
 mod mma;
 mod ops;
 

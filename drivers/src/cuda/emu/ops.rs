@@ -2,6 +2,7 @@
 //! (each a `trap` with its [`Code`]) and the operation on the emulated state (module docs of
 //! [`super`]).
 
+use super::cp::EmuCp;
 use super::mma::EmuMma;
 use super::{Code, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
@@ -358,8 +359,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 }
             }
             Op::Shift { form, taddr } => self.shift_emu(form.cta_group, taddr),
-            // Refused by `check_supported` (a program with a cp is not run).
-            Op::Cp { .. } => {}
+            Op::Cp { form, taddr, src } => self.cp_emu(form, taddr, src),
             Op::Mma(m) => self.mma_emu(m),
         }
     }
