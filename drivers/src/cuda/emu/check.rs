@@ -41,11 +41,6 @@ pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
                     p.smem.regions.len()
                 ));
             }
-            // Likewise an MMA reading A from TMEM (the emulation computes only MMAs with A and
-            // B in shared memory, `mma_computed`).
-            Stmt::Tc(Op::Mma(m)) if mma_desc(m).is_none() => {
-                err = Some("tcgen05.mma with A in TMEM is not emulated".into());
-            }
             Stmt::Tc(Op::Mma(m)) => {
                 let regions = [mma_desc(m).map(|d| d.region), Some(m.b.region)];
                 if let Some(r) = regions

@@ -60,29 +60,18 @@ pub(super) fn computed(form: &CpForm, src: &SmemDesc) -> Option<(u32, u32)> {
     }
 }
 
-/// The byte offset in the source region of word `j` of row `row` (the oracle's
-/// `mma::chunk_base` plus the word's place in its 16-byte chunk).
-pub(super) fn source_offset(src: &SmemDesc, row: u32, j: u32) -> u64 {
-    u64::from(src.offset)
-        + u64::from(row % 8) * 16
-        + u64::from(row / 8) * u64::from(src.sbo_enc) * 16
-        + u64::from(j / 4) * u64::from(src.lbo_enc) * 16
-        + u64::from(4 * (j % 4))
-}
-
-/// The lanes, relative to the destination's first lane, that source row `row` lands in: the
-/// row itself without multicast; with one, lane `r` (`row % 32`) of the lane quarters that
-/// receive the row (`.warpx4`: all four; `.warpx2::02_13`: rows 0-31 in quarters 0 and 2,
-/// rows 32-63 in 1 and 3; `.warpx2::01_23`: rows 0-31 in quarters 0 and 1, 32-63 in 2 and 3).
-pub(super) fn dest_lanes(multicast: Option<CpMulticast>, row: u32) -> Vec<u32> {
-    let (h, r) = (row / 32, row % 32);
-    let quarters: Vec<u32> = match multicast {
-        None => return vec![row],
-        Some(CpMulticast::Warpx4) => vec![0, 1, 2, 3],
-        Some(CpMulticast::Warpx2_02_13) => vec![h, h + 2],
-        Some(CpMulticast::Warpx2_01_23) => vec![2 * h, 2 * h + 1],
-    };
-    quarters.into_iter().map(|q| 32 * q + r).collect()
+/// The lane quarters that source row `row` of a multicast lands in, as `(mul, add)`: quarter
+/// `mul * (row / 32) + add`, lane `row % 32` of it (the oracle's `cp_row`, §9.7.16.9.2):
+/// `.warpx4` all four; `.warpx2::02_13` rows 0-31 in quarters 0 and 2, rows 32-63 in 1 and 3;
+/// `.warpx2::01_23` rows 0-31 in quarters 0 and 1, rows 32-63 in 2 and 3. Empty without a
+/// multicast (row `r` lands in lane `taddr.lane + r`).
+pub(super) fn quarters(multicast: Option<CpMulticast>) -> &'static [(u32, u32)] {
+    match multicast {
+        None => &[],
+        Some(CpMulticast::Warpx4) => &[(0, 0), (0, 1), (0, 2), (0, 3)],
+        Some(CpMulticast::Warpx2_02_13) => &[(1, 0), (1, 2)],
+        Some(CpMulticast::Warpx2_01_23) => &[(2, 0), (2, 1)],
+    }
 }
 
 /// The emulated cp on a body being printed.
@@ -106,6 +95,11 @@ impl EmuCp for Body<'_, Emu<'_>> {
         let Some((rows, row_bytes)) = computed(form, src) else {
             return;
         };
+        // Every word of a source at an offset not a multiple of 4 straddles two words, which
+        // the oracle does not model (left unchanged).
+        if src.offset % 4 != 0 {
+            return;
+        }
         let region_bytes = self
             .p
             .smem
@@ -113,34 +107,70 @@ impl EmuCp for Body<'_, Emu<'_>> {
             .get(usize::from(src.region))
             .map_or(16, |b| (*b).max(16));
         // The cell (lane + l, col + c) is word (col + c) * 128 + lane + l of emu_tmem; the
-        // 128-lane footprints start at lane 0 (checked above), the others at `lane`.
-        let base = self.r();
+        // 128-lane footprints start at lane 0 (checked above), the others at `lane`. A loop
+        // over the rows and words (an unrolled copy is thousands of instructions per cp,
+        // which the JIT compiles slowly).
+        let (base, row, j, at, v, dst) =
+            (self.r(), self.r(), self.r(), self.r(), self.r(), self.r());
+        let (p, q) = (self.pr(), self.pr());
         self.line(&format!("mov.u32 %r{base}, emu_tmem;"));
-        let first = if lanes == 128 { None } else { Some(lane) };
-        self.line(&format!("mad.lo.u32 %r{col}, %r{col}, 512, %r{base};"));
-        if let Some(l) = first {
-            self.line(&format!("mad.lo.u32 %r{col}, %r{l}, 4, %r{col};"));
+        self.line(&format!("mad.lo.u32 %r{base}, %r{col}, 512, %r{base};"));
+        if lanes != 128 {
+            self.line(&format!("mad.lo.u32 %r{base}, %r{lane}, 4, %r{base};"));
         }
-        let v = self.r();
-        for row in 0..rows {
-            for j in 0..row_bytes / 4 {
-                let at = source_offset(src, row, j);
-                // A word beyond the region: the oracle does not model it (left unchanged).
-                if at % 4 != 0 || at + 4 > u64::from(region_bytes) {
-                    continue;
-                }
+        let n = self.next_label();
+        self.line(&format!("mov.u32 %r{row}, 0;"));
+        self.label(&format!("$CP{n}_row"));
+        self.line(&format!("mov.u32 %r{j}, 0;"));
+        self.label(&format!("$CP{n}_word"));
+        // source_offset: offset + (row % 8) * 16 + (row / 8) * SBO + (j / 4) * LBO + 4 (j % 4).
+        let sbo = 16 * u64::from(src.sbo_enc);
+        let lbo = 16 * u64::from(src.lbo_enc);
+        self.line(&format!("and.b32 %r{at}, %r{row}, 7;"));
+        self.line(&format!("mul.lo.u32 %r{at}, %r{at}, 16;"));
+        self.line(&format!("add.u32 %r{at}, %r{at}, {};", src.offset));
+        self.line(&format!("shr.u32 %r{v}, %r{row}, 3;"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{v}, {sbo}, %r{at};"));
+        self.line(&format!("shr.u32 %r{v}, %r{j}, 2;"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{v}, {lbo}, %r{at};"));
+        self.line(&format!("and.b32 %r{v}, %r{j}, 3;"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{v}, 4, %r{at};"));
+        // A word beyond the region: the oracle does not model it (left unchanged).
+        self.line(&format!("setp.gt.u32 %p{p}, %r{at}, {};", region_bytes - 4));
+        self.line(&format!("@%p{p} bra $CP{n}_next;"));
+        let data = self.r();
+        self.line(&format!("mov.u32 %r{data}, tc_data{};", src.region));
+        self.line(&format!("add.u32 %r{at}, %r{at}, %r{data};"));
+        self.line(&format!("ld.shared.u32 %r{v}, [%r{at}];"));
+        // The destination lanes of the row (`dest_lanes`): the row itself, or lane row % 32 of
+        // each receiving quarter, quarter = mul * (row / 32) + add.
+        let quarters = quarters(form.multicast);
+        // The cell address of column j: base + 4 * (j * 128 + lane).
+        self.line(&format!("mad.lo.u32 %r{dst}, %r{j}, 512, %r{base};"));
+        if quarters.is_empty() {
+            self.line(&format!("mad.lo.u32 %r{at}, %r{row}, 4, %r{dst};"));
+            self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
+        } else {
+            let (h, r32) = (self.r(), self.r());
+            self.line(&format!("shr.u32 %r{h}, %r{row}, 5;"));
+            self.line(&format!("and.b32 %r{r32}, %r{row}, 31;"));
+            self.line(&format!("mad.lo.u32 %r{dst}, %r{r32}, 4, %r{dst};"));
+            for (mul, add) in quarters {
+                // Lane 32 q + row % 32: 128 bytes per quarter.
                 self.line(&format!(
-                    "ld.shared.u32 %r{v}, [tc_data{}+{at}];",
-                    src.region
+                    "mad.lo.u32 %r{at}, %r{h}, {}, %r{dst};",
+                    128 * mul
                 ));
-                for l in dest_lanes(form.multicast, row) {
-                    self.line(&format!(
-                        "st.shared.u32 [%r{col}+{}], %r{v};",
-                        4 * (j * 128 + l)
-                    ));
-                }
+                self.line(&format!("st.shared.u32 [%r{at}+{}], %r{v};", 128 * add));
             }
         }
+        self.label(&format!("$CP{n}_next"));
+        self.line(&format!("add.u32 %r{j}, %r{j}, 1;"));
+        self.line(&format!("setp.lt.u32 %p{q}, %r{j}, {};", row_bytes / 4));
+        self.line(&format!("@%p{q} bra $CP{n}_word;"));
+        self.line(&format!("add.u32 %r{row}, %r{row}, 1;"));
+        self.line(&format!("setp.lt.u32 %p{q}, %r{row}, {rows};"));
+        self.line(&format!("@%p{q} bra $CP{n}_row;"));
     }
 }
 
@@ -148,47 +178,24 @@ impl EmuCp for Body<'_, Emu<'_>> {
 mod tests {
     use super::*;
 
+    /// The lanes of source row `row` by [`quarters`].
+    fn lanes(multicast: CpMulticast, row: u32) -> Vec<u32> {
+        quarters(Some(multicast))
+            .iter()
+            .map(|(mul, add)| 32 * (mul * (row / 32) + add) + row % 32)
+            .collect()
+    }
+
     /// The multicast maps of §9.7.16.9.2 (reference §3.5), written out lane by lane.
     #[test]
     fn multicast_rows_land_in_the_quarters_the_spec_names() {
-        assert_eq!(dest_lanes(None, 5), vec![5]);
-        assert_eq!(
-            dest_lanes(Some(CpMulticast::Warpx4), 3),
-            vec![3, 35, 67, 99]
-        );
+        assert!(quarters(None).is_empty());
+        assert_eq!(lanes(CpMulticast::Warpx4, 3), vec![3, 35, 67, 99]);
         // .warpx2::02_13: rows 0-31 to warps 0 and 2, rows 32-63 to warps 1 and 3.
-        assert_eq!(dest_lanes(Some(CpMulticast::Warpx2_02_13), 1), vec![1, 65]);
-        assert_eq!(
-            dest_lanes(Some(CpMulticast::Warpx2_02_13), 33),
-            vec![33, 97]
-        );
+        assert_eq!(lanes(CpMulticast::Warpx2_02_13, 1), vec![1, 65]);
+        assert_eq!(lanes(CpMulticast::Warpx2_02_13, 33), vec![33, 97]);
         // .warpx2::01_23: rows 0-31 to warps 0 and 1, rows 32-63 to warps 2 and 3.
-        assert_eq!(dest_lanes(Some(CpMulticast::Warpx2_01_23), 1), vec![1, 33]);
-        assert_eq!(
-            dest_lanes(Some(CpMulticast::Warpx2_01_23), 40),
-            vec![72, 104]
-        );
-    }
-
-    /// The K-major no-swizzle layout (§9.7.16.4): 8 rows of 16-byte chunks, SBO between
-    /// groups of 8 rows, LBO between a row's chunks (both in 16-byte units).
-    #[test]
-    fn source_offsets_follow_the_canonical_layout() {
-        let d = SmemDesc {
-            region: 0,
-            offset: 64,
-            lbo_enc: 8,
-            sbo_enc: 16,
-            fixed: 1,
-            base_offset: 0,
-            lbo_abs: false,
-            swizzle: 0,
-            reserved: 0,
-        };
-        assert_eq!(source_offset(&d, 0, 0), 64);
-        assert_eq!(source_offset(&d, 0, 3), 64 + 12);
-        assert_eq!(source_offset(&d, 3, 1), 64 + 3 * 16 + 4);
-        assert_eq!(source_offset(&d, 9, 0), 64 + 16 + 256);
-        assert_eq!(source_offset(&d, 0, 5), 64 + 128 + 4);
+        assert_eq!(lanes(CpMulticast::Warpx2_01_23, 1), vec![1, 33]);
+        assert_eq!(lanes(CpMulticast::Warpx2_01_23, 40), vec![72, 104]);
     }
 }

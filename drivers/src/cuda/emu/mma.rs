@@ -7,26 +7,32 @@ use super::ops::EmuOps;
 use tcgen05_ir::CtaGroup;
 use tcgen05_ir::ptx::Body;
 
-/// The MMAs whose D values the emulation computes: dense, `cta_group::1`, M = 128, kinds f16
-/// (f32 D), tf32 and i8, no transpose or B-reuse shift, no collector reuse, A and B in shared
-/// memory K-major without swizzle (core matrices of 8 rows × 16 bytes; the leading-dimension
+/// The MMAs whose D values the emulation computes (the oracle's `mma::exact_shape`): dense,
+/// `cta_group::1`, M = 128, kinds f16 (f32 D), tf32 and i8, no transpose or B-reuse shift, no
+/// collector reuse, B and an A in shared memory K-major without swizzle (core matrices of 8 rows × 16 bytes; the leading-dimension
 /// offset steps along K, the stride offset along M/N), D in data-path layout D (row m in lane
-/// m, column n in column n). These layouts are the ISA's figures (OQ-22, OQ-29). Returns
+/// m, column n in column n); an A in TMEM has row m in lane m, its K elements packed from the
+/// first of 8 columns on, little-endian in each cell (§9.7.16.10 "[a-tmem]"), and with
+/// `.ashift` D row m uses A row m - 1 (row 0 is unspecified). These layouts are the ISA's
+/// figures (OQ-22, OQ-29). Returns
 /// (N, K, element bytes).
 pub(super) fn mma_computed(m: &tcgen05_ir::Mma) -> Option<(u32, u32, u32)> {
     use tcgen05_ir::{CollectorOp, MmaKind};
     let f = &m.form;
-    if f.ws || f.sp || f.block_scale || f.ashift || f.cta_group != CtaGroup::One {
+    if f.ws || f.sp || f.block_scale || f.cta_group != CtaGroup::One {
+        return None;
+    }
+    // `.ashift` moves A's rows, which only an A in TMEM has (§9.7.16.10.9.1).
+    if f.ashift && mma_desc(m).is_some() {
         return None;
     }
     if f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
         return None;
     }
-    let a = mma_desc(m)?;
     let plain = |d: &tcgen05_ir::SmemDesc| {
         d.swizzle == 0 && !d.lbo_abs && d.base_offset == 0 && d.fixed == 1 && d.reserved == 0
     };
-    if !plain(a) || !plain(&m.b) {
+    if !mma_desc(m).is_none_or(plain) || !plain(&m.b) {
         return None;
     }
     let d = m.idesc;
@@ -59,23 +65,35 @@ impl EmuMma for Body<'_, Emu<'_>> {
         let Some((n, kk, eb)) = mma_computed(m) else {
             return;
         };
-        let a = mma_desc(m)
-            .copied()
-            .expect("computed MMAs read A from shared memory");
+        let a = mma_desc(m).copied();
         let b = m.b;
         let d = self.taddr(&m.d);
         let (dl, dc) = (self.r(), self.r());
         self.line(&format!("shr.u32 %r{dl}, %r{d}, 16;"));
         self.line(&format!("and.b32 %r{dc}, %r{d}, 65535;"));
         self.check_cells(dl, 128, dc, n);
+        // An A in TMEM: 128 lanes from its address, 8 columns (256 bits of A per row).
+        let a_tmem = match &m.a {
+            tcgen05_ir::MmaA::Tmem(t) => {
+                let r = self.taddr(t);
+                let (al, ac) = (self.r(), self.r());
+                self.line(&format!("shr.u32 %r{al}, %r{r}, 16;"));
+                self.line(&format!("and.b32 %r{ac}, %r{r}, 65535;"));
+                self.check_cells(al, 128, ac, 8);
+                Some((al, ac))
+            }
+            tcgen05_ir::MmaA::Desc(_) => None,
+        };
         let kind = m.form.kind;
         let idesc = m.idesc;
         let (sa, sb) = (idesc >> 7 & 7 == 1, idesc >> 10 & 7 == 1);
         let (na, nb) = (idesc >> 13 & 1 == 1, idesc >> 14 & 1 == 1);
         let int = kind == tcgen05_ir::MmaKind::I8;
         let (abase, bbase) = (self.r(), self.r());
-        self.line(&format!("mov.u32 %r{abase}, tc_data{};", a.region));
-        self.line(&format!("add.u32 %r{abase}, %r{abase}, {};", a.offset));
+        if let Some(a) = &a {
+            self.line(&format!("mov.u32 %r{abase}, tc_data{};", a.region));
+            self.line(&format!("add.u32 %r{abase}, %r{abase}, {};", a.offset));
+        }
         self.line(&format!("mov.u32 %r{bbase}, tc_data{};", b.region));
         self.line(&format!("add.u32 %r{bbase}, %r{bbase}, {};", b.offset));
         let tm = self.r();
@@ -93,15 +111,9 @@ impl EmuMma for Body<'_, Emu<'_>> {
         );
         let (p, q) = (self.pr(), self.pr());
         let h = self.h();
-        // The address of element (r, k) of an operand: start + (r % 8) * 16 + (r / 8) * SBO
-        // + (kb / 16) * LBO + kb % 16 with kb = k * element bytes.
-        let elem = |b: &mut Self,
-                    base: u32,
-                    desc: &tcgen05_ir::SmemDesc,
-                    rr: u32,
-                    out: u32,
-                    signed: bool,
-                    neg: bool| {
+        // The address of element (r, k) of an operand in shared memory: start + (r % 8) * 16
+        // + (r / 8) * SBO + (kb / 16) * LBO + kb % 16 with kb = k * element bytes.
+        let smem_addr = |b: &mut Self, base: u32, desc: &tcgen05_ir::SmemDesc, rr: u32| {
             b.line(&format!("and.b32 %r{addr}, %r{rr}, 7;"));
             b.line(&format!("shl.b32 %r{addr}, %r{addr}, 4;"));
             b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{base};"));
@@ -119,6 +131,21 @@ impl EmuMma for Body<'_, Emu<'_>> {
             b.line(&format!("mul.lo.u32 %r{t}, %r{k}, {eb};"));
             b.line(&format!("and.b32 %r{t}, %r{t}, 15;"));
             b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{t};"));
+        };
+        // The address of element (r, k) of an A in TMEM at lane `al`, column `ac`: byte
+        // kb % 4 of cell (al + r, ac + kb / 4), word (ac + kb / 4) * 128 + al + r of emu_tmem.
+        let tmem_addr = |b: &mut Self, al: u32, ac: u32, rr: u32| {
+            b.line(&format!("mul.lo.u32 %r{t}, %r{k}, {eb};"));
+            b.line(&format!("shr.u32 %r{addr}, %r{t}, 2;"));
+            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{ac};"));
+            b.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 128, %r{al};"));
+            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{rr};"));
+            b.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 4, %r{tm};"));
+            b.line(&format!("and.b32 %r{t}, %r{t}, 3;"));
+            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{t};"));
+        };
+        // The element at `addr` into `out` (f32, or s32 for i8).
+        let load = |b: &mut Self, out: u32, signed: bool, neg: bool| {
             match kind {
                 tcgen05_ir::MmaKind::F16 => {
                     b.line(&format!("ld.shared.b16 %h{h}, [%r{addr}];"));
@@ -142,6 +169,15 @@ impl EmuMma for Body<'_, Emu<'_>> {
         };
         self.line(&format!("mov.u32 %r{row}, 0;"));
         self.label(&format!("$M{l}_row"));
+        // `.ashift`: D row m uses A row m - 1 (row 0, unspecified, uses row 0).
+        let arow = if m.form.ashift {
+            let r = self.r();
+            self.line(&format!("max.u32 %r{r}, %r{row}, 1;"));
+            self.line(&format!("sub.u32 %r{r}, %r{r}, 1;"));
+            r
+        } else {
+            row
+        };
         // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
         if let Some(dol) = &m.disable_output_lane {
             let w = self.r();
@@ -168,8 +204,14 @@ impl EmuMma for Body<'_, Emu<'_>> {
         self.line(&format!("mov.u32 %r{acc}, 0;"));
         self.line(&format!("mov.u32 %r{k}, 0;"));
         self.label(&format!("$M{l}_k"));
-        elem(self, abase, &a, row, x, sa, na);
-        elem(self, bbase, &b, col, y, sb, nb);
+        match (&a, a_tmem) {
+            (Some(desc), _) => smem_addr(self, abase, desc, row),
+            (None, Some((al, ac))) => tmem_addr(self, al, ac, arow),
+            (None, None) => unreachable!("an MMA's A is in shared memory or in TMEM"),
+        }
+        load(self, x, sa, na);
+        smem_addr(self, bbase, &b, col);
+        load(self, y, sb, nb);
         if int {
             self.line(&format!("mad.lo.s32 %r{acc}, %r{x}, %r{y}, %r{acc};"));
         } else {
