@@ -97,7 +97,7 @@ impl EmuCp for Body<'_, Emu<'_>> {
         };
         // Every word of a source at an offset not a multiple of 4 straddles two words, which
         // the oracle does not model (left unchanged).
-        if src.offset % 4 != 0 {
+        if !src.offset.is_multiple_of(4) {
             return;
         }
         let region_bytes = self
