@@ -256,9 +256,9 @@ fn the_assembler_check_can_fail() {
 )]
 fn generated_programs_lower_and_assemble() {
     // Every valid program the builder makes (default config: mma, cp, shift, ::2 pairs
-    // included) must lower, or be refused for a form the emulation does not model (cp, an
-    // MMA with A in TMEM: "not emulated"), and the lowering must assemble for sm_90.
-    let (mut with_mma, mut lowered) = (0, 0);
+    // included) must lower, or be refused as "not emulated" (a static violation), and the
+    // lowering must assemble for sm_90.
+    let (mut with_mma, mut with_cp, mut with_tmem_a, mut lowered) = (0, 0, 0, 0);
     for seed in 0..60u64 {
         let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
         let low = match emu::lower(&p, &EmuConfig::default()) {
@@ -269,12 +269,26 @@ fn generated_programs_lower_and_assemble() {
         assemble(&low.ptx).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         lowered += 1;
         with_mma += usize::from(p.ops().iter().any(|o| matches!(o, Op::Mma(_))));
+        with_cp += usize::from(p.ops().iter().any(|o| matches!(o, Op::Cp { .. })));
+        with_tmem_a += usize::from(
+            p.ops()
+                .iter()
+                .any(|o| matches!(o, Op::Mma(m) if matches!(m.a, MmaA::Tmem(_)))),
+        );
     }
-    eprintln!("{lowered} of 60 generated programs lowered");
+    eprintln!(
+        "{lowered} of 60 generated programs lowered, {with_cp} with a cp, {with_tmem_a} with an \
+         MMA reading A from TMEM"
+    );
     assert!(
         lowered >= 6,
         "only {lowered} of 60 generated programs lowered"
     );
-    // The check covers the MMA lowering (the default config makes MMA flows often).
+    // The check covers the MMA and cp lowerings (the default config makes both often).
     assert!(with_mma > 0);
+    assert!(with_cp > 0, "no generated program with a cp lowered");
+    assert!(
+        with_tmem_a > 0,
+        "no generated program with an MMA reading A from TMEM lowered"
+    );
 }

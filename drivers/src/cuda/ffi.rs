@@ -30,6 +30,57 @@ pub struct DriverError {
     pub call: &'static str,
 }
 
+/// Why [`Gpu::open`] found no usable device.
+#[derive(Debug, Clone)]
+pub enum OpenError {
+    /// `cuInit` failed (no device, or a driver without one).
+    Init {
+        /// The `CUresult` value.
+        code: u32,
+        /// Its name.
+        name: String,
+    },
+    /// The driver is older than CUDA 12.0 (`cuLaunchKernelEx`, clusters).
+    OldDriver {
+        /// `cuDriverGetVersion`'s value (major * 1000 + minor * 10).
+        version: u32,
+    },
+    /// Device `ordinal` does not exist.
+    NoDevice {
+        /// The ordinal asked for.
+        ordinal: u32,
+        /// Devices the driver sees.
+        count: u32,
+    },
+    /// Another driver call failed.
+    Call(DriverError),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Init { code, name } => {
+                write!(
+                    f,
+                    "no usable CUDA device: cuInit failed with {name} ({code})"
+                )
+            }
+            OpenError::OldDriver { version } => write!(
+                f,
+                "the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)",
+                version / 1000,
+                version % 1000 / 10
+            ),
+            OpenError::NoDevice { ordinal, count } => {
+                write!(f, "no CUDA device {ordinal}: the driver sees {count}")
+            }
+            OpenError::Call(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
 impl std::fmt::Display for DriverError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} failed: {} ({})", self.call, self.name, self.code)
@@ -188,56 +239,52 @@ impl Gpu {
     }
 
     /// Initializes the driver and opens device `ordinal`.
-    pub fn open(d: Driver, ordinal: u32) -> Result<Gpu, String> {
+    pub fn open(d: Driver, ordinal: u32) -> Result<Gpu, OpenError> {
+        let call = |r: Res, call: &'static str| {
+            if r == arch::code::SUCCESS {
+                Ok(())
+            } else {
+                Err(OpenError::Call(DriverError {
+                    code: r,
+                    name: error_name(&d, r),
+                    call,
+                }))
+            }
+        };
         // SAFETY: plain driver calls with valid out-pointers to locals.
         unsafe {
             let r = (d.cuInit)(0);
-            if r != 0 {
-                return Err(format!(
-                    "no usable CUDA device: cuInit failed with {} ({r})",
-                    error_name(&d, r)
-                ));
+            if r != arch::code::SUCCESS {
+                return Err(OpenError::Init {
+                    code: r,
+                    name: error_name(&d, r),
+                });
             }
             let mut version = 0;
-            let r = (d.cuDriverGetVersion)(&mut version);
-            if r != 0 {
-                return Err(format!("cuDriverGetVersion failed: {}", error_name(&d, r)));
-            }
+            call((d.cuDriverGetVersion)(&mut version), "cuDriverGetVersion")?;
             // cuLaunchKernelEx and the cluster attribute need a CUDA 12.0 driver.
             if version < 12000 {
-                return Err(format!(
-                    "the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)",
-                    version / 1000,
-                    version % 1000 / 10
-                ));
+                return Err(OpenError::OldDriver {
+                    version: version as u32,
+                });
             }
             let mut count = 0;
-            let r = (d.cuDeviceGetCount)(&mut count);
-            if r != 0 {
-                return Err(format!("cuDeviceGetCount failed: {}", error_name(&d, r)));
-            }
+            call((d.cuDeviceGetCount)(&mut count), "cuDeviceGetCount")?;
             if ordinal >= count as u32 {
-                return Err(format!("no CUDA device {ordinal}: the driver sees {count}"));
+                return Err(OpenError::NoDevice {
+                    ordinal,
+                    count: count as u32,
+                });
             }
             let mut dev: sys::CUdevice = 0;
-            let r = (d.cuDeviceGet)(&mut dev, ordinal as c_int);
-            if r != 0 {
-                return Err(format!(
-                    "cuDeviceGet({ordinal}) failed: {}",
-                    error_name(&d, r)
-                ));
-            }
-            let attr = |a: sys::CUdevice_attribute| -> Result<u32, String> {
+            call((d.cuDeviceGet)(&mut dev, ordinal as c_int), "cuDeviceGet")?;
+            let attr = |a: sys::CUdevice_attribute| -> Result<u32, OpenError> {
                 let mut v = 0;
-                let r = (d.cuDeviceGetAttribute)(&mut v, a, dev);
-                if r != 0 {
-                    Err(format!(
-                        "cuDeviceGetAttribute({a:?}) failed: {}",
-                        error_name(&d, r)
-                    ))
-                } else {
-                    Ok(v as u32)
-                }
+                call(
+                    (d.cuDeviceGetAttribute)(&mut v, a, dev),
+                    "cuDeviceGetAttribute",
+                )?;
+                Ok(v as u32)
             };
             use sys::CUdevice_attribute as A;
             let cc = Cc {
@@ -254,23 +301,14 @@ impl Gpu {
                 "?".into()
             };
             let mut ctx: sys::CUcontext = ptr::null_mut();
-            let r = (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev);
-            if r != 0 {
-                return Err(format!(
-                    "cuDevicePrimaryCtxRetain failed: {}",
-                    error_name(&d, r)
-                ));
-            }
-            let r = (d.cuCtxSetCurrent)(ctx);
-            if r != 0 {
-                return Err(format!("cuCtxSetCurrent failed: {}", error_name(&d, r)));
-            }
+            call(
+                (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev),
+                "cuDevicePrimaryCtxRetain",
+            )?;
+            call((d.cuCtxSetCurrent)(ctx), "cuCtxSetCurrent")?;
             let mut stream: sys::CUstream = ptr::null_mut();
             // CU_STREAM_NON_BLOCKING = 1.
-            let r = (d.cuStreamCreate)(&mut stream, 1);
-            if r != 0 {
-                return Err(format!("cuStreamCreate failed: {}", error_name(&d, r)));
-            }
+            call((d.cuStreamCreate)(&mut stream, 1), "cuStreamCreate")?;
             Ok(Gpu {
                 d,
                 stream,

@@ -8,6 +8,6 @@ pub mod lift;
 pub mod model;
 pub mod parse;
 
-pub use emit::{emit, emit_into};
+pub use emit::{Body, Lowering, Native, Pending, emit, emit_into, emit_with};
 pub use lift::{LiftError, lift};
 pub use parse::{Module, ParseError, parse_module};

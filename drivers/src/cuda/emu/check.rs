@@ -1,0 +1,214 @@
+//! What the emulation supports, checked before lowering: a program it refuses is "not run"
+//! with the reason.
+
+use super::Unsupported;
+use tcgen05_ir::{CpShape, CtaGroup, Op, Pack, Program, Stmt, TBase, TmemRef};
+
+/// Checks what the emulation supports, statically.
+pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
+    let mut err = None;
+    let l = &p.launch;
+    if l.warps_per_cta == 0 || l.warps_per_cta > 16 || p.warps.len() != usize::from(l.warps_per_cta)
+    {
+        err = Some(format!(
+            "launch of {} warps with {} warp bodies",
+            l.warps_per_cta,
+            p.warps.len()
+        ));
+    }
+    if !(1..=8).contains(&l.cluster_size) || l.clusters == 0 {
+        err = Some(format!(
+            "cluster size {} x {} clusters",
+            l.cluster_size, l.clusters
+        ));
+    }
+    p.walk(&mut |s| {
+        if err.is_some() {
+            return;
+        }
+        match s {
+            // CP-SHAPE: not a shape of the spec (a static violation).
+            Stmt::Tc(Op::Cp { form, .. }) if form.shape == CpShape::S64x256b => {
+                err = Some(format!(
+                    "ill-formed `{}` (a static violation; not emulated)",
+                    form_opcode(s)
+                ));
+            }
+            Stmt::Tc(Op::Cp { src, .. }) if usize::from(src.region) >= p.smem.regions.len() => {
+                err = Some(format!(
+                    "cp descriptor of region {} of {}",
+                    src.region,
+                    p.smem.regions.len()
+                ));
+            }
+            Stmt::Tc(Op::Mma(m)) => {
+                let regions = [mma_desc(m).map(|d| d.region), Some(m.b.region)];
+                if let Some(r) = regions
+                    .into_iter()
+                    .flatten()
+                    .find(|r| usize::from(*r) >= p.smem.regions.len())
+                {
+                    err = Some(format!(
+                        "mma descriptor of region {r} of {}",
+                        p.smem.regions.len()
+                    ));
+                }
+            }
+            Stmt::Tc(Op::Ld { form, nregs, .. }) => {
+                let ok = tcgen05_ir::vec_len(form.shape, form.num) == Some(*nregs)
+                    && form.sync
+                    && form.aligned
+                    && form.pack != Some(Pack::Unpack16b)
+                    && (!form.red || (form.pack.is_none() && form.red_op.is_some()));
+                if !ok {
+                    err = Some(format!(
+                        "ill-formed `{}` with {nregs} registers (a static violation; not emulated)",
+                        form_opcode(s)
+                    ));
+                }
+            }
+            Stmt::Tc(Op::St { form, nregs, .. }) => {
+                let ok = tcgen05_ir::vec_len(form.shape, form.num) == Some(*nregs)
+                    && form.sync
+                    && form.aligned
+                    && form.pack != Some(Pack::Pack16b);
+                if !ok {
+                    err = Some(format!(
+                        "ill-formed `{}` with {nregs} registers (a static violation; not emulated)",
+                        form_opcode(s)
+                    ));
+                }
+            }
+            Stmt::Call(f) if usize::from(*f) >= p.funcs.len() => {
+                err = Some(format!("call of missing function f{f}"))
+            }
+            Stmt::Tc(Op::Alloc { slot, .. }) | Stmt::ObserveAddr { slot }
+                if *slot >= p.smem.slots =>
+            {
+                err = Some(format!("slot {slot} of {}", p.smem.slots));
+            }
+            Stmt::Tc(Op::Commit { mbar, .. })
+            | Stmt::MbarInit { bar: mbar, .. }
+            | Stmt::MbarArrive { bar: mbar, .. }
+            | Stmt::MbarWait { bar: mbar, .. }
+                if *mbar >= p.smem.mbarriers =>
+            {
+                err = Some(format!("mbarrier {mbar} of {}", p.smem.mbarriers));
+            }
+            Stmt::Fill { region, .. } if usize::from(*region) >= p.smem.regions.len() => {
+                err = Some(format!("region {region} of {}", p.smem.regions.len()));
+            }
+            _ => {}
+        }
+        if let Stmt::Tc(op) = s {
+            for t in taddrs(op) {
+                if let TBase::Slot(n) = t.base
+                    && n >= p.smem.slots
+                    && err.is_none()
+                {
+                    err = Some(format!("address from slot {n} of {}", p.smem.slots));
+                }
+            }
+        }
+    });
+    // Recursion between functions would not terminate in PTX either, but the printer would
+    // still print it; refuse cycles so a generated case cannot make the GPU spin forever.
+    if err.is_none() && calls_recursive(p) {
+        err = Some("recursive function calls".into());
+    }
+    err.map_or(Ok(()), |e| Err(Unsupported(e)))
+}
+
+fn form_opcode(s: &Stmt) -> String {
+    match s {
+        Stmt::Tc(op) => op.form().opcode(),
+        _ => String::new(),
+    }
+}
+
+fn taddrs(op: &Op) -> Vec<TmemRef> {
+    match op {
+        Op::Dealloc { taddr, .. }
+        | Op::Ld { taddr, .. }
+        | Op::St { taddr, .. }
+        | Op::Shift { taddr, .. }
+        | Op::Cp { taddr, .. } => vec![*taddr],
+        Op::Mma(m) => {
+            let mut v = vec![m.d];
+            if let tcgen05_ir::MmaA::Tmem(t) = m.a {
+                v.push(t);
+            }
+            v.extend(
+                m.sp_meta
+                    .iter()
+                    .chain(&m.scale_a)
+                    .chain(&m.scale_b)
+                    .copied(),
+            );
+            v
+        }
+        _ => vec![],
+    }
+}
+
+pub(super) fn mma_desc(m: &tcgen05_ir::Mma) -> Option<&tcgen05_ir::SmemDesc> {
+    match &m.a {
+        tcgen05_ir::MmaA::Desc(d) => Some(d),
+        tcgen05_ir::MmaA::Tmem(_) => None,
+    }
+}
+
+fn calls_recursive(p: &Program) -> bool {
+    fn callees(b: &[Stmt], out: &mut Vec<usize>) {
+        for s in b {
+            match s {
+                Stmt::Call(f) => out.push(usize::from(*f)),
+                Stmt::If { then, els, .. } => {
+                    callees(then, out);
+                    callees(els, out);
+                }
+                Stmt::Loop { body, .. } => callees(body, out),
+                _ => {}
+            }
+        }
+    }
+    let n = p.funcs.len();
+    let edges: Vec<Vec<usize>> = p
+        .funcs
+        .iter()
+        .map(|f| {
+            let mut v = Vec::new();
+            callees(&f.body, &mut v);
+            v
+        })
+        .collect();
+    // Depth-first search for a cycle.
+    fn visit(i: usize, edges: &[Vec<usize>], state: &mut [u8]) -> bool {
+        state[i] = 1;
+        for &j in &edges[i] {
+            if j < state.len() && (state[j] == 1 || (state[j] == 0 && visit(j, edges, state))) {
+                return true;
+            }
+        }
+        state[i] = 2;
+        false
+    }
+    let mut state = vec![0u8; n];
+    (0..n).any(|i| state[i] == 0 && visit(i, &edges, &mut state))
+}
+
+pub(super) fn uses_pairs(p: &Program) -> bool {
+    let mut any = false;
+    p.walk(&mut |s| {
+        if let Stmt::Tc(op) = s
+            && matches!(
+                op,
+                Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Shift { .. }
+            )
+            && op.form().cta_group() == Some(CtaGroup::Two)
+        {
+            any = true;
+        }
+    });
+    any
+}

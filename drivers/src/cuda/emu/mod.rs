@@ -1,0 +1,608 @@
+//! `cuda-emu`: a lowering of tcgen05 programs to ordinary sm_90 PTX, so every line of the
+//! hardware path (compile, load, cluster launch, readback, watchdog, respawn) runs on Hopper
+//! (issue 7, part 4).
+//!
+//! # What is emulated, and how
+//!
+//! The printer follows the structure of [`tcgen05_ir::ptx::emit`] (same observation layout,
+//! same statement idioms), and replaces every tcgen05 instruction by ordinary PTX over an
+//! emulated per-CTA state in shared memory:
+//!
+//! | spec object | emulation |
+//! | --- | --- |
+//! | TMEM, 128 lanes × 512 columns of 32 bits (reference §2.1) | dynamic shared memory `emu_tmem`, cell (lane, col) at word `col * 128 + lane`, for the first [`Lowered::tmem_cols`] columns (as many as fit next to the program's own shared memory; 448 on an H100 with a small program); an access beyond them ends the case as `NotRun` (code [`Code::Capacity`]) |
+//! | column allocator, units of 32 columns (§2.3) | a 16-bit mask in `emu_state`, first fit at a multiple of the request's size, claimed with `atom.shared.cas`; a full allocator spins with `nanosleep` for at most [`SPIN_LIMIT`] rounds (ALLOC-BLOCKS), then records [`Code::HangAlloc`] |
+//! | allocation permit, last size (§2.3) | words of `emu_state` |
+//! | `::2` alloc/dealloc/relinquish (§2.5) | the k-th `::2` operation of each CTA of a pair meets its partner through a mailbox in the peer's shared memory (`mapa` + `st.release.cluster.shared::cluster`); the even CTA claims the same columns in both masks; a partner that never comes is [`Code::HangPair`] after [`SPIN_LIMIT`] rounds (ALLOC-PAIR-BLOCK) |
+//! | ld / st (§3.2, §3.3) | `ld.shared` / `st.shared` of the cells, performed at issue (a completion order the spec allows); `.pack::16b` / `.unpack::16b` use the low halves of two adjacent columns |
+//! | wait::ld / wait::st | `bar.warp.sync` (the accesses already completed) |
+//! | fence::* | `fence.acq_rel.cluster` |
+//! | shift (§3.6) | rows `lane+0..30` move down one lane in 8 columns (OQ-16: our choice), in both CTAs for `::2` |
+//! | mbarrier wait (`MbarWait`: a loop of at most `max_tries` tries) | each try is one non-blocking `mbarrier.test_wait.parity.acquire` (the program's scope) and, if it fails, a `nanosleep` of [`TRY_SLEEP_NS`] (bounded by the PTX ISA at twice that), so 2^20 tries take 0.13 s on an H100. A `try_wait` instead suspends its thread for a system-dependent time per failing try: 3.95 us on an H100 (driver 580), and a `suspendTimeHint` does not shorten it (ptxas adds a `NANOSLEEP.SYNCS` of the hint after the same `SYNCS.PHASECHK.TRANS64.TRYWAIT`), so 2^20 tries took 4.1 s of GPU time, which time slices between the campaign's contexts stretched past a 10 s watchdog (docs/blackwell.md). The IR counts tries, not time, and the ISA lets a `try_wait` return false after any time limit, so a try that does not suspend keeps the program's meaning |
+//! | commit (§3.9) | the tracked operations completed at issue, so one `mbarrier.arrive.release.cluster` (count 1) on the named mbarrier, or on each CTA of `ctaMask` |
+//! | mma (§3.7) | completes at issue, by each issuing thread. For dense `cta_group::1`, M = 128, kinds f16 (f32 D) / tf32 / i8, B (and an A in shared memory) K-major without swizzle: D = A·B (+ D·2^-scale) computed in f32 (s32 for i8) over the canonical layout (core matrices of 8 rows × 16 bytes, LBO along K, SBO along M/N) into data-path layout D (row m → lane m), skipping disabled output lanes. An A in TMEM is read from 128 lanes × 8 columns (row m in lane m, elements packed little-endian; `.ashift` moves A's rows down by one). Every other form leaves D unchanged (the oracle leaves those values unspecified: OQ-19/OQ-22) |
+//! | cp (§3.5) | completes at issue, by each issuing thread ([`cp`]): the source rows through the K-major no-swizzle descriptor into the lanes of the shape and multicast (`.warpx4`, `.warpx2::02_13`, `.warpx2::01_23`), one word per column, the oracle's layouts; decompressions and other descriptors check their footprint and leave the cells unchanged (OQ-29). `::2` writes the issuing CTA's copy |
+//!
+//! The 16-lane ld/st shapes map threads to cells as follows (the spec gives this only in
+//! figures, OQ-10; the maps of `oracle::run::ldst`, read off CUTLASS's `SM100_TMEM_LOAD_16dp*`
+//! layouts): `.16x64b` thread t → lane t/4 + 8(t%2), column 2r + (t/2)%2; `.16x128b` register j of a
+//! repetition → lane t/4 + 8j, column 4r + t%4; `.16x256b` register j → lane t/4 + 8(j/2),
+//! column 8r + 2(t%4) + j%2; `.16x32bx2` threads 0-15 use `taddr`, 16-31 `taddr + split`, lane
+//! t%16, column r.
+//!
+//! # Violations the emulation can see
+//!
+//! Each becomes a `trap` after the first trapping thread recorded a [`Code`] (with its CTA,
+//! warp, lane and a detail word) in a status block in host-mapped memory, which survives the
+//! dead context. [`Code::class`] says how the `cuda-emu` target reports each code: a trap (with
+//! the rule it breaks), a hang (bounded spin exhausted), a leak (ALLOC-FREE-BEFORE-EXIT) or
+//! "not run" (emulation capacity).
+
+use std::fmt::Write as _;
+use tcgen05_ir::observe::{Layout, Site};
+use tcgen05_ir::{Op, Program};
+
+/// Rounds of a bounded spin (each a `nanosleep` of [`SPIN_NS`] ns): about 0.5 s, below the
+/// default watchdog (2 s), so a blocked alloc is reported with its reason rather than only by
+/// the watchdog.
+pub const SPIN_LIMIT: u32 = 1 << 19;
+/// Nanoseconds per spin round.
+pub const SPIN_NS: u32 = 1000;
+/// Nanoseconds each failed try of an emulated bounded mbarrier wait sleeps (`nanosleep`, which
+/// the PTX ISA bounds by twice the request) before the next `mbarrier.test_wait`. On an H100
+/// (driver 580) a try then takes 128 ns, so a wait of 2^20 tries on a phase that never
+/// completes gives up after 0.13 s of GPU time (at most about 0.26 s by the `nanosleep` bound),
+/// far inside the default 2 s watchdog even when a few contexts share the GPU by time slices,
+/// and still far longer than any emulated operation a legitimate wait waits for.
+pub const TRY_SLEEP_NS: u32 = 100;
+/// Words of the status block (second kernel parameter).
+pub const STATUS_WORDS: u32 = 8;
+/// Largest dynamic shared memory a block may use on sm_90 (227 KiB), the default capacity.
+pub const SM90_MAX_DYN_SMEM: u32 = 232_448;
+
+macro_rules! codes {
+    ($($(#[$m:meta])* $name:ident = $v:literal, $class:ident, $rule:literal;)*) => {
+        /// A violation (or limit) the emulation detected; written to status word 0.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $($(#[$m])* $name = $v,)*
+        }
+
+        impl Code {
+            /// Every code.
+            pub const ALL: &'static [Code] = &[$(Code::$name,)*];
+
+            /// The code from its number.
+            pub fn from_u32(v: u32) -> Option<Code> {
+                match v { $($v => Some(Code::$name),)* _ => None }
+            }
+
+            /// How the target reports it.
+            pub fn class(self) -> CodeClass {
+                match self { $(Code::$name => CodeClass::$class,)* }
+            }
+
+            /// The rule of the catalogue (reference §6) or open question it enforces.
+            pub fn rule(self) -> &'static str {
+                match self { $(Code::$name => $rule,)* }
+            }
+        }
+    };
+}
+
+/// How a [`Code`] is reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CodeClass {
+    /// A trap with the rule's name (`Outcome::Trapped`).
+    Trap,
+    /// A blocked operation: `Outcome::Hung` at the lanes' checkpoints.
+    Hang,
+    /// TMEM allocated at exit: `Outcome::Leaked`.
+    Leak,
+    /// Beyond what the emulation holds: `Outcome::NotRun`.
+    NotRun,
+}
+
+codes! {
+    /// An `.aligned` tcgen05 instruction executed by part of a warp (diverged or exited lanes).
+    NotConverged = 1, Trap, "GEN-ALIGNED-CONVERGENT / GEN-NO-EXITED-THREAD";
+    /// Threads of a warp passed different `taddr` to ld/st.
+    TaddrDivergent = 2, Trap, "LDST-TADDR-UNIFORM";
+    /// Threads of a warp passed different nCols.
+    NcolsDivergent = 3, Trap, "ALLOC-NCOLS-UNIFORM";
+    /// nCols not a power of two in [32, 512].
+    NcolsInvalid = 4, Trap, "ALLOC-NCOLS-POW2 / ALLOC-NCOLS-RANGE";
+    /// alloc after relinquish_alloc_permit.
+    AllocAfterRelinquish = 5, Trap, "ALLOC-AFTER-RELINQUISH";
+    /// alloc of more columns than an earlier one.
+    AllocIncreasing = 6, Trap, "ALLOC-NONINCREASING";
+    /// alloc's generic dst outside shared memory.
+    DstNotShared = 7, Trap, "ALLOC-DST-SHARED";
+    /// dealloc of columns that are not allocated, or a malformed address.
+    DeallocNotAllocated = 8, Trap, "DEALLOC-TADDR-PREV (OQ-3)";
+    /// ld/st outside the warp's lane quarter.
+    LaneQuarter = 9, Trap, "LDST-LANE-QUARTER (OQ-11)";
+    /// A TMEM access to columns that are not allocated.
+    Unallocated = 10, Trap, "OQ-9 (access to unallocated columns)";
+    /// A TMEM address beyond 128 lanes or 512 columns.
+    OutOfRange = 11, Trap, "OQ-9 (lane >= 128 or column >= 512)";
+    /// A `::2` operation in a cluster without the peer CTA.
+    PeerMissing = 12, Trap, "GEN-PEER-EXISTS";
+    /// The two warps of a `::2` collective issued different operations or sizes.
+    PairMismatch = 13, Trap, "ALLOC-ISSUER (::2 collective mismatch)";
+    /// shift with a lane field not a multiple of 32.
+    ShiftLaneAlign = 14, Trap, "SHIFT-LANE-ALIGN";
+    /// commit's mbarrier outside the shared::cluster window.
+    CommitWindow = 15, Trap, "COMMIT-MBAR-WINDOW";
+    /// commit multicast to a CTA rank outside the cluster.
+    CommitRank = 16, Trap, "COMMIT-MCAST-MASK";
+    /// An alloc found no free columns for [`SPIN_LIMIT`] rounds.
+    HangAlloc = 32, Hang, "ALLOC-BLOCKS";
+    /// A `::2` collective's partner did not come for [`SPIN_LIMIT`] rounds.
+    HangPair = 33, Hang, "ALLOC-PAIR-BLOCK / DEALLOC-PAIR-BLOCK";
+    /// The peer CTA of a `::2` pair did not finish for [`SPIN_LIMIT`] rounds after this CTA.
+    HangPeerExit = 34, Hang, "GEN-PEER-ACTIVE";
+    /// The CTA finished with TMEM allocated.
+    Leak = 48, Leak, "ALLOC-FREE-BEFORE-EXIT";
+    /// An access beyond the emulated columns.
+    Capacity = 64, NotRun, "emulation capacity";
+}
+
+/// Lowering settings.
+#[derive(Debug, Clone, Copy)]
+pub struct EmuConfig {
+    /// Dynamic shared memory a block may use (the device's opt-in limit).
+    pub max_dyn_smem: u32,
+}
+
+impl Default for EmuConfig {
+    fn default() -> Self {
+        EmuConfig {
+            max_dyn_smem: SM90_MAX_DYN_SMEM,
+        }
+    }
+}
+
+/// A lowered program, ready for the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lowered {
+    /// The sm_90 PTX module; entry `tc_kernel(.param .u64 obs, .param .u64 status)`.
+    pub ptx: String,
+    /// Dynamic shared memory per CTA (the emulated TMEM).
+    pub dyn_smem: u32,
+    /// Emulated TMEM columns.
+    pub tmem_cols: u32,
+}
+
+/// Why a program is not emulated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+impl std::fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cuda-emu: {}", self.0)
+    }
+}
+
+/// Words of `emu_state`.
+mod st {
+    /// Allocated-unit mask.
+    pub const MASK: u32 = 0;
+    /// Permit relinquished.
+    pub const RELQ: u32 = 1;
+    /// Last alloc size.
+    pub const LAST: u32 = 2;
+    /// Threads finished.
+    pub const FIN: u32 = 3;
+    /// `::2` operations issued by this CTA.
+    pub const PAIRS: u32 = 4;
+    /// The peer CTA finished.
+    pub const PEER_DONE: u32 = 5;
+    /// Mailbox: 4 slots of (op << 16 | ncols, seq).
+    pub const MAIL: u32 = 8;
+    /// Alloc results for the odd CTA: 4 slots of address + 1.
+    pub const RES: u32 = 16;
+    /// Words.
+    pub const WORDS: u32 = 24;
+}
+
+/// The static shared memory of a program (slots, mbarriers, regions, emu state), bytes, with
+/// the alignment the printer declares.
+fn static_smem(p: &Program) -> u64 {
+    let mut b = 0u64;
+    let align = |b: u64, a: u64| b.div_ceil(a) * a;
+    b += 4 * u64::from(p.smem.slots);
+    b = align(b, 16) + 8 * u64::from(p.smem.mbarriers);
+    for r in &p.smem.regions {
+        b = align(b, 1024) + u64::from(*r.max(&16));
+    }
+    b = align(b, 16) + 4 * u64::from(st::WORDS);
+    align(b, 1024)
+}
+
+mod check;
+mod cp;
+mod mma;
+mod ops;
+
+use check::{check_supported, uses_pairs};
+use ops::EmuOps;
+use tcgen05_ir::ptx::{Body, Lowering, Pending, emit_with};
+
+/// Lowers `p` for sm_90, or says why it is not emulated.
+pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
+    check_supported(p)?;
+    let fixed = static_smem(p);
+    let room = u64::from(cfg.max_dyn_smem).saturating_sub(fixed);
+    // 512 bytes per column (128 lanes of 4 bytes), in whole allocation units of 32 columns.
+    let cols = ((room / 512) / 32 * 32).min(512) as u32;
+    if cols < 32 {
+        return Err(Unsupported(format!(
+            "the program's shared memory ({fixed} bytes) leaves no room for emulated TMEM (limit {} bytes)",
+            cfg.max_dyn_smem
+        )));
+    }
+    let ctx = Ctx {
+        cols,
+        pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
+    };
+    let mut out = String::with_capacity(16 * 1024);
+    emit_with(
+        p,
+        &Emu {
+            c: &ctx,
+            traps: false,
+        },
+        &mut out,
+    );
+    Ok(Lowered {
+        ptx: out,
+        dyn_smem: cols * 512,
+        tmem_cols: cols,
+    })
+}
+
+/// What every body of one lowered program shares.
+#[derive(Debug)]
+struct Ctx {
+    /// Emulated TMEM columns.
+    cols: u32,
+    /// The program has `::2` collectives and a cluster of at least two CTAs.
+    pairs: bool,
+}
+
+/// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
+/// the shared context and whether the body branches to the trap tail.
+#[derive(Debug, Clone)]
+struct Emu<'a> {
+    c: &'a Ctx,
+    traps: bool,
+}
+
+impl Lowering for Emu<'_> {
+    fn head(&self, p: &Program, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "//\n// tcgen05-fuzz cuda-emu lowering (tcgen05-drivers {}) of a program for {}\n// emulated TMEM: 128 lanes x {} columns\n//",
+            env!("CARGO_PKG_VERSION"),
+            p.launch.target,
+            self.c.cols
+        );
+        out.push_str(".version 8.0\n.target sm_90\n.address_size 64\n\n");
+    }
+
+    fn decls(&self, _p: &Program, out: &mut String) {
+        let _ = writeln!(out, ".shared .align 16 .b32 emu_state[{}];", st::WORDS);
+        out.push_str(".extern .shared .align 16 .b32 emu_tmem[];\n");
+    }
+
+    /// `emu_finish`, the finishing protocol: the last thread of the CTA, for programs with
+    /// `::2` collectives, waits until the peer CTA finished too (its shared memory must outlive
+    /// the peer's accesses), then checks for leaked columns.
+    fn helpers(&self, p: &Program, layout: &Layout, out: &mut String) {
+        out.push_str(".func emu_finish(.param .u64 emust);\n\n");
+        out.push_str(".func emu_finish(.param .u64 emust)\n{\n");
+        let mut b = Body::new(p, layout, self.clone());
+        b.special_regs();
+        b.line("ld.param.u64 %emust, [emust];");
+        let r = b.r();
+        let p0 = b.pr();
+        b.line(&format!(
+            "atom.shared.add.u32 %r{r}, [emu_state+{}], 1;",
+            4 * st::FIN
+        ));
+        b.line(&format!(
+            "setp.ne.u32 %p{p0}, %r{r}, {};",
+            32 * u32::from(p.launch.warps_per_cta) - 1
+        ));
+        b.line(&format!("@%p{p0} bra $FIN_RET;"));
+        // With ::2 pairs, the peer CTA first (a CTA that reached its exit with columns
+        // allocated is a leak only if the kernel completes: while the peer is blocked, e.g. in
+        // a ::2 dealloc this CTA never joins, the run is a hang, as on hardware, where error
+        // 721 surfaces only when the kernel ends), then the leak check.
+        if self.c.pairs {
+            let pe = b.r();
+            let peer = b.r();
+            b.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
+            b.line(&format!("mov.u32 %r{pe}, emu_state;"));
+            b.line(&format!(
+                "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
+            ));
+            b.line(&format!(
+                "st.release.cluster.shared::cluster.u32 [%r{pe}+{}], 1;",
+                4 * st::PEER_DONE
+            ));
+            let f = b.r();
+            let pf = b.pr();
+            b.spin_until(
+                &format!(
+                    "ld.acquire.cluster.shared::cta.u32 %r{f}, [emu_state+{}];",
+                    4 * st::PEER_DONE
+                ),
+                &format!("setp.ne.u32 %p{pf}, %r{f}, 0;"),
+                pf,
+                Code::HangPeerExit,
+                "0",
+            );
+        }
+        let m = b.r();
+        let p1 = b.pr();
+        b.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
+        b.line(&format!("setp.ne.u32 %p{p1}, %r{m}, 0;"));
+        b.trap_if(p1, Code::Leak, &format!("%r{m}"));
+        b.label("$FIN_RET");
+        b.line("ret;");
+        b.finish(out);
+        out.push_str("}\n\n");
+    }
+
+    /// The status block (host-mapped memory that survives a dead context).
+    fn extra_param(&self) -> Option<&'static str> {
+        Some("emust")
+    }
+
+    /// Loads the status block's address and initialises the emulated state before any thread
+    /// of the cluster uses it.
+    fn entry_preamble(b: &mut Body<'_, Self>) {
+        b.line("ld.param.u64 %emust, [emust];");
+        b.line("cvta.to.global.u64 %emust, %emust;");
+        let threads = 32 * u32::from(b.p.launch.warps_per_cta);
+        let t = b.r();
+        let pt = b.pr();
+        b.line(&format!("mov.u32 %r{t}, %tid.x;"));
+        b.line(&format!("setp.lt.u32 %p{pt}, %r{t}, {};", st::WORDS));
+        b.line(&format!("shl.b32 %r{t}, %r{t}, 2;"));
+        let a = b.r();
+        b.line(&format!("mov.u32 %r{a}, emu_state;"));
+        b.line(&format!("add.u32 %r{a}, %r{a}, %r{t};"));
+        b.line(&format!("@%p{pt} st.shared.u32 [%r{a}], 0;"));
+        // Fewer threads than words: thread 0 clears the rest.
+        for w in threads..st::WORDS {
+            b.line(&format!("st.shared.u32 [emu_state+{}], 0;", 4 * w));
+        }
+        b.line("barrier.sync 0;");
+        if b.p.launch.cluster_size > 1 {
+            b.line("barrier.cluster.arrive.release;");
+            b.line("barrier.cluster.wait.acquire;");
+        }
+    }
+
+    fn before_exit(b: &mut Body<'_, Self>) {
+        b.line("call emu_finish, (%emust);");
+    }
+
+    /// Volatile: the host reads the checkpoints of a hung kernel.
+    fn checkpoint_store(&self) -> &'static str {
+        "st.volatile.global.u32"
+    }
+
+    /// Each try is one non-blocking `test_wait` and, when it fails, a bounded `nanosleep`
+    /// (module docs: a `try_wait` suspends for a system-dependent time per try, about 4 us on
+    /// Hopper whatever the suspendTimeHint).
+    fn mbar_try(&self) -> &'static str {
+        "test_wait"
+    }
+
+    fn mbar_backoff(b: &mut Body<'_, Self>, q: u32) {
+        b.line(&format!("@%p{q} nanosleep.u32 {TRY_SLEEP_NS};"));
+    }
+
+    fn arrive_state(b: &mut Body<'_, Self>) -> String {
+        format!("%rd{}", b.rd())
+    }
+
+    /// The shared trap tail: the first thread to trap records the code, its place and the
+    /// detail word in the host-mapped status block, then everyone traps.
+    fn tail(b: &mut Body<'_, Self>) {
+        if !b.low.traps {
+            return;
+        }
+        b.label("$TRAP");
+        b.line("atom.global.cas.b32 %tprev, [%emust], 0, %tcode;");
+        b.line("setp.eq.u32 %tfirst, %tprev, 0;");
+        b.line(&format!(
+            "mad.lo.u32 %tprev, %clid, {}, %ctarank;",
+            b.p.launch.cluster_size
+        ));
+        b.line("@%tfirst st.volatile.global.u32 [%emust+4], %tprev;");
+        b.line("@%tfirst st.volatile.global.u32 [%emust+8], %warp;");
+        b.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
+        b.line("@%tfirst st.volatile.global.u32 [%emust+16], %tdet;");
+        b.line("membar.sys;");
+        b.line("trap;");
+    }
+
+    fn extra_regs(&self) -> &'static str {
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev;\n\t.reg .pred %tfirst;\n"
+    }
+
+    fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
+        b.lower_op(op, site, pending);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mma::mma_computed;
+    use super::*;
+    use tcgen05_ir::{CtaGroup, Scope, Stmt, TmemRef, samples};
+
+    #[test]
+    fn codes_round_trip_and_have_rules() {
+        for c in Code::ALL {
+            assert_eq!(Code::from_u32(*c as u32), Some(*c));
+            assert!(!c.rule().is_empty());
+        }
+        assert_eq!(Code::from_u32(0), None);
+        assert_eq!(Code::Leak.class(), CodeClass::Leak);
+        assert_eq!(Code::HangAlloc.class(), CodeClass::Hang);
+    }
+
+    #[test]
+    fn the_roundtrip_sample_lowers_to_plain_sm90_ptx() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(l.ptx.contains(".target sm_90\n"));
+        // No tcgen05 instruction survives the lowering.
+        assert!(!l.ptx.contains("tcgen05."), "{}", l.ptx);
+        // 227 KiB minus the small static part: 448 columns of 512 bytes (reference §2.1 has 512).
+        assert_eq!(l.tmem_cols, 448);
+        assert_eq!(l.dyn_smem, 448 * 512);
+        assert!(l.ptx.contains("atom.shared.cas.b32"));
+    }
+
+    /// A bounded mbarrier wait is a loop of exactly `max_tries` non-blocking tests with the
+    /// program's acquire scope, and bounded sleeps between them: no `try_wait`, whose per-try
+    /// suspension is system-dependent (module docs).
+    #[test]
+    fn bounded_mbarrier_waits_are_loops_of_non_blocking_tests() {
+        for (scope, text) in [(Scope::Cta, ".cta"), (Scope::Cluster, ".cluster")] {
+            let p = Program {
+                launch: samples::launch(1),
+                smem: tcgen05_ir::Smem {
+                    slots: 0,
+                    mbarriers: 2,
+                    regions: vec![],
+                },
+                warps: vec![vec![
+                    Stmt::MbarInit { bar: 1, count: 1 },
+                    Stmt::MbarWait {
+                        bar: 1,
+                        parity: true,
+                        scope,
+                        max_tries: 12345,
+                    },
+                ]],
+                funcs: vec![],
+            };
+            let l = lower(&p, &EmuConfig::default()).unwrap();
+            assert!(!l.ptx.contains("try_wait"), "{}", l.ptx);
+            let test = l
+                .ptx
+                .lines()
+                .find(|x| x.contains("mbarrier.test_wait"))
+                .unwrap_or_else(|| panic!("no test_wait:\n{}", l.ptx));
+            let want = format!("mbarrier.test_wait.parity.acquire{text}.shared::cta.b64 %p");
+            assert!(test.trim_start().starts_with(&want), "{test}");
+            assert!(test.ends_with(", [tc_mbar+8], 1;"), "{test}");
+            assert!(l.ptx.contains(", 12345;"), "{}", l.ptx);
+            assert!(
+                l.ptx.contains(&format!("nanosleep.u32 {TRY_SLEEP_NS};")),
+                "{}",
+                l.ptx
+            );
+        }
+    }
+
+    /// A CTA of a pair checks for leaked columns only after its peer finished: a peer blocked
+    /// for good (a `::2` dealloc this CTA never joins) makes the run a hang, not a leak, as on
+    /// hardware, where the leak error surfaces only when the kernel ends.
+    #[test]
+    fn pairs_check_for_leaks_after_the_peer_finished() {
+        let cg = CtaGroup::Two;
+        let mut p = samples::single_warp_roundtrip();
+        p.launch.cluster_size = 2;
+        p.launch.declare_cluster = true;
+        p.warps[0] = vec![
+            samples::alloc(cg, 0, 32),
+            Stmt::If {
+                cond: tcgen05_ir::Cond::CtaOdd,
+                then: vec![],
+                els: vec![samples::dealloc(cg, 0, 32)],
+            },
+            samples::relinquish(cg),
+        ];
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let fin = &l.ptx[l
+            .ptx
+            .find(".func emu_finish(.param .u64 emust)\n{")
+            .unwrap()..];
+        let fin = &fin[..fin.find("\n}\n").unwrap()];
+        let at = |c: Code| {
+            fin.find(&format!("mov.u32 %tcode, {};", c as u32))
+                .unwrap_or_else(|| panic!("{c:?} not in emu_finish:\n{fin}"))
+        };
+        assert!(at(Code::HangPeerExit) < at(Code::Leak), "{fin}");
+    }
+
+    #[test]
+    fn shift_lowers_and_oversized_programs_are_refused() {
+        let mut p = samples::single_warp_roundtrip();
+        p.warps[0].insert(
+            2,
+            Stmt::Tc(Op::Shift {
+                form: tcgen05_ir::form::ShiftForm {
+                    cta_group: CtaGroup::One,
+                    down_first: false,
+                },
+                taddr: TmemRef::slot(0, 0, 0),
+            }),
+        );
+        assert!(lower(&p, &EmuConfig::default()).is_ok());
+        let mut big = samples::single_warp_roundtrip();
+        big.smem.regions = vec![230_000];
+        let e = lower(&big, &EmuConfig::default()).unwrap_err();
+        assert!(e.0.contains("no room"), "{e}");
+    }
+
+    #[test]
+    fn recursion_is_refused() {
+        let mut p = samples::single_warp_roundtrip();
+        p.funcs.push(tcgen05_ir::Func {
+            body: vec![Stmt::Call(0)],
+        });
+        p.warps[0].push(Stmt::Call(0));
+        assert!(
+            lower(&p, &EmuConfig::default())
+                .unwrap_err()
+                .0
+                .contains("recursive")
+        );
+    }
+
+    #[test]
+    fn generated_mma_flows_are_computed() {
+        // The default generator makes f16/tf32/i8 M=128 K-major flows: the emulation must
+        // compute some of them (not only leave D unchanged).
+        let mut computed = 0;
+        for seed in 0..200 {
+            let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
+            for op in p.ops() {
+                if let Op::Mma(m) = op
+                    && mma_computed(m).is_some()
+                    // A program with a form the emulation does not model is refused whole.
+                    && let Ok(low) = lower(&p, &EmuConfig::default())
+                {
+                    computed += 1;
+                    assert!(
+                        low.ptx.contains("fma.rn.f32") || m.form.kind == tcgen05_ir::MmaKind::I8
+                    );
+                }
+            }
+        }
+        assert!(computed > 0);
+    }
+}

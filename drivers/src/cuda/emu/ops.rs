@@ -1,0 +1,837 @@
+//! The emulation's lowering of each tcgen05 instruction: the checks of the rules it can see
+//! (each a `trap` with its [`Code`]) and the operation on the emulated state (module docs of
+//! [`super`]).
+
+use super::cp::EmuCp;
+use super::mma::EmuMma;
+use super::{Code, Emu, SPIN_LIMIT, SPIN_NS, st};
+use tcgen05_ir::observe::Site;
+use tcgen05_ir::ptx::{Body, Pending};
+use tcgen05_ir::{
+    CtaGroup, LdStShape, MbarAddr, NColsForm, Op, RedOp, TmemRef, Ty, WaitOp, values,
+};
+
+/// The emulation's helpers on a body being printed.
+pub(super) trait EmuOps {
+    fn trap_if(&mut self, p: u32, code: Code, detail: &str);
+    fn trap(&mut self, code: Code, detail: &str);
+    fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
+    fn converged(&mut self);
+    fn uniform(&mut self, r: u32, code: Code);
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
+    fn ncols_valid(&mut self, n: u32);
+    fn unit_bits(&mut self, n: u32, pos: u32) -> u32;
+    fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
+    fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
+    fn alloc_checks(&mut self, n: u32);
+    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32);
+    fn claim_local(&mut self, n: u32) -> (u32, u32);
+    fn free_local(&mut self, t: u32, n: u32);
+    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>);
+    #[expect(clippy::too_many_arguments, reason = "the operands of one ld/st")]
+    fn ldst(
+        &mut self,
+        shape: LdStShape,
+        reps: u32,
+        pack: bool,
+        taddr: &TmemRef,
+        split: Option<u32>,
+        nregs: u16,
+        store_seed: Option<u32>,
+    ) -> Vec<u32>;
+    fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
+}
+
+impl EmuOps for Body<'_, Emu<'_>> {
+    /// Traps with `code` where predicate `p` holds; `detail` is a register or an immediate.
+    fn trap_if(&mut self, p: u32, code: Code, detail: &str) {
+        self.low.traps = true;
+        self.line(&format!("@%p{p} mov.u32 %tcode, {};", code as u32));
+        self.line(&format!("@%p{p} mov.u32 %tdet, {detail};"));
+        self.line(&format!("@%p{p} bra $TRAP;"));
+    }
+
+    /// Traps with `code` unconditionally.
+    fn trap(&mut self, code: Code, detail: &str) {
+        self.low.traps = true;
+        self.line(&format!("mov.u32 %tcode, {};", code as u32));
+        self.line(&format!("mov.u32 %tdet, {detail};"));
+        self.line("bra $TRAP;");
+    }
+
+    /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
+    /// sleeping between rounds; after [`SPIN_LIMIT`] rounds, traps with `code`.
+    fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str) {
+        let n = self.next_label();
+        let c = self.r();
+        let q = self.pr();
+        self.line(&format!("mov.u32 %r{c}, 0;"));
+        self.label(&format!("$SP{n}_top"));
+        self.line(load);
+        self.line(test);
+        self.line(&format!("@%p{p} bra $SP{n}_done;"));
+        self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
+        self.line(&format!("setp.ge.u32 %p{q}, %r{c}, {SPIN_LIMIT};"));
+        self.trap_if(q, code, detail);
+        self.line(&format!("nanosleep.u32 {SPIN_NS};"));
+        self.line(&format!("bra $SP{n}_top;"));
+        self.label(&format!("$SP{n}_done"));
+    }
+
+    /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
+    fn converged(&mut self) {
+        let m = self.r();
+        let p = self.pr();
+        // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
+        // thread scheduling need not have reconverged the warp after divergent code, so
+        // `activemask` alone would see a partial warp); a lane that exited or never comes
+        // leaves the vote incomplete (or blocks it, which the watchdog reports).
+        self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
+        self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
+        self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
+    }
+
+    /// Traps with `code` unless register `r` holds the same value in every lane (call after
+    /// [`Body::converged`]).
+    fn uniform(&mut self, r: u32, code: Code) {
+        let m = self.r();
+        let (p, q) = (self.pr(), self.pr());
+        self.line(&format!("match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
+        self.line(&format!("not.pred %p{q}, %p{p};"));
+        self.trap_if(q, code, &format!("%r{r}"));
+    }
+
+    /// An nCols operand in a register.
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32 {
+        let r = self.r();
+        self.line(&format!("mov.u32 %r{r}, {};", n.value));
+        if n.form == NColsForm::RegDivergent {
+            let d = self.r();
+            self.line(&format!("and.b32 %r{d}, %lane, 1;"));
+            self.line(&format!("shl.b32 %r{r}, %r{r}, %r{d};"));
+        }
+        r
+    }
+
+    /// Traps unless `n` (a register) is a power of two in [32, 512] (ALLOC-NCOLS-*).
+    fn ncols_valid(&mut self, n: u32) {
+        let t = self.r();
+        let (p, q) = (self.pr(), self.pr());
+        self.line(&format!("sub.u32 %r{t}, %r{n}, 1;"));
+        self.line(&format!("and.b32 %r{t}, %r{t}, %r{n};"));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{t}, 0;"));
+        self.line(&format!("setp.lt.u32 %p{q}, %r{n}, 32;"));
+        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        self.line(&format!("setp.gt.u32 %p{q}, %r{n}, 512;"));
+        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        self.trap_if(p, Code::NcolsInvalid, &format!("%r{n}"));
+    }
+
+    /// The unit mask of `n` columns at unit `pos`: `((1 << (n/32)) - 1) << pos`, into a fresh
+    /// register.
+    fn unit_bits(&mut self, n: u32, pos: u32) -> u32 {
+        let b = self.r();
+        let u = self.r();
+        self.line(&format!("shr.u32 %r{u}, %r{n}, 5;"));
+        self.line(&format!("mov.u32 %r{b}, 1;"));
+        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{u};"));
+        self.line(&format!("sub.u32 %r{b}, %r{b}, 1;"));
+        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{pos};"));
+        b
+    }
+
+    /// Checks that columns `[col, col + ncols)` (`col` a register) exist, are allocated, and
+    /// are emulated; `lane` (register) and `lanes` give the lane range to check against 128.
+    fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32) {
+        let (p, q) = (self.pr(), self.pr());
+        let e = self.r();
+        // Lanes: lane + lanes <= 128.
+        self.line(&format!("add.u32 %r{e}, %r{lane}, {lanes};"));
+        self.line(&format!("setp.gt.u32 %p{p}, %r{e}, 128;"));
+        // Columns: col + ncols <= 512.
+        self.line(&format!("add.u32 %r{e}, %r{col}, {ncols};"));
+        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
+        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        self.trap_if(p, Code::OutOfRange, &format!("%r{col}"));
+        // Allocated: units col/32 ..= (col+ncols-1)/32 all set in the mask.
+        let (u0, u1, m, bits) = (self.r(), self.r(), self.r(), self.r());
+        self.line(&format!("shr.u32 %r{u0}, %r{col}, 5;"));
+        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols - 1));
+        self.line(&format!("shr.u32 %r{u1}, %r{u1}, 5;"));
+        self.line(&format!("sub.u32 %r{u1}, %r{u1}, %r{u0};"));
+        self.line(&format!("add.u32 %r{u1}, %r{u1}, 1;"));
+        self.line(&format!("mov.u32 %r{bits}, 1;"));
+        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u1};"));
+        self.line(&format!("sub.u32 %r{bits}, %r{bits}, 1;"));
+        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u0};"));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
+        self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
+        let z = self.pr();
+        self.line(&format!("setp.ne.u32 %p{z}, %r{m}, %r{bits};"));
+        self.trap_if(z, Code::Unallocated, &format!("%r{col}"));
+        // Emulated: col + ncols <= cols.
+        let c = self.pr();
+        self.line(&format!("setp.gt.u32 %p{c}, %r{e}, {};", self.low.c.cols));
+        self.trap_if(c, Code::Capacity, &format!("%r{e}"));
+    }
+
+    fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
+        match op {
+            Op::Alloc {
+                form,
+                slot,
+                dst_global,
+                ncols,
+            } => {
+                self.converged();
+                let n = self.ncols(ncols);
+                self.uniform(n, Code::NcolsDivergent);
+                self.ncols_valid(n);
+                if *dst_global && form.space.is_none() {
+                    self.trap(Code::DstNotShared, "0");
+                    return;
+                }
+                if form.cta_group == CtaGroup::Two {
+                    self.pair_op(PairOp::Alloc, n, Some(*slot), None);
+                } else {
+                    let l = self.next_label();
+                    let p = self.pr();
+                    self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
+                    self.line(&format!("@%p{p} bra $A{l}_skip;"));
+                    self.alloc_checks(n);
+                    let (addr, _) = self.claim_local(n);
+                    self.line(&format!(
+                        "st.shared.u32 [tc_slot+{}], %r{addr};",
+                        4 * u32::from(*slot)
+                    ));
+                    self.label(&format!("$A{l}_skip"));
+                }
+                self.line("bar.warp.sync -1;");
+            }
+            Op::Dealloc { form, taddr, ncols } => {
+                self.converged();
+                let t = self.taddr(taddr);
+                self.uniform(t, Code::DeallocNotAllocated);
+                let n = self.ncols(ncols);
+                self.uniform(n, Code::NcolsDivergent);
+                self.ncols_valid(n);
+                if form.cta_group == CtaGroup::Two {
+                    self.pair_op(PairOp::Dealloc, n, None, Some(t));
+                } else {
+                    let l = self.next_label();
+                    let p = self.pr();
+                    self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
+                    self.line(&format!("@%p{p} bra $D{l}_skip;"));
+                    self.free_local(t, n);
+                    self.label(&format!("$D{l}_skip"));
+                }
+                self.line("bar.warp.sync -1;");
+            }
+            Op::Relinquish { form } => {
+                self.converged();
+                if form.cta_group == CtaGroup::Two {
+                    let z = self.r();
+                    self.line(&format!("mov.u32 %r{z}, 0;"));
+                    self.pair_op(PairOp::Relinquish, z, None, None);
+                } else {
+                    self.line(&format!(
+                        "st.volatile.shared.u32 [emu_state+{}], 1;",
+                        4 * st::RELQ
+                    ));
+                }
+                self.line("bar.warp.sync -1;");
+            }
+            Op::Wait { form } => {
+                self.converged();
+                self.line("bar.warp.sync -1;");
+                if form.op == WaitOp::Ld {
+                    self.flush(pending);
+                }
+            }
+            Op::Fence { .. } => self.line("fence.acq_rel.cluster;"),
+            Op::Ld {
+                form,
+                taddr,
+                split,
+                nregs,
+            } => {
+                let regs = self.ldst(
+                    form.shape,
+                    form.num.count(),
+                    form.pack.is_some(),
+                    taddr,
+                    *split,
+                    *nregs,
+                    None,
+                );
+                let mut all = regs;
+                if form.red {
+                    let rv = self.r();
+                    let first = all[0];
+                    self.line(&format!("mov.b32 %r{rv}, %r{first};"));
+                    let ty = match form.ty {
+                        Ty::F32 => "f32",
+                        Ty::S32 => "s32",
+                        _ => "u32",
+                    };
+                    let opn = if form.red_op == Some(RedOp::Max) {
+                        "max"
+                    } else {
+                        "min"
+                    };
+                    let nan = if form.nan && ty == "f32" { ".NaN" } else { "" };
+                    let tmp = self.r();
+                    for (i, r) in all.clone().iter().enumerate() {
+                        let src = if form.abs && ty == "f32" {
+                            self.line(&format!("abs.f32 %r{tmp}, %r{r};"));
+                            tmp
+                        } else {
+                            *r
+                        };
+                        if i == 0 {
+                            self.line(&format!("mov.b32 %r{rv}, %r{src};"));
+                        } else {
+                            self.line(&format!("{opn}{nan}.{ty} %r{rv}, %r{rv}, %r{src};"));
+                        }
+                    }
+                    all.push(rv);
+                }
+                if let Some(site) = site {
+                    pending.push(Pending { regs: all, site });
+                }
+            }
+            Op::St {
+                form,
+                taddr,
+                split,
+                nregs,
+                seed,
+            } => {
+                self.ldst(
+                    form.shape,
+                    form.num.count(),
+                    form.pack.is_some(),
+                    taddr,
+                    *split,
+                    *nregs,
+                    Some(*seed),
+                );
+            }
+            Op::Commit {
+                form,
+                mbar,
+                addr,
+                cta_mask,
+            } => {
+                if *addr == MbarAddr::GlobalUb {
+                    self.trap(Code::CommitWindow, "0");
+                    return;
+                }
+                let a = self.r();
+                self.line(&format!("mov.u32 %r{a}, tc_mbar;"));
+                self.line(&format!("add.u32 %r{a}, %r{a}, {};", 8 * u32::from(*mbar)));
+                let ranks: Vec<u32> = match cta_mask {
+                    Some(mask) if form.multicast => {
+                        (0..16).filter(|i| mask >> i & 1 == 1).collect()
+                    }
+                    _ => vec![],
+                };
+                if ranks.is_empty() {
+                    let s = self.rd();
+                    self.line(&format!(
+                        "mbarrier.arrive.release.cluster.shared::cta.b64 %rd{s}, [%r{a}];"
+                    ));
+                } else {
+                    for rank in ranks {
+                        if rank >= u32::from(self.p.launch.cluster_size) {
+                            self.trap(Code::CommitRank, &rank.to_string());
+                            return;
+                        }
+                        let m = self.r();
+                        self.line(&format!("mapa.shared::cluster.u32 %r{m}, %r{a}, {rank};"));
+                        self.line(&format!(
+                            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r{m}];"
+                        ));
+                    }
+                }
+            }
+            Op::Shift { form, taddr } => self.shift_emu(form.cta_group, taddr),
+            Op::Cp { form, taddr, src } => self.cp_emu(form, taddr, src),
+            Op::Mma(m) => self.mma_emu(m),
+        }
+    }
+
+    /// alloc's per-CTA rules, by the allocating lane: the permit (ALLOC-AFTER-RELINQUISH) and
+    /// non-increasing sizes (ALLOC-NONINCREASING).
+    fn alloc_checks(&mut self, n: u32) {
+        let (f, last) = (self.r(), self.r());
+        let (p, q) = (self.pr(), self.pr());
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{f}, [emu_state+{}];",
+            4 * st::RELQ
+        ));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{f}, 0;"));
+        self.trap_if(p, Code::AllocAfterRelinquish, &format!("%r{n}"));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{last}, [emu_state+{}];",
+            4 * st::LAST
+        ));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{last}, 0;"));
+        self.line(&format!("setp.gt.u32 %p{q}, %r{n}, %r{last};"));
+        self.line(&format!("and.pred %p{p}, %p{p}, %p{q};"));
+        self.trap_if(p, Code::AllocIncreasing, &format!("%r{n}"));
+        self.line(&format!(
+            "st.volatile.shared.u32 [emu_state+{}], %r{n};",
+            4 * st::LAST
+        ));
+    }
+
+    /// First-fit claim of `n` columns in this CTA's mask (or, with `peer`, in both masks of
+    /// the pair); spins (bounded) while nothing fits. Returns (address register, bits register).
+    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32) {
+        let l = self.next_label();
+        let (old, pos, units, bits, got, c, addr, pm, both) = (
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+        );
+        let (p, q) = (self.pr(), self.pr());
+        self.line(&format!("shr.u32 %r{units}, %r{n}, 5;"));
+        self.line(&format!("mov.u32 %r{c}, 0;"));
+        self.label(&format!("$C{l}_top"));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{old}, [emu_state+{}];",
+            4 * st::MASK
+        ));
+        match peer {
+            Some(pe) => {
+                self.line(&format!(
+                    "ld.relaxed.cluster.shared::cluster.u32 %r{pm}, [%r{pe}+{}];",
+                    4 * st::MASK
+                ));
+                self.line(&format!("or.b32 %r{both}, %r{old}, %r{pm};"));
+            }
+            None => self.line(&format!("mov.b32 %r{both}, %r{old};")),
+        }
+        self.line(&format!("mov.u32 %r{pos}, 0;"));
+        self.label(&format!("$C{l}_scan"));
+        self.line(&format!("add.u32 %r{got}, %r{pos}, %r{units};"));
+        self.line(&format!("setp.gt.u32 %p{p}, %r{got}, 16;"));
+        self.line(&format!("@%p{p} bra $C{l}_full;"));
+        let b = self.unit_bits(n, pos);
+        self.line(&format!("mov.b32 %r{bits}, %r{b};"));
+        self.line(&format!("and.b32 %r{got}, %r{both}, %r{bits};"));
+        self.line(&format!("setp.eq.u32 %p{q}, %r{got}, 0;"));
+        self.line(&format!("@%p{q} bra $C{l}_try;"));
+        self.line(&format!("add.u32 %r{pos}, %r{pos}, %r{units};"));
+        self.line(&format!("bra $C{l}_scan;"));
+        self.label(&format!("$C{l}_full"));
+        self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
+        self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {SPIN_LIMIT};"));
+        self.trap_if(p, Code::HangAlloc, &format!("%r{both}"));
+        self.line(&format!("nanosleep.u32 {SPIN_NS};"));
+        self.line(&format!("bra $C{l}_top;"));
+        self.label(&format!("$C{l}_try"));
+        let new = self.r();
+        self.line(&format!("or.b32 %r{new}, %r{old}, %r{bits};"));
+        self.line(&format!(
+            "atom.shared.cas.b32 %r{got}, [emu_state+{}], %r{old}, %r{new};",
+            4 * st::MASK
+        ));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{got}, %r{old};"));
+        self.line(&format!("@%p{p} bra $C{l}_top;"));
+        if let Some(pe) = peer {
+            let pnew = self.r();
+            self.line(&format!("or.b32 %r{pnew}, %r{pm}, %r{bits};"));
+            self.line(&format!("atom.relaxed.cluster.shared::cluster.cas.b32 %r{got}, [%r{pe}+{}], %r{pm}, %r{pnew};", 4 * st::MASK));
+            self.line(&format!("setp.ne.u32 %p{p}, %r{got}, %r{pm};"));
+            // The peer's mask changed under us: give our claim back and start over.
+            let inv = self.r();
+            self.line(&format!("not.b32 %r{inv}, %r{bits};"));
+            self.line(&format!(
+                "@%p{p} atom.shared.and.b32 %r{got}, [emu_state+{}], %r{inv};",
+                4 * st::MASK
+            ));
+            self.line(&format!("@%p{p} bra $C{l}_top;"));
+        }
+        self.line(&format!("shl.b32 %r{addr}, %r{pos}, 5;"));
+        (addr, bits)
+    }
+
+    fn claim_local(&mut self, n: u32) -> (u32, u32) {
+        self.claim(n, None)
+    }
+
+    /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated.
+    fn free_local(&mut self, t: u32, n: u32) {
+        let (lane, col, pos, e) = (self.r(), self.r(), self.r(), self.r());
+        let (p, q) = (self.pr(), self.pr());
+        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
+        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{lane}, 0;"));
+        self.line(&format!("and.b32 %r{e}, %r{col}, 31;"));
+        self.line(&format!("setp.ne.u32 %p{q}, %r{e}, 0;"));
+        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        self.line(&format!("add.u32 %r{e}, %r{col}, %r{n};"));
+        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
+        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
+        self.line(&format!("shr.u32 %r{pos}, %r{col}, 5;"));
+        let bits = self.unit_bits(n, pos);
+        let (m, inv) = (self.r(), self.r());
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
+            4 * st::MASK
+        ));
+        self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{m}, %r{bits};"));
+        self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
+        self.line(&format!("not.b32 %r{inv}, %r{bits};"));
+        self.line(&format!(
+            "atom.shared.and.b32 %r{m}, [emu_state+{}], %r{inv};",
+            4 * st::MASK
+        ));
+    }
+
+    /// A `::2` collective by lane 0 of the warp: meet the peer CTA's k-th collective, then do
+    /// this CTA's part.
+    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>) {
+        if self.p.launch.cluster_size < 2 {
+            self.trap(Code::PeerMissing, "0");
+            return;
+        }
+        let l = self.next_label();
+        let p = self.pr();
+        self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
+        self.line(&format!("@%p{p} bra $P{l}_skip;"));
+        if op == PairOp::Alloc {
+            self.alloc_checks(n);
+        }
+        let (k, s, peer, pe, word, seq, off) = (
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+            self.r(),
+        );
+        self.line(&format!(
+            "atom.shared.add.u32 %r{k}, [emu_state+{}], 1;",
+            4 * st::PAIRS
+        ));
+        self.line(&format!("and.b32 %r{s}, %r{k}, 3;"));
+        self.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
+        self.line(&format!("mov.u32 %r{pe}, emu_state;"));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
+        ));
+        // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
+        self.line(&format!(
+            "mad.lo.u32 %r{word}, {}, 65536, %r{n};",
+            op as u32
+        ));
+        self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
+        let ma = self.r();
+        self.line(&format!("add.u32 %r{ma}, %r{pe}, %r{off};"));
+        self.line(&format!(
+            "st.relaxed.cluster.shared::cluster.u32 [%r{ma}+{}], %r{word};",
+            4 * st::MAIL
+        ));
+        self.line(&format!("add.u32 %r{seq}, %r{k}, 1;"));
+        self.line(&format!(
+            "st.release.cluster.shared::cluster.u32 [%r{ma}+{}], %r{seq};",
+            4 * st::MAIL + 4
+        ));
+        // Wait for the peer's k-th collective in our own mailbox.
+        let own = self.r();
+        self.line(&format!("mov.u32 %r{own}, emu_state;"));
+        self.line(&format!("add.u32 %r{own}, %r{own}, %r{off};"));
+        let got = self.r();
+        let pd = self.pr();
+        self.spin_until(
+            &format!(
+                "ld.acquire.cluster.shared::cta.u32 %r{got}, [%r{own}+{}];",
+                4 * st::MAIL + 4
+            ),
+            &format!("setp.eq.u32 %p{pd}, %r{got}, %r{seq};"),
+            pd,
+            Code::HangPair,
+            &format!("%r{k}"),
+        );
+        let theirs = self.r();
+        let pm = self.pr();
+        self.line(&format!(
+            "ld.shared.u32 %r{theirs}, [%r{own}+{}];",
+            4 * st::MAIL
+        ));
+        self.line(&format!("setp.ne.u32 %p{pm}, %r{theirs}, %r{word};"));
+        self.trap_if(pm, Code::PairMismatch, &format!("%r{theirs}"));
+        match op {
+            PairOp::Alloc => {
+                let addr = self.r();
+                let odd = self.pr();
+                self.line(&format!("setp.ne.u32 %p{odd}, %ctaodd, 0;"));
+                self.line(&format!("@%p{odd} bra $P{l}_odd;"));
+                let (a, _) = self.claim(n, Some(pe));
+                self.line(&format!("mov.b32 %r{addr}, %r{a};"));
+                let rv = self.r();
+                self.line(&format!("add.u32 %r{rv}, %r{addr}, 1;"));
+                let ra = self.r();
+                self.line(&format!("shl.b32 %r{ra}, %r{s}, 2;"));
+                self.line(&format!("add.u32 %r{ra}, %r{ra}, %r{pe};"));
+                self.line(&format!(
+                    "st.release.cluster.shared::cluster.u32 [%r{ra}+{}], %r{rv};",
+                    4 * st::RES
+                ));
+                self.line(&format!("bra $P{l}_store;"));
+                self.label(&format!("$P{l}_odd"));
+                let (oa, v) = (self.r(), self.r());
+                let pv = self.pr();
+                self.line(&format!("shl.b32 %r{oa}, %r{s}, 2;"));
+                self.line(&format!("mov.u32 %r{v}, emu_state;"));
+                self.line(&format!("add.u32 %r{oa}, %r{oa}, %r{v};"));
+                self.spin_until(
+                    &format!(
+                        "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
+                        4 * st::RES
+                    ),
+                    &format!("setp.ne.u32 %p{pv}, %r{v}, 0;"),
+                    pv,
+                    Code::HangPair,
+                    &format!("%r{k}"),
+                );
+                self.line(&format!("st.shared.u32 [%r{oa}+{}], 0;", 4 * st::RES));
+                self.line(&format!("sub.u32 %r{addr}, %r{v}, 1;"));
+                self.label(&format!("$P{l}_store"));
+                let slot = slot.unwrap_or(0);
+                self.line(&format!(
+                    "st.shared.u32 [tc_slot+{}], %r{addr};",
+                    4 * u32::from(slot)
+                ));
+            }
+            PairOp::Dealloc => {
+                if let Some(t) = taddr {
+                    self.free_local(t, n);
+                }
+            }
+            PairOp::Relinquish => {
+                self.line(&format!(
+                    "st.volatile.shared.u32 [emu_state+{}], 1;",
+                    4 * st::RELQ
+                ));
+            }
+        }
+        self.label(&format!("$P{l}_skip"));
+    }
+
+    /// Emulated tcgen05.ld / st: checks, then one shared-memory access per register. Returns
+    /// the registers (loaded, or stored with the values of [`values::st_value`]).
+    fn ldst(
+        &mut self,
+        shape: LdStShape,
+        reps: u32,
+        pack: bool,
+        taddr: &TmemRef,
+        split: Option<u32>,
+        nregs: u16,
+        store_seed: Option<u32>,
+    ) -> Vec<u32> {
+        self.converged();
+        let t = self.taddr(taddr);
+        self.uniform(t, Code::TaddrDivergent);
+        // Per shape: lanes of the footprint, registers per repetition, columns per repetition.
+        let (lanes, rpr, cpr) = match shape {
+            LdStShape::S32x32b => (32u32, 1u32, 1u32),
+            LdStShape::S16x64b => (16, 1, 2),
+            LdStShape::S16x128b => (16, 2, 4),
+            LdStShape::S16x256b => (16, 4, 8),
+            LdStShape::S16x32bx2 => (16, 1, 1),
+            // Not a shape (LDST-SHAPE): lowered as its name says, 32 lanes x 64 bits.
+            LdStShape::S32x64b => (32, 2, 2),
+        };
+        let widen = if pack { 2 } else { 1 };
+        let ncols = cpr * reps * widen;
+        let bases: Vec<u32> = match (shape, split) {
+            (LdStShape::S16x32bx2, Some(s)) => {
+                let t2 = self.r();
+                self.line(&format!("add.u32 %r{t2}, %r{t}, {s};"));
+                vec![t, t2]
+            }
+            _ => vec![t],
+        };
+        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within 32*(warp%4) ..+32.
+        let (q, lo) = (self.r(), self.r());
+        self.line(&format!("and.b32 %r{q}, %warp, 3;"));
+        self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+        for &b in &bases {
+            let (lane, col, hi) = (self.r(), self.r(), self.r());
+            let (p, pp) = (self.pr(), self.pr());
+            self.line(&format!("shr.u32 %r{lane}, %r{b}, 16;"));
+            self.line(&format!("and.b32 %r{col}, %r{b}, 65535;"));
+            self.line(&format!("sub.u32 %r{lo}, %r{lane}, %r{q};"));
+            self.line(&format!("setp.lt.u32 %p{p}, %r{lane}, %r{q};"));
+            self.line(&format!("add.u32 %r{hi}, %r{lo}, {lanes};"));
+            self.line(&format!("setp.gt.u32 %p{pp}, %r{hi}, 32;"));
+            self.line(&format!("or.pred %p{p}, %p{p}, %p{pp};"));
+            self.trap_if(p, Code::LaneQuarter, &format!("%r{b}"));
+            self.check_cells(lane, lanes, col, ncols);
+        }
+        // The thread's base cell: lane0 + A_t, col0 + widen * C_t.
+        let (tl, tc, base) = (self.r(), self.r(), self.r());
+        let (lane_part, col_part) = match shape {
+            LdStShape::S32x32b | LdStShape::S32x64b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
+            // lane t/4 + 8 (t mod 2), column (t/2) mod 2 (the oracle's derivation from the
+            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
+            LdStShape::S16x64b => (
+                "and.b32 %rTC, %lane, 1; shl.b32 %rTC, %rTC, 3; shr.u32 %rTL, %lane, 2; add.u32 %rTL, %rTL, %rTC;",
+                "shr.u32 %rTC, %lane, 1; and.b32 %rTC, %rTC, 1;",
+            ),
+            LdStShape::S16x128b | LdStShape::S16x256b => {
+                ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
+            }
+            LdStShape::S16x32bx2 => ("and.b32 %rTL, %lane, 15;", "mov.u32 %rTC, 0;"),
+        };
+        let named = |p: &str| {
+            p.replace("%rTL", &format!("%r{tl}"))
+                .replace("%rTC", &format!("%r{tc}"))
+        };
+        self.line(&named(lane_part));
+        self.line(&named(col_part));
+        if shape == LdStShape::S16x256b {
+            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
+        }
+        if pack {
+            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
+        }
+        let src = if bases.len() == 2 {
+            let s = self.r();
+            let p = self.pr();
+            self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
+            self.line(&format!(
+                "selp.b32 %r{s}, %r{}, %r{}, %p{p};",
+                bases[0], bases[1]
+            ));
+            s
+        } else {
+            bases[0]
+        };
+        let (l0, c0) = (self.r(), self.r());
+        self.line(&format!("shr.u32 %r{l0}, %r{src}, 16;"));
+        self.line(&format!("and.b32 %r{c0}, %r{src}, 65535;"));
+        self.line(&format!("add.u32 %r{tl}, %r{tl}, %r{l0};"));
+        self.line(&format!("add.u32 %r{tc}, %r{tc}, %r{c0};"));
+        self.line(&format!("mad.lo.u32 %r{base}, %r{tc}, 128, %r{tl};"));
+        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
+        let tm = self.r();
+        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        self.line("bar.warp.sync -1;");
+        let regs: Vec<u32> = (0..nregs).map(|_| self.r()).collect();
+        for (i, &r) in regs.iter().enumerate() {
+            let i = i as u32;
+            let (rep, j) = (i / rpr, i % rpr);
+            // Register i's offset from the thread's base cell: (dlane, dcol) in 32-bit columns.
+            let (dl, dc) = match shape {
+                LdStShape::S32x32b | LdStShape::S16x32bx2 => (0, rep),
+                LdStShape::S16x64b => (0, 2 * rep),
+                LdStShape::S16x128b => (8 * j, 4 * rep),
+                LdStShape::S16x256b => (8 * (j / 2), 8 * rep + j % 2),
+                LdStShape::S32x64b => (0, 2 * rep + j),
+            };
+            let off = 4 * (dc * widen * 128 + dl);
+            match store_seed {
+                Some(seed) => {
+                    let (m, a) = values::st_coeffs(seed, i);
+                    self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
+                    if pack {
+                        let hi = self.r();
+                        self.line(&format!("and.b32 %r{hi}, %r{r}, 65535;"));
+                        self.line(&format!("st.shared.u32 [%r{base}+{off}], %r{hi};"));
+                        self.line(&format!("shr.u32 %r{hi}, %r{r}, 16;"));
+                        self.line(&format!("st.shared.u32 [%r{base}+{}], %r{hi};", off + 512));
+                    } else {
+                        self.line(&format!("st.shared.u32 [%r{base}+{off}], %r{r};"));
+                    }
+                }
+                None => {
+                    if pack {
+                        let hi = self.r();
+                        self.line(&format!("ld.shared.u32 %r{r}, [%r{base}+{off}];"));
+                        self.line(&format!("ld.shared.u32 %r{hi}, [%r{base}+{}];", off + 512));
+                        self.line(&format!("prmt.b32 %r{r}, %r{r}, %r{hi}, 0x5410;"));
+                    } else {
+                        self.line(&format!("ld.shared.u32 %r{r}, [%r{base}+{off}];"));
+                    }
+                }
+            }
+        }
+        regs
+    }
+    /// Emulated tcgen05.shift: rows lane+0..30 move down by one lane in 8 columns (OQ-16).
+    fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef) {
+        let t = self.taddr(taddr);
+        let (lane, col, e) = (self.r(), self.r(), self.r());
+        let p = self.pr();
+        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
+        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        self.line(&format!("and.b32 %r{e}, %r{lane}, 31;"));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
+        self.trap_if(p, Code::ShiftLaneAlign, &format!("%r{t}"));
+        self.check_cells(lane, 32, col, 8);
+        if cg == CtaGroup::Two && self.p.launch.cluster_size < 2 {
+            self.trap(Code::PeerMissing, "0");
+            return;
+        }
+        // Cluster-window address of row `lane`, column `col` in this CTA (and the peer).
+        let (base, tm) = (self.r(), self.r());
+        self.line(&format!("mad.lo.u32 %r{base}, %r{col}, 128, %r{lane};"));
+        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
+        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        let mut ctas = vec![];
+        let own = self.r();
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{own}, %r{base}, %ctarank;"
+        ));
+        ctas.push(own);
+        if cg == CtaGroup::Two {
+            let (pr, pa) = (self.r(), self.r());
+            self.line(&format!("xor.b32 %r{pr}, %ctarank, 1;"));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{pa}, %r{base}, %r{pr};"
+            ));
+            ctas.push(pa);
+        }
+        let v = self.r();
+        for a in ctas {
+            for row in (0..31u32).rev() {
+                for c in 0..8u32 {
+                    let from = 4 * (c * 128 + row);
+                    self.line(&format!("ld.shared::cluster.u32 %r{v}, [%r{a}+{from}];"));
+                    self.line(&format!(
+                        "st.shared::cluster.u32 [%r{a}+{}], %r{v};",
+                        from + 4
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The `::2` collectives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PairOp {
+    Alloc = 1,
+    Dealloc = 2,
+    Relinquish = 3,
+}
