@@ -10,7 +10,11 @@ pub(super) fn pick_path(c: &mut dyn Choices, paths: &[Path]) -> Option<Path> {
     }
 }
 
-pub(super) fn pick_op(p: &Program, c: &mut dyn Choices, pred: &dyn Fn(&Op) -> bool) -> Option<Path> {
+pub(super) fn pick_op(
+    p: &Program,
+    c: &mut dyn Choices,
+    pred: &dyn Fn(&Op) -> bool,
+) -> Option<Path> {
     pick_path(c, &walk::find_ops(p, pred))
 }
 

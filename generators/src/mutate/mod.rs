@@ -89,7 +89,6 @@ pub fn by_name(name: &str) -> Option<&'static Mutator> {
     })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
