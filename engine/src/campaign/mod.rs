@@ -96,22 +96,43 @@ impl std::fmt::Display for Shard {
     }
 }
 
+/// Why a text is not a shard (`Shard::from_str`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// No `/` in the text.
+    #[error("`{0}` is not a shard: write i/n, e.g. 0/4")]
+    NoSlash(String),
+    /// A side of the `/` is not a number.
+    #[error("`{part}` in `{text}` is not a number")]
+    NotANumber {
+        /// The side.
+        part: String,
+        /// The whole text.
+        text: String,
+    },
+    /// Not `0 <= i < n`.
+    #[error("shard `{0}`: need 0 <= i < n")]
+    OutOfRange(String),
+}
+
 impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let (a, b) = s
             .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not a shard: write i/n, e.g. 0/4"))?;
-        let index: u64 = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{a}` in `{s}` is not a number"))?;
-        let count: u64 = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{b}` in `{s}` is not a number"))?;
+            .ok_or_else(|| ShardError::NoSlash(s.to_string()))?;
+        let number = |part: &str| {
+            part.trim()
+                .parse::<u64>()
+                .map_err(|_| ShardError::NotANumber {
+                    part: part.to_string(),
+                    text: s.to_string(),
+                })
+        };
+        let index = number(a)?;
+        let count = number(b)?;
         if count == 0 || index >= count {
-            return Err(format!("shard `{s}`: need 0 <= i < n"));
+            return Err(ShardError::OutOfRange(s.to_string()));
         }
         Ok(Shard { index, count })
     }
@@ -856,9 +877,22 @@ mod tests {
             .map(|k| Shard { index: k, count: 3 }.positions_below(10))
             .sum();
         assert_eq!(total, 10);
-        assert!("3/3".parse::<Shard>().is_err());
-        assert!("1-3".parse::<Shard>().is_err());
-        assert!("0/0".parse::<Shard>().is_err());
+        assert_eq!(
+            "3/3".parse::<Shard>(),
+            Err(ShardError::OutOfRange("3/3".into()))
+        );
+        assert_eq!(
+            "1-3".parse::<Shard>().unwrap_err().to_string(),
+            "`1-3` is not a shard: write i/n, e.g. 0/4"
+        );
+        assert_eq!(
+            "0/0".parse::<Shard>(),
+            Err(ShardError::OutOfRange("0/0".into()))
+        );
+        assert_eq!(
+            "x/3".parse::<Shard>().unwrap_err().to_string(),
+            "`x` in `x/3` is not a number"
+        );
     }
 
     /// A stand-in target of either kind: it accepts a case whose program size is even, rejects
