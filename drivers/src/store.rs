@@ -17,6 +17,7 @@
 
 use crate::diff::{Discrepancy, Signature};
 use crate::outcome::Outcome;
+use crate::report::ReadError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -203,11 +204,15 @@ pub fn shell_word(w: &str) -> String {
 }
 
 /// Reads a finding folder's report.
-pub fn read_report(folder: &Path) -> Result<Report, String> {
-    let text = std::fs::read_to_string(folder.join("report.json"))
-        .map_err(|e| format!("cannot read {}: {e}", folder.join("report.json").display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a finding report: {e}", folder.display()))
+pub fn read_report(folder: &Path) -> Result<Report, ReadError> {
+    let path = folder.join("report.json");
+    let text =
+        std::fs::read_to_string(&path).map_err(|error| ReadError::Unreadable { path, error })?;
+    serde_json::from_str(&text).map_err(|error| ReadError::NotA {
+        path: folder.to_path_buf(),
+        what: "finding report",
+        error,
+    })
 }
 
 /// Builds the report of a finding.

@@ -21,7 +21,7 @@ pub fn judge(case: &Case, t: &mut dyn target::Target, edition: Edition) -> Strin
 /// Replays one regression folder against the oracle and every target it names that can be
 /// built here.
 pub fn replay(dir: &Path) -> Result<Replay, String> {
-    let (case, exp) = read(dir)?;
+    let (case, exp) = read(dir).map_err(|e| e.to_string())?;
     let mut r = Replay::default();
     let now = SpecVerdict::of(&case, exp.edition, &exp.spec.why);
     if now.label() != exp.spec.label() {

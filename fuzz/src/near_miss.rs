@@ -3,14 +3,17 @@
 //!
 //! - the oracle flags the rule the mutator broke and, for static rules, no other static rule
 //!   (docs/architecture.md rule 2; `tests/generators_near_miss.rs` checks the same on fixed seeds);
-//! - the simulator runs it without a discrepancy: an ill-formed or undefined program is skipped,
-//!   and a blocking near miss that the oracle says must deadlock must hang.
+//! - the simulator runs it without a discrepancy (the judge, `tcgen05_engine::judge`, compares
+//!   its outcome with the expectation and signs a discrepancy): an ill-formed or undefined
+//!   program is skipped, and a blocking near miss that the oracle says must deadlock must hang.
 
 use arbitrary::Unstructured;
-use tcgen05_drivers::diff::{self, Signature, Verdict};
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::sim::{SimConfig, simulate};
+use tcgen05_engine::judge;
 use tcgen05_generators::mutate::{EditionHint, MUTATORS, Mutator};
 use tcgen05_generators::{BytesChoices, Config, builder};
+use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Intent, Provenance, RuleId};
 use tcgen05_oracle::catalogue::{self, Kind};
 use tcgen05_oracle::{Edition, Expected, LaneExpect, ObsExpect, Options, RunVerdict};
@@ -100,13 +103,23 @@ pub fn check(case: &Case, m: &Mutator) -> bool {
         }
     }
     // The simulator in the wording of the edition the mutant is judged in.
-    let sim = SimConfig::parse(&format!("sim~{}", edition(m).as_str()))
+    let name = format!("sim~{}", edition(m).as_str());
+    let sim = SimConfig::parse(&name)
         .and_then(Result::ok)
         .expect("`sim~seeds` and `sim~ptx93` are simulator names");
     let outcome = simulate(&case.program, sim, 0);
-    if let Verdict::Discrepancy(d) = diff::compare(&case.program, &e, &outcome) {
+    let layout = Layout::of(&case.program);
+    let ruling = judge::rule(
+        &case.program,
+        &layout,
+        &e,
+        &outcome,
+        "sim",
+        judge::wait_bound_of(&name),
+    );
+    if let (Verdict::Discrepancy(d), Some(sig)) = (&ruling.verdict, &ruling.signature) {
         report(
-            Signature::of(&d, "sim").to_string(),
+            sig.to_string(),
             format!(
                 "oracle and simulator disagree on a near miss of {}: {}",
                 m.rule.as_str(),

@@ -202,7 +202,7 @@ fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            Err(e) => bad.push(e),
+            Err(e) => bad.push(e.to_string()),
         }
     }
     // The output's own findings (a merge into an existing folder) compete too.
@@ -243,7 +243,7 @@ fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<ExitCode> {
     // Campaign shards: one summary.
     let mut parts = Vec::new();
     for s in &found.summaries {
-        parts.push(report::read_summary(s).map_err(bad_input)?);
+        parts.push(report::read_summary(s).map_err(|e| bad_input(e.to_string()))?);
     }
     if !parts.is_empty() {
         let mut m = Summary::merge(&parts);
@@ -381,7 +381,7 @@ fn promote(
     to: &Path,
     targets: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
-    let r = store::read_report(finding).map_err(bad_input)?;
+    let r = store::read_report(finding).map_err(|e| bad_input(e.to_string()))?;
     let case = read_case(&finding_case(finding).unwrap_or_else(|| finding.join("minimized.case")))?;
     let name = name.unwrap_or_else(|| format!("{}-{}", r.sig.kind.as_str(), r.signature_id));
     if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {

@@ -81,10 +81,21 @@ impl Merged {
     }
 }
 
+/// Why modules cannot be merged ([`merge`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MergeError {
+    /// No module was given.
+    #[error("nothing to merge")]
+    Empty,
+    /// Module `k` has another `.version` or `.target` than module 0.
+    #[error("module {0} has a different .version/.target from module 0")]
+    HeaderDiffers(usize),
+}
+
 /// Merges modules that share `.version` and `.target` into one; case `k` gets the prefix
 /// `c<k>_`. `Err` names the first module whose header differs from the first one's.
-pub fn merge(modules: &[&str]) -> Result<Merged, String> {
-    let first = modules.first().ok_or("nothing to merge")?;
+pub fn merge(modules: &[&str]) -> Result<Merged, MergeError> {
+    let first = modules.first().ok_or(MergeError::Empty)?;
     let key = (module_version(first), module_target(first));
     let mut text = String::with_capacity(modules.iter().map(|m| m.len() + 64).sum());
     let mut lines = Vec::new();
@@ -95,9 +106,7 @@ pub fn merge(modules: &[&str]) -> Result<Merged, String> {
     }
     for (k, m) in modules.iter().enumerate() {
         if (module_version(m), module_target(m)) != key {
-            return Err(format!(
-                "module {k} has a different .version/.target from module 0"
-            ));
+            return Err(MergeError::HeaderDiffers(k));
         }
         let prefix = format!("c{k}_");
         for (i, l) in m.lines().enumerate() {
@@ -389,6 +398,7 @@ mod tests {
         assert_eq!(m.map(1), None);
         assert_eq!(m.map(0), None);
         let c = "//\n.version 8.7\n.target sm_100a\n";
-        assert!(merge(&[a, c]).is_err());
+        assert_eq!(merge(&[a, c]).err(), Some(MergeError::HeaderDiffers(1)));
+        assert_eq!(merge(&[]).err(), Some(MergeError::Empty));
     }
 }

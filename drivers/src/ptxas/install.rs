@@ -145,10 +145,54 @@ pub fn tools_dir() -> Option<PathBuf> {
         .filter(|d| d.is_dir())
 }
 
+/// Why a ptxas binary gives no version ([`probe_version`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    /// The binary cannot be run.
+    #[error("cannot run `{} --version`: {error}", path.display())]
+    CannotRun {
+        /// The binary.
+        path: PathBuf,
+        /// Why (the operating system's words).
+        error: String,
+    },
+    /// Its `--version` output has no version line.
+    #[error(
+        "`{} --version` did not print `Cuda compilation tools, release X.Y, VX.Y.Z`",
+        path.display()
+    )]
+    NoVersion {
+        /// The binary.
+        path: PathBuf,
+    },
+}
+
+/// Why a ptxas target name selects no install ([`select`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SelectError {
+    /// No ptxas is installed at all.
+    #[error(
+        "no ptxas found: run scripts/setup-ptxas, or name binaries in TCGEN05_PTXAS=/path/a:/path/b, \
+         or put ptxas on PATH (set TCGEN05_ROOT if the workspace is elsewhere)"
+    )]
+    NoPtxas,
+    /// What follows `ptxas@` is not a version.
+    #[error("`{0}` is not a version: write ptxas@<major.minor>, e.g. ptxas@12.9")]
+    NotAVersion(String),
+    /// No install has the version asked for.
+    #[error("no ptxas {want} is installed (installed: {})", installed.join(", "))]
+    NotInstalled {
+        /// The version asked for.
+        want: String,
+        /// The target names of the installs there are.
+        installed: Vec<String>,
+    },
+}
+
 /// Runs `ptxas --version` and parses it. The answer is remembered per path and modification
 /// time, so listing the installs again (`expand`, `build`, `candidates`) runs no process.
-pub fn probe_version(path: &Path) -> Result<ToolVersion, String> {
-    type Seen = HashMap<PathBuf, (Option<SystemTime>, Result<ToolVersion, String>)>;
+pub fn probe_version(path: &Path) -> Result<ToolVersion, ProbeError> {
+    type Seen = HashMap<PathBuf, (Option<SystemTime>, Result<ToolVersion, ProbeError>)>;
     static SEEN: Mutex<Option<Seen>> = Mutex::new(None);
     let mtime = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     if let Ok(seen) = SEEN.lock()
@@ -166,18 +210,18 @@ pub fn probe_version(path: &Path) -> Result<ToolVersion, String> {
     r
 }
 
-fn probe_version_now(path: &Path) -> Result<ToolVersion, String> {
+fn probe_version_now(path: &Path) -> Result<ToolVersion, ProbeError> {
     let out = Command::new(path)
         .arg("--version")
         .output()
-        .map_err(|e| format!("cannot run `{} --version`: {e}", path.display()))?;
+        .map_err(|e| ProbeError::CannotRun {
+            path: path.to_path_buf(),
+            error: e.to_string(),
+        })?;
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    ToolVersion::from_version_output(&text).ok_or_else(|| {
-        format!(
-            "`{} --version` did not print `Cuda compilation tools, release X.Y, VX.Y.Z`",
-            path.display()
-        )
+    ToolVersion::from_version_output(&text).ok_or_else(|| ProbeError::NoVersion {
+        path: path.to_path_buf(),
     })
 }
 
@@ -256,7 +300,7 @@ pub fn target_names(installs: &[PtxasInstall]) -> Vec<String> {
 }
 
 /// Binaries that were named or found but could not be used, with the reason.
-pub fn problems() -> Vec<(PathBuf, String)> {
+pub fn problems() -> Vec<(PathBuf, ProbeError)> {
     candidates()
         .into_iter()
         .filter_map(|(path, _, _)| probe_version(&path).err().map(|r| (path, r)))
@@ -266,20 +310,20 @@ pub fn problems() -> Vec<(PathBuf, String)> {
 /// Resolves a target name against `installs`: `ptxas` means every install, `ptxas@12.9` the one
 /// whose `major.minor` (or full version, `ptxas@12.9.86`) matches. `None` if the name is not a
 /// ptxas name at all.
-pub fn select(name: &str, installs: &[PtxasInstall]) -> Option<Result<Vec<PtxasInstall>, String>> {
-    let unavailable = |reason: String| reason;
+pub fn select(
+    name: &str,
+    installs: &[PtxasInstall],
+) -> Option<Result<Vec<PtxasInstall>, SelectError>> {
     if name == "ptxas" {
         return Some(if installs.is_empty() {
-            Err(unavailable(no_ptxas_reason()))
+            Err(SelectError::NoPtxas)
         } else {
             Ok(installs.to_vec())
         });
     }
     let want = name.strip_prefix("ptxas@")?;
     let Some(v) = ToolVersion::parse(want) else {
-        return Some(Err(unavailable(format!(
-            "`{want}` is not a version: write ptxas@<major.minor>, e.g. ptxas@12.9"
-        ))));
+        return Some(Err(SelectError::NotAVersion(want.to_string())));
     };
     let full = want.split('.').count() == 3;
     let hit: Vec<PtxasInstall> = installs
@@ -294,23 +338,17 @@ pub fn select(name: &str, installs: &[PtxasInstall]) -> Option<Result<Vec<PtxasI
     Some(match hit.into_iter().next() {
         Some(i) => Ok(vec![i]),
         None => {
-            let have: Vec<String> = installs.iter().map(|i| i.name()).collect();
-            Err(unavailable(if have.is_empty() {
-                no_ptxas_reason()
+            let installed: Vec<String> = installs.iter().map(|i| i.name()).collect();
+            Err(if installed.is_empty() {
+                SelectError::NoPtxas
             } else {
-                format!(
-                    "no ptxas {want} is installed (installed: {})",
-                    have.join(", ")
-                )
-            }))
+                SelectError::NotInstalled {
+                    want: want.to_string(),
+                    installed,
+                }
+            })
         }
     })
-}
-
-fn no_ptxas_reason() -> String {
-    "no ptxas found: run scripts/setup-ptxas, or name binaries in TCGEN05_PTXAS=/path/a:/path/b, \
-     or put ptxas on PATH (set TCGEN05_ROOT if the workspace is elsewhere)"
-        .to_string()
 }
 
 /// nvdisasm from the newest install folder that has one.
@@ -390,10 +428,22 @@ mod tests {
         assert_eq!(one[0].version.patch, 86);
         assert!(select("ptxas@12.9.1", &all).unwrap().is_err());
         let e = select("ptxas@11.0", &all).unwrap().unwrap_err();
-        assert!(e.contains("ptxas@12.8"), "{e}");
-        assert!(select("ptxas@twelve", &all).unwrap().is_err());
+        assert_eq!(
+            e.to_string(),
+            "no ptxas 11.0 is installed (installed: ptxas@12.8, ptxas@12.9, ptxas@13.0)"
+        );
+        assert_eq!(
+            select("ptxas@twelve", &all).unwrap().unwrap_err(),
+            SelectError::NotAVersion("twelve".into())
+        );
         assert!(select("sim", &all).is_none());
-        assert!(select("ptxas", &[]).unwrap().is_err());
+        assert_eq!(
+            select("ptxas", &[]).unwrap().unwrap_err(),
+            SelectError::NoPtxas
+        );
+        assert!(SelectError::NoPtxas.to_string().starts_with(
+            "no ptxas found: run scripts/setup-ptxas, or name binaries in TCGEN05_PTXAS=/path/a:/path/b, or put ptxas on PATH"
+        ));
     }
 
     #[test]

@@ -165,7 +165,7 @@ pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
             }
             Ok(Box::new(t) as Box<dyn Target>)
         }
-        Err(reason) => Err(Unavailable(reason)),
+        Err(reason) => Err(Unavailable(reason.to_string())),
     })
 }
 
@@ -192,7 +192,7 @@ pub fn candidates() -> Vec<TargetInfo> {
     let all = installed();
     if all.is_empty() {
         let reason = match select("ptxas", &all) {
-            Some(Err(r)) => r,
+            Some(Err(r)) => r.to_string(),
             _ => "no ptxas found".into(),
         };
         return vec![TargetInfo {

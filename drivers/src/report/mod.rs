@@ -31,7 +31,7 @@ pub use words::WordCounts;
 use crate::diff::{SkipReason, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Verdict counts of one target.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,7 +218,7 @@ pub fn findings_in(store_root: &Path, rel: &str) -> (Vec<FindingEntry>, Vec<Stri
         }
         match crate::store::read_report(&d) {
             Ok(r) => out.push(FindingEntry::from_report(&r, &format!("{rel}/{name}"))),
-            Err(e) => bad.push(e),
+            Err(e) => bad.push(e.to_string()),
         }
     }
     (out, bad)
@@ -348,12 +348,40 @@ pub fn write_all(dir: &Path, s: &Summary) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Why a JSON report (a campaign's `report.json`, a finding's report) cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {error}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The file is not the report it should be.
+    #[error("{} is not a {what}: {error}", path.display())]
+    NotA {
+        /// The file, or the folder that holds it.
+        path: PathBuf,
+        /// What it should be (`campaign report`, `finding report`).
+        what: &'static str,
+        /// What the JSON parser found wrong.
+        error: serde_json::Error,
+    },
+}
+
 /// Reads a `report.json`.
-pub fn read_summary(path: &Path) -> Result<Summary, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not a campaign report: {e}", path.display()))
+pub fn read_summary(path: &Path) -> Result<Summary, ReadError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ReadError::Unreadable {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    serde_json::from_str(&text).map_err(|error| ReadError::NotA {
+        path: path.to_path_buf(),
+        what: "campaign report",
+        error,
+    })
 }
 
 #[cfg(test)]

@@ -140,16 +140,56 @@ pub struct Replay {
     pub unavailable: Vec<(String, String)>,
 }
 
+/// Why a regression folder cannot be read ([`read`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// A file of the folder cannot be read.
+    #[error("{}/{file}: {error}", dir.display())]
+    Unreadable {
+        /// The regression folder.
+        dir: PathBuf,
+        /// The file in it.
+        file: &'static str,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// The case file does not decode.
+    #[error("{}/{CASE_FILE}: {error}", dir.display())]
+    NotACase {
+        /// The regression folder.
+        dir: PathBuf,
+        /// What the decoder found wrong.
+        error: tcgen05_ir::codec::CodecError,
+    },
+    /// `expected.json` is not an expectation.
+    #[error("{}/expected.json: {error}", dir.display())]
+    NotAnExpectation {
+        /// The regression folder.
+        dir: PathBuf,
+        /// What the JSON parser found wrong.
+        error: serde_json::Error,
+    },
+}
+
 /// Reads a regression folder.
-pub fn read(dir: &Path) -> Result<(Case, Expected), String> {
-    let bytes = std::fs::read(dir.join(CASE_FILE))
-        .map_err(|e| format!("{}/{CASE_FILE}: {e}", dir.display()))?;
-    let case = tcgen05_ir::codec::decode(&bytes)
-        .map_err(|e| format!("{}/{CASE_FILE}: {e}", dir.display()))?;
+pub fn read(dir: &Path) -> Result<(Case, Expected), ReadError> {
+    let unreadable = |file, error| ReadError::Unreadable {
+        dir: dir.to_path_buf(),
+        file,
+        error,
+    };
+    let bytes = std::fs::read(dir.join(CASE_FILE)).map_err(|e| unreadable(CASE_FILE, e))?;
+    let case = tcgen05_ir::codec::decode(&bytes).map_err(|error| ReadError::NotACase {
+        dir: dir.to_path_buf(),
+        error,
+    })?;
     let text = std::fs::read_to_string(dir.join("expected.json"))
-        .map_err(|e| format!("{}/expected.json: {e}", dir.display()))?;
+        .map_err(|e| unreadable("expected.json", e))?;
     let exp: Expected =
-        serde_json::from_str(&text).map_err(|e| format!("{}/expected.json: {e}", dir.display()))?;
+        serde_json::from_str(&text).map_err(|error| ReadError::NotAnExpectation {
+            dir: dir.to_path_buf(),
+            error,
+        })?;
     Ok((case, exp))
 }
 

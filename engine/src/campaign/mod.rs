@@ -50,18 +50,20 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::outcome::Outcome as TargetOutcome;
-use tcgen05_drivers::report::{
-    self, Behaviours, Coverage, RuleSet, Summary, TargetCounts, WordCounts,
-    coverage::rules_exercised,
-};
+use tcgen05_drivers::report::{self, Behaviours, Coverage, Summary, TargetCounts};
 use tcgen05_drivers::store::{self, Store};
 use tcgen05_drivers::target::{self, Target, TargetKind};
 use tcgen05_generators::Config as GenConfig;
-use tcgen05_generators::behaviours::{self, BSet};
 use tcgen05_generators::cases::{Mode, Stream};
 use tcgen05_ir::Case;
-use tcgen05_ir::observe::Layout;
 use tcgen05_oracle::{Edition, Options};
+
+mod batch;
+
+pub use batch::{
+    COMPILE_ONLY_BATCH, Judged, PROBE_CLAIM, claim_size, claim_within, judge, judge_batch,
+    judge_batch_observed,
+};
 
 /// A part of the seed space: indices `i` with `i % count == index`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,22 +96,43 @@ impl std::fmt::Display for Shard {
     }
 }
 
+/// Why a text is not a shard (`Shard::from_str`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    /// No `/` in the text.
+    #[error("`{0}` is not a shard: write i/n, e.g. 0/4")]
+    NoSlash(String),
+    /// A side of the `/` is not a number.
+    #[error("`{part}` in `{text}` is not a number")]
+    NotANumber {
+        /// The side.
+        part: String,
+        /// The whole text.
+        text: String,
+    },
+    /// Not `0 <= i < n`.
+    #[error("shard `{0}`: need 0 <= i < n")]
+    OutOfRange(String),
+}
+
 impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ShardError;
+    fn from_str(s: &str) -> Result<Self, ShardError> {
         let (a, b) = s
             .split_once('/')
-            .ok_or_else(|| format!("`{s}` is not a shard: write i/n, e.g. 0/4"))?;
-        let index: u64 = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{a}` in `{s}` is not a number"))?;
-        let count: u64 = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("`{b}` in `{s}` is not a number"))?;
+            .ok_or_else(|| ShardError::NoSlash(s.to_string()))?;
+        let number = |part: &str| {
+            part.trim()
+                .parse::<u64>()
+                .map_err(|_| ShardError::NotANumber {
+                    part: part.to_string(),
+                    text: s.to_string(),
+                })
+        };
+        let index = number(a)?;
+        let count = number(b)?;
         if count == 0 || index >= count {
-            return Err(format!("shard `{s}`: need 0 <= i < n"));
+            return Err(ShardError::OutOfRange(s.to_string()));
         }
         Ok(Shard { index, count })
     }
@@ -283,185 +306,6 @@ pub fn build_targets_in(
                 target::resolve(&format!("cuda:{w}"))
             } else {
                 target::resolve_in(n, edition)
-            }
-        })
-        .collect()
-}
-
-/// Runs one case on every target: the verdicts, in target order, the rules it exercised and
-/// the words of its records (`WordCounts::of`: valid, race-free programs only) ([`judge_batch`]
-/// of one case: every target runs it with `Target::run`).
-pub fn judge(
-    case: &Case,
-    targets: &mut [Box<dyn Target>],
-    oracle: &mut Expectations,
-) -> (Vec<Verdict>, RuleSet, Option<WordCounts>) {
-    judge_batch(std::slice::from_ref(case), targets, oracle)
-        .pop()
-        .expect("one judgement per case")
-}
-
-/// Cases a worker claims at once when one of its targets is compile-only: those targets judge
-/// them through [`Target::run_batch`] (ptxas: one process per batch instead of one per case,
-/// issue 6). ptxas can merge only cases of the same `.version` and `.target`, and the mixed
-/// stream has about a dozen such headers, so a claim of 32 gives groups of about three. 128:
-/// 512 mixed cases on ptxas 13.5 took 22.5 s of CPU one process per case, 14.7 s with claims
-/// of 32 and 12.7 s with claims of 128 (docs/ptxas.md, "Campaigns"). Under `--time` the claim
-/// shrinks near the end ([`claim_within`]).
-pub const COMPILE_ONLY_BATCH: u64 = 128;
-
-/// Cases a worker claims at once for these targets: [`COMPILE_ONLY_BATCH`] when one of them is
-/// compile-only, else 1 (running targets gain nothing from batches, and one case at a time
-/// keeps `--time` and Ctrl-C prompt).
-pub fn claim_size(targets: &[Box<dyn Target>]) -> u64 {
-    if targets.iter().any(|t| t.kind() == TargetKind::CompileOnly) {
-        COMPILE_ONLY_BATCH
-    } else {
-        1
-    }
-}
-
-/// The first claim of a worker under `--time`, before it knows what a case costs: a probe.
-/// A whole [`COMPILE_ONLY_BATCH`] on ptxas takes seconds, so `--time 1s` ran for 7 s when the
-/// first claim was a whole batch.
-pub const PROBE_CLAIM: u64 = 1;
-
-/// The claim a worker takes with `left` of a `--time` limit to go, having spent `per_case` on
-/// each case of its last claim: no more cases than fit in the time left (at least one), so
-/// that a batch overruns the limit by about one case's time, not by a whole batch. Under a
-/// time limit with no claim timed yet, [`PROBE_CLAIM`] cases.
-pub fn claim_within(claim: u64, left: Option<Duration>, per_case: Option<Duration>) -> u64 {
-    match (left, per_case) {
-        (Some(left), Some(c)) if !c.is_zero() => {
-            let fit = (left.as_secs_f64() / c.as_secs_f64()).ceil();
-            (fit as u64).clamp(1, claim)
-        }
-        (Some(_), None) => claim.min(PROBE_CLAIM),
-        _ => claim,
-    }
-}
-
-/// [`judge`] for many cases at once: the same verdicts and rules, per case in order, but each
-/// compile-only target judges all the cases in one [`Target::run_batch`] call; the other
-/// targets run them one by one. A target that only runs programs ([`Target::only_runs`]) does
-/// not run a case whose verdict no run outcome can change ([`diff::verdict_for_any_run`]:
-/// ill-formed programs, undefined runs); the case gets that verdict.
-pub fn judge_batch(
-    cases: &[Case],
-    targets: &mut [Box<dyn Target>],
-    oracle: &mut Expectations,
-) -> Vec<(Vec<Verdict>, RuleSet, Option<WordCounts>)> {
-    static NEVER: AtomicBool = AtomicBool::new(false);
-    judge_batch_observed(cases, targets, oracle, &NEVER)
-        .into_iter()
-        .map(|j| (j.verdicts, j.rules, j.words))
-        .collect()
-}
-
-/// One case's judgement ([`judge_batch_observed`]).
-#[derive(Debug, Clone)]
-pub struct Judged {
-    /// The verdicts, in target order.
-    pub verdicts: Vec<Verdict>,
-    /// The signatures of the discrepancies among them, in target order (`None` for the other
-    /// verdicts).
-    pub signatures: Vec<Option<Signature>>,
-    /// The rules it exercised.
-    pub rules: RuleSet,
-    /// The words of its observation records by what the oracle expected of them
-    /// (`WordCounts::of`: valid, race-free programs only).
-    pub words: Option<WordCounts>,
-    /// The behaviours of the inventory it exercised (`tcgen05_generators::behaviours`).
-    pub exercised: BSet,
-    /// Of those, the ones whose written words its observation records hold.
-    pub watched: BSet,
-    /// Of those, the ones whose written words the oracle expects exactly.
-    pub observed: BSet,
-}
-
-/// [`judge_batch`], with the signatures of the discrepancies and the behaviours each case
-/// exercised and observed exactly. Once `stop` is set the targets not yet run answer "not run"
-/// (the caller abandons the whole claim).
-pub fn judge_batch_observed(
-    cases: &[Case],
-    targets: &mut [Box<dyn Target>],
-    oracle: &mut Expectations,
-    stop: &AtomicBool,
-) -> Vec<Judged> {
-    let expected: Vec<_> = cases.iter().map(|c| oracle.of(c)).collect();
-    // The verdicts no run outcome can change (ill-formed programs, undefined runs): targets
-    // that only run programs (`Target::only_runs`: the simulator) skip those cases unrun.
-    let settled: Vec<Option<Verdict>> = expected
-        .iter()
-        .map(|e| diff::verdict_for_any_run(e))
-        .collect();
-    // How each target's bounded waits end (`diff::WaitBound`), for judging a wait that gave up.
-    let bounds: Vec<diff::WaitBound> = targets.iter().map(|t| t.wait_bound()).collect();
-    let names: Vec<String> = targets.iter().map(|t| t.name()).collect();
-    // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
-    let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
-        .iter_mut()
-        .map(|t| {
-            if stop.load(Ordering::Relaxed) {
-                // The caller abandons the whole claim: the rest of the targets need not run.
-                return vec![
-                    Some(TargetOutcome::NotRun("the campaign was interrupted".into()));
-                    cases.len()
-                ];
-            }
-            if t.kind() == TargetKind::CompileOnly && cases.len() > 1 {
-                let o = t.run_batch(cases);
-                assert_eq!(
-                    o.len(),
-                    cases.len(),
-                    "{}: run_batch must give one outcome per case",
-                    t.name()
-                );
-                o.into_iter().map(Some).collect()
-            } else {
-                let only_runs = t.only_runs();
-                cases
-                    .iter()
-                    .zip(&settled)
-                    .map(|(c, s)| (!(only_runs && s.is_some())).then(|| t.run(c)))
-                    .collect()
-            }
-        })
-        .collect();
-    cases
-        .iter()
-        .zip(expected.iter().zip(settled))
-        .enumerate()
-        .map(|(i, (case, (exp, settled)))| {
-            // The layout: to read a run outcome's observations, and to count the words.
-            let mut layout = None;
-            let (verdicts, signatures) = outcomes
-                .iter()
-                .enumerate()
-                .map(|(k, o)| match &o[i] {
-                    Some(o) => {
-                        let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-                        let r = judge::rule(&case.program, l, exp, o, &names[k], bounds[k]);
-                        (r.verdict, r.signature)
-                    }
-                    // A settled verdict is a skip: no signature.
-                    None => (
-                        settled.clone().expect("a target skips only settled cases"),
-                        None,
-                    ),
-                })
-                .unzip();
-            let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-            let words = WordCounts::of(&case.program, l, exp);
-            let a = behaviours::analyse(&case.program);
-            Judged {
-                verdicts,
-                signatures,
-                rules: rules_exercised(case, exp),
-                words,
-                exercised: a.exercised,
-                watched: a.watched(),
-                observed: report::behaviours::observed(&a, exp),
             }
         })
         .collect()
@@ -1033,9 +877,22 @@ mod tests {
             .map(|k| Shard { index: k, count: 3 }.positions_below(10))
             .sum();
         assert_eq!(total, 10);
-        assert!("3/3".parse::<Shard>().is_err());
-        assert!("1-3".parse::<Shard>().is_err());
-        assert!("0/0".parse::<Shard>().is_err());
+        assert_eq!(
+            "3/3".parse::<Shard>(),
+            Err(ShardError::OutOfRange("3/3".into()))
+        );
+        assert_eq!(
+            "1-3".parse::<Shard>().unwrap_err().to_string(),
+            "`1-3` is not a shard: write i/n, e.g. 0/4"
+        );
+        assert_eq!(
+            "0/0".parse::<Shard>(),
+            Err(ShardError::OutOfRange("0/0".into()))
+        );
+        assert_eq!(
+            "x/3".parse::<Shard>().unwrap_err().to_string(),
+            "`x` in `x/3` is not a number"
+        );
     }
 
     /// A stand-in target of either kind: it accepts a case whose program size is even, rejects
