@@ -639,8 +639,8 @@ fn the_lifted_printer_ptx_runs_within_what_the_oracle_allows() {
 /// A lifter standing in for a compilation that changed what a st stores: the lifted program
 /// stores other values, so the ld's record is outside what the oracle allows for the source
 /// (the st's values, `values::st_value` of the source's seed), and that is a finding.
-fn lift_with_other_st_values(ptx: &str) -> Result<Program, String> {
-    let mut p = tcgen05_drivers::llvm::behaviour::printer_lifter(ptx)?;
+fn lift_with_other_st_values(source: &Program, ptx: &str) -> Result<Program, String> {
+    let mut p = tcgen05_drivers::llvm::behaviour::printer_lifter(source, ptx)?;
     for s in &mut p.warps[0] {
         if let Stmt::Tc(Op::St { seed, .. }) = s {
             *seed ^= 0x5A5A;
@@ -700,4 +700,64 @@ fn llvms_ptx_falls_back_to_the_validated_source_program_and_says_why() {
         b.summary()
     );
     assert!(b.summary().contains("not lifted"), "{}", b.summary());
+}
+
+/// Lift rate of LLVM's PTX (issue 21, point 3): generated valid programs through `llvm@`
+/// (`-O0`, `-O3`) and `mlir@` (`-O3`); prints, per level, how many validated modules the
+/// general lifter reads and the reasons of the others, by count (docs/llvm.md). `N` programs
+/// per level from `TCGEN05_LIFT_SURVEY` (default 200).
+#[test]
+#[ignore = "a measurement (minutes): cargo test -p tcgen05-drivers --test llvm lift_survey -- --ignored --nocapture"]
+fn lift_survey() {
+    use tcgen05_drivers::llvm::behaviour::Subject;
+    let llvm = newest();
+    let n: u64 = std::env::var("TCGEN05_LIFT_SURVEY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let cfg = Config::default();
+    for (level, fe) in [
+        (Level::O0, Frontend::Llvm),
+        (Level::O3, Frontend::Llvm),
+        (Level::O3, Frontend::Mlir),
+    ] {
+        let mut opts = Options::new(level, fe);
+        opts.ptxas = None;
+        let mut verdicts: BTreeMap<String, usize> = BTreeMap::new();
+        let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+        let (mut lifted, mut findings) = (0, Vec::new());
+        for seed in 0..n {
+            let p = valid_program(&cfg, seed);
+            let r = pipeline::check(&llvm, &p, &opts);
+            *verdicts.entry(r.verdict.name()).or_default() += 1;
+            let Some(b) = r.behaviour else { continue };
+            match &b.subject {
+                Subject::Lifted => lifted += 1,
+                Subject::Source { not_lifted } => {
+                    *reasons.entry(reason_kind(not_lifted)).or_default() += 1
+                }
+            }
+            if b.is_finding() {
+                findings.push(format!("seed {seed}: {}", b.summary()));
+            }
+        }
+        eprintln!(
+            "{fe:?} {}: {n} programs {verdicts:?}; lifted {lifted}; not lifted:",
+            level.as_str()
+        );
+        for (k, c) in &reasons {
+            eprintln!("  {c:4} {k}");
+        }
+        for f in &findings {
+            eprintln!("  finding {f}");
+        }
+    }
+}
+
+/// A lifter reason without its line, column and numbers, for counting.
+fn reason_kind(why: &str) -> String {
+    let s = why.split_once(": `").map_or(why, |(_, r)| r);
+    s.chars()
+        .map(|c| if c.is_ascii_digit() { '#' } else { c })
+        .collect()
 }

@@ -13,21 +13,128 @@
 //! the produced PTX's tcgen05 behaviour. A disagreement there is one between the simulator and
 //! the oracle, never LLVM's, and is reported as such, not as a compiler finding.
 //!
-//! [`printer_lifter`] is `tcgen05_ir::ptx::lift`, which reads the printer's idioms only (its
-//! labels, the observation layout's address arithmetic, the `// launch:` comment): LLVM's PTX
-//! has none of them, so today every LLVM module falls back. A lifter of real PTX plugs in as
-//! another [`Lifter`] (`pipeline::Options::lifter`).
+//! [`lift_produced`] (the default, `pipeline::Options::lifter`) tries [`model_lifter`], then
+//! [`printer_lifter`]. [`model_lifter`] is the general lifter of real
+//! PTX, `tcgen05_ir::ptx::model`, run with the source program's launch shape; it keeps the
+//! lifted program only where its observation layout is the source's and every `tcgen05.st`
+//! stores values the source's seeds produce (see [`model_lifter`]). [`printer_lifter`] is
+//! `tcgen05_ir::ptx::lift`, which reads the printer's own idioms only.
 
 use crate::diff::{self, Verdict};
 use crate::sim::{SimConfig, simulate};
-use tcgen05_ir::Program;
+use std::collections::HashMap;
+use tcgen05_ir::observe::Layout;
+use tcgen05_ir::ptx::model::{self, Shape};
+use tcgen05_ir::{Op, Program, Stmt, values};
 
-/// Reads a PTX module back into a program, or says why it cannot.
-pub type Lifter = fn(&str) -> Result<Program, String>;
+/// Reads the PTX module compiled from the source program (first argument) back into a
+/// program, or says why it cannot.
+pub type Lifter = fn(&Program, &str) -> Result<Program, String>;
 
-/// The lifter of the printer's own PTX (`tcgen05_ir::ptx::lift`).
-pub fn printer_lifter(ptx: &str) -> Result<Program, String> {
+/// The lifter of the printer's own PTX (`tcgen05_ir::ptx::lift`); the source is not used.
+pub fn printer_lifter(_source: &Program, ptx: &str) -> Result<Program, String> {
     tcgen05_ir::ptx::lift(ptx).map_err(|e| e.to_string())
+}
+
+/// The default lifter: [`model_lifter`], else [`printer_lifter`] (the printer's own PTX, e.g.
+/// a compiler that passes it through); the error is the general lifter's reason.
+pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, String> {
+    model_lifter(source, ptx).or_else(|why| printer_lifter(source, ptx).map_err(|_| why))
+}
+
+/// The general lifter (`tcgen05_ir::ptx::model::lift_source`) with the source's launch shape
+/// (the produced PTX declares no cluster count), its result held to the source's observation
+/// words so that `diff::compare` reads the lifted run's outcome in the source's layout:
+/// - the observation layout (`observe::Layout`: the sites of every warp, in order) must be the
+///   source's;
+/// - the values of every lifted `tcgen05.st` must be known (evaluated by the lifter) and are
+///   matched against the source's st seeds (`values::st_value`, all 32 lanes of every
+///   register): a match takes that seed, so the lifted run observes the source's values; a st
+///   whose values no source seed produces keeps a seed of its own, so its values differ from
+///   every value the oracle allows for the source and the run is `disallowed`;
+/// - no data region may be written by generic stores the model does not track (the source's
+///   `Fill`s, which the lifted program would lack).
+///
+/// Anything else is an error naming what does not match, and the check falls back to the
+/// source program.
+pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
+    let shape = Shape {
+        warps_per_cta: source.launch.warps_per_cta,
+        cluster_size: source.launch.cluster_size,
+        clusters: source.launch.clusters,
+    };
+    let lifted =
+        model::lift_source(ptx, "produced.ptx", None, Some(shape)).map_err(|e| e.to_string())?;
+    if let Some(line) = lifted.untracked_data.first() {
+        return Err(format!(
+            "line {line}: a data region is written by stores the model does not track"
+        ));
+    }
+    let mut program = lifted.program;
+    program.launch.declare_cluster = source.launch.declare_cluster;
+    let mut seeds = HashMap::new();
+    for (cta, warp, st) in &lifted.sts {
+        let mut regs = Vec::with_capacity(st.values.len());
+        for (r, v) in st.values.iter().enumerate() {
+            regs.push(v.ok_or_else(|| {
+                format!(
+                    "line {}: register {r} of the tcgen05.st of CTA {cta} warp {warp} holds a value the lifter does not know",
+                    st.line
+                )
+            })?);
+        }
+        let new = source_seed(source, &regs).unwrap_or(st.seed);
+        if *seeds.entry(st.seed).or_insert(new) != new {
+            return Err(format!(
+                "line {}: the tcgen05.st stores different values in different warps or CTAs",
+                st.line
+            ));
+        }
+    }
+    reseed(&mut program.warps, &seeds);
+    if Layout::of(&program) != Layout::of(source) {
+        return Err("the lifted program's observation sites are not the source's".into());
+    }
+    Ok(program)
+}
+
+/// The seed of a `tcgen05.st` of `source` whose values are `regs` (per register, 32 lanes).
+fn source_seed(source: &Program, regs: &[[u32; 32]]) -> Option<u32> {
+    source.ops().into_iter().find_map(|op| match op {
+        Op::St { seed, nregs, .. }
+            if usize::from(*nregs) == regs.len()
+                && regs.iter().enumerate().all(|(r, lanes)| {
+                    (0..32).all(|l| lanes[l as usize] == values::st_value(*seed, l, r as u32))
+                }) =>
+        {
+            Some(*seed)
+        }
+        _ => None,
+    })
+}
+
+/// Replaces the seeds of the sts of `warps` by their images in `map`.
+fn reseed(warps: &mut [Vec<Stmt>], map: &HashMap<u32, u32>) {
+    fn go(b: &mut [Stmt], map: &HashMap<u32, u32>) {
+        for s in b {
+            match s {
+                Stmt::Tc(Op::St { seed, .. }) => {
+                    if let Some(n) = map.get(seed) {
+                        *seed = *n;
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    go(then, map);
+                    go(els, map);
+                }
+                Stmt::Loop { body, .. } => go(body, map),
+                _ => {}
+            }
+        }
+    }
+    for w in warps {
+        go(w, map);
+    }
 }
 
 /// Which program the simulator ran.
@@ -83,7 +190,7 @@ impl Behaviour {
 /// Runs the PTX `produced` for `source` (see the module documentation); `seed` seeds the
 /// simulator's scheduler.
 pub fn check(source: &Program, produced: &str, lifter: Lifter, seed: u64) -> Behaviour {
-    let (subject, lifted) = match lifter(produced) {
+    let (subject, lifted) = match lifter(source, produced) {
         Ok(p) => (Subject::Lifted, Some(p)),
         Err(why) => (Subject::Source { not_lifted: why }, None),
     };
