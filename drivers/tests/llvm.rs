@@ -734,7 +734,11 @@ fn lift_survey() {
             match &b.subject {
                 Subject::Lifted => lifted += 1,
                 Subject::Source { not_lifted } => {
-                    *reasons.entry(reason_kind(not_lifted)).or_default() += 1
+                    *reasons.entry(reason_kind(not_lifted)).or_default() += 1;
+                    if let (Ok(dir), Some(ptx)) = (std::env::var("TCGEN05_LIFT_DUMP"), &r.ptx) {
+                        let f = format!("{dir}/{fe:?}-{}-{seed}.ptx", level.as_str());
+                        std::fs::write(&f, format!("// {not_lifted}\n{ptx}")).expect("dump");
+                    }
                 }
             }
             if b.is_finding() {

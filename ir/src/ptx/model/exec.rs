@@ -693,6 +693,28 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 }
                 _ => V::Unknown(line),
             },
+            // `bfe.u32 d, a, 4, 14` of a shared address is `(a & 0x3FFFF) >> 4`, a
+            // descriptor's start field (§9.7.16.4.1, reference §2.8); numbers extract
+            // lanewise (the PTX ISA's `bfe`, unsigned: no sign extension).
+            "bfe" => match (arg(1), arg(2), arg(3)) {
+                (V::Addr(s, o), V::Num(p), V::Num(n))
+                    if p.iter().all(|&x| x == 4) && n.iter().all(|&x| x == 14) =>
+                {
+                    V::DescStart(s, o)
+                }
+                (V::Num(a), V::Num(p), V::Num(n)) if ty.starts_with('u') => {
+                    let w = u64::from(width(ty));
+                    V::Num(Box::new(std::array::from_fn(|i| {
+                        let (pos, len) = (p[i] & 0xFF, (n[i] & 0xFF).min(w));
+                        if pos >= w {
+                            0
+                        } else {
+                            (a[i] >> pos) & ((1u64 << len) - 1)
+                        }
+                    })))
+                }
+                _ => V::Unknown(line),
+            },
             "mapa" => match (arg(1), arg(2)) {
                 (V::Addr(s, o), V::Num(r)) if r.iter().all(|&x| x == r[0]) => {
                     V::Remote(s, o, r[0] as u8)

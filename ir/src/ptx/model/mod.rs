@@ -604,6 +604,43 @@ mod tests {
         assert_eq!(l.program.launch.cluster_size, 2);
     }
 
+    /// LLVM's descriptor idiom: the shared symbol's 64-bit address moved into a register,
+    /// offset, truncated, and its start field taken with `bfe.u32 4, 14`; `bfe` on numbers
+    /// extracts the field (here `0xABCD` bits 4-11: `0xBC`, the value a st stores).
+    #[test]
+    fn a_descriptor_start_field_taken_with_bfe_lifts() {
+        let src = format!(
+            "{HEAD}.shared .align 1024 .b8 data[4096];\n\
+             .visible .entry k() .reqntid 32, 1, 1 {{\n\
+             .reg .b32 %r<8>; .reg .b64 %rd<8>;\n\
+             mov.u32 %r1, 32;\n\
+             tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %r1;\n\
+             ld.shared.b32 %r2, [slot];\n\
+             mov.b64 %rd1, data;\n\
+             add.s64 %rd1, %rd1, 128;\n\
+             cvt.u32.u64 %r3, %rd1;\n\
+             bfe.u32 %r4, %r3, 4, 14;\n\
+             cvt.u64.u32 %rd2, %r4;\n\
+             or.b64 %rd3, %rd2, 70437464178688;\n\
+             tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n\
+             bfe.u32 %r5, 43981, 4, 8;\n\
+             tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {{%r5}};\n\
+             ret;\n}}\n"
+        );
+        let l = lift_source(&src, "t.ptx", None, None).unwrap_or_else(|e| panic!("{e}"));
+        let cp = l.program.ops().into_iter().find_map(|o| match o {
+            Op::Cp { src, .. } => Some(*src),
+            _ => None,
+        });
+        let cp = cp.expect("the cp lifts");
+        assert_eq!((cp.region, cp.offset), (0, 128));
+        // 70437464178688 = 0x4010_0008_0000: LBO field (bits 16-29) 8, SBO field (bits
+        // 32-45) 0x10, fixed bits 46-48 0b001 (§9.7.16.4.1).
+        assert_eq!((cp.sbo_enc, cp.fixed, cp.lbo_enc), (0x10, 1, 8));
+        assert_eq!(l.sts.len(), 1);
+        assert_eq!(l.sts[0].2.values, vec![Some([0xBC; 32])]);
+    }
+
     #[test]
     fn a_branch_on_a_kernel_parameter_is_not_lifted_and_says_where() {
         let src = format!(
