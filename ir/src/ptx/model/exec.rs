@@ -150,7 +150,9 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 .cloned()
                 .or_else(|| self.special(r))
                 .unwrap_or(V::Unknown(line)),
-            Operand::Sym(s) => V::Addr(s, 0),
+            // A register whose name has no `%` (`.reg .pred p;` in a `{ }` scope of inline
+            // asm) parses as a name: a value set for it is the register's.
+            Operand::Sym(s) => env.get(s).cloned().unwrap_or(V::Addr(s, 0)),
             Operand::Not(x) => match self.get(env, x, line) {
                 V::Num(l) => V::Num(Box::new(std::array::from_fn(|i| u64::from(l[i] == 0)))),
                 V::Elect(b) => V::Elect(!b),
@@ -469,7 +471,7 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
 
     fn set(&self, env: &mut Env<'a>, o: Option<&Operand<'a>>, v: V<'a>) {
         match o {
-            Some(Operand::Reg(r)) => {
+            Some(Operand::Reg(r) | Operand::Sym(r)) => {
                 env.insert(r, v);
             }
             Some(Operand::Pair(a, b)) => {
@@ -617,6 +619,18 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 }
                 v => v,
             },
+            "and" if matches!(
+                (arg(1), arg(2)),
+                (V::DescStart(..), V::Num(_)) | (V::Num(_), V::DescStart(..))
+            ) =>
+            {
+                let (a, b) = (arg(1), arg(2));
+                let ((V::DescStart(s, o), V::Num(m)) | (V::Num(m), V::DescStart(s, o))) = (a, b)
+                else {
+                    unreachable!("matched above")
+                };
+                self.desc_start_and(s, o, &m, line)
+            }
             "add" | "sub" | "mul" | "shl" | "shr" | "and" | "or" | "xor" | "div" | "rem"
             | "min" | "max" => {
                 if words.contains(&"hi") || words.contains(&"sat") || ty.starts_with('f') {
@@ -869,6 +883,25 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
             }
         }
         Ok(())
+    }
+
+    /// `start & m` of a descriptor start field (`(addr & 0x3FFFF) >> 4`, §9.7.16.4.1): the
+    /// same field where the bits `m` clears within the field's 14 are zero in every address
+    /// the variable can have: below its declared `.align` and zero in the offset `o`. A
+    /// compiler that knows the alignment masks with fewer bits (`and 0x3FC0` of a 1024-aligned
+    /// variable).
+    fn desc_start_and(&self, s: &'a str, o: i64, m: &[u64; 32], line: u32) -> V<'a> {
+        let uni = m.iter().all(|&x| x == m[0]).then_some(m[0]);
+        let Some(m) = uni else {
+            return V::Unknown(line);
+        };
+        let cleared = 0x3FFF & !m;
+        let low = u64::from(self.roles.align(s) / 16) - 1;
+        if o >= 0 && cleared & !low == 0 && (o as u64 >> 4) & cleared == 0 {
+            V::DescStart(s, o)
+        } else {
+            V::Unknown(line)
+        }
     }
 
     pub(super) fn tcgen05(
