@@ -52,8 +52,9 @@ pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, String> {
 ///   register): a match takes that seed, so the lifted run observes the source's values; a st
 ///   whose values no source seed produces keeps a seed of its own, so its values differ from
 ///   every value the oracle allows for the source and the run is `disallowed`;
-/// - no data region may be written by generic stores the model does not track (the source's
-///   `Fill`s, which the lifted program would lack).
+/// - the source fills no data region (`Stmt::Fill`: the PTX writes it with `st.shared` at
+///   per-lane addresses, which the lifted program does not carry), and the PTX writes none
+///   with generic stores the model does not track.
 ///
 /// Anything else is an error naming what does not match, and the check falls back to the
 /// source program.
@@ -65,6 +66,13 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
     };
     let lifted =
         model::lift_source(ptx, "produced.ptx", None, Some(shape)).map_err(|e| e.to_string())?;
+    let mut fills = false;
+    source.walk(&mut |s| fills |= matches!(s, Stmt::Fill { .. }));
+    if fills {
+        // The PTX fills them with per-lane `st.shared` addresses the lifter does not
+        // evaluate: the lifted program's regions would hold zeros, not the source's data.
+        return Err("the source fills data regions (Fill), which the lifted program lacks".into());
+    }
     if let Some(line) = lifted.untracked_data.first() {
         return Err(format!(
             "line {line}: a data region is written by stores the model does not track"
@@ -100,7 +108,11 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
         let kinds = |l: &Layout| {
             l.warp_sites
                 .iter()
-                .map(|w| w.iter().map(|s| format!("{:?}", s.kind)).collect::<Vec<_>>())
+                .map(|w| {
+                    w.iter()
+                        .map(|s| format!("{:?}", s.kind))
+                        .collect::<Vec<_>>()
+                })
                 .collect::<Vec<_>>()
         };
         return Err(format!(

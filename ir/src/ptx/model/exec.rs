@@ -619,10 +619,11 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 }
                 v => v,
             },
-            "and" if matches!(
-                (arg(1), arg(2)),
-                (V::DescStart(..), V::Num(_)) | (V::Num(_), V::DescStart(..))
-            ) =>
+            "and"
+                if matches!(
+                    (arg(1), arg(2)),
+                    (V::DescStart(..), V::Num(_)) | (V::Num(_), V::DescStart(..))
+                ) =>
             {
                 let (a, b) = (arg(1), arg(2));
                 let ((V::DescStart(s, o), V::Num(m)) | (V::Num(m), V::DescStart(s, o))) = (a, b)
