@@ -25,6 +25,8 @@ const MAX_DEPTH: u32 = 16;
 pub struct Code<'a, 'm> {
     pub(super) body: Vec<&'m PStmt<'a>>,
     labels: HashMap<&'a str, usize>,
+    /// `.branchtargets` tables by their label (the operand of `brx.idx`).
+    tables: HashMap<&'a str, Vec<&'a str>>,
     is_entry: bool,
 }
 
@@ -45,9 +47,27 @@ impl<'a, 'm> Code<'a, 'm> {
                 _ => None,
             })
             .collect();
+        let all: Vec<&PStmt<'a>> = f.body.iter().flatten().collect();
+        let tables = all
+            .windows(2)
+            .filter_map(|w| match (w[0], w[1]) {
+                (PStmt::Label(l, _), PStmt::Decl(words, _))
+                    if words.first() == Some(&".branchtargets") =>
+                {
+                    let targets = words[1..]
+                        .iter()
+                        .map(|t| t.trim_end_matches([',', ';']))
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    Some((*l, targets))
+                }
+                _ => None,
+            })
+            .collect();
         Code {
             body,
             labels,
+            tables,
             is_entry: f.is_entry,
         }
     }
@@ -301,8 +321,48 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                     }
                     continue;
                 }
+                // `brx.idx` (the PTX ISA's) whose index every active lane agrees on: the branch to
+                // that entry of its `.branchtargets` table (a compiler's jump table on a
+                // warp number); any other index is not followed.
                 Class::BranchIndirect => {
-                    return Err(fail(ins, "indirect branch (brx.idx)"));
+                    if sel.mask == 0 {
+                        ip += 1;
+                        continue;
+                    }
+                    let idx = ins
+                        .operands
+                        .first()
+                        .map(|o| self.get(env, o, ins.pos.line))
+                        .and_then(|v| v.uniform(active))
+                        .filter(|_| sel.mask == active);
+                    let table = match ins.operands.get(1) {
+                        Some(Operand::Sym(t)) => code.tables.get(t),
+                        _ => None,
+                    };
+                    let (Some(i), Some(table)) = (idx, table) else {
+                        return Err(fail(
+                            ins,
+                            "indirect branch (brx.idx) on an index the lanes do not agree on or the lifter does not know",
+                        ));
+                    };
+                    let l = table
+                        .get(i as usize)
+                        .ok_or_else(|| fail(ins, format!("brx.idx index {i} outside its table")))?;
+                    let t = *code
+                        .labels
+                        .get(l)
+                        .ok_or_else(|| fail(ins, format!("label {l} not found")))?;
+                    if region && (t < start || t > end) {
+                        return Err(fail(
+                            ins,
+                            format!("branch to {l} leaves a lane-divergent region"),
+                        ));
+                    }
+                    if t == end {
+                        return Ok(active);
+                    }
+                    ip = t;
+                    continue;
                 }
                 Class::Ret if !code.is_entry => {
                     if sel.mask != active || region {

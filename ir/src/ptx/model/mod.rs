@@ -716,6 +716,42 @@ mod tests {
         assert!(e.to_string().contains("descriptor"), "{e}");
     }
 
+    /// A jump table on the warp number (LLVM's lowering of a `switch`): each warp follows its
+    /// entry of the `.branchtargets` table.
+    #[test]
+    fn brx_idx_on_the_warp_number_follows_its_table() {
+        let src = format!(
+            "{HEAD}.visible .entry k() .reqntid 64, 1, 1 {{\n\
+             .reg .b32 %r<8>;\n\
+             mov.u32 %r1, %tid.x;\n\
+             shr.u32 %r2, %r1, 5;\n\
+             $L_brx_0: .branchtargets\n\
+             W0,\n\
+             W1;\n\
+             brx.idx %r2, $L_brx_0;\n\
+             W0:\n\
+             tcgen05.fence::before_thread_sync;\n\
+             bra END;\n\
+             W1:\n\
+             tcgen05.fence::after_thread_sync;\n\
+             END:\n\
+             ret;\n}}\n"
+        );
+        let l = lift_source(&src, "t.ptx", None, None).unwrap_or_else(|e| panic!("{e}"));
+        let fence = |k| vec![Stmt::Tc(Op::Fence { kind: k })];
+        assert_eq!(
+            l.program.warps,
+            vec![
+                fence(crate::qual::FenceKind::BeforeThreadSync),
+                fence(crate::qual::FenceKind::AfterThreadSync)
+            ]
+        );
+        // An index the lanes disagree on is not followed.
+        let lanes = src.replace("shr.u32 %r2, %r1, 5;", "and.b32 %r2, %r1, 1;");
+        let e = lift_source(&lanes, "t.ptx", None, None).expect_err("lanes disagree");
+        assert!(e.to_string().contains("brx.idx"), "{e}");
+    }
+
     #[test]
     fn a_branch_on_a_kernel_parameter_is_not_lifted_and_says_where() {
         let src = format!(
