@@ -25,7 +25,7 @@ use crate::sim::{SimConfig, simulate};
 use std::collections::HashMap;
 use tcgen05_ir::observe::Layout;
 use tcgen05_ir::ptx::model::{self, Shape};
-use tcgen05_ir::{Op, Program, Stmt, values};
+use tcgen05_ir::{MmaA, Op, Program, SmemDesc, Stmt, values};
 
 /// Reads the PTX module compiled from the source program (first argument) back into a
 /// program, or says why it cannot.
@@ -66,13 +66,6 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
     };
     let lifted =
         model::lift_source(ptx, "produced.ptx", None, Some(shape)).map_err(|e| e.to_string())?;
-    let mut fills = false;
-    source.walk(&mut |s| fills |= matches!(s, Stmt::Fill { .. }));
-    if fills {
-        // The PTX fills them with per-lane `st.shared` addresses the lifter does not
-        // evaluate: the lifted program's regions would hold zeros, not the source's data.
-        return Err("the source fills data regions (Fill), which the lifted program lacks".into());
-    }
     if let Some(line) = lifted.untracked_data.first() {
         return Err(format!(
             "line {line}: a data region is written by stores the model does not track"
@@ -100,6 +93,7 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
         }
     }
     reseed(&mut program.warps, &seeds);
+    carry_fills(source, &mut program)?;
     let (ours, theirs) = (
         Layout::of(&program),
         Layout::of(&judged_source(source, &program)),
@@ -155,6 +149,125 @@ pub fn judged_source(source: &Program, lifted: &Program) -> Program {
         }
     }
     p
+}
+
+/// The descriptors an op reads shared memory through.
+fn descs(op: &Op) -> Vec<SmemDesc> {
+    match op {
+        Op::Cp { src, .. } => vec![*src],
+        Op::Mma(m) => match m.a {
+            MmaA::Desc(a) => vec![a, m.b],
+            MmaA::Tmem(_) => vec![m.b],
+        },
+        _ => vec![],
+    }
+}
+
+/// Gives the lifted program the source's data-region fills (`Stmt::Fill`), which the PTX
+/// writes with `st.shared` at per-lane addresses the lifter does not evaluate (without them
+/// an mma or cp of the lifted program reads zeros). Each source warp's fills must be
+/// top-level statements with no cp or mma of that warp before them (those alone read a data
+/// region), so that putting them first in the lifted warp moves them past nothing that reads
+/// what they write, and they still precede the synchronization that orders them before other
+/// warps' reads; the lifted regions (numbered by
+/// first use) are renumbered to the source's by pairing the two programs' tcgen05 ops in
+/// order (same forms), descriptor by descriptor.
+fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
+    let mut fills = Vec::new();
+    for w in &source.warps {
+        // The fills move to the warp's start: past no statement that reads shared memory
+        // through a descriptor (cp, mma), which alone read a data region.
+        let lead = w
+            .iter()
+            .rposition(|s| matches!(s, Stmt::Fill { .. }))
+            .map_or(0, |i| i + 1);
+        let mut reads = false;
+        Program {
+            warps: vec![w[..lead].to_vec()],
+            funcs: vec![],
+            ..source.clone()
+        }
+        .walk(&mut |s| reads |= matches!(s, Stmt::Tc(op) if !descs(op).is_empty()));
+        if reads {
+            return Err(
+                "a data-region fill of the source comes after a cp or mma of its warp".into(),
+            );
+        }
+        let mut all = 0;
+        Program {
+            warps: vec![w.clone()],
+            funcs: vec![],
+            ..source.clone()
+        }
+        .walk(&mut |s| all += usize::from(matches!(s, Stmt::Fill { .. })));
+        let ws: Vec<Stmt> = w[..lead]
+            .iter()
+            .filter(|s| matches!(s, Stmt::Fill { .. }))
+            .cloned()
+            .collect();
+        if ws.len() != all {
+            return Err("a data-region fill of the source is inside a branch or loop".into());
+        }
+        fills.push(ws);
+    }
+    for f in &source.funcs {
+        let mut any = false;
+        for s in &f.body {
+            any |= matches!(s, Stmt::Fill { .. });
+        }
+        if any {
+            return Err("the source fills a data region in a function".into());
+        }
+    }
+    if fills.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    let (ops_s, ops_l) = (source.ops(), lifted.ops());
+    if ops_s.len() != ops_l.len() || ops_s.iter().zip(&ops_l).any(|(a, b)| a.form() != b.form()) {
+        return Err("the lifted tcgen05 ops do not pair with the source's in order".into());
+    }
+    let mut map: HashMap<u8, u8> = HashMap::new();
+    for (a, b) in ops_s.iter().zip(&ops_l) {
+        let (xs, ys) = (descs(a), descs(b));
+        if xs.len() != ys.len() {
+            return Err("the lifted descriptors do not pair with the source's".into());
+        }
+        for (da, db) in xs.iter().zip(&ys) {
+            if *map.entry(db.region).or_insert(da.region) != da.region || da.offset != db.offset {
+                return Err("the lifted descriptors do not name the source's data regions".into());
+            }
+        }
+    }
+    fn to(map: &HashMap<u8, u8>, r: u8) -> u8 {
+        map.get(&r).copied().unwrap_or(r)
+    }
+    fn rename(b: &mut [Stmt], map: &HashMap<u8, u8>) {
+        for s in b {
+            match s {
+                Stmt::Tc(Op::Cp { src, .. }) => src.region = to(map, src.region),
+                Stmt::Tc(Op::Mma(m)) => {
+                    if let MmaA::Desc(a) = &mut m.a {
+                        a.region = to(map, a.region);
+                    }
+                    m.b.region = to(map, m.b.region);
+                }
+                Stmt::If { then, els, .. } => {
+                    rename(then, map);
+                    rename(els, map);
+                }
+                Stmt::Loop { body, .. } => rename(body, map),
+                _ => {}
+            }
+        }
+    }
+    for w in &mut lifted.warps {
+        rename(w, &map);
+    }
+    lifted.smem.regions = source.smem.regions.clone();
+    for (w, f) in lifted.warps.iter_mut().zip(fills) {
+        w.splice(0..0, f);
+    }
+    Ok(())
 }
 
 /// The seed of a `tcgen05.st` of `source` whose values are `regs` (per register, 32 lanes).
