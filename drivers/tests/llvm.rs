@@ -837,3 +837,40 @@ fn reason_kind(why: &str) -> String {
         .map(|c| if c.is_ascii_digit() { '#' } else { c })
         .collect()
 }
+
+/// A source that fills its data region before the mma reads it: LLVM's per-lane `st.shared`
+/// fill is not lifted, so the fill is carried into the lifted program (whose mma LLVM prints
+/// with the default `.collector::a::discard`), and the lifted run gets the verdict the source's
+/// own run gets (this program's mma reads past its region, so the simulator declines both).
+#[test]
+#[cfg_attr(
+    tcgen05_no_llvm,
+    ignore = "no LLVM installed at build time (scripts/setup-llvm)"
+)]
+fn a_filled_region_is_carried_into_the_lifted_program() {
+    use tcgen05_drivers::llvm::behaviour::Subject;
+    let mut p = ordered();
+    p.warps[0].insert(
+        0,
+        Stmt::Fill {
+            region: 0,
+            seed: 7,
+            elem: FillElem::F16Small,
+        },
+    );
+    let llvm = newest();
+    let mut opts = Options::new(Level::O3, Frontend::Llvm);
+    opts.ptxas = None;
+    let r = pipeline::check(&llvm, &p, &opts);
+    assert!(
+        matches!(r.verdict, LlvmVerdict::Validated { .. }),
+        "{:?}",
+        r.verdict
+    );
+    let b = r.behaviour.expect("a validated case is run");
+    assert_eq!(b.subject, Subject::Lifted, "{}", b.summary());
+    let unliftable = |_: &Program, _: &str| -> Result<Program, String> { Err("off".into()) };
+    let own = tcgen05_drivers::llvm::behaviour::check(&p, "", unliftable, 0);
+    assert_eq!(b.verdict, own.verdict, "{}", b.summary());
+    assert!(!b.is_finding(), "{}", b.summary());
+}

@@ -25,7 +25,7 @@ use crate::sim::{SimConfig, simulate};
 use std::collections::HashMap;
 use tcgen05_ir::observe::Layout;
 use tcgen05_ir::ptx::model::{self, Shape};
-use tcgen05_ir::{MmaA, Op, Program, SmemDesc, Stmt, values};
+use tcgen05_ir::{Form, MmaA, Op, Program, SmemDesc, Stmt, values};
 
 /// Reads the PTX module compiled from the source program (first argument) back into a
 /// program, or says why it cannot.
@@ -163,6 +163,24 @@ fn descs(op: &Op) -> Vec<SmemDesc> {
     }
 }
 
+/// Whether two ops have one form, an mma without a collector qualifier being the same as
+/// one with `.collector::a::discard`, the default that LLVM prints (§9.7.16.10).
+fn same_form(a: &Op, b: &Op) -> bool {
+    use tcgen05_ir::form::Collector;
+    use tcgen05_ir::{CollectorBuf, CollectorOp};
+    let norm = |o: &Op| match o.form() {
+        Form::Mma(mut f) => {
+            f.collector = f.collector.or(Some(Collector {
+                buf: CollectorBuf::A,
+                op: CollectorOp::Discard,
+            }));
+            Form::Mma(f)
+        }
+        f => f,
+    };
+    norm(a) == norm(b)
+}
+
 /// Gives the lifted program the source's data-region fills (`Stmt::Fill`), which the PTX
 /// writes with `st.shared` at per-lane addresses the lifter does not evaluate (without them
 /// an mma or cp of the lifted program reads zeros). Each source warp's fills must be
@@ -223,8 +241,19 @@ fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
         return Ok(());
     }
     let (ops_s, ops_l) = (source.ops(), lifted.ops());
-    if ops_s.len() != ops_l.len() || ops_s.iter().zip(&ops_l).any(|(a, b)| a.form() != b.form()) {
-        return Err("the lifted tcgen05 ops do not pair with the source's in order".into());
+    if ops_s.len() != ops_l.len() || ops_s.iter().zip(&ops_l).any(|(a, b)| !same_form(a, b)) {
+        let first = ops_s
+            .iter()
+            .zip(&ops_l)
+            .position(|(a, b)| !same_form(a, b))
+            .unwrap_or(ops_s.len().min(ops_l.len()));
+        return Err(format!(
+            "the lifted tcgen05 ops ({}) do not pair with the source's ({}) in order: op {first} is {:?}, the source's {:?}",
+            ops_l.len(),
+            ops_s.len(),
+            ops_l.get(first).map(|o| o.form()),
+            ops_s.get(first).map(|o| o.form()),
+        ));
     }
     let mut map: HashMap<u8, u8> = HashMap::new();
     for (a, b) in ops_s.iter().zip(&ops_l) {
