@@ -13,21 +13,329 @@
 //! the produced PTX's tcgen05 behaviour. A disagreement there is one between the simulator and
 //! the oracle, never LLVM's, and is reported as such, not as a compiler finding.
 //!
-//! [`printer_lifter`] is `tcgen05_ir::ptx::lift`, which reads the printer's idioms only (its
-//! labels, the observation layout's address arithmetic, the `// launch:` comment): LLVM's PTX
-//! has none of them, so today every LLVM module falls back. A lifter of real PTX plugs in as
-//! another [`Lifter`] (`pipeline::Options::lifter`).
+//! [`lift_produced`] (the default, `pipeline::Options::lifter`) tries [`model_lifter`], then
+//! [`printer_lifter`]. [`model_lifter`] is the general lifter of real
+//! PTX, `tcgen05_ir::ptx::model`, run with the source program's launch shape; it keeps the
+//! lifted program only where its observation layout is the source's and every `tcgen05.st`
+//! stores values the source's seeds produce (see [`model_lifter`]). [`printer_lifter`] is
+//! `tcgen05_ir::ptx::lift`, which reads the printer's own idioms only.
 
 use crate::diff::{self, Verdict};
 use crate::sim::{SimConfig, simulate};
-use tcgen05_ir::Program;
+use std::collections::HashMap;
+use tcgen05_ir::observe::Layout;
+use tcgen05_ir::ptx::model::{self, Shape};
+use tcgen05_ir::{Form, MmaA, Op, Program, SmemDesc, Stmt, values};
 
-/// Reads a PTX module back into a program, or says why it cannot.
-pub type Lifter = fn(&str) -> Result<Program, String>;
+/// Reads the PTX module compiled from the source program (first argument) back into a
+/// program, or says why it cannot.
+pub type Lifter = fn(&Program, &str) -> Result<Program, String>;
 
-/// The lifter of the printer's own PTX (`tcgen05_ir::ptx::lift`).
-pub fn printer_lifter(ptx: &str) -> Result<Program, String> {
+/// The lifter of the printer's own PTX (`tcgen05_ir::ptx::lift`); the source is not used.
+pub fn printer_lifter(_source: &Program, ptx: &str) -> Result<Program, String> {
     tcgen05_ir::ptx::lift(ptx).map_err(|e| e.to_string())
+}
+
+/// The default lifter: [`model_lifter`], else [`printer_lifter`] (the printer's own PTX, e.g.
+/// a compiler that passes it through); the error is the general lifter's reason.
+pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, String> {
+    model_lifter(source, ptx).or_else(|why| printer_lifter(source, ptx).map_err(|_| why))
+}
+
+/// The general lifter (`tcgen05_ir::ptx::model::lift_source`) with the source's launch shape
+/// (the produced PTX declares no cluster count), its result held to the source's observation
+/// words so that `diff::compare` reads the lifted run's outcome in the source's layout:
+/// - the observation layout (`observe::Layout`: the sites of every warp, in order) must be the
+///   source's;
+/// - the values of every lifted `tcgen05.st` must be known (evaluated by the lifter) and are
+///   matched against the source's st seeds (`values::st_value`, all 32 lanes of every
+///   register): a match takes that seed, so the lifted run observes the source's values; a st
+///   whose values no source seed produces keeps a seed of its own, so its values differ from
+///   every value the oracle allows for the source and the run is `disallowed`;
+/// - the source fills no data region (`Stmt::Fill`: the PTX writes it with `st.shared` at
+///   per-lane addresses, which the lifted program does not carry), and the PTX writes none
+///   with generic stores the model does not track.
+///
+/// Anything else is an error naming what does not match, and the check falls back to the
+/// source program.
+pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
+    let shape = Shape {
+        warps_per_cta: source.launch.warps_per_cta,
+        cluster_size: source.launch.cluster_size,
+        clusters: source.launch.clusters,
+    };
+    let lifted =
+        model::lift_source(ptx, "produced.ptx", None, Some(shape)).map_err(|e| e.to_string())?;
+    if let Some(line) = lifted.untracked_data.first() {
+        return Err(format!(
+            "line {line}: a data region is written by stores the model does not track"
+        ));
+    }
+    let mut program = lifted.program;
+    program.launch.declare_cluster = source.launch.declare_cluster;
+    let mut seeds = HashMap::new();
+    for (cta, warp, st) in &lifted.sts {
+        let mut regs = Vec::with_capacity(st.values.len());
+        for (r, v) in st.values.iter().enumerate() {
+            regs.push(v.ok_or_else(|| {
+                format!(
+                    "line {}: register {r} of the tcgen05.st of CTA {cta} warp {warp} holds a value the lifter does not know",
+                    st.line
+                )
+            })?);
+        }
+        let new = source_seed(source, &regs).unwrap_or(st.seed);
+        if *seeds.entry(st.seed).or_insert(new) != new {
+            return Err(format!(
+                "line {}: the tcgen05.st stores different values in different warps or CTAs",
+                st.line
+            ));
+        }
+    }
+    reseed(&mut program.warps, &seeds);
+    carry_fills(source, &mut program)?;
+    let (ours, theirs) = (
+        Layout::of(&program),
+        Layout::of(&judged_source(source, &program)),
+    );
+    if ours != theirs {
+        let kinds = |l: &Layout| {
+            l.warp_sites
+                .iter()
+                .map(|w| {
+                    w.iter()
+                        .map(|s| format!("{:?}", s.kind))
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+        };
+        return Err(format!(
+            "the lifted program's observation sites {:?} are not the source's {:?}",
+            kinds(&ours),
+            kinds(&theirs)
+        ));
+    }
+    Ok(program)
+}
+
+/// The source program the lifted one is judged against: without its alloc-slot observations
+/// (`Stmt::ObserveAddr`, which record the value an alloc wrote and change nothing else) where
+/// the lifted program has none, since a compiler's PTX stores those values to the observation
+/// buffer with generic stores that the general lifter does not read as observations. The
+/// remaining sites (every `tcgen05.ld` and mbarrier wait) are compared word for word.
+pub fn judged_source(source: &Program, lifted: &Program) -> Program {
+    let mut any = false;
+    lifted.walk(&mut |s| any |= matches!(s, Stmt::ObserveAddr { .. }));
+    let mut p = source.clone();
+    if !any {
+        fn strip(b: &mut Vec<Stmt>) {
+            b.retain(|s| !matches!(s, Stmt::ObserveAddr { .. }));
+            for s in b {
+                match s {
+                    Stmt::If { then, els, .. } => {
+                        strip(then);
+                        strip(els);
+                    }
+                    Stmt::Loop { body, .. } => strip(body),
+                    _ => {}
+                }
+            }
+        }
+        for w in &mut p.warps {
+            strip(w);
+        }
+        for f in &mut p.funcs {
+            strip(&mut f.body);
+        }
+    }
+    p
+}
+
+/// The descriptors an op reads shared memory through.
+fn descs(op: &Op) -> Vec<SmemDesc> {
+    match op {
+        Op::Cp { src, .. } => vec![*src],
+        Op::Mma(m) => match m.a {
+            MmaA::Desc(a) => vec![a, m.b],
+            MmaA::Tmem(_) => vec![m.b],
+        },
+        _ => vec![],
+    }
+}
+
+/// Whether two ops have one form, an mma without a collector qualifier being the same as
+/// one with `.collector::a::discard`, the default that LLVM prints (§9.7.16.10).
+fn same_form(a: &Op, b: &Op) -> bool {
+    use tcgen05_ir::form::Collector;
+    use tcgen05_ir::{CollectorBuf, CollectorOp};
+    let norm = |o: &Op| match o.form() {
+        Form::Mma(mut f) => {
+            f.collector = f.collector.or(Some(Collector {
+                buf: CollectorBuf::A,
+                op: CollectorOp::Discard,
+            }));
+            Form::Mma(f)
+        }
+        f => f,
+    };
+    norm(a) == norm(b)
+}
+
+/// Gives the lifted program the source's data-region fills (`Stmt::Fill`), which the PTX
+/// writes with `st.shared` at per-lane addresses the lifter does not evaluate (without them
+/// an mma or cp of the lifted program reads zeros). Each source warp's fills must be
+/// top-level statements with no cp or mma of that warp before them (those alone read a data
+/// region), so that putting them first in the lifted warp moves them past nothing that reads
+/// what they write, and they still precede the synchronization that orders them before other
+/// warps' reads; the lifted regions (numbered by
+/// first use) are renumbered to the source's by pairing the two programs' tcgen05 ops in
+/// order (same forms), descriptor by descriptor.
+fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
+    let mut fills = Vec::new();
+    for w in &source.warps {
+        // The fills move to the warp's start: past no statement that reads shared memory
+        // through a descriptor (cp, mma), which alone read a data region.
+        let lead = w
+            .iter()
+            .rposition(|s| matches!(s, Stmt::Fill { .. }))
+            .map_or(0, |i| i + 1);
+        let mut reads = false;
+        Program {
+            warps: vec![w[..lead].to_vec()],
+            funcs: vec![],
+            ..source.clone()
+        }
+        .walk(&mut |s| reads |= matches!(s, Stmt::Tc(op) if !descs(op).is_empty()));
+        if reads {
+            return Err(
+                "a data-region fill of the source comes after a cp or mma of its warp".into(),
+            );
+        }
+        let mut all = 0;
+        Program {
+            warps: vec![w.clone()],
+            funcs: vec![],
+            ..source.clone()
+        }
+        .walk(&mut |s| all += usize::from(matches!(s, Stmt::Fill { .. })));
+        let ws: Vec<Stmt> = w[..lead]
+            .iter()
+            .filter(|s| matches!(s, Stmt::Fill { .. }))
+            .cloned()
+            .collect();
+        if ws.len() != all {
+            return Err("a data-region fill of the source is inside a branch or loop".into());
+        }
+        fills.push(ws);
+    }
+    for f in &source.funcs {
+        let mut any = false;
+        for s in &f.body {
+            any |= matches!(s, Stmt::Fill { .. });
+        }
+        if any {
+            return Err("the source fills a data region in a function".into());
+        }
+    }
+    if fills.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    let (ops_s, ops_l) = (source.ops(), lifted.ops());
+    if ops_s.len() != ops_l.len() || ops_s.iter().zip(&ops_l).any(|(a, b)| !same_form(a, b)) {
+        let first = ops_s
+            .iter()
+            .zip(&ops_l)
+            .position(|(a, b)| !same_form(a, b))
+            .unwrap_or(ops_s.len().min(ops_l.len()));
+        return Err(format!(
+            "the lifted tcgen05 ops ({}) do not pair with the source's ({}) in order: op {first} is {:?}, the source's {:?}",
+            ops_l.len(),
+            ops_s.len(),
+            ops_l.get(first).map(|o| o.form()),
+            ops_s.get(first).map(|o| o.form()),
+        ));
+    }
+    let mut map: HashMap<u8, u8> = HashMap::new();
+    for (a, b) in ops_s.iter().zip(&ops_l) {
+        let (xs, ys) = (descs(a), descs(b));
+        if xs.len() != ys.len() {
+            return Err("the lifted descriptors do not pair with the source's".into());
+        }
+        for (da, db) in xs.iter().zip(&ys) {
+            if *map.entry(db.region).or_insert(da.region) != da.region || da.offset != db.offset {
+                return Err("the lifted descriptors do not name the source's data regions".into());
+            }
+        }
+    }
+    fn to(map: &HashMap<u8, u8>, r: u8) -> u8 {
+        map.get(&r).copied().unwrap_or(r)
+    }
+    fn rename(b: &mut [Stmt], map: &HashMap<u8, u8>) {
+        for s in b {
+            match s {
+                Stmt::Tc(Op::Cp { src, .. }) => src.region = to(map, src.region),
+                Stmt::Tc(Op::Mma(m)) => {
+                    if let MmaA::Desc(a) = &mut m.a {
+                        a.region = to(map, a.region);
+                    }
+                    m.b.region = to(map, m.b.region);
+                }
+                Stmt::If { then, els, .. } => {
+                    rename(then, map);
+                    rename(els, map);
+                }
+                Stmt::Loop { body, .. } => rename(body, map),
+                _ => {}
+            }
+        }
+    }
+    for w in &mut lifted.warps {
+        rename(w, &map);
+    }
+    lifted.smem.regions = source.smem.regions.clone();
+    for (w, f) in lifted.warps.iter_mut().zip(fills) {
+        w.splice(0..0, f);
+    }
+    Ok(())
+}
+
+/// The seed of a `tcgen05.st` of `source` whose values are `regs` (per register, 32 lanes).
+fn source_seed(source: &Program, regs: &[[u32; 32]]) -> Option<u32> {
+    source.ops().into_iter().find_map(|op| match op {
+        Op::St { seed, nregs, .. }
+            if usize::from(*nregs) == regs.len()
+                && regs.iter().enumerate().all(|(r, lanes)| {
+                    (0..32).all(|l| lanes[l as usize] == values::st_value(*seed, l, r as u32))
+                }) =>
+        {
+            Some(*seed)
+        }
+        _ => None,
+    })
+}
+
+/// Replaces the seeds of the sts of `warps` by their images in `map`.
+fn reseed(warps: &mut [Vec<Stmt>], map: &HashMap<u32, u32>) {
+    fn go(b: &mut [Stmt], map: &HashMap<u32, u32>) {
+        for s in b {
+            match s {
+                Stmt::Tc(Op::St { seed, .. }) => {
+                    if let Some(n) = map.get(seed) {
+                        *seed = *n;
+                    }
+                }
+                Stmt::If { then, els, .. } => {
+                    go(then, map);
+                    go(els, map);
+                }
+                Stmt::Loop { body, .. } => go(body, map),
+                _ => {}
+            }
+        }
+    }
+    for w in warps {
+        go(w, map);
+    }
 }
 
 /// Which program the simulator ran.
@@ -83,19 +391,23 @@ impl Behaviour {
 /// Runs the PTX `produced` for `source` (see the module documentation); `seed` seeds the
 /// simulator's scheduler.
 pub fn check(source: &Program, produced: &str, lifter: Lifter, seed: u64) -> Behaviour {
-    let (subject, lifted) = match lifter(produced) {
+    let (subject, lifted) = match lifter(source, produced) {
         Ok(p) => (Subject::Lifted, Some(p)),
         Err(why) => (Subject::Source { not_lifted: why }, None),
+    };
+    let judged = match &lifted {
+        Some(l) => judged_source(source, l),
+        None => source.clone(),
     };
     let ran = lifted.as_ref().unwrap_or(source);
     let Some(Ok(config)) = SimConfig::parse("sim") else {
         unreachable!("`sim` is the simulator's own name")
     };
     let outcome = simulate(ran, config, seed);
-    let expected = tcgen05_oracle::expect(source);
+    let expected = tcgen05_oracle::expect(&judged);
     Behaviour {
         subject,
-        verdict: diff::compare(source, &expected, &outcome),
+        verdict: diff::compare(&judged, &expected, &outcome),
     }
 }
 

@@ -160,7 +160,7 @@ impl Options {
             timeout: run::DEFAULT_TIMEOUT,
             ptxas: crate::ptxas::installed().into_iter().next_back(),
             max_mismatches: 8,
-            lifter: Some(behaviour::printer_lifter),
+            lifter: Some(behaviour::lift_produced),
         }
     }
 }

@@ -25,6 +25,8 @@ const MAX_DEPTH: u32 = 16;
 pub struct Code<'a, 'm> {
     pub(super) body: Vec<&'m PStmt<'a>>,
     labels: HashMap<&'a str, usize>,
+    /// `.branchtargets` tables by their label (the operand of `brx.idx`).
+    tables: HashMap<&'a str, Vec<&'a str>>,
     is_entry: bool,
 }
 
@@ -45,9 +47,27 @@ impl<'a, 'm> Code<'a, 'm> {
                 _ => None,
             })
             .collect();
+        let all: Vec<&PStmt<'a>> = f.body.iter().flatten().collect();
+        let tables = all
+            .windows(2)
+            .filter_map(|w| match (w[0], w[1]) {
+                (PStmt::Label(l, _), PStmt::Decl(words, _))
+                    if words.first() == Some(&".branchtargets") =>
+                {
+                    let targets = words[1..]
+                        .iter()
+                        .map(|t| t.trim_end_matches([',', ';']))
+                        .filter(|t| !t.is_empty())
+                        .collect();
+                    Some((*l, targets))
+                }
+                _ => None,
+            })
+            .collect();
         Code {
             body,
             labels,
+            tables,
             is_entry: f.is_entry,
         }
     }
@@ -150,7 +170,9 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 .cloned()
                 .or_else(|| self.special(r))
                 .unwrap_or(V::Unknown(line)),
-            Operand::Sym(s) => V::Addr(s, 0),
+            // A register whose name has no `%` (`.reg .pred p;` in a `{ }` scope of inline
+            // asm) parses as a name: a value set for it is the register's.
+            Operand::Sym(s) => env.get(s).cloned().unwrap_or(V::Addr(s, 0)),
             Operand::Not(x) => match self.get(env, x, line) {
                 V::Num(l) => V::Num(Box::new(std::array::from_fn(|i| u64::from(l[i] == 0)))),
                 V::Elect(b) => V::Elect(!b),
@@ -299,8 +321,48 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                     }
                     continue;
                 }
+                // `brx.idx` (the PTX ISA's) whose index every active lane agrees on: the branch to
+                // that entry of its `.branchtargets` table (a compiler's jump table on a
+                // warp number); any other index is not followed.
                 Class::BranchIndirect => {
-                    return Err(fail(ins, "indirect branch (brx.idx)"));
+                    if sel.mask == 0 {
+                        ip += 1;
+                        continue;
+                    }
+                    let idx = ins
+                        .operands
+                        .first()
+                        .map(|o| self.get(env, o, ins.pos.line))
+                        .and_then(|v| v.uniform(active))
+                        .filter(|_| sel.mask == active);
+                    let table = match ins.operands.get(1) {
+                        Some(Operand::Sym(t)) => code.tables.get(t),
+                        _ => None,
+                    };
+                    let (Some(i), Some(table)) = (idx, table) else {
+                        return Err(fail(
+                            ins,
+                            "indirect branch (brx.idx) on an index the lanes do not agree on or the lifter does not know",
+                        ));
+                    };
+                    let l = table
+                        .get(i as usize)
+                        .ok_or_else(|| fail(ins, format!("brx.idx index {i} outside its table")))?;
+                    let t = *code
+                        .labels
+                        .get(l)
+                        .ok_or_else(|| fail(ins, format!("label {l} not found")))?;
+                    if region && (t < start || t > end) {
+                        return Err(fail(
+                            ins,
+                            format!("branch to {l} leaves a lane-divergent region"),
+                        ));
+                    }
+                    if t == end {
+                        return Ok(active);
+                    }
+                    ip = t;
+                    continue;
                 }
                 Class::Ret if !code.is_entry => {
                     if sel.mask != active || region {
@@ -469,7 +531,7 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
 
     fn set(&self, env: &mut Env<'a>, o: Option<&Operand<'a>>, v: V<'a>) {
         match o {
-            Some(Operand::Reg(r)) => {
+            Some(Operand::Reg(r) | Operand::Sym(r)) => {
                 env.insert(r, v);
             }
             Some(Operand::Pair(a, b)) => {
@@ -617,6 +679,19 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 }
                 v => v,
             },
+            "and"
+                if matches!(
+                    (arg(1), arg(2)),
+                    (V::DescStart(..), V::Num(_)) | (V::Num(_), V::DescStart(..))
+                ) =>
+            {
+                let (a, b) = (arg(1), arg(2));
+                let ((V::DescStart(s, o), V::Num(m)) | (V::Num(m), V::DescStart(s, o))) = (a, b)
+                else {
+                    unreachable!("matched above")
+                };
+                self.desc_start_and(s, o, &m, line)
+            }
             "add" | "sub" | "mul" | "shl" | "shr" | "and" | "or" | "xor" | "div" | "rem"
             | "min" | "max" => {
                 if words.contains(&"hi") || words.contains(&"sat") || ty.starts_with('f') {
@@ -690,6 +765,28 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
             "shfl" if words.contains(&"idx") => match (arg(1), arg(2)) {
                 (V::Num(a), V::Num(b)) => {
                     V::Num(Box::new(std::array::from_fn(|i| a[(b[i] & 31) as usize])))
+                }
+                _ => V::Unknown(line),
+            },
+            // `bfe.u32 d, a, 4, 14` of a shared address is `(a & 0x3FFFF) >> 4`, a
+            // descriptor's start field (§9.7.16.4.1, reference §2.8); numbers extract
+            // lanewise (the PTX ISA's `bfe`, unsigned: no sign extension).
+            "bfe" => match (arg(1), arg(2), arg(3)) {
+                (V::Addr(s, o), V::Num(p), V::Num(n))
+                    if p.iter().all(|&x| x == 4) && n.iter().all(|&x| x == 14) =>
+                {
+                    V::DescStart(s, o)
+                }
+                (V::Num(a), V::Num(p), V::Num(n)) if ty.starts_with('u') => {
+                    let w = u64::from(width(ty));
+                    V::Num(Box::new(std::array::from_fn(|i| {
+                        let (pos, len) = (p[i] & 0xFF, (n[i] & 0xFF).min(w));
+                        if pos >= w {
+                            0
+                        } else {
+                            (a[i] >> pos) & ((1u64 << len) - 1)
+                        }
+                    })))
                 }
                 _ => V::Unknown(line),
             },
@@ -847,6 +944,25 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
             }
         }
         Ok(())
+    }
+
+    /// `start & m` of a descriptor start field (`(addr & 0x3FFFF) >> 4`, §9.7.16.4.1): the
+    /// same field where the bits `m` clears within the field's 14 are zero in every address
+    /// the variable can have: below its declared `.align` and zero in the offset `o`. A
+    /// compiler that knows the alignment masks with fewer bits (`and 0x3FC0` of a 1024-aligned
+    /// variable).
+    fn desc_start_and(&self, s: &'a str, o: i64, m: &[u64; 32], line: u32) -> V<'a> {
+        let uni = m.iter().all(|&x| x == m[0]).then_some(m[0]);
+        let Some(m) = uni else {
+            return V::Unknown(line);
+        };
+        let cleared = 0x3FFF & !m;
+        let low = u64::from(self.roles.align(s) / 16) - 1;
+        if o >= 0 && cleared & !low == 0 && (o as u64 >> 4) & cleared == 0 {
+            V::DescStart(s, o)
+        } else {
+            V::Unknown(line)
+        }
     }
 
     pub(super) fn tcgen05(

@@ -133,6 +133,7 @@ pub struct Roles<'a> {
     regions: HashMap<&'a str, u8>,
     region_sizes: Vec<u32>,
     sizes: HashMap<&'a str, u32>,
+    aligns: HashMap<&'a str, u32>,
     shared_writes: Vec<(&'a str, u32)>,
 }
 
@@ -164,6 +165,12 @@ impl<'a> Roles<'a> {
             return Err(exec::fail(ins, "more than 64 mbarriers"));
         }
         Ok(*self.mbars.entry((s, o)).or_insert(n as u8))
+    }
+
+    /// The declared `.align` of shared variable `s` (16 where not declared: the least a
+    /// descriptor's start address has, SDESC-ALIGN16).
+    pub(crate) fn align(&self, s: &str) -> u32 {
+        self.aligns.get(s).copied().unwrap_or(16).max(16)
     }
 
     fn region(&mut self, s: &'a str) -> u8 {
@@ -203,6 +210,13 @@ fn shared_size<'a>(words: &[&'a str]) -> Option<(&'a str, u32)> {
         i += 3;
     }
     Some((words[name_at], n.saturating_mul(elem)))
+}
+
+/// The `.align` of a `.shared` declaration's words, with its name.
+fn shared_align<'a>(words: &[&'a str]) -> Option<(&'a str, u32)> {
+    let (name, _) = shared_size(words)?;
+    let at = words.iter().position(|w| *w == ".align")?;
+    Some((name, words.get(at + 1)?.parse().ok()?))
 }
 
 /// The launch a kernel declares: `.reqntid`/`.maxntid` and `.reqnctapercluster`.
@@ -309,12 +323,18 @@ pub fn lift_kernel(
         if let Some((n, s)) = shared_size(&g.words) {
             roles.sizes.insert(n, s);
         }
+        if let Some((n, a)) = shared_align(&g.words) {
+            roles.aligns.insert(n, a);
+        }
     }
     for s in entry.body.iter().flatten() {
         if let crate::ptx::parse::Stmt::Decl(words, _) = s
             && let Some((n, sz)) = shared_size(words)
         {
             roles.sizes.insert(n, sz);
+            if let Some((n, a)) = shared_align(words) {
+                roles.aligns.insert(n, a);
+            }
         }
     }
     let code = Code::of(entry);
@@ -602,6 +622,134 @@ mod tests {
             }]
         );
         assert_eq!(l.program.launch.cluster_size, 2);
+    }
+
+    /// LLVM's descriptor idiom: the shared symbol's 64-bit address moved into a register,
+    /// offset, truncated, and its start field taken with `bfe.u32 4, 14`; `bfe` on numbers
+    /// extracts the field (here `0xABCD` bits 4-11: `0xBC`, the value a st stores).
+    #[test]
+    fn a_descriptor_start_field_taken_with_bfe_lifts() {
+        let src = format!(
+            "{HEAD}.shared .align 1024 .b8 data[4096];\n\
+             .visible .entry k() .reqntid 32, 1, 1 {{\n\
+             .reg .b32 %r<8>; .reg .b64 %rd<8>;\n\
+             mov.u32 %r1, 32;\n\
+             tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %r1;\n\
+             ld.shared.b32 %r2, [slot];\n\
+             mov.b64 %rd1, data;\n\
+             add.s64 %rd1, %rd1, 128;\n\
+             cvt.u32.u64 %r3, %rd1;\n\
+             bfe.u32 %r4, %r3, 4, 14;\n\
+             cvt.u64.u32 %rd2, %r4;\n\
+             or.b64 %rd3, %rd2, 70437464178688;\n\
+             tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n\
+             bfe.u32 %r5, 43981, 4, 8;\n\
+             tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {{%r5}};\n\
+             ret;\n}}\n"
+        );
+        let l = lift_source(&src, "t.ptx", None, None).unwrap_or_else(|e| panic!("{e}"));
+        let cp = l.program.ops().into_iter().find_map(|o| match o {
+            Op::Cp { src, .. } => Some(*src),
+            _ => None,
+        });
+        let cp = cp.expect("the cp lifts");
+        assert_eq!((cp.region, cp.offset), (0, 128));
+        // 70437464178688 = 0x4010_0008_0000: LBO field (bits 16-29) 8, SBO field (bits
+        // 32-45) 0x10, fixed bits 46-48 0b001 (§9.7.16.4.1).
+        assert_eq!((cp.sbo_enc, cp.fixed, cp.lbo_enc), (0x10, 1, 8));
+        assert_eq!(l.sts.len(), 1);
+        assert_eq!(l.sts[0].2.values, vec![Some([0xBC; 32])]);
+    }
+
+    /// A kernel whose descriptor start field is `(addr >> 4) & mask` of `data` declared with
+    /// `.align {align}`, and whose mbarrier wait loop goes through a `%`-less predicate
+    /// register of an inline-asm scope (LLVM's `-O3` idioms).
+    fn masked_start_kernel(align: u32, mask: u32) -> String {
+        format!(
+            "{HEAD}.shared .align {align} .b8 data[4096];\n\
+             .shared .align 8 .b64 bar;\n\
+             .visible .entry k() .reqntid 32, 1, 1 {{\n\
+             .reg .b32 %r<8>; .reg .b64 %rd<8>; .reg .pred %p<4>;\n\
+             mov.u32 %r1, 32;\n\
+             tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], %r1;\n\
+             ld.shared.b32 %r2, [slot];\n\
+             mov.u32 %r6, 1;\n\
+             mbarrier.init.shared.b64 [bar], %r6;\n\
+             mbarrier.arrive.shared.b64 %rd5, [bar];\n\
+             WAIT:\n\
+             {{\n\
+             .reg .pred q;\n\
+             mbarrier.try_wait.parity.shared::cta.b64 q, [bar], 0;\n\
+             selp.u32 %r7, 1, 0, q;\n\
+             }}\n\
+             setp.eq.b32 %p1, %r7, 0;\n\
+             @%p1 bra WAIT;\n\
+             mov.b64 %rd1, data;\n\
+             cvt.u32.u64 %r3, %rd1;\n\
+             shr.u32 %r4, %r3, 4;\n\
+             and.b32 %r5, %r4, {mask};\n\
+             cvt.u64.u32 %rd2, %r5;\n\
+             or.b64 %rd3, %rd2, 70437464178688;\n\
+             tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n\
+             ret;\n}}\n"
+        )
+    }
+
+    #[test]
+    fn a_start_field_masked_within_the_alignment_and_a_scoped_predicate_lift() {
+        let l = lift_source(&masked_start_kernel(1024, 0x3FC0), "t.ptx", None, None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let waits = l.program.warps[0]
+            .iter()
+            .filter(|s| matches!(s, Stmt::MbarWait { .. }))
+            .count();
+        assert_eq!(waits, 1, "{:?}", l.program.warps[0]);
+        let cp = l.program.ops().into_iter().find_map(|o| match o {
+            Op::Cp { src, .. } => Some(*src),
+            _ => None,
+        });
+        assert_eq!(cp.map(|c| (c.region, c.offset)), Some((0, 0)));
+        // 0x3FC0 clears address bits 4-9: zero in a 1024-aligned variable, not in a 16-aligned
+        // one, whose start field the mask may change.
+        let e = lift_source(&masked_start_kernel(16, 0x3FC0), "t.ptx", None, None)
+            .expect_err("the mask may clear bits of a 16-aligned address");
+        assert!(e.to_string().contains("descriptor"), "{e}");
+    }
+
+    /// A jump table on the warp number (LLVM's lowering of a `switch`): each warp follows its
+    /// entry of the `.branchtargets` table.
+    #[test]
+    fn brx_idx_on_the_warp_number_follows_its_table() {
+        let src = format!(
+            "{HEAD}.visible .entry k() .reqntid 64, 1, 1 {{\n\
+             .reg .b32 %r<8>;\n\
+             mov.u32 %r1, %tid.x;\n\
+             shr.u32 %r2, %r1, 5;\n\
+             $L_brx_0: .branchtargets\n\
+             W0,\n\
+             W1;\n\
+             brx.idx %r2, $L_brx_0;\n\
+             W0:\n\
+             tcgen05.fence::before_thread_sync;\n\
+             bra END;\n\
+             W1:\n\
+             tcgen05.fence::after_thread_sync;\n\
+             END:\n\
+             ret;\n}}\n"
+        );
+        let l = lift_source(&src, "t.ptx", None, None).unwrap_or_else(|e| panic!("{e}"));
+        let fence = |k| vec![Stmt::Tc(Op::Fence { kind: k })];
+        assert_eq!(
+            l.program.warps,
+            vec![
+                fence(crate::qual::FenceKind::BeforeThreadSync),
+                fence(crate::qual::FenceKind::AfterThreadSync)
+            ]
+        );
+        // An index the lanes disagree on is not followed.
+        let lanes = src.replace("shr.u32 %r2, %r1, 5;", "and.b32 %r2, %r1, 1;");
+        let e = lift_source(&lanes, "t.ptx", None, None).expect_err("lanes disagree");
+        assert!(e.to_string().contains("brx.idx"), "{e}");
     }
 
     #[test]
