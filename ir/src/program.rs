@@ -376,6 +376,32 @@ impl Op {
             Op::Mma(m) => Form::Mma(m.form),
         }
     }
+
+    /// The TMEM addresses the instruction names (an alloc names none: it receives one): the
+    /// `taddr` of dealloc, ld, st, cp and shift; an mma's D, A from TMEM, sparsity metadata and
+    /// block scales.
+    pub fn tmem_refs(&self) -> Vec<TmemRef> {
+        match self {
+            Op::Dealloc { taddr, .. }
+            | Op::Ld { taddr, .. }
+            | Op::St { taddr, .. }
+            | Op::Cp { taddr, .. }
+            | Op::Shift { taddr, .. } => vec![*taddr],
+            Op::Mma(m) => {
+                let mut v = vec![m.d];
+                if let MmaA::Tmem(t) = m.a {
+                    v.push(t);
+                }
+                v.extend(m.sp_meta.iter().chain(&m.scale_a).chain(&m.scale_b));
+                v
+            }
+            Op::Alloc { .. }
+            | Op::Relinquish { .. }
+            | Op::Wait { .. }
+            | Op::Fence { .. }
+            | Op::Commit { .. } => vec![],
+        }
+    }
 }
 
 /// The register-vector length of ld/st (reference §2.6, table "Register-vector length"), or
