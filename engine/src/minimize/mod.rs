@@ -5,14 +5,24 @@
 //! making the program smaller or simpler:
 //!
 //! 1. fewer clusters, then CTAs per cluster toward 1;
-//! 2. fewer warps: drop one warp's code, or move one warp's code into another's (before or
-//!    after it), leaving it empty;
-//! 3. fewer statements: delta debugging over every statement (chunks of half, a quarter, ...,
+//! 2. fewer warps: drop one warp's code, or move one warp's code into another's, leaving it
+//!    empty; where both warps meet the same barriers, phase by phase (each statement stays
+//!    between the same two barriers), otherwise before or after the other's code
+//!    (`steps.rs`);
+//! 3. groups of related statements that only go together without breaking a rule
+//!    (`groups.rs`): an allocation with its deallocs and slot reads (then with every access of
+//!    it), an mbarrier with its init, arrives, commits and waits, every relinquish, a barrier
+//!    round (the k-th `barrier.sync`, or the k-th cluster arrive and wait, of every code body)
+//!    with the tcgen05 fences around it, then without;
+//! 4. fewer statements: delta debugging over every statement (chunks of half, a quarter, ...,
 //!    one statement), children included;
-//! 4. unwrap: an `If` replaced by its `then` or `els` statements, a `Loop` by its body, loop
+//! 5. unwrap: an `If` replaced by its `then` or `els` statements, a `Loop` by its body, loop
 //!    counts toward 1, unused functions dropped;
-//! 5. schedule knobs: spins removed;
-//! 6. operands: every nCols toward 32 (all occurrences of one value at once, so alloc and
+//! 6. schedule knobs: spins removed;
+//! 7. operands (`operands.rs`): every `.cta_group::2` made `::1` (then in a one-CTA cluster);
+//!    one shared-memory operand made to read another operand's region or descriptor, an
+//!    mma's A from TMEM replaced by a descriptor, so the fills and copies that fed only it
+//!    can go; every nCols toward 32 (all occurrences of one value at once, so alloc and
 //!    dealloc stay matched), ld/st shapes toward `.32x32b.x1`.
 //!
 //! A candidate is kept when the predicate holds: it breaks no rule the original does not break
@@ -27,15 +37,19 @@
 //! new smallest case through a callback, and stops at a fixed point or when the time budget
 //! is spent.
 
+mod groups;
+mod operands;
 mod steps;
 mod tree;
 
 use crate::judge;
+use groups::{drop_barrier_rounds, drop_resources};
+use operands::{share_operands, simplify_ncols, simplify_shapes, single_cta_group};
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use steps::*;
+use steps::{drop_spins, drop_statements, drop_warps, merge_warps, shrink_grid, unwrap};
 use tcgen05_drivers::diff::Signature;
 use tcgen05_drivers::target::Target;
 use tcgen05_ir::{Case, Program, RuleId, Stmt};
@@ -189,7 +203,7 @@ pub fn minimize(
 }
 
 /// Other seeds a candidate is tried under when the target's schedule follows the case's seed.
-pub const RESEEDS: u64 = 3;
+pub const RESEEDS: u64 = 7;
 
 /// Whether `target`'s schedule comes from the case's seed: the simulator's random scheduler
 /// without an `@seed` (`sim`, `sim:random`, with any faults or wording).
@@ -217,10 +231,13 @@ const PASSES: &[Pass] = &[
     shrink_grid,
     drop_warps,
     merge_warps,
-    drop_statements,
+    drop_resources,
     drop_barrier_rounds,
+    drop_statements,
     unwrap,
     drop_spins,
+    single_cta_group,
+    share_operands,
     simplify_ncols,
     simplify_shapes,
 ];

@@ -1,41 +1,9 @@
 //! The minimizer's reduction steps (passes): each maps the current program to the candidates
 //! it tries, in order, biggest reductions first.
 
-use super::tree::{Path, delete, map_stmts, paths, rewrite_all, stmt_of};
+use super::tree::{Path, delete, map_stmts, paths};
 use std::collections::HashSet;
-use tcgen05_ir::{LdStShape, NCols, Num, Op, Program, Stmt};
-
-fn is_bar(s: &Stmt) -> bool {
-    matches!(s, Stmt::BarCta)
-}
-
-fn is_cluster_bar(s: &Stmt) -> bool {
-    matches!(s, Stmt::ClusterArrive { .. } | Stmt::ClusterWait)
-}
-
-/// Removes the k-th CTA barrier (or cluster arrive/wait) of every code body at once: a
-/// barrier round only disappears whole, or the remaining barriers would pair differently.
-pub(super) fn drop_barrier_rounds(p: &Program) -> Vec<Program> {
-    let mut v = Vec::new();
-    let all = paths(p);
-    let codes = p.warps.len() + p.funcs.len();
-    for pred in [is_bar as fn(&Stmt) -> bool, is_cluster_bar] {
-        let lists: Vec<Vec<Path>> = (0..codes)
-            .map(|code| {
-                all.iter()
-                    .filter(|(c, path)| *c == code && stmt_of(p, *c, path).is_some_and(pred))
-                    .cloned()
-                    .collect()
-            })
-            .collect();
-        let rounds = lists.iter().map(Vec::len).max().unwrap_or(0);
-        for k in 0..rounds {
-            let dels: HashSet<Path> = lists.iter().filter_map(|l| l.get(k).cloned()).collect();
-            v.push(delete(p, &dels));
-        }
-    }
-    v
-}
+use tcgen05_ir::{Program, Stmt};
 
 pub(super) fn shrink_grid(p: &Program) -> Vec<Program> {
     let mut v = Vec::new();
@@ -70,9 +38,63 @@ pub(super) fn drop_warps(p: &Program) -> Vec<Program> {
     v
 }
 
-/// One warp's code moved into another warp (before, then after, its code), leaving the first
-/// warp empty: the same statements in fewer warps, so that barrier rounds and the
-/// synchronization between the two warps can go.
+/// Whether `s` synchronizes warps: a CTA barrier, a cluster arrive or wait.
+fn is_barrier(s: &Stmt) -> bool {
+    matches!(
+        s,
+        Stmt::BarCta | Stmt::ClusterArrive { .. } | Stmt::ClusterWait
+    )
+}
+
+/// A code body cut at its top-level barriers: the statements between them (one more list
+/// than barriers) and the barriers.
+fn phases(body: &[Stmt]) -> (Vec<Vec<Stmt>>, Vec<Stmt>) {
+    let mut segs = vec![Vec::new()];
+    let mut bars = Vec::new();
+    for s in body {
+        if is_barrier(s) {
+            bars.push(s.clone());
+            segs.push(Vec::new());
+        } else if let Some(last) = segs.last_mut() {
+            last.push(s.clone());
+        }
+    }
+    (segs, bars)
+}
+
+/// The code of warp `from` merged into the code of warp `into`, `from`'s statements first
+/// (`before`) or last. Where both meet the same barriers in the same order, the merge goes
+/// phase by phase: what each warp runs between its k-th and (k+1)-th barrier is put between
+/// the merged code's k-th and (k+1)-th barrier, so every statement keeps its place relative
+/// to the barriers (what the barriers ordered stays ordered). Otherwise `from`'s whole code
+/// goes before or after `into`'s.
+fn merged(from: &[Stmt], into: &[Stmt], before: bool) -> Vec<Stmt> {
+    let (fs, fb) = phases(from);
+    let (is, ib) = phases(into);
+    let (mut first, mut second) = (from.to_vec(), into.to_vec());
+    if fb == ib {
+        let mut out = Vec::with_capacity(from.len() + into.len());
+        let mut bars = ib.into_iter();
+        for (k, (f, i)) in fs.into_iter().zip(is).enumerate() {
+            if k > 0 {
+                out.extend(bars.next());
+            }
+            let (a, b) = if before { (f, i) } else { (i, f) };
+            out.extend(a);
+            out.extend(b);
+        }
+        return out;
+    }
+    if !before {
+        std::mem::swap(&mut first, &mut second);
+    }
+    first.extend(second);
+    first
+}
+
+/// One warp's code moved into another warp ([`merged`]: before, then after, its code),
+/// leaving the first warp empty: the same statements in fewer warps, so that barrier rounds
+/// and the synchronization between the two warps can go.
 pub(super) fn merge_warps(p: &Program) -> Vec<Program> {
     let mut v = Vec::new();
     let n = p.warps.len();
@@ -86,13 +108,7 @@ pub(super) fn merge_warps(p: &Program) -> Vec<Program> {
             }
             for before in [true, false] {
                 let mut q = p.clone();
-                let moved = q.warps[from].clone();
-                let dst = &mut q.warps[into];
-                if before {
-                    dst.splice(0..0, moved);
-                } else {
-                    dst.extend(moved);
-                }
+                q.warps[into] = merged(&p.warps[from], &p.warps[into], before);
                 // The source warp stays, empty: every other warp keeps its rank (and lane
                 // quarter); `drop_warps` removes it where the ranks do not matter.
                 q.warps[from].clear();
@@ -152,86 +168,6 @@ pub(super) fn drop_spins(p: &Program) -> Vec<Program> {
         Stmt::Spin(_) => Some(vec![]),
         _ => None,
     })
-}
-
-pub(super) fn simplify_ncols(p: &Program) -> Vec<Program> {
-    let mut values: Vec<u32> = Vec::new();
-    for op in p.ops() {
-        if let Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } = op
-            && ncols.value > 32
-            && !values.contains(&ncols.value)
-        {
-            values.push(ncols.value);
-        }
-    }
-    values.sort_unstable();
-    let mut v = Vec::new();
-    for from in values {
-        for to in [32, from / 2] {
-            if to >= from || to < 32 {
-                continue;
-            }
-            let f = move |op: &Op| -> Option<Op> {
-                let mut op = op.clone();
-                match &mut op {
-                    Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } if ncols.value == from => {
-                        *ncols = NCols {
-                            value: to,
-                            form: ncols.form,
-                        };
-                        Some(op)
-                    }
-                    _ => None,
-                }
-            };
-            v.extend(rewrite_all(p, &f));
-        }
-    }
-    v
-}
-
-pub(super) fn simplify_shapes(p: &Program) -> Vec<Program> {
-    let target =
-        |shape: &mut LdStShape, num: &mut Num, nregs: &mut u16, split: &mut Option<u32>| -> bool {
-            let before = (*shape, *num);
-            if *num != Num::X1 {
-                *num = Num::X1;
-            } else if *shape != LdStShape::S32x32b {
-                *shape = LdStShape::S32x32b;
-                *split = None;
-            }
-            *nregs = tcgen05_ir::vec_len(*shape, *num).unwrap_or(1);
-            before != (*shape, *num)
-        };
-    let mut v = Vec::new();
-    let lds = p
-        .ops()
-        .into_iter()
-        .filter(|o| matches!(o, Op::Ld { .. } | Op::St { .. }))
-        .count();
-    for k in 0..lds {
-        let counter = std::cell::Cell::new(0usize);
-        let f = |op: &Op| -> Option<Op> {
-            let mut op = op.clone();
-            let (shape, num, nregs, split) = match &mut op {
-                Op::Ld {
-                    form, nregs, split, ..
-                } => (&mut form.shape, &mut form.num, nregs, split),
-                Op::St {
-                    form, nregs, split, ..
-                } => (&mut form.shape, &mut form.num, nregs, split),
-                _ => return None,
-            };
-            let i = counter.get();
-            counter.set(i + 1);
-            if i != k {
-                return None;
-            }
-            target(shape, num, nregs, split).then_some(op)
-        };
-        v.extend(rewrite_all(p, &f));
-    }
-    v
 }
 
 #[cfg(test)]

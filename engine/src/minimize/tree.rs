@@ -198,3 +198,40 @@ pub(super) fn rewrite_all(p: &Program, f: &dyn Fn(&Op) -> Option<Op>) -> Option<
     }
     changed.then_some(q)
 }
+
+/// The statement next to `path` in the same list: the one before it (`before`) or after it.
+pub(super) fn sibling(p: &Program, (code, path): &Path, before: bool) -> Option<Path> {
+    let (&last, parent) = path.split_last()?;
+    // Children of an `If` are numbered 2i (then) and 2i + 1 (els): a neighbour is two away.
+    let step = match parent {
+        [] => 1,
+        _ => match stmt_of(p, *code, parent)? {
+            Stmt::If { .. } => 2,
+            _ => 1,
+        },
+    };
+    let at = if before {
+        last.checked_sub(step)?
+    } else {
+        last + step
+    };
+    let mut q = parent.to_vec();
+    q.push(at);
+    stmt_of(p, *code, &q)?;
+    Some((*code, q))
+}
+
+/// The paths of every statement `pred` holds for, in [`paths`] order.
+pub(super) fn paths_where(p: &Program, pred: &dyn Fn(&Stmt) -> bool) -> Vec<Path> {
+    paths(p)
+        .into_iter()
+        .filter(|(c, path)| stmt_of(p, *c, path).is_some_and(pred))
+        .collect()
+}
+
+/// `p` without every statement `pred` holds for (children of a deleted `If` or `Loop` go
+/// with it), or `None` where it holds for none.
+pub(super) fn delete_where(p: &Program, pred: &dyn Fn(&Stmt) -> bool) -> Option<Program> {
+    let dels: HashSet<Path> = paths_where(p, pred).into_iter().collect();
+    (!dels.is_empty()).then(|| delete(p, &dels))
+}
