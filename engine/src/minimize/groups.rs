@@ -114,6 +114,27 @@ pub(super) fn drop_barrier_rounds(p: &Program) -> Vec<Program> {
     v
 }
 
+/// `p` without any cluster barrier: every `barrier.cluster.arrive` with the
+/// `fence::before_thread_sync` just before it, every `barrier.cluster.wait` with the
+/// `fence::after_thread_sync` just after it; `None` where it has none.
+pub(super) fn without_cluster_barriers(p: &Program) -> Option<Program> {
+    let arrives = paths_where(p, &|s| matches!(s, Stmt::ClusterArrive { .. }));
+    let waits = paths_where(p, &|s| matches!(s, Stmt::ClusterWait));
+    if arrives.is_empty() && waits.is_empty() {
+        return None;
+    }
+    let mut dels: HashSet<Path> = HashSet::new();
+    for a in &arrives {
+        dels.extend(sibling(p, a, true).filter(|x| is_fence(p, x, FenceKind::BeforeThreadSync)));
+    }
+    for w in &waits {
+        dels.extend(sibling(p, w, false).filter(|x| is_fence(p, x, FenceKind::AfterThreadSync)));
+    }
+    dels.extend(arrives);
+    dels.extend(waits);
+    Some(delete(p, &dels))
+}
+
 /// The candidates without one round, each (first, last) statement pair of one code body:
 /// with the `fence::before_thread_sync` just before its first statement and the
 /// `fence::after_thread_sync` just after its last, then without the fences.
@@ -186,6 +207,28 @@ mod tests {
         assert_eq!(c[0].warps[0][0], Stmt::Spin(1));
         assert_eq!(c[0].warps[0][1..], p.warps[0][3..]);
         assert_eq!(c[1].warps[0], p.warps[0][..3]);
+    }
+
+    #[test]
+    fn cluster_barriers_go_with_their_fences() {
+        let mut p = single_warp_roundtrip();
+        let body = p.warps[0].clone();
+        p.warps[0] = vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            fence(FenceKind::AfterThreadSync),
+        ];
+        p.warps[0].extend(body.clone());
+        p.warps[0].push(Stmt::ClusterArrive { relaxed: true });
+        // A fence not next to a barrier stays.
+        p.warps[0].push(fence(FenceKind::BeforeThreadSync));
+        p.warps[0].push(Stmt::ClusterWait);
+        let q = without_cluster_barriers(&p).expect("the program has cluster barriers");
+        let mut expected = body;
+        expected.push(fence(FenceKind::BeforeThreadSync));
+        assert_eq!(q.warps[0], expected);
+        assert_eq!(without_cluster_barriers(&q), None);
     }
 
     #[test]

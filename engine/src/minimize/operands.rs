@@ -2,13 +2,14 @@
 //!
 //! - every `.cta_group::2` instruction made `::1` at once (a `::2` pair needs both CTAs and
 //!   their synchronization, reference §2.5), the commit's `.multicast::cluster` dropped with
-//!   it, and then the cluster shrunk to one CTA;
+//!   it, and then the cluster shrunk to one CTA, with and without its cluster barriers;
 //! - one shared-memory operand (an mma's A or B descriptor, a cp's source) made to name the
 //!   region of another, or to be that other descriptor, and an mma's A taken from shared
 //!   memory instead of TMEM: the fills and copies that only fed the replaced operand can go;
 //! - every nCols toward 32 (all occurrences of one value at once, so alloc and dealloc stay
 //!   matched), ld/st shapes toward `.32x32b.x1`.
 
+use super::groups::without_cluster_barriers;
 use super::tree::rewrite_all;
 use tcgen05_ir::{CtaGroup, LdStShape, MmaA, NCols, Num, Op, Program, SmemDesc};
 
@@ -41,6 +42,10 @@ pub(super) fn single_cta_group(p: &Program) -> Vec<Program> {
     if q.launch.cluster_size > 1 {
         let mut r = q.clone();
         r.launch.cluster_size = 1;
+        // In one CTA the cluster barriers that synchronized the pair have nothing left to
+        // order: they go in the same step, so that a rule filed on the pair's synchronization
+        // is not lost in between.
+        v.extend(without_cluster_barriers(&r));
         v.push(r);
     }
     v.push(q);
