@@ -184,6 +184,54 @@ mod tests {
         assert!(delete(&p, &all).warps[0].is_empty());
     }
 
+    /// Two warps that meet at one barrier.sync merge phase by phase: what each ran before
+    /// the barrier stays before it, what each ran after stays after it.
+    #[test]
+    fn warps_that_share_barriers_merge_phase_by_phase() {
+        let mut p = single_warp_roundtrip();
+        p.warps = vec![
+            vec![Stmt::Spin(1), Stmt::BarCta, Stmt::Spin(2)],
+            vec![Stmt::Spin(3), Stmt::BarCta, Stmt::Spin(4)],
+        ];
+        p.launch.warps_per_cta = 2;
+        let c = merge_warps(&p);
+        // Warp 1 into warp 0, before, then after warp 0's statements of each phase.
+        assert_eq!(
+            c[0].warps[0],
+            [
+                Stmt::Spin(3),
+                Stmt::Spin(1),
+                Stmt::BarCta,
+                Stmt::Spin(4),
+                Stmt::Spin(2)
+            ]
+        );
+        assert_eq!(
+            c[1].warps[0],
+            [
+                Stmt::Spin(1),
+                Stmt::Spin(3),
+                Stmt::BarCta,
+                Stmt::Spin(2),
+                Stmt::Spin(4)
+            ]
+        );
+        assert!(c[0].warps[1].is_empty());
+        // Different barriers: the whole code goes before or after.
+        p.warps[1].retain(|s| *s != Stmt::BarCta);
+        let c = merge_warps(&p);
+        assert_eq!(
+            c[0].warps[0],
+            [
+                Stmt::Spin(3),
+                Stmt::Spin(4),
+                Stmt::Spin(1),
+                Stmt::BarCta,
+                Stmt::Spin(2)
+            ]
+        );
+    }
+
     #[test]
     fn merging_warps_keeps_every_statement_and_every_rank() {
         let mut p = single_warp_roundtrip();
