@@ -82,6 +82,20 @@ fn every_litmus_file_gets_the_verdict_its_source_sentence_gives() {
                 .iter()
                 .any(|l| l["name"] == n.as_str() && l["kind"] == "unspecified")
         });
+        // A corpus file's conditions state what its source sentence implies: each must hold
+        // (`forall`: in every allowed outcome; `exists`: in some).
+        let conditions_ok = v["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["holds"] == true);
+        if !conditions_ok {
+            wrong.push(format!(
+                "{}: a condition does not hold: {}",
+                f.display(),
+                v["conditions"]
+            ));
+        }
         if got != verdict || !rules.iter().all(|r| got_rules.contains(&r.as_str())) || !unspec_ok {
             wrong.push(format!("{}: expected {verdict} {rules:?} unspecified {unspecified:?}, got {got} {got_rules:?} {}", f.display(), v["locations"]));
         }

@@ -19,6 +19,41 @@ use tcgen05_engine::llvm_campaign::{self as campaign, Config};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    const VALUED: [&str; 6] = [
+        "--target",
+        "--seconds",
+        "--cases",
+        "--seed",
+        "--out",
+        "--minimize-seconds",
+    ];
+    let usage = "usage: llvm_campaign --target llvm@22[:O0]|mlir@22 [--seconds S] [--cases N] \
+                 [--seed S] [--out DIR] [--near-miss] [--minimize-seconds S]";
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if a == "--help" || a == "-h" {
+            println!("{usage}");
+            return;
+        }
+        if VALUED.contains(&a) {
+            let ok = args.get(i + 1).is_some_and(|v| {
+                a == "--target" || a == "--out" || v.parse::<f64>().is_ok_and(|x| x >= 0.0)
+            });
+            if !ok {
+                eprintln!(
+                    "llvm_campaign: {a} needs a value (a non-negative number for all but --target and --out)\n{usage}"
+                );
+                std::process::exit(2);
+            }
+            i += 2;
+        } else if a == "--near-miss" {
+            i += 1;
+        } else {
+            eprintln!("llvm_campaign: unknown argument `{a}`\n{usage}");
+            std::process::exit(2);
+        }
+    }
     let get = |flag: &str| {
         args.iter()
             .position(|a| a == flag)

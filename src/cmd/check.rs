@@ -167,8 +167,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             f.section,
                             f.message
                         )?;
-                        writeln!(out, "      `{}`; warps {}", f.opcode, f.warps.join(", "))?;
-                        writeln!(out, "      path: {}", f.path.join(" -> "))?;
+                        // The oracle's findings on a lifted kernel name the whole run (the
+                        // `.entry`), with no path through the kernel.
+                        if f.warps.is_empty() {
+                            writeln!(out, "      `{}`", f.opcode)?;
+                        } else {
+                            writeln!(out, "      `{}`; warps {}", f.opcode, f.warps.join(", "))?;
+                        }
+                        if !f.path.is_empty() {
+                            writeln!(out, "      path: {}", f.path.join(" -> "))?;
+                        }
                     }
                     for n in &k.notes {
                         writeln!(out, "  note: {n}")?;

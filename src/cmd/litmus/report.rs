@@ -345,7 +345,7 @@ pub fn judge(
             u.line, u.col, u.instr, u.why
         ),
     })?;
-    let e = tcgen05_oracle::expect_with(&lifted.program, opts);
+    let e = tcgen05_oracle::lifted::expect_lifted(&lifted, opts);
     let (v, rules, detail) = verdict(&e);
     let sts = st_map(&lifted);
     let mut locations = Vec::new();

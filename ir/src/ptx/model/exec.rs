@@ -623,7 +623,12 @@ impl<'a, 'm, 'r> Warp<'a, 'm, 'r> {
                 out.push(Stmt::ClusterWait);
                 return Ok(());
             }
-            Class::Mbarrier(m) => return self.mbarrier(env, ins, m, active, out),
+            Class::Mbarrier(m) => {
+                if matches!(m, MbarOp::TryWait | MbarOp::TestWait) && !spins(code, ins) {
+                    self.roles.bounded_waits += 1;
+                }
+                return self.mbarrier(env, ins, m, active, out);
+            }
             Class::Elect => {
                 self.set(env, ops.first(), V::Elect(true));
                 return Ok(());
@@ -1073,5 +1078,40 @@ fn binop<'a>(op: &str, ty: &str, wide: bool, a: V<'a>, b: V<'a>, line: u32) -> V
             }
         }
         _ => V::Unknown(line),
+    }
+}
+
+/// Whether the wait `ins` is an unbounded spin loop: the next instruction branches back to it
+/// (or above it) while its result predicate is false (`@!p bra LOOP`), or branches out when it
+/// is true and the one after branches back unconditionally (`@p bra DONE; bra LOOP;`, as
+/// CUTLASS writes it).
+fn spins(code: &Code<'_, '_>, ins: &Instr<'_>) -> bool {
+    let Some(Operand::Reg(p)) = ins.operands.first() else {
+        return false;
+    };
+    let Some(ip) = code
+        .body
+        .iter()
+        .position(|s| matches!(s, PStmt::Instr(i) if i.pos == ins.pos))
+    else {
+        return false;
+    };
+    let instr = |k: usize| match code.body.get(k) {
+        Some(PStmt::Instr(i)) => Some(i),
+        _ => None,
+    };
+    let back = |i: &Instr<'_>| {
+        matches!(classify(i), Class::Branch { .. })
+            && matches!(i.operands.first(), Some(Operand::Sym(l)) if code.labels.get(l).is_some_and(|&t| t <= ip))
+    };
+    let Some(next) = instr(ip + 1) else {
+        return false;
+    };
+    match &next.guard {
+        Some(g) if g.pred == *p && g.negated => back(next),
+        Some(g) if g.pred == *p && matches!(classify(next), Class::Branch { .. }) => {
+            instr(ip + 2).is_some_and(|i| i.guard.is_none() && back(i))
+        }
+        _ => false,
     }
 }

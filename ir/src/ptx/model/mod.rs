@@ -123,6 +123,10 @@ pub struct Lifted {
     /// Lines that write a data region with generic stores the model does not track: values
     /// that mma or cp read from there are not the program's.
     pub untracked_data: Vec<u32>,
+    /// Every `mbarrier.try_wait`/`test_wait` of the kernel is an unbounded spin loop (it
+    /// branches back to itself until the phase completes): the model's bounded wait
+    /// ([`crate::Stmt::MbarWait`]) stands for a loop that, in the PTX, never gives up.
+    pub waits_spin: bool,
 }
 
 /// Roles of shared variables (by name and byte offset): alloc slots, mbarriers, data regions.
@@ -135,6 +139,8 @@ pub struct Roles<'a> {
     sizes: HashMap<&'a str, u32>,
     aligns: HashMap<&'a str, u32>,
     shared_writes: Vec<(&'a str, u32)>,
+    /// Lifted `mbarrier.try_wait`/`test_wait`s that are not an unbounded spin loop.
+    pub(super) bounded_waits: u32,
 }
 
 impl<'a> Roles<'a> {
@@ -422,6 +428,7 @@ pub fn lift_kernel(
         lds,
         sts,
         untracked_data,
+        waits_spin: roles.bounded_waits == 0,
     })
 }
 
