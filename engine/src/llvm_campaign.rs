@@ -307,6 +307,15 @@ impl tcgen05_drivers::target::Target for SameFinding<'_> {
             self.opts,
         );
         match finding_kind(&case.intent, &r.verdict) {
+            // A late rejection is a rejection, which the judge allows for a program that
+            // breaks a static rule (the near-misses that show it): reported as a crash
+            // carrying the signature, it stays a discrepancy with the same signature, so the
+            // minimizer starts and keeps exactly the candidates that show it.
+            Some(kind @ "late-rejection") if signature(kind, &r.verdict) == self.sig => {
+                tcgen05_drivers::outcome::Outcome::Crashed {
+                    detail: self.sig.to_string(),
+                }
+            }
             Some(kind) if signature(kind, &r.verdict) == self.sig => {
                 tcgen05_drivers::llvm::target::outcome_of(&r.verdict)
             }
