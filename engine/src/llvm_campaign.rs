@@ -187,7 +187,27 @@ pub fn write_reproducer(
     case: &Case,
     run: &Run,
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    // Written into a sibling folder, then renamed: a reader never sees half a reproducer.
+    let tmp = dir.with_extension("partial");
+    if tmp.exists() {
+        std::fs::remove_dir_all(&tmp)?;
+    }
+    std::fs::create_dir_all(&tmp)?;
+    write_files(&tmp, install, opts, case, run)?;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::rename(&tmp, dir)
+}
+
+/// The files of [`write_reproducer`], into `dir`.
+fn write_files(
+    dir: &Path,
+    install: &LlvmInstall,
+    opts: &Options,
+    case: &Case,
+    run: &Run,
+) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(case).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("case.json"), json)?;
     std::fs::write(dir.join("source.ptx"), tcgen05_ir::ptx::emit(&case.program))?;
@@ -198,23 +218,28 @@ pub fn write_reproducer(
     if let Some(p) = &run.ptx {
         std::fs::write(dir.join("produced.ptx"), p)?;
     }
+    // The tools' paths on the machine that found it; each can be overridden from the
+    // environment (`OPT=opt-22 LLC=llc-22 PTXAS=ptxas sh commands.sh`).
     let mut sh = String::from(
-        "#!/bin/sh\n# Reproduces the verdict in verdict.txt; each tool reads the previous file.\nset -e\ncd \"$(dirname \"$0\")\"\n",
+        "#!/bin/sh\n# Reproduces the verdict in verdict.txt; each tool reads the previous file.\n# Override a tool's path with OPT=, LLC=, MLIR_TRANSLATE= or PTXAS=.\nset -e\ncd \"$(dirname \"$0\")\"\n",
     );
+    sh.push_str(&format!(
+        "OPT=\"${{OPT:-{}}}\"\nLLC=\"${{LLC:-{}}}\"\n",
+        install.opt().display(),
+        install.llc().display()
+    ));
     let mut input = "case.ll".to_string();
     if opts.frontend == pipeline::Frontend::Mlir
         && let Some(mt) = &install.mlir_translate
     {
         sh.push_str(&format!(
-            "# case.mlir is `{} --import-llvm case.ll` with the tcgen05 calls raised to nvvm ops\n{} --mlir-to-llvmir case.mlir -o translated.ll\n",
-            mt.display(),
+            "MLIR_TRANSLATE=\"${{MLIR_TRANSLATE:-{}}}\"\n# case.mlir is `$MLIR_TRANSLATE --import-llvm case.ll` with the tcgen05 calls raised to nvvm ops\n\"$MLIR_TRANSLATE\" --mlir-to-llvmir case.mlir -o translated.ll\n",
             mt.display()
         ));
         input = "translated.ll".into();
     }
     sh.push_str(&format!(
-        "{} -{} -S {input} -o optimized.ll\n",
-        install.opt().display(),
+        "\"$OPT\" -{} -S {input} -o optimized.ll\n",
         opts.level.as_str()
     ));
     let llc: Vec<String> = pipeline::llc_args(&case.program)
@@ -222,25 +247,30 @@ pub fn write_reproducer(
         .take_while(|a| a != "-o")
         .collect();
     sh.push_str(&format!(
-        "{} {} optimized.ll -o produced.ptx\n",
-        install.llc().display(),
+        "\"$LLC\" {} optimized.ll -o produced.ptx\n",
         llc.join(" ")
     ));
     if let Some(px) = &opts.ptxas {
         sh.push_str(&format!(
-            "{} -arch={} -O0 produced.ptx -o /dev/null\n",
+            "PTXAS=\"${{PTXAS:-{}}}\"\n\"$PTXAS\" -arch={} -O0 produced.ptx -o /dev/null\n",
             px.path.display(),
             case.program.launch.target
         ));
     }
     std::fs::write(dir.join("commands.sh"), sh)?;
+    let intent = match &case.intent {
+        Intent::Valid => "a valid program".to_string(),
+        Intent::NearMiss { breaks } => {
+            format!("a near-miss breaking {}", breaks.as_str())
+        }
+        Intent::Unknown => "no claim (made by hand or parsed)".to_string(),
+    };
     std::fs::write(
         dir.join("verdict.txt"),
         format!(
-            "{}\n{}\n\nintent: {:?}\ncommands as run (input on standard input):\n{}\n",
+            "{}\n{}\n\nintent: {intent}\ncommands as run (input on standard input):\n{}\n",
             run.verdict.name(),
             detail(&run.verdict),
-            case.intent,
             run.commands.join("\n")
         ),
     )
@@ -307,6 +337,15 @@ impl tcgen05_drivers::target::Target for SameFinding<'_> {
             self.opts,
         );
         match finding_kind(&case.intent, &r.verdict) {
+            // A late rejection is a rejection, which the judge allows for a program that
+            // breaks a static rule (the near-misses that show it): reported as a crash
+            // carrying the signature, it stays a discrepancy with the same signature, so the
+            // minimizer starts and keeps exactly the candidates that show it.
+            Some(kind @ "late-rejection") if signature(kind, &r.verdict) == self.sig => {
+                tcgen05_drivers::outcome::Outcome::Crashed {
+                    detail: self.sig.to_string(),
+                }
+            }
             Some(kind) if signature(kind, &r.verdict) == self.sig => {
                 tcgen05_drivers::llvm::target::outcome_of(&r.verdict)
             }

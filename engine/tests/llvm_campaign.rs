@@ -89,6 +89,23 @@ fn a_finding_is_minimized_and_its_ll_feeds_llvm_reduce() {
     ] {
         assert!(dir.path().join(f).is_file(), "{f} missing");
     }
+    // commands.sh reproduces the finding from the files alone: the produced PTX it writes
+    // carries the qualified commit again.
+    std::fs::remove_file(dir.path().join("produced.ptx")).unwrap();
+    let sh = std::process::Command::new("sh")
+        .arg(dir.path().join("commands.sh"))
+        .output()
+        .unwrap();
+    assert!(
+        sh.status.success(),
+        "commands.sh: {}",
+        String::from_utf8_lossy(&sh.stderr)
+    );
+    let produced = std::fs::read_to_string(dir.path().join("produced.ptx")).unwrap();
+    assert!(
+        produced.contains("mbarrier::arrive::one.shared::cluster.b64"),
+        "{produced}"
+    );
     let ll = dir.path().join("case.ll");
     let verify = std::process::Command::new(llvm.opt())
         .args(["-passes=verify", "-disable-output"])
