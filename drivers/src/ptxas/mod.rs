@@ -10,11 +10,9 @@
 //! - [`target`]: [`PtxasTarget`], [`build`], [`expand`], [`candidates`] for the registry.
 
 pub mod batch;
-pub mod campaign;
 pub mod differential;
 pub mod guardrail;
 pub mod install;
-pub mod mutate;
 pub mod reduce;
 pub mod run;
 pub mod sass;

@@ -59,6 +59,7 @@ use tcgen05_ir::Case;
 use tcgen05_oracle::{Edition, Options};
 
 mod batch;
+pub mod ptxas;
 
 pub use batch::{
     COMPILE_ONLY_BATCH, Judged, PROBE_CLAIM, claim_size, claim_within, judge, judge_batch,

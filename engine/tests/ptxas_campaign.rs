@@ -1,10 +1,11 @@
 //! The ptxas campaign: a short smoke run (always), and the full run (ignored; run it with
-//! `TCGEN05_CAMPAIGN_SECS=600 cargo test -p tcgen05-drivers --release --test ptxas_campaign
+//! `TCGEN05_CAMPAIGN_SECS=600 cargo test -p tcgen05-engine --release --test ptxas_campaign
 //! -- --ignored --nocapture`), which writes `target/ptxas-campaign/REPORT.md` and one PTX file
 //! per finding.
 
 use std::time::Duration;
-use tcgen05_drivers::ptxas::{self, campaign};
+use tcgen05_drivers::ptxas;
+use tcgen05_engine::campaign::ptxas as campaign;
 
 #[test]
 #[cfg_attr(

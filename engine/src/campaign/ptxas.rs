@@ -3,18 +3,17 @@
 //! each new discrepancy signature is minimized and reported with its rules, spec sections and
 //! the range of versions that accept it. Accepted cases are also sampled for the SASS check.
 
-use super::batch::{compile_batched, compile_one};
-use super::differential::{self, CaseReport, Signature};
-use super::install::PtxasInstall;
-use super::mutate::{self, Rng};
-use super::reduce;
-use super::run::CompileOptions;
-use super::sass::{self, SassCheck, SassMismatch};
-use super::verdict::CompileVerdict;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
-use tcgen05_ir::{Case, Intent, Program, Provenance, ptx};
+use tcgen05_drivers::ptxas::differential::{self, CaseReport, Signature};
+use tcgen05_drivers::ptxas::reduce;
+use tcgen05_drivers::ptxas::sass::{self, SassCheck, SassMismatch};
+use tcgen05_drivers::ptxas::{
+    CompileOptions, CompileVerdict, PtxasInstall, compile_batched, compile_one,
+};
+use tcgen05_generators::field_mutate::Rng;
+use tcgen05_ir::{Case, Program, ptx};
 use tcgen05_oracle::{Violation, catalogue};
 
 /// Campaign settings.
@@ -123,29 +122,7 @@ pub struct CampaignReport {
     pub reduce_seconds: f64,
 }
 
-/// The default case source: a generated valid program (`tcgen05_generators`) or an ISA-example
-/// sample, with 0 to 2 mutations ([`mutate`]).
-pub fn default_source(rng: &mut Rng) -> Case {
-    let seed = rng.next_u64();
-    let mut program = if rng.pct(85) {
-        tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed)
-    } else {
-        tcgen05_ir::samples::single_warp_roundtrip()
-    };
-    let n = rng.pick(&[0usize, 1, 1, 1, 2]);
-    for _ in 0..n {
-        mutate::mutate(rng, &mut program);
-    }
-    Case {
-        program,
-        intent: Intent::Unknown,
-        provenance: Provenance {
-            seed: Some(seed),
-            origin: format!("ptxas campaign ({n} mutation(s) of a generated program)"),
-            family: None,
-        },
-    }
-}
+pub use tcgen05_generators::field_mutate::mutated_case as default_source;
 
 /// Judges one program with every version, one process each, with [`CompileOptions::verdict`].
 pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {

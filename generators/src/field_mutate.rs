@@ -395,6 +395,30 @@ pub fn mutate(r: &mut Rng, p: &mut Program) {
     mutate_op(r, p, k);
 }
 
+/// The ptxas campaign's case source: a generated valid program ([`crate::valid_program`]) or
+/// an ISA-example sample, with 0 to 2 mutations ([`mutate`]).
+pub fn mutated_case(rng: &mut Rng) -> Case {
+    let seed = rng.next_u64();
+    let mut program = if rng.pct(85) {
+        crate::valid_program(&crate::Config::default(), seed)
+    } else {
+        samples::single_warp_roundtrip()
+    };
+    let n = rng.pick(&[0usize, 1, 1, 1, 2]);
+    for _ in 0..n {
+        mutate(rng, &mut program);
+    }
+    Case {
+        program,
+        intent: Intent::Unknown,
+        provenance: Provenance {
+            seed: Some(seed),
+            origin: format!("ptxas campaign ({n} mutation(s) of a generated program)"),
+            family: None,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
