@@ -27,6 +27,8 @@
 //! new smallest case through a callback, and stops at a fixed point or when the time budget
 //! is spent.
 
+pub mod batched;
+
 use crate::judge;
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};

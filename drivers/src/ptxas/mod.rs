@@ -13,7 +13,6 @@ pub mod batch;
 pub mod differential;
 pub mod guardrail;
 pub mod install;
-pub mod reduce;
 pub mod run;
 pub mod sass;
 pub mod target;

@@ -3,15 +3,13 @@
 //! each new discrepancy signature is minimized and reported with its rules, spec sections and
 //! the range of versions that accept it. Accepted cases are also sampled for the SASS check.
 
+use crate::minimize::batched::minimize_batched;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 use tcgen05_drivers::ptxas::differential::{self, CaseReport, Signature};
-use tcgen05_drivers::ptxas::reduce;
 use tcgen05_drivers::ptxas::sass::{self, SassCheck, SassMismatch};
-use tcgen05_drivers::ptxas::{
-    CompileOptions, CompileVerdict, PtxasInstall, compile_batched, compile_one,
-};
+use tcgen05_drivers::ptxas::{CompileOptions, CompileVerdict, PtxasInstall, PtxasTarget};
 use tcgen05_generators::field_mutate::Rng;
 use tcgen05_ir::{Case, Program, ptx};
 use tcgen05_oracle::{Violation, catalogue};
@@ -124,19 +122,24 @@ pub struct CampaignReport {
 
 pub use tcgen05_generators::field_mutate::mutated_case as default_source;
 
+/// One compile-only target per install, compiling with `options` in batches of `batch`.
+fn targets_of(installs: &[PtxasInstall], options: &CompileOptions, batch: usize) -> Vec<PtxasTarget> {
+    installs
+        .iter()
+        .map(|i| PtxasTarget {
+            options: options.clone(),
+            batch_size: batch,
+            ..PtxasTarget::new(i.clone())
+        })
+        .collect()
+}
+
 /// Judges one program with every version, one process each, with [`CompileOptions::verdict`].
 pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     let module = ptx::emit(p);
-    let verdicts: Vec<CompileVerdict> = installs
+    let verdicts: Vec<CompileVerdict> = targets_of(installs, &CompileOptions::verdict(), 1)
         .iter()
-        .map(|i| {
-            compile_one(i, &module, &CompileOptions::verdict()).unwrap_or_else(|e| {
-                CompileVerdict::Crashed {
-                    signal: None,
-                    message: format!("could not run ptxas: {e}"),
-                }
-            })
-        })
+        .map(|t| t.module_verdict(&module))
         .collect();
     differential::report(installs, verdicts, tcgen05_oracle::check(p))
 }
@@ -145,21 +148,11 @@ pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
 /// minimization predicate).
 pub fn judge_programs(installs: &[PtxasInstall], ps: &[Program], batch: usize) -> Vec<CaseReport> {
     let modules: Vec<String> = ps.iter().map(ptx::emit).collect();
-    let per_version: Vec<Vec<CompileVerdict>> = installs
-        .iter()
-        .map(
-            |i| match compile_batched(i, &modules, batch, &CompileOptions::verdict()) {
-                Ok((v, _)) => v,
-                Err(e) => vec![
-                    CompileVerdict::Crashed {
-                        signal: None,
-                        message: format!("could not run ptxas: {e}")
-                    };
-                    ps.len()
-                ],
-            },
-        )
-        .collect();
+    let per_version: Vec<Vec<CompileVerdict>> =
+        targets_of(installs, &CompileOptions::verdict(), batch)
+            .iter()
+            .map(|t| t.module_verdicts(&modules).0)
+            .collect();
     ps.iter()
         .enumerate()
         .map(|(k, p)| {
@@ -221,23 +214,15 @@ pub fn run(
         .last()
         .filter(|_| cfg.sass_every > 0 && sass::available());
     let mut accepted_seen = 0usize;
+    let targets = targets_of(installs, &cfg.options, cfg.batch_size);
     let reduce_budget = cfg.duration.as_secs_f64() * f64::from(cfg.reduce_share_pct) / 100.0;
     while start.elapsed() < cfg.duration {
         let cases: Vec<Case> = (0..cfg.round_cases).map(|_| source(&mut rng)).collect();
         let modules: Vec<String> = cases.iter().map(|c| ptx::emit(&c.program)).collect();
         let mut per_version: Vec<Vec<CompileVerdict>> = Vec::new();
-        for (k, i) in installs.iter().enumerate() {
+        for (k, target) in targets.iter().enumerate() {
             let t = Instant::now();
-            let (v, stats) = match compile_batched(i, &modules, cfg.batch_size, &cfg.options) {
-                Ok(x) => x,
-                Err(e) => {
-                    let c = CompileVerdict::Crashed {
-                        signal: None,
-                        message: format!("could not run ptxas: {e}"),
-                    };
-                    (vec![c; modules.len()], Default::default())
-                }
-            };
+            let (v, stats) = target.module_verdicts(&modules);
             rep.versions[k].seconds += t.elapsed().as_secs_f64();
             rep.versions[k].cases += modules.len();
             rep.versions[k].processes += stats.processes;
@@ -288,12 +273,17 @@ pub fn run(
                     let want = sig.clone();
                     let (m, st) = if want.kind == "sass-mismatch" {
                         let si = sass_install.expect("sass findings need the install");
-                        reduce::reduce(&case.program, cfg.reduce_tries, &mut |p| {
-                            sass_of(si, p)
-                                .is_some_and(|m| !m.is_empty() && sass_signature(si, &m) == want)
+                        minimize_batched(&case.program, cfg.reduce_tries, 1, &mut |ps| {
+                            ps.iter()
+                                .map(|p| {
+                                    sass_of(si, p).is_some_and(|m| {
+                                        !m.is_empty() && sass_signature(si, &m) == want
+                                    })
+                                })
+                                .collect()
                         })
                     } else {
-                        reduce::reduce_batched(
+                        minimize_batched(
                             &case.program,
                             cfg.reduce_tries,
                             REDUCE_CHUNK,
