@@ -46,6 +46,44 @@ fn a_short_campaign_reports_reproducible_minimized_findings() {
     assert!(md.contains("| version | cases |"));
 }
 
+/// The verdict counts of one round of 256 cases of the default seed, printed (docs/ptxas.md,
+/// "Same verdicts"): `cargo test -p tcgen05-engine --test ptxas_campaign one_round -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "a measurement: about a minute of ptxas time, prints the verdict counts"]
+fn one_round_verdict_counts() {
+    let installs = ptxas::installed();
+    assert!(
+        !installs.is_empty(),
+        "no ptxas installed (run scripts/setup-ptxas)"
+    );
+    let cfg = campaign::CampaignConfig {
+        duration: Duration::from_millis(1),
+        round_cases: 256,
+        reduce_tries: 16,
+        sass_every: 0,
+        ..Default::default()
+    };
+    let rep = campaign::run(&installs, &cfg, &mut campaign::default_source, &mut |_| {});
+    assert_eq!(rep.cases, 256, "one round");
+    for v in &rep.versions {
+        let judged: usize = rep
+            .judgements
+            .iter()
+            .filter(|((name, _), _)| *name == v.name)
+            .map(|(_, n)| n)
+            .sum();
+        assert_eq!(judged, rep.cases, "{}: every case judged once", v.name);
+    }
+    for ((version, kind), n) in &rep.judgements {
+        println!("{version} {kind} {n}");
+    }
+    println!("versions disagree on {} cases", rep.version_disagreements);
+    for f in &rep.findings {
+        println!("finding {} ({} cases)", f.signature, f.hits);
+    }
+}
+
 #[test]
 #[ignore = "the full campaign: minutes of ptxas time"]
 fn full_campaign() {
