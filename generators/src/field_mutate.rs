@@ -72,11 +72,7 @@ fn toggle_split(r: &mut Rng, split: &mut Option<u32>) {
 
 /// Drops (or restores) `.sync` or `.aligned` (GEN-SYNC-QUAL).
 fn flip_sync_or_aligned(r: &mut Rng, sync: &mut bool, aligned: &mut bool) {
-    if r.pct(50) {
-        flip(sync)
-    } else {
-        flip(aligned)
-    }
+    if r.pct(50) { flip(sync) } else { flip(aligned) }
 }
 
 /// Keeps the register count of an ld/st consistent with its (new) shape most of the time, so

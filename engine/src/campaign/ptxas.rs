@@ -123,7 +123,11 @@ pub struct CampaignReport {
 pub use tcgen05_generators::field_mutate::mutated_case as default_source;
 
 /// One compile-only target per install, compiling with `options` in batches of `batch`.
-fn targets_of(installs: &[PtxasInstall], options: &CompileOptions, batch: usize) -> Vec<PtxasTarget> {
+fn targets_of(
+    installs: &[PtxasInstall],
+    options: &CompileOptions,
+    batch: usize,
+) -> Vec<PtxasTarget> {
     installs
         .iter()
         .map(|i| PtxasTarget {
@@ -283,17 +287,12 @@ pub fn run(
                                 .collect()
                         })
                     } else {
-                        minimize_batched(
-                            &case.program,
-                            cfg.reduce_tries,
-                            REDUCE_CHUNK,
-                            &mut |ps| {
-                                judge_programs(installs, ps, REDUCE_CHUNK)
-                                    .iter()
-                                    .map(|r| r.signature.as_ref() == Some(&want))
-                                    .collect()
-                            },
-                        )
+                        minimize_batched(&case.program, cfg.reduce_tries, REDUCE_CHUNK, &mut |ps| {
+                            judge_programs(installs, ps, REDUCE_CHUNK)
+                                .iter()
+                                .map(|r| r.signature.as_ref() == Some(&want))
+                                .collect()
+                        })
                     };
                     (m, st.tries)
                 } else {

@@ -89,8 +89,9 @@ mod tests {
         let p = samples::single_warp_roundtrip();
         assert!(p.size() > 1 && has_dealloc(&p));
         for chunk in [1, 8] {
-            let (r, stats) =
-                minimize_batched(&p, 1000, chunk, &mut |qs| qs.iter().map(has_dealloc).collect());
+            let (r, stats) = minimize_batched(&p, 1000, chunk, &mut |qs| {
+                qs.iter().map(has_dealloc).collect()
+            });
             // Every statement but one dealloc can go.
             assert_eq!(r.size(), 1, "chunk {chunk}: {r:?}");
             assert!(has_dealloc(&r));
@@ -127,11 +128,19 @@ mod tests {
             qs.iter()
                 .map(|q| {
                     q.ops().len() >= 2
-                        && q.warps.iter().flatten().all(|s| !matches!(s, Stmt::If { .. }))
+                        && q.warps
+                            .iter()
+                            .flatten()
+                            .all(|s| !matches!(s, Stmt::If { .. }))
                 })
                 .collect()
         });
-        assert!(r.warps.iter().flatten().all(|s| !matches!(s, Stmt::If { .. })));
+        assert!(
+            r.warps
+                .iter()
+                .flatten()
+                .all(|s| !matches!(s, Stmt::If { .. }))
+        );
         assert!(r.ops().len() >= 2);
     }
 }
