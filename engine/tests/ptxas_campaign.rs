@@ -47,7 +47,7 @@ fn a_short_campaign_reports_reproducible_minimized_findings() {
 }
 
 /// The verdict counts of one round of 256 cases of the default seed, printed (docs/ptxas.md,
-/// "Same verdicts"): `cargo test -p tcgen05-engine --test ptxas_campaign one_round -- --ignored
+/// "Verdicts of one round"): `cargo test -p tcgen05-engine --test ptxas_campaign one_round -- --ignored
 /// --nocapture`.
 #[test]
 #[ignore = "a measurement: about a minute of ptxas time, prints the verdict counts"]
