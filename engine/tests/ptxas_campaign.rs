@@ -121,3 +121,71 @@ fn full_campaign() {
     std::fs::write(dir.join("REPORT.md"), &md).unwrap();
     println!("{md}");
 }
+
+/// The version matrix's verdict table (`ptxas::differential::judge`, against the oracle's static
+/// check) beside the one judge's (`tcgen05_engine::judge::rule`, the table of `diff`) on one
+/// round of the matrix's cases, every installed version: the judge is never stricter (a
+/// discrepancy of the judge is one of the matrix), and the cross table of the two shows where
+/// the matrix is (accepting a rule whose consequence is not "reject"). `cargo test -p
+/// tcgen05-engine --test ptxas_campaign the_judge -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: about a minute of ptxas time, prints the cross table"]
+fn the_judge_is_never_stricter_than_the_version_matrix() {
+    use std::collections::BTreeMap;
+    use tcgen05_drivers::diff::Verdict;
+    use tcgen05_drivers::ptxas::differential;
+    use tcgen05_drivers::target::Target;
+    use tcgen05_generators::field_mutate::{Rng, mutated_case};
+    use tcgen05_ir::observe::Layout;
+
+    let installs = ptxas::installed();
+    assert!(
+        !installs.is_empty(),
+        "no ptxas installed (run scripts/setup-ptxas)"
+    );
+    let mut rng = Rng::new(campaign::CampaignConfig::default().seed);
+    let cases: Vec<_> = (0..256).map(|_| mutated_case(&mut rng)).collect();
+    let modules: Vec<String> = cases
+        .iter()
+        .map(|c| tcgen05_ir::ptx::emit(&c.program))
+        .collect();
+    let opts = tcgen05_oracle::Options::default();
+    let expected: Vec<_> = cases
+        .iter()
+        .map(|c| tcgen05_oracle::expect_with(&c.program, &opts))
+        .collect();
+    let mut table: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+    for install in &installs {
+        let target = ptxas::PtxasTarget::new(install.clone());
+        let (verdicts, _) = target.module_verdicts(&modules);
+        for ((case, exp), v) in cases.iter().zip(&expected).zip(&verdicts) {
+            let matrix = differential::judge(v, &tcgen05_oracle::check(&case.program));
+            let ruling = tcgen05_engine::judge::rule(
+                &case.program,
+                &Layout::of(&case.program),
+                exp,
+                &ptxas::outcome_of(v),
+                &target.name(),
+                target.wait_bound(),
+            );
+            let judge = match &ruling.verdict {
+                Verdict::Agree => "agree".to_string(),
+                Verdict::Skip(_) => "skip".to_string(),
+                Verdict::Discrepancy(d) => d.kind.as_str().to_string(),
+            };
+            assert!(
+                !matches!(ruling.verdict, Verdict::Discrepancy(_)) || matrix.is_discrepancy(),
+                "{}: the judge finds {judge}, the matrix {matrix:?}, on\n{}",
+                target.name(),
+                tcgen05_ir::ptx::emit(&case.program)
+            );
+            *table
+                .entry((target.name(), matrix.kind().to_string(), judge))
+                .or_default() += 1;
+        }
+    }
+    println!("version | matrix | judge | cases");
+    for ((version, matrix, judge), n) in &table {
+        println!("{version} | {matrix} | {judge} | {n}");
+    }
+}
