@@ -324,45 +324,11 @@ pub fn op_count(p: &Program) -> usize {
     p.ops().len()
 }
 
-/// Applies `f` to the `k`-th tcgen05 op of `p` in [`Program::ops`] order.
+/// Applies `f` to the `k`-th tcgen05 op of `p` in [`Program::ops`] order (the statement paths
+/// of [`crate::walk`] visit ops in that order); nothing when `p` has fewer ops.
 pub fn with_op(p: &mut Program, k: usize, f: &mut dyn FnMut(&mut Op)) {
-    let mut seen = 0;
-    fn go(stmts: &mut [Stmt], k: usize, seen: &mut usize, f: &mut dyn FnMut(&mut Op)) -> bool {
-        for s in stmts {
-            match s {
-                Stmt::Tc(op) => {
-                    if *seen == k {
-                        f(op);
-                        return true;
-                    }
-                    *seen += 1;
-                }
-                Stmt::If { then, els, .. } => {
-                    let hit = go(then, k, seen, f) || go(els, k, seen, f);
-                    if hit {
-                        return true;
-                    }
-                }
-                Stmt::Loop { body, .. } => {
-                    let hit = go(body, k, seen, f);
-                    if hit {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        false
-    }
-    for w in &mut p.warps {
-        if go(w, k, &mut seen, f) {
-            return;
-        }
-    }
-    for func in &mut p.funcs {
-        if go(&mut func.body, k, &mut seen, f) {
-            return;
-        }
+    if let Some(path) = crate::walk::find_ops(p, &|_| true).get(k) {
+        f(crate::walk::op_mut(p, path));
     }
 }
 
