@@ -17,14 +17,15 @@
 //! - `valid`: generated valid programs (`tcgen05_generators`, default config on sm_100a) whose
 //!   `.version` every installed ptxas knows (≤ 8.7), so every version compiles every case;
 //! - `small`: valid programs of one warp and one flow, the size the minimizer judges;
-//! - `campaign`: the campaign's mix (`campaign::default_source`: a fifth unchanged, the rest
+//! - `campaign`: the campaign's mix (`tcgen05_generators::field_mutate::mutated_case`: a fifth unchanged, the rest
 //!   with one or two mutations, a dozen headers), where batches also pay for splitting when
 //!   ptxas rejects a case.
 
 use criterion::{Criterion, Throughput};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use tcgen05_drivers::ptxas::{self, CompileOptions, PtxasInstall, campaign, mutate::Rng};
+use tcgen05_drivers::ptxas::{self, CompileOptions, PtxasInstall};
+use tcgen05_generators::field_mutate::{Rng, mutated_case};
 use tcgen05_ir::{PtxVersion, Target};
 
 /// Cases compiled per iteration by the batched modes; the per-case modes use the first
@@ -98,7 +99,7 @@ fn main() {
         (
             "campaign",
             (0..CASES)
-                .map(|_| tcgen05_ir::ptx::emit(&campaign::default_source(&mut rng).program))
+                .map(|_| tcgen05_ir::ptx::emit(&mutated_case(&mut rng).program))
                 .collect(),
         ),
     ];

@@ -7,6 +7,7 @@
 //! wrong compilations of the printer's own PTX.
 
 use std::collections::{BTreeMap, BTreeSet};
+use tcgen05_drivers::llvm::behaviour::NotLifted;
 use tcgen05_drivers::llvm::lower::{self, unsupported};
 use tcgen05_drivers::llvm::pipeline::{self, Frontend, Level, LlvmVerdict, Options};
 use tcgen05_drivers::llvm::validate::validate;
@@ -639,7 +640,7 @@ fn the_lifted_printer_ptx_runs_within_what_the_oracle_allows() {
 /// A lifter standing in for a compilation that changed what a st stores: the lifted program
 /// stores other values, so the ld's record is outside what the oracle allows for the source
 /// (the st's values, `values::st_value` of the source's seed), and that is a finding.
-fn lift_with_other_st_values(source: &Program, ptx: &str) -> Result<Program, String> {
+fn lift_with_other_st_values(source: &Program, ptx: &str) -> Result<Program, NotLifted> {
     let mut p = tcgen05_drivers::llvm::behaviour::printer_lifter(source, ptx)?;
     for s in &mut p.warps[0] {
         if let Stmt::Tc(Op::St { seed, .. }) = s {
@@ -869,7 +870,9 @@ fn a_filled_region_is_carried_into_the_lifted_program() {
     );
     let b = r.behaviour.expect("a validated case is run");
     assert_eq!(b.subject, Subject::Lifted, "{}", b.summary());
-    let unliftable = |_: &Program, _: &str| -> Result<Program, String> { Err("off".into()) };
+    let unliftable = |_: &Program, _: &str| -> Result<Program, NotLifted> {
+        Err(NotLifted::Unreadable("off".into()))
+    };
     let own = tcgen05_drivers::llvm::behaviour::check(&p, "", unliftable, 0);
     assert_eq!(b.verdict, own.verdict, "{}", b.summary());
     assert!(!b.is_finding(), "{}", b.summary());

@@ -460,9 +460,9 @@ fn the_verdict_level_keeps_the_verdicts_of_a_campaign_sample() {
     // 64 cases of the campaign's mix (valid programs with 0 to 2 mutations), one process per
     // case at the default level against batches of 16 at -O0: the campaign's fast path must
     // judge like the plainest use of ptxas.
-    let mut rng = ptxas::mutate::Rng::new(0x0F_A57);
+    let mut rng = tcgen05_generators::field_mutate::Rng::new(0x0F_A57);
     let modules: Vec<String> = (0..64)
-        .map(|_| ptx::emit(&ptxas::campaign::default_source(&mut rng).program))
+        .map(|_| ptx::emit(&tcgen05_generators::field_mutate::mutated_case(&mut rng).program))
         .collect();
     for i in installs() {
         let (fast, _) =

@@ -6,6 +6,7 @@
 //!   through it.
 //! - [`campaign`]: the multi-job, resumable, sharded campaign behind `tcgen05-fuzz campaign`,
 //!   given a stop flag and a [`progress::Progress`] by its caller.
+//!   [`campaign::ptxas`] is the ptxas version matrix (every installed ptxas on each case).
 //! - [`minimize`]: the minimizer of a discrepancy (after wasm-shrink).
 //! - [`regression`]: replaying and writing the regression corpus with the judge.
 #![deny(missing_docs)]

@@ -4,9 +4,10 @@
 
 use crate::judge;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tcgen05_drivers::report::regression::{
-    CASE_FILE, Expected, Mismatch, REASON_TO_WRITE, Replay, SpecVerdict, read, verdict_text,
+    CASE_FILE, Expected, Mismatch, REASON_TO_WRITE, ReadError, Replay, SpecVerdict, read,
+    verdict_text,
 };
 use tcgen05_drivers::target;
 use tcgen05_ir::Case;
@@ -20,8 +21,8 @@ pub fn judge(case: &Case, t: &mut dyn target::Target, edition: Edition) -> Strin
 
 /// Replays one regression folder against the oracle and every target it names that can be
 /// built here.
-pub fn replay(dir: &Path) -> Result<Replay, String> {
-    let (case, exp) = read(dir).map_err(|e| e.to_string())?;
+pub fn replay(dir: &Path) -> Result<Replay, ReadError> {
+    let (case, exp) = read(dir)?;
     let mut r = Replay::default();
     let now = SpecVerdict::of(&case, exp.edition, &exp.spec.why);
     if now.label() != exp.spec.label() {
@@ -52,6 +53,22 @@ pub fn replay(dir: &Path) -> Result<Replay, String> {
     Ok(r)
 }
 
+/// Why a regression folder could not be written ([`create`]).
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    /// The folder exists already (a regression case is never overwritten).
+    #[error("{} already exists", .0.display())]
+    Exists(PathBuf),
+    /// A file of the folder could not be written.
+    #[error("writing {}: {source}", dir.display())]
+    Write {
+        /// The regression folder.
+        dir: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Writes a regression folder for `case`, recording the oracle's class and rule (with
 /// [`REASON_TO_WRITE`] for the reason) and the verdicts of `targets` as they are now (targets
 /// that cannot be built here are left out). Fails if the folder exists.
@@ -61,9 +78,9 @@ pub fn create(
     edition: Edition,
     origin: &str,
     targets: &[String],
-) -> Result<Expected, String> {
+) -> Result<Expected, CreateError> {
     if dir.exists() {
-        return Err(format!("{} already exists", dir.display()));
+        return Err(CreateError::Exists(dir.to_path_buf()));
     }
     let mut verdicts = BTreeMap::new();
     for name in targets {
@@ -110,9 +127,12 @@ pub fn create(
         std::fs::write(tmp.join("README.md"), readme)?;
         std::fs::rename(&tmp, dir)
     };
-    write().map_err(|e| {
+    write().map_err(|source| {
         let _ = std::fs::remove_dir_all(&tmp);
-        format!("writing {}: {e}", dir.display())
+        CreateError::Write {
+            dir: dir.to_path_buf(),
+            source,
+        }
     })?;
     Ok(exp)
 }

@@ -15,9 +15,19 @@ pub fn cases_dir() -> PathBuf {
     )
 }
 
+/// Why a finding's case could not be written ([`save`]).
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct SaveError {
+    /// The folder or file being created.
+    pub path: PathBuf,
+    /// Why.
+    pub source: std::io::Error,
+}
+
 /// Writes `case` (binary and PTX) under [`cases_dir`], named by a hash of its bytes, and
 /// returns the path of the binary file (or why it could not be written).
-pub fn save(target: &str, case: &Case) -> Result<PathBuf, String> {
+pub fn save(target: &str, case: &Case) -> Result<PathBuf, SaveError> {
     let bytes = tcgen05_ir::codec::encode(case);
     let mut h: u64 = 0xCBF2_9CE4_8422_2325;
     for b in &bytes {
@@ -25,9 +35,15 @@ pub fn save(target: &str, case: &Case) -> Result<PathBuf, String> {
         h = h.wrapping_mul(0x0100_0000_01B3);
     }
     let dir = cases_dir();
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| SaveError {
+        path: dir.clone(),
+        source,
+    })?;
     let p = dir.join(format!("{target}-{h:016x}.case"));
-    std::fs::write(&p, &bytes).map_err(|e| format!("{}: {e}", p.display()))?;
+    std::fs::write(&p, &bytes).map_err(|source| SaveError {
+        path: p.clone(),
+        source,
+    })?;
     let _ = std::fs::write(
         p.with_extension("ptx"),
         tcgen05_ir::ptx::emit(&case.program),

@@ -6,6 +6,8 @@
 //!   or from fuzzer bytes ([`choice`]);
 //! - [`mutate`]: near-miss mutators, each breaking exactly one rule of the catalogue
 //!   ([`Intent::NearMiss`]);
+//! - [`field_mutate`]: one-field mutations of any instruction or of the launch, legal or not
+//!   (the ptxas campaign's case source, [`field_mutate::mutated_case`]);
 //! - [`litmus`]: the canonical synchronization patterns of reference §4.4 with their one-step
 //!   weakenings, and targeted families (lane quarters, capacity, pair skew);
 //! - [`cases`]: reproducible streams of cases (valid, near-miss, litmus, mixed);
@@ -27,6 +29,7 @@ pub mod cases;
 pub mod choice;
 pub mod config;
 pub mod coverage;
+pub mod field_mutate;
 pub mod fixup;
 pub mod litmus;
 mod mmaenc;

@@ -49,8 +49,8 @@ pub struct Args {
     #[arg(long, default_value = "0/1")]
     pub shard: Shard,
     /// Which cases: valid programs, near misses, or a mix.
-    #[arg(long, value_enum, default_value_t = CaseMix::Mixed)]
-    pub mix: CaseMix,
+    #[arg(long, value_enum, default_value_t = Mix::Mixed)]
+    pub mix: Mix,
     /// Do not minimize findings (store them as found).
     #[arg(long)]
     pub no_minimize: bool,
@@ -69,6 +69,28 @@ pub struct Args {
     /// How often the reports are rewritten while running.
     #[arg(long, value_parser = parse_duration, default_value = "30s", hide = true)]
     pub reports_every: Duration,
+}
+
+/// The `--mix` values: the engine's [`CaseMix`] as a command-line value (named as
+/// [`CaseMix::name`] names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mix {
+    /// Valid programs only.
+    Valid,
+    /// Near misses only (every mutator in turn).
+    NearMiss,
+    /// Mostly valid programs, with near misses and litmus members (the generators' mix).
+    Mixed,
+}
+
+impl From<Mix> for CaseMix {
+    fn from(m: Mix) -> Self {
+        match m {
+            Mix::Valid => CaseMix::Valid,
+            Mix::NearMiss => CaseMix::NearMiss,
+            Mix::Mixed => CaseMix::Mixed,
+        }
+    }
 }
 
 /// Parses `90`, `90s`, `1500ms`, `10m`, `2h`, `1d`.
@@ -140,7 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             targets,
             edition: args.edition,
             shard: args.shard,
-            mix: args.mix,
+            mix: args.mix.into(),
             generator: tcgen05_generators::ORIGIN.to_string(),
         },
         max_cases: args.cases,
@@ -207,6 +229,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The command line's names of the mixes are the ones the engine writes in its error
+    /// messages ("its --mix is `valid`, not `mixed`").
+    #[test]
+    fn mix_names_are_the_engines() {
+        for m in [Mix::Valid, Mix::NearMiss, Mix::Mixed] {
+            let name = clap::ValueEnum::to_possible_value(&m).expect("every mix is listed");
+            assert_eq!(name.get_name(), CaseMix::from(m).name());
+        }
+    }
 
     #[test]
     fn durations_parse_with_units() {

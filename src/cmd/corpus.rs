@@ -327,7 +327,7 @@ fn verify(dirs: &[PathBuf]) -> anyhow::Result<ExitCode> {
                     eprintln!("{}: `{t}` not replayed: {why}", d.display());
                 }
             }
-            Err(e) => drift.push(e),
+            Err(e) => drift.push(e.to_string()),
         }
     }
     for p in &found.cases {
@@ -402,7 +402,7 @@ fn promote(
     let origin = format!("finding {} ({})", r.signature_id, r.signature);
     let exp =
         tcgen05_engine::regression::create(&dir, &case, edition_of(&r.edition), &origin, &targets)
-            .map_err(bad_input)?;
+            .map_err(|e| bad_input(e.to_string()))?;
     outln!("{}: regression case written", dir.display());
     for (t, v) in &exp.verdicts {
         outln!("  {t}: {v}");

@@ -29,16 +29,72 @@ use tcgen05_ir::{Form, MmaA, Op, Program, SmemDesc, Stmt, values};
 
 /// Reads the PTX module compiled from the source program (first argument) back into a
 /// program, or says why it cannot.
-pub type Lifter = fn(&Program, &str) -> Result<Program, String>;
+pub type Lifter = fn(&Program, &str) -> Result<Program, NotLifted>;
+
+/// Why the PTX a compiler produced is not read back into a program that stands in for the
+/// source ([`Lifter`]); the check then runs the source program itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotLifted {
+    /// The lifter cannot read the PTX (its own message).
+    #[error("{0}")]
+    Unreadable(String),
+    /// A data region is written by generic stores the model does not track.
+    #[error("line {0}: a data region is written by stores the model does not track")]
+    UntrackedData(u32),
+    /// A register a `tcgen05.st` stores holds a value the lifter does not evaluate.
+    #[error(
+        "line {line}: register {reg} of the tcgen05.st of CTA {cta} warp {warp} holds a value the lifter does not know"
+    )]
+    UnknownStValue {
+        /// The line of the st.
+        line: u32,
+        /// The register's index in the st's vector.
+        reg: usize,
+        /// The CTA.
+        cta: u32,
+        /// The warp.
+        warp: u8,
+    },
+    /// One `tcgen05.st` stores different values in different warps or CTAs.
+    #[error("line {0}: the tcgen05.st stores different values in different warps or CTAs")]
+    StValuesDiffer(u32),
+    /// The observation sites (`observe::Layout`) differ from the source's.
+    #[error("the lifted program's observation sites {lifted} are not the source's {source_sites}")]
+    OtherSites {
+        /// The lifted program's site kinds per warp.
+        lifted: String,
+        /// The source's.
+        source_sites: String,
+    },
+    /// The lifted tcgen05 ops do not pair with the source's, in order and by form.
+    #[error(
+        "the lifted tcgen05 ops ({lifted}) do not pair with the source's ({source_ops}) in order: op {first} is {lifted_form}, the source's {source_form}"
+    )]
+    OpsDoNotPair {
+        /// Lifted ops.
+        lifted: usize,
+        /// Source ops.
+        source_ops: usize,
+        /// The first op that differs.
+        first: usize,
+        /// Its form in the lifted program.
+        lifted_form: String,
+        /// Its form in the source.
+        source_form: String,
+    },
+    /// The source's data-region fills cannot be carried into the lifted program (why).
+    #[error("{0}")]
+    Fills(&'static str),
+}
 
 /// The lifter of the printer's own PTX (`tcgen05_ir::ptx::lift`); the source is not used.
-pub fn printer_lifter(_source: &Program, ptx: &str) -> Result<Program, String> {
-    tcgen05_ir::ptx::lift(ptx).map_err(|e| e.to_string())
+pub fn printer_lifter(_source: &Program, ptx: &str) -> Result<Program, NotLifted> {
+    tcgen05_ir::ptx::lift(ptx).map_err(|e| NotLifted::Unreadable(e.to_string()))
 }
 
 /// The default lifter: [`model_lifter`], else [`printer_lifter`] (the printer's own PTX, e.g.
 /// a compiler that passes it through); the error is the general lifter's reason.
-pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, String> {
+pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, NotLifted> {
     model_lifter(source, ptx).or_else(|why| printer_lifter(source, ptx).map_err(|_| why))
 }
 
@@ -58,18 +114,16 @@ pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, String> {
 ///
 /// Anything else is an error naming what does not match, and the check falls back to the
 /// source program.
-pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
+pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, NotLifted> {
     let shape = Shape {
         warps_per_cta: source.launch.warps_per_cta,
         cluster_size: source.launch.cluster_size,
         clusters: source.launch.clusters,
     };
-    let lifted =
-        model::lift_source(ptx, "produced.ptx", None, Some(shape)).map_err(|e| e.to_string())?;
+    let lifted = model::lift_source(ptx, "produced.ptx", None, Some(shape))
+        .map_err(|e| NotLifted::Unreadable(e.to_string()))?;
     if let Some(line) = lifted.untracked_data.first() {
-        return Err(format!(
-            "line {line}: a data region is written by stores the model does not track"
-        ));
+        return Err(NotLifted::UntrackedData(*line));
     }
     let mut program = lifted.program;
     program.launch.declare_cluster = source.launch.declare_cluster;
@@ -77,19 +131,16 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
     for (cta, warp, st) in &lifted.sts {
         let mut regs = Vec::with_capacity(st.values.len());
         for (r, v) in st.values.iter().enumerate() {
-            regs.push(v.ok_or_else(|| {
-                format!(
-                    "line {}: register {r} of the tcgen05.st of CTA {cta} warp {warp} holds a value the lifter does not know",
-                    st.line
-                )
+            regs.push(v.ok_or(NotLifted::UnknownStValue {
+                line: st.line,
+                reg: r,
+                cta: *cta,
+                warp: *warp,
             })?);
         }
         let new = source_seed(source, &regs).unwrap_or(st.seed);
         if *seeds.entry(st.seed).or_insert(new) != new {
-            return Err(format!(
-                "line {}: the tcgen05.st stores different values in different warps or CTAs",
-                st.line
-            ));
+            return Err(NotLifted::StValuesDiffer(st.line));
         }
     }
     reseed(&mut program.warps, &seeds);
@@ -109,11 +160,10 @@ pub fn model_lifter(source: &Program, ptx: &str) -> Result<Program, String> {
                 })
                 .collect::<Vec<_>>()
         };
-        return Err(format!(
-            "the lifted program's observation sites {:?} are not the source's {:?}",
-            kinds(&ours),
-            kinds(&theirs)
-        ));
+        return Err(NotLifted::OtherSites {
+            lifted: format!("{:?}", kinds(&ours)),
+            source_sites: format!("{:?}", kinds(&theirs)),
+        });
     }
     Ok(program)
 }
@@ -190,7 +240,7 @@ fn same_form(a: &Op, b: &Op) -> bool {
 /// warps' reads; the lifted regions (numbered by
 /// first use) are renumbered to the source's by pairing the two programs' tcgen05 ops in
 /// order (same forms), descriptor by descriptor.
-fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
+fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), NotLifted> {
     let mut fills = Vec::new();
     for w in &source.warps {
         // The fills move to the warp's start: past no statement that reads shared memory
@@ -207,9 +257,9 @@ fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
         }
         .walk(&mut |s| reads |= matches!(s, Stmt::Tc(op) if !descs(op).is_empty()));
         if reads {
-            return Err(
-                "a data-region fill of the source comes after a cp or mma of its warp".into(),
-            );
+            return Err(NotLifted::Fills(
+                "a data-region fill of the source comes after a cp or mma of its warp",
+            ));
         }
         let mut all = 0;
         Program {
@@ -224,7 +274,9 @@ fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
             .cloned()
             .collect();
         if ws.len() != all {
-            return Err("a data-region fill of the source is inside a branch or loop".into());
+            return Err(NotLifted::Fills(
+                "a data-region fill of the source is inside a branch or loop",
+            ));
         }
         fills.push(ws);
     }
@@ -234,7 +286,9 @@ fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
             any |= matches!(s, Stmt::Fill { .. });
         }
         if any {
-            return Err("the source fills a data region in a function".into());
+            return Err(NotLifted::Fills(
+                "the source fills a data region in a function",
+            ));
         }
     }
     if fills.iter().all(Vec::is_empty) {
@@ -247,23 +301,27 @@ fn carry_fills(source: &Program, lifted: &mut Program) -> Result<(), String> {
             .zip(&ops_l)
             .position(|(a, b)| !same_form(a, b))
             .unwrap_or(ops_s.len().min(ops_l.len()));
-        return Err(format!(
-            "the lifted tcgen05 ops ({}) do not pair with the source's ({}) in order: op {first} is {:?}, the source's {:?}",
-            ops_l.len(),
-            ops_s.len(),
-            ops_l.get(first).map(|o| o.form()),
-            ops_s.get(first).map(|o| o.form()),
-        ));
+        return Err(NotLifted::OpsDoNotPair {
+            lifted: ops_l.len(),
+            source_ops: ops_s.len(),
+            first,
+            lifted_form: format!("{:?}", ops_l.get(first).map(|o| o.form())),
+            source_form: format!("{:?}", ops_s.get(first).map(|o| o.form())),
+        });
     }
     let mut map: HashMap<u8, u8> = HashMap::new();
     for (a, b) in ops_s.iter().zip(&ops_l) {
         let (xs, ys) = (descs(a), descs(b));
         if xs.len() != ys.len() {
-            return Err("the lifted descriptors do not pair with the source's".into());
+            return Err(NotLifted::Fills(
+                "the lifted descriptors do not pair with the source's",
+            ));
         }
         for (da, db) in xs.iter().zip(&ys) {
             if *map.entry(db.region).or_insert(da.region) != da.region || da.offset != db.offset {
-                return Err("the lifted descriptors do not name the source's data regions".into());
+                return Err(NotLifted::Fills(
+                    "the lifted descriptors do not name the source's data regions",
+                ));
             }
         }
     }
@@ -393,7 +451,12 @@ impl Behaviour {
 pub fn check(source: &Program, produced: &str, lifter: Lifter, seed: u64) -> Behaviour {
     let (subject, lifted) = match lifter(source, produced) {
         Ok(p) => (Subject::Lifted, Some(p)),
-        Err(why) => (Subject::Source { not_lifted: why }, None),
+        Err(why) => (
+            Subject::Source {
+                not_lifted: why.to_string(),
+            },
+            None,
+        ),
     };
     let judged = match &lifted {
         Some(l) => judged_source(source, l),

@@ -75,43 +75,71 @@ pub fn has_nvptx(out: &str) -> bool {
     out.lines().any(|l| l.trim_start().starts_with("nvptx64"))
 }
 
+/// Why a folder of tools cannot be used ([`probe`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The folder has no `llc`.
+    #[error("no llc in {}", .0.display())]
+    NoLlc(PathBuf),
+    /// The folder has `llc` but no `opt`.
+    #[error("{} has llc but no opt (install the whole llvm package)", .0.display())]
+    NoOpt(PathBuf),
+    /// `llc --version` could not be run.
+    #[error("cannot run `{} --version`: {source}", llc.display())]
+    NotRunnable {
+        /// The `llc` binary.
+        llc: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `llc --version` printed no version.
+    #[error("`{} --version` did not print `LLVM version X.Y.Z`", .0.display())]
+    NoVersion(PathBuf),
+    /// The LLVM predates the tcgen05 intrinsics.
+    #[error(
+        "{} is LLVM {version}, older than the tcgen05 intrinsics (LLVM {MIN_MAJOR}; tested: 22)",
+        llc.display()
+    )]
+    TooOld {
+        /// The `llc` binary.
+        llc: PathBuf,
+        /// Its version.
+        version: ToolVersion,
+    },
+    /// The LLVM was built without the NVPTX back end.
+    #[error("{} (LLVM {version}) was built without the NVPTX back end", llc.display())]
+    NoNvptx {
+        /// The `llc` binary.
+        llc: PathBuf,
+        /// Its version.
+        version: ToolVersion,
+    },
+}
+
 /// Checks one folder of tools: `Ok` with the install, or why it cannot be used.
-pub fn probe(bin: &Path) -> Result<LlvmInstall, String> {
+pub fn probe(bin: &Path) -> Result<LlvmInstall, ProbeError> {
     let llc = bin.join("llc");
     if !llc.is_file() {
-        return Err(format!("no llc in {}", bin.display()));
+        return Err(ProbeError::NoLlc(bin.to_path_buf()));
     }
     let opt = bin.join("opt");
     if !opt.is_file() {
-        return Err(format!(
-            "{} has llc but no opt (install the whole llvm package)",
-            bin.display()
-        ));
+        return Err(ProbeError::NoOpt(bin.to_path_buf()));
     }
-    let out = Command::new(&llc)
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("cannot run `{} --version`: {e}", llc.display()))?;
+    let out = match Command::new(&llc).arg("--version").output() {
+        Ok(out) => out,
+        Err(source) => return Err(ProbeError::NotRunnable { llc, source }),
+    };
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    let version = version_from_output(&text).ok_or_else(|| {
-        format!(
-            "`{} --version` did not print `LLVM version X.Y.Z`",
-            llc.display()
-        )
-    })?;
+    let Some(version) = version_from_output(&text) else {
+        return Err(ProbeError::NoVersion(llc));
+    };
     if version.major < MIN_MAJOR {
-        return Err(format!(
-            "{} is LLVM {version}, older than the tcgen05 intrinsics (LLVM {MIN_MAJOR}; \
-             tested: 22)",
-            llc.display()
-        ));
+        return Err(ProbeError::TooOld { llc, version });
     }
     if !has_nvptx(&text) {
-        return Err(format!(
-            "{} (LLVM {version}) was built without the NVPTX back end",
-            llc.display()
-        ));
+        return Err(ProbeError::NoNvptx { llc, version });
     }
     let mt = bin.join("mlir-translate");
     Ok(LlvmInstall {
@@ -166,7 +194,10 @@ pub fn discover() -> (Vec<LlvmInstall>, Vec<Problem>) {
                     found.push(i);
                 }
             }
-            Err(reason) => problems.push(Problem { bin, reason }),
+            Err(reason) => problems.push(Problem {
+                bin,
+                reason: reason.to_string(),
+            }),
         }
     }
     found.sort_by_key(|i| i.version);
@@ -213,10 +244,10 @@ mod tests {
     #[test]
     fn a_folder_without_tools_is_a_problem_not_a_panic() {
         let d = tempfile::tempdir().unwrap();
-        let e = probe(d.path()).unwrap_err();
+        let e = probe(d.path()).unwrap_err().to_string();
         assert!(e.contains("no llc"), "{e}");
         std::fs::write(d.path().join("llc"), "").unwrap();
-        let e = probe(d.path()).unwrap_err();
+        let e = probe(d.path()).unwrap_err().to_string();
         assert!(e.contains("no opt"), "{e}");
     }
 
@@ -230,7 +261,7 @@ mod tests {
             std::fs::write(&p, "#!/bin/sh\necho garbage\n").unwrap();
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        let e = probe(d.path()).unwrap_err();
+        let e = probe(d.path()).unwrap_err().to_string();
         assert!(e.contains("did not print"), "{e}");
         assert!(e.contains(&d.path().display().to_string()), "{e}");
         // A version before the tcgen05 intrinsics, and one without the NVPTX back end.
@@ -241,10 +272,10 @@ mod tests {
             )
         };
         std::fs::write(&llc, banner("14.0.6", "nvptx64 - NVIDIA PTX 64-bit")).unwrap();
-        let e = probe(d.path()).unwrap_err();
+        let e = probe(d.path()).unwrap_err().to_string();
         assert!(e.contains("older than the tcgen05 intrinsics"), "{e}");
         std::fs::write(&llc, banner("22.1.8", "x86-64 - 64-bit X86")).unwrap();
-        let e = probe(d.path()).unwrap_err();
+        let e = probe(d.path()).unwrap_err().to_string();
         assert!(e.contains("without the NVPTX back end"), "{e}");
         std::fs::write(&llc, banner("22.1.8", "nvptx64 - NVIDIA PTX 64-bit")).unwrap();
         let ok = probe(d.path()).unwrap();

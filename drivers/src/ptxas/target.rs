@@ -1,6 +1,6 @@
 //! `PtxasTarget`: one installed ptxas as a compile-only [`Target`].
 
-use super::batch::{compile_batched, compile_one};
+use super::batch::{BatchStats, compile_batched, compile_one};
 use super::install::{PtxasInstall, installed, select, target_names};
 use super::run::{CompileOptions, Severity as PSev};
 use super::verdict::{CaseDiagnostic, CompileVerdict};
@@ -41,14 +41,12 @@ impl PtxasTarget {
 
     /// Compiles one case and keeps the full verdict (mapped diagnostics, crash logs).
     pub fn verdict(&self, case: &Case) -> CompileVerdict {
-        let ptx = tcgen05_ir::ptx::emit(&case.program);
-        match compile_one(&self.install, &ptx, &self.options) {
-            Ok(v) => v,
-            Err(e) => CompileVerdict::Crashed {
-                signal: None,
-                message: format!("could not run ptxas: {e}"),
-            },
-        }
+        self.module_verdict(&tcgen05_ir::ptx::emit(&case.program))
+    }
+
+    /// Compiles one printed module; a ptxas that cannot be started gives a crash verdict.
+    pub fn module_verdict(&self, module: &str) -> CompileVerdict {
+        compile_one(&self.install, module, &self.options).unwrap_or_else(|e| not_started(&e))
     }
 
     /// Compiles many cases in batches and keeps the full verdicts.
@@ -57,16 +55,25 @@ impl PtxasTarget {
             .iter()
             .map(|c| tcgen05_ir::ptx::emit(&c.program))
             .collect();
-        match compile_batched(&self.install, &modules, self.batch_size, &self.options) {
-            Ok((v, _)) => v,
-            Err(e) => {
-                let v = CompileVerdict::Crashed {
-                    signal: None,
-                    message: format!("could not run ptxas: {e}"),
-                };
-                vec![v; cases.len()]
-            }
+        self.module_verdicts(&modules).0
+    }
+
+    /// Compiles many printed modules in batches of [`PtxasTarget::batch_size`]: one verdict
+    /// per module and the batches' statistics. A ptxas that cannot be started gives every
+    /// module a crash verdict.
+    pub fn module_verdicts(&self, modules: &[String]) -> (Vec<CompileVerdict>, BatchStats) {
+        match compile_batched(&self.install, modules, self.batch_size, &self.options) {
+            Ok(x) => x,
+            Err(e) => (vec![not_started(&e); modules.len()], BatchStats::default()),
         }
+    }
+}
+
+/// The verdict of a compile whose ptxas could not be started.
+fn not_started(e: &std::io::Error) -> CompileVerdict {
+    CompileVerdict::Crashed {
+        signal: None,
+        message: format!("could not run ptxas: {e}"),
     }
 }
 

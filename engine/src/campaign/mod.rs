@@ -59,6 +59,7 @@ use tcgen05_ir::Case;
 use tcgen05_oracle::{Edition, Options};
 
 mod batch;
+pub mod ptxas;
 
 pub use batch::{
     COMPILE_ONLY_BATCH, Judged, PROBE_CLAIM, claim_size, claim_within, judge, judge_batch,
@@ -139,7 +140,7 @@ impl std::str::FromStr for Shard {
 }
 
 /// The case mix of a campaign.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CaseMix {
     /// Valid programs only.
     Valid,
@@ -150,6 +151,15 @@ pub enum CaseMix {
 }
 
 impl CaseMix {
+    /// The name `--mix` gives it: `valid`, `near-miss`, `mixed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CaseMix::Valid => "valid",
+            CaseMix::NearMiss => "near-miss",
+            CaseMix::Mixed => "mixed",
+        }
+    }
+
     fn mode(self) -> Mode {
         match self {
             CaseMix::Valid => Mode::Valid,
@@ -180,11 +190,7 @@ impl Identity {
     /// How `asked` differs from this (stored) campaign, one phrase per option, in words:
     /// "its --targets are `sim`, not `sim,sim+ld-num-truncated`".
     pub fn differences(&self, asked: &Identity) -> Vec<String> {
-        fn mix(m: CaseMix) -> String {
-            clap::ValueEnum::to_possible_value(&m)
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_default()
-        }
+        let mix = |m: CaseMix| m.name().to_string();
         let mut v = Vec::new();
         let mut diff = |what: &str, there: String, here: String| {
             if there != here {

@@ -37,6 +37,7 @@
 //! new smallest case through a callback, and stops at a fixed point or when the time budget
 //! is spent.
 
+pub mod batched;
 mod groups;
 mod operands;
 mod steps;

@@ -462,7 +462,7 @@ fn pairing(
         let (mine, theirs) = match (issue_order(c, of_cta(even)), issue_order(c, of_cta(odd))) {
             (Ok(m), Ok(t)) => (m, t),
             (Err(why), _) | (_, Err(why)) => {
-                f.not_judged = Some(why);
+                f.not_judged = Some(why.to_string());
                 return;
             }
         };
@@ -554,10 +554,22 @@ fn pairing(
     }
 }
 
+/// Why the `::2` collectives of one CTA have no stated issue order ([`issue_order`]): two of
+/// its warps issue them in no fixed order.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the ::2 collectives of CTA {cta} are issued by warps {a} and {b} in no fixed order: which of them pairs with which collective of the peer CTA is not stated (§9.7.16.7.1: one warp from each of the peer CTAs)"
+)]
+struct Unordered {
+    cta: usize,
+    a: usize,
+    b: usize,
+}
+
 /// The `::2` collectives of one CTA (`evs`, in warp and event order) in the order the CTA
 /// issues them: one warp's in program order, several warps' when happens-before orders them
 /// all; otherwise why the order (and so the pairing) is not stated.
-fn issue_order(c: &Clocks, evs: &[(usize, usize)]) -> Result<Vec<(usize, usize)>, String> {
+fn issue_order(c: &Clocks, evs: &[(usize, usize)]) -> Result<Vec<(usize, usize)>, Unordered> {
     let mut v = evs.to_vec();
     let Some(&(first, _)) = v.first() else {
         return Ok(v);
@@ -565,13 +577,10 @@ fn issue_order(c: &Clocks, evs: &[(usize, usize)]) -> Result<Vec<(usize, usize)>
     if v.iter().all(|e| e.0 == first) {
         return Ok(v);
     }
-    let unordered = |a: usize, b: usize| {
-        format!(
-            "the ::2 collectives of CTA {} are issued by warps {} and {} in no fixed order: which of them pairs with which collective of the peer CTA is not stated (§9.7.16.7.1: one warp from each of the peer CTAs)",
-            first / c.w,
-            a % c.w,
-            b % c.w
-        )
+    let unordered = |a: usize, b: usize| Unordered {
+        cta: first / c.w,
+        a: a % c.w,
+        b: b % c.w,
     };
     if let Some(&(g, _)) = v.iter().find(|&&(g, i)| i >= c.reached[g]) {
         let other = v.iter().find(|e| e.0 != g).map_or(g, |e| e.0);

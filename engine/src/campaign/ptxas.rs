@@ -3,18 +3,15 @@
 //! each new discrepancy signature is minimized and reported with its rules, spec sections and
 //! the range of versions that accept it. Accepted cases are also sampled for the SASS check.
 
-use super::batch::{compile_batched, compile_one};
-use super::differential::{self, CaseReport, Signature};
-use super::install::PtxasInstall;
-use super::mutate::{self, Rng};
-use super::reduce;
-use super::run::CompileOptions;
-use super::sass::{self, SassCheck, SassMismatch};
-use super::verdict::CompileVerdict;
+use crate::minimize::batched::minimize_batched;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
-use tcgen05_ir::{Case, Intent, Program, Provenance, ptx};
+use tcgen05_drivers::ptxas::differential::{self, CaseReport, Signature};
+use tcgen05_drivers::ptxas::sass::{self, SassCheck, SassMismatch};
+use tcgen05_drivers::ptxas::{CompileOptions, CompileVerdict, PtxasInstall, PtxasTarget};
+use tcgen05_generators::field_mutate::Rng;
+use tcgen05_ir::{Case, Program, ptx};
 use tcgen05_oracle::{Violation, catalogue};
 
 /// Campaign settings.
@@ -123,43 +120,30 @@ pub struct CampaignReport {
     pub reduce_seconds: f64,
 }
 
-/// The default case source: a generated valid program (`tcgen05_generators`) or an ISA-example
-/// sample, with 0 to 2 mutations ([`mutate`]).
-pub fn default_source(rng: &mut Rng) -> Case {
-    let seed = rng.next_u64();
-    let mut program = if rng.pct(85) {
-        tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed)
-    } else {
-        tcgen05_ir::samples::single_warp_roundtrip()
-    };
-    let n = rng.pick(&[0usize, 1, 1, 1, 2]);
-    for _ in 0..n {
-        mutate::mutate(rng, &mut program);
-    }
-    Case {
-        program,
-        intent: Intent::Unknown,
-        provenance: Provenance {
-            seed: Some(seed),
-            origin: format!("ptxas campaign ({n} mutation(s) of a generated program)"),
-            family: None,
-        },
-    }
+pub use tcgen05_generators::field_mutate::mutated_case as default_source;
+
+/// One compile-only target per install, compiling with `options` in batches of `batch`.
+fn targets_of(
+    installs: &[PtxasInstall],
+    options: &CompileOptions,
+    batch: usize,
+) -> Vec<PtxasTarget> {
+    installs
+        .iter()
+        .map(|i| PtxasTarget {
+            options: options.clone(),
+            batch_size: batch,
+            ..PtxasTarget::new(i.clone())
+        })
+        .collect()
 }
 
 /// Judges one program with every version, one process each, with [`CompileOptions::verdict`].
 pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     let module = ptx::emit(p);
-    let verdicts: Vec<CompileVerdict> = installs
+    let verdicts: Vec<CompileVerdict> = targets_of(installs, &CompileOptions::verdict(), 1)
         .iter()
-        .map(|i| {
-            compile_one(i, &module, &CompileOptions::verdict()).unwrap_or_else(|e| {
-                CompileVerdict::Crashed {
-                    signal: None,
-                    message: format!("could not run ptxas: {e}"),
-                }
-            })
-        })
+        .map(|t| t.module_verdict(&module))
         .collect();
     differential::report(installs, verdicts, tcgen05_oracle::check(p))
 }
@@ -168,21 +152,11 @@ pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
 /// minimization predicate).
 pub fn judge_programs(installs: &[PtxasInstall], ps: &[Program], batch: usize) -> Vec<CaseReport> {
     let modules: Vec<String> = ps.iter().map(ptx::emit).collect();
-    let per_version: Vec<Vec<CompileVerdict>> = installs
-        .iter()
-        .map(
-            |i| match compile_batched(i, &modules, batch, &CompileOptions::verdict()) {
-                Ok((v, _)) => v,
-                Err(e) => vec![
-                    CompileVerdict::Crashed {
-                        signal: None,
-                        message: format!("could not run ptxas: {e}")
-                    };
-                    ps.len()
-                ],
-            },
-        )
-        .collect();
+    let per_version: Vec<Vec<CompileVerdict>> =
+        targets_of(installs, &CompileOptions::verdict(), batch)
+            .iter()
+            .map(|t| t.module_verdicts(&modules).0)
+            .collect();
     ps.iter()
         .enumerate()
         .map(|(k, p)| {
@@ -244,23 +218,15 @@ pub fn run(
         .last()
         .filter(|_| cfg.sass_every > 0 && sass::available());
     let mut accepted_seen = 0usize;
+    let targets = targets_of(installs, &cfg.options, cfg.batch_size);
     let reduce_budget = cfg.duration.as_secs_f64() * f64::from(cfg.reduce_share_pct) / 100.0;
     while start.elapsed() < cfg.duration {
         let cases: Vec<Case> = (0..cfg.round_cases).map(|_| source(&mut rng)).collect();
         let modules: Vec<String> = cases.iter().map(|c| ptx::emit(&c.program)).collect();
         let mut per_version: Vec<Vec<CompileVerdict>> = Vec::new();
-        for (k, i) in installs.iter().enumerate() {
+        for (k, target) in targets.iter().enumerate() {
             let t = Instant::now();
-            let (v, stats) = match compile_batched(i, &modules, cfg.batch_size, &cfg.options) {
-                Ok(x) => x,
-                Err(e) => {
-                    let c = CompileVerdict::Crashed {
-                        signal: None,
-                        message: format!("could not run ptxas: {e}"),
-                    };
-                    (vec![c; modules.len()], Default::default())
-                }
-            };
+            let (v, stats) = target.module_verdicts(&modules);
             rep.versions[k].seconds += t.elapsed().as_secs_f64();
             rep.versions[k].cases += modules.len();
             rep.versions[k].processes += stats.processes;
@@ -311,22 +277,22 @@ pub fn run(
                     let want = sig.clone();
                     let (m, st) = if want.kind == "sass-mismatch" {
                         let si = sass_install.expect("sass findings need the install");
-                        reduce::reduce(&case.program, cfg.reduce_tries, &mut |p| {
-                            sass_of(si, p)
-                                .is_some_and(|m| !m.is_empty() && sass_signature(si, &m) == want)
+                        minimize_batched(&case.program, cfg.reduce_tries, 1, &mut |ps| {
+                            ps.iter()
+                                .map(|p| {
+                                    sass_of(si, p).is_some_and(|m| {
+                                        !m.is_empty() && sass_signature(si, &m) == want
+                                    })
+                                })
+                                .collect()
                         })
                     } else {
-                        reduce::reduce_batched(
-                            &case.program,
-                            cfg.reduce_tries,
-                            REDUCE_CHUNK,
-                            &mut |ps| {
-                                judge_programs(installs, ps, REDUCE_CHUNK)
-                                    .iter()
-                                    .map(|r| r.signature.as_ref() == Some(&want))
-                                    .collect()
-                            },
-                        )
+                        minimize_batched(&case.program, cfg.reduce_tries, REDUCE_CHUNK, &mut |ps| {
+                            judge_programs(installs, ps, REDUCE_CHUNK)
+                                .iter()
+                                .map(|r| r.signature.as_ref() == Some(&want))
+                                .collect()
+                        })
                     };
                     (m, st.tries)
                 } else {

@@ -61,6 +61,43 @@ fn mut_cg(r: &mut Rng, cg: &mut CtaGroup) {
     *cg = r.pick(CtaGroup::ALL);
 }
 
+/// Adds a `.16x32bx2` immediate split where there is none, or removes the one there is.
+fn toggle_split(r: &mut Rng, split: &mut Option<u32>) {
+    *split = if split.is_some() {
+        None
+    } else {
+        Some(r.pick(&[1, 2, 8, 16, 32]))
+    }
+}
+
+/// Drops (or restores) `.sync` or `.aligned` (GEN-SYNC-QUAL).
+fn flip_sync_or_aligned(r: &mut Rng, sync: &mut bool, aligned: &mut bool) {
+    if r.pct(50) { flip(sync) } else { flip(aligned) }
+}
+
+/// Keeps the register count of an ld/st consistent with its (new) shape most of the time, so
+/// that the mutation tests the qualifier, not only LDST-VEC-LEN; otherwise grows it by
+/// `grow`. A `.16x32bx2` without its split mostly gets one.
+fn fit_regs(
+    r: &mut Rng,
+    shape: LdStShape,
+    num: Num,
+    split: &mut Option<u32>,
+    nregs: &mut u16,
+    grow: impl FnOnce(&mut Rng) -> u16,
+) {
+    if r.pct(80) {
+        if let Some(n) = vec_len(shape, num) {
+            *nregs = n;
+        }
+    } else {
+        *nregs = (*nregs).saturating_add(grow(r)).min(128);
+    }
+    if shape == LdStShape::S16x32bx2 && split.is_none() && r.pct(80) {
+        *split = Some(16);
+    }
+}
+
 fn mut_ld(r: &mut Rng, f: &mut LdForm, split: &mut Option<u32>, nregs: &mut u16) {
     match r.below(9) {
         0 => f.shape = r.pick(LdStShape::ALL),
@@ -84,33 +121,10 @@ fn mut_ld(r: &mut Rng, f: &mut LdForm, split: &mut Option<u32>, nregs: &mut u16)
             }
         }
         6 => f.ty = r.pick(Ty::ALL),
-        7 => {
-            *split = if split.is_some() {
-                None
-            } else {
-                Some(r.pick(&[1, 2, 8, 16, 32]))
-            }
-        }
-        _ => {
-            if r.pct(50) {
-                flip(&mut f.sync)
-            } else {
-                flip(&mut f.aligned)
-            }
-        }
+        7 => toggle_split(r, split),
+        _ => flip_sync_or_aligned(r, &mut f.sync, &mut f.aligned),
     }
-    // Keep the register count consistent with the new shape most of the time, so that the
-    // mutation tests the qualifier, not only LDST-VEC-LEN.
-    if r.pct(80) {
-        if let Some(n) = vec_len(f.shape, f.num) {
-            *nregs = n;
-        }
-    } else {
-        *nregs = (*nregs).saturating_add(r.pick(&[1u16, 2])).min(128);
-    }
-    if f.shape == LdStShape::S16x32bx2 && split.is_none() && r.pct(80) {
-        *split = Some(16);
-    }
+    fit_regs(r, f.shape, f.num, split, nregs, |r| r.pick(&[1u16, 2]));
 }
 
 fn mut_st(r: &mut Rng, f: &mut StForm, split: &mut Option<u32>, nregs: &mut u16) {
@@ -119,31 +133,10 @@ fn mut_st(r: &mut Rng, f: &mut StForm, split: &mut Option<u32>, nregs: &mut u16)
         1 => f.num = r.pick(Num::ALL),
         2 => f.pack = r.pick(&[None, Some(Pack::Pack16b), Some(Pack::Unpack16b)]),
         3 => f.ty = r.pick(Ty::ALL),
-        4 => {
-            *split = if split.is_some() {
-                None
-            } else {
-                Some(r.pick(&[1, 2, 8, 16, 32]))
-            }
-        }
-        _ => {
-            if r.pct(50) {
-                flip(&mut f.sync)
-            } else {
-                flip(&mut f.aligned)
-            }
-        }
+        4 => toggle_split(r, split),
+        _ => flip_sync_or_aligned(r, &mut f.sync, &mut f.aligned),
     }
-    if r.pct(80) {
-        if let Some(n) = vec_len(f.shape, f.num) {
-            *nregs = n;
-        }
-    } else {
-        *nregs = (*nregs).saturating_add(1).min(128);
-    }
-    if f.shape == LdStShape::S16x32bx2 && split.is_none() && r.pct(80) {
-        *split = Some(16);
-    }
+    fit_regs(r, f.shape, f.num, split, nregs, |_| 1);
 }
 
 fn tmem0() -> TmemRef {
@@ -331,45 +324,11 @@ pub fn op_count(p: &Program) -> usize {
     p.ops().len()
 }
 
-/// Applies `f` to the `k`-th tcgen05 op of `p` in [`Program::ops`] order.
+/// Applies `f` to the `k`-th tcgen05 op of `p` in [`Program::ops`] order (the statement paths
+/// of [`crate::walk`] visit ops in that order); nothing when `p` has fewer ops.
 pub fn with_op(p: &mut Program, k: usize, f: &mut dyn FnMut(&mut Op)) {
-    let mut seen = 0;
-    fn go(stmts: &mut [Stmt], k: usize, seen: &mut usize, f: &mut dyn FnMut(&mut Op)) -> bool {
-        for s in stmts {
-            match s {
-                Stmt::Tc(op) => {
-                    if *seen == k {
-                        f(op);
-                        return true;
-                    }
-                    *seen += 1;
-                }
-                Stmt::If { then, els, .. } => {
-                    let hit = go(then, k, seen, f) || go(els, k, seen, f);
-                    if hit {
-                        return true;
-                    }
-                }
-                Stmt::Loop { body, .. } => {
-                    let hit = go(body, k, seen, f);
-                    if hit {
-                        return true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        false
-    }
-    for w in &mut p.warps {
-        if go(w, k, &mut seen, f) {
-            return;
-        }
-    }
-    for func in &mut p.funcs {
-        if go(&mut func.body, k, &mut seen, f) {
-            return;
-        }
+    if let Some(path) = crate::walk::find_ops(p, &|_| true).get(k) {
+        f(crate::walk::op_mut(p, path));
     }
 }
 
@@ -393,6 +352,30 @@ pub fn mutate(r: &mut Rng, p: &mut Program) {
     }
     let k = r.below(n);
     mutate_op(r, p, k);
+}
+
+/// The ptxas campaign's case source: a generated valid program ([`crate::valid_program`]) or
+/// an ISA-example sample, with 0 to 2 mutations ([`mutate`]).
+pub fn mutated_case(rng: &mut Rng) -> Case {
+    let seed = rng.next_u64();
+    let mut program = if rng.pct(85) {
+        crate::valid_program(&crate::Config::default(), seed)
+    } else {
+        samples::single_warp_roundtrip()
+    };
+    let n = rng.pick(&[0usize, 1, 1, 1, 2]);
+    for _ in 0..n {
+        mutate(rng, &mut program);
+    }
+    Case {
+        program,
+        intent: Intent::Unknown,
+        provenance: Provenance {
+            seed: Some(seed),
+            origin: format!("ptxas campaign ({n} mutation(s) of a generated program)"),
+            family: None,
+        },
+    }
 }
 
 #[cfg(test)]
