@@ -24,7 +24,7 @@
 mod diagnose;
 
 use crate::outcome::Outcome;
-use diagnose::{diagnose, diagnose_mma};
+use diagnose::{diagnose, diagnose_edits};
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
@@ -495,7 +495,7 @@ fn compare_run(
                     forms: vec!["mbarrier.try_wait".into()],
                     key: Some(*key),
                     detail: format!(
-                        "cta {} warp {} lane {} site {:?}: the mbarrier wait gave up, but every \
+                        "cta {} warp {} lane {} observation {}: the mbarrier wait gave up, but every \
                          arrive of its phase happens on every schedule and the target's wait is fair",
                         key.cta, key.warp, key.lane, key.site
                     ),
@@ -543,12 +543,12 @@ fn view_record<'a>(view: &View<'a>, key: &ObsKey, site: &Site) -> Option<&'a [u3
     view.words.get(d..d + site.words as usize)
 }
 
-fn compare_obs(
-    program: &Program,
+/// The first record of `view` outside what `expected` allows: its item, lane and why.
+fn first_outside<'e>(
     layout: &Layout,
     view: &View<'_>,
-    expected: &Expected,
-) -> Verdict {
+    expected: &'e Expected,
+) -> Option<(&'e ObsItem, Site, u8, String)> {
     // Address checks need every record of every allocation first.
     let mut allocs = Allocs::default();
     for item in &expected.obs {
@@ -592,42 +592,54 @@ fn compare_obs(
             continue;
         };
         if let Some((lane, why)) = check_site(view, &site, item, &allocs) {
-            let key = item.key.lane(lane);
-            let observer = site_stmt(program, &key);
-            let rec = site_words(view, &item.key, &site).and_then(|(valid, data, n)| {
-                let l = usize::from(lane);
-                (valid[l] != 0).then(|| &data[l * n..(l + 1) * n])
-            });
-            let mut rules = item.rules.clone();
-            let mut forms = site_forms(program, &key);
-            let mut detail = format!(
-                "cta {} warp {} lane {} observation {}: {why}",
-                key.cta, key.warp, key.lane, key.site
-            );
-            let found = diagnose(observer, item.lane(lane), rec)
-                .or_else(|| diagnose_mma(program, &key, rec));
-            if let Some(d) = found {
-                rules.retain(|r| *r != d.rule);
-                rules.insert(0, d.rule);
-                forms.push(d.form);
-                forms.sort();
-                forms.dedup();
-                detail.push_str("; ");
-                detail.push_str(&d.why);
-            }
-            if let Some(Stmt::Tc(op)) = observer {
-                detail.push_str(&format!("; observed by {}", op.form().opcode()));
-            }
-            return Verdict::Discrepancy(Discrepancy {
-                kind: DiscrepancyKind::ValueOutsideAllowed,
-                rules,
-                forms,
-                key: Some(key),
-                detail,
-            });
+            return Some((item, site, lane, why));
         }
     }
-    Verdict::Agree
+    None
+}
+
+fn compare_obs(
+    program: &Program,
+    layout: &Layout,
+    view: &View<'_>,
+    expected: &Expected,
+) -> Verdict {
+    let Some((item, site, lane, why)) = first_outside(layout, view, expected) else {
+        return Verdict::Agree;
+    };
+    let key = item.key.lane(lane);
+    let observer = site_stmt(program, &key);
+    let rec = site_words(view, &item.key, &site).and_then(|(valid, data, n)| {
+        let l = usize::from(lane);
+        (valid[l] != 0).then(|| &data[l * n..(l + 1) * n])
+    });
+    let mut rules = item.rules.clone();
+    let mut forms = site_forms(program, &key);
+    let mut detail = format!(
+        "cta {} warp {} lane {} observation {}: {why}",
+        key.cta, key.warp, key.lane, key.site
+    );
+    let found = diagnose(observer, item.lane(lane), rec)
+        .or_else(|| diagnose_edits(program, view, &key, item.lane(lane), rec));
+    if let Some(d) = found {
+        rules.retain(|r| *r != d.rule);
+        rules.insert(0, d.rule);
+        forms.push(d.form);
+        forms.sort();
+        forms.dedup();
+        detail.push_str("; ");
+        detail.push_str(&d.why);
+    }
+    if let Some(Stmt::Tc(op)) = observer {
+        detail.push_str(&format!("; observed by {}", op.form().opcode()));
+    }
+    Verdict::Discrepancy(Discrepancy {
+        kind: DiscrepancyKind::ValueOutsideAllowed,
+        rules,
+        forms,
+        key: Some(key),
+        detail,
+    })
 }
 
 /// What the address checks know of each allocation (by the oracle's allocation id): a
@@ -818,14 +830,12 @@ fn check_lane(e: LaneExpect<'_>, rec: Option<&[u32]>, allocs: &Allocs) -> Option
             .then(|| format!("expected one of {} vectors, observed {}", vs.len(), hex(r))),
         (ObsExpect::PerWord(ws), Some(r)) => {
             for (i, (w, o)) in ws.iter().zip(r.iter()).enumerate() {
-                let ok = match w {
-                    WordExpect::Exact(v) => v == o,
-                    WordExpect::OneOf(vs) => vs.contains(o),
-                    WordExpect::Unspecified => true,
+                let want = match w {
+                    WordExpect::Exact(v) if v != o => format!("{v:#010x}"),
+                    WordExpect::OneOf(vs) if !vs.contains(o) => format!("one of {}", hex(vs)),
+                    _ => continue,
                 };
-                if !ok {
-                    return Some(format!("word {i}: expected {w:?}, observed {o:#010x}"));
-                }
+                return Some(format!("word {i}: expected {want}, observed {o:#010x}"));
             }
             None
         }
