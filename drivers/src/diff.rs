@@ -24,7 +24,7 @@
 mod diagnose;
 
 use crate::outcome::Outcome;
-use diagnose::{diagnose, diagnose_edits};
+use diagnose::{diagnose, diagnose_edits, diagnose_quarter};
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
@@ -620,6 +620,7 @@ fn compare_obs(
         key.cta, key.warp, key.lane, key.site
     );
     let found = diagnose(observer, item.lane(lane), rec)
+        .or_else(|| diagnose_quarter(program, expected, &key, rec))
         .or_else(|| diagnose_edits(program, view, &key, item.lane(lane), rec));
     if let Some(d) = found {
         rules.retain(|r| *r != d.rule);

@@ -1,11 +1,11 @@
 //! The diagnosis of a value discrepancy: which instruction's behaviour a record outside what
 //! its site allows comes from, and the rule of that behaviour (reference §6).
 
-use super::{Allocs, check_lane, first_outside};
+use super::{Allocs, check_lane, first_outside, site_stmt};
 use tcgen05_ir::observe::View;
 use tcgen05_ir::{FenceKind, Mma, Op, Program, RuleId, Stmt, WaitOp};
 use tcgen05_oracle::catalogue;
-use tcgen05_oracle::{LaneExpect, ObsExpect, ObsKey, RunVerdict, WordExpect};
+use tcgen05_oracle::{Expected, LaneExpect, ObsExpect, ObsKey, RunVerdict, WordExpect};
 
 /// The instruction whose behaviour differed, when a record outside what its site allows says
 /// more than "the observation differs": the rule of that behaviour (filed first in the
@@ -17,9 +17,9 @@ pub(super) struct Diagnosis {
     pub(super) why: String,
 }
 
-/// Diagnoses a record outside what its lane allows (see [`Diagnosis`]); `None` keeps the
-/// observation's own rules (for an ld record, LD-ASYNC first: the ld's result is the one that
-/// differs).
+/// Diagnoses a record outside what its lane allows as an ld's `.num` map (see [`Diagnosis`]);
+/// `None` leaves it to [`diagnose_edits`], and where that finds nothing either, the
+/// observation's own rules are kept (for an ld record, LD-ASYNC first).
 ///
 /// - An ld of `.xN`, N > 1, whose first repetition's registers are each predicted (exact or
 ///   one of a few values) and as predicted, while every predicted register of the later
@@ -58,6 +58,75 @@ pub(super) fn diagnose(
              not: the ld's .num repetitions differ (LDST-NUM, §9.7.16.8.3)"
         ),
     })
+}
+
+/// Diagnoses an ld record as the warp's lane quarter computed wrong (LDST-LANE-QUARTER,
+/// §9.7.16.8.1: warp `w` of a warpgroup accesses lanes `32·(w mod 4)` to `32·(w mod 4) + 31`):
+/// an ld equal to this one but for its address's lane field (each warp addresses its own
+/// quarter) among the sites of the warp of the next quarter is expected to record exactly this in this lane, word for word (every word
+/// predicted), while this warp's own expectation does not allow it.
+pub(super) fn diagnose_quarter(
+    p: &Program,
+    expected: &Expected,
+    key: &ObsKey,
+    rec: Option<&[u32]>,
+) -> Option<Diagnosis> {
+    let rec = rec?;
+    let stmt @ Stmt::Tc(op @ Op::Ld { .. }) = site_stmt(p, key)? else {
+        return None;
+    };
+    let next = if key.warp % 4 == 3 {
+        key.warp - 3
+    } else {
+        key.warp + 1
+    };
+    if next >= p.launch.warps_per_cta {
+        return None;
+    }
+    // The same ld (equal statements) among the next warp's sites, predicting the record.
+    let predicts = |lane: LaneExpect<'_>| {
+        let whole = matches!(lane, LaneExpect::Is(ObsExpect::OneOf(_)));
+        !matches!(lane, LaneExpect::Is(ObsExpect::Unspecified(_)))
+            && check_lane(lane, Some(rec), &Allocs::default()).is_none()
+            && (whole || (0..rec.len()).all(|i| word_verdict(lane, rec, i) == Some(true)))
+    };
+    let found = expected.obs.iter().any(|item| {
+        let other = item.key.lane(key.lane);
+        other.cta == key.cta
+            && other.warp == next
+            && site_stmt(p, &other).is_some_and(|s| same_ld(s, stmt))
+            && item.lane(key.lane).is_some_and(predicts)
+    });
+    if !found {
+        return None;
+    }
+    let rule = RuleId::LdstLaneQuarter;
+    Some(Diagnosis {
+        rule,
+        form: op.form().opcode(),
+        why: format!(
+            "the record is what the same ld in warp {next} (the next lane quarter) is expected \
+             to record ({}: {} §{})",
+            rule.as_str(),
+            catalogue::row(rule).rule,
+            catalogue::section(rule)
+        ),
+    })
+}
+
+/// Whether `a` and `b` are the same ld but for the lane field of the address (each warp
+/// addresses its own lane quarter).
+fn same_ld(a: &Stmt, b: &Stmt) -> bool {
+    match (a, b) {
+        (Stmt::Tc(Op::Ld { taddr: ta, .. }), Stmt::Tc(Op::Ld { taddr: tb, .. })) => {
+            let mut a = a.clone();
+            if let Stmt::Tc(Op::Ld { taddr, .. }) = &mut a {
+                taddr.lane = tb.lane;
+            }
+            ta.base == tb.base && a == *b
+        }
+        _ => false,
+    }
 }
 
 /// One way the program itself can have a behaviour a wrong record may come from: the program
@@ -295,7 +364,7 @@ pub(super) fn diagnose_edits(
 }
 
 /// The data words `e` leaves unspecified (a lane unspecified as a whole counts 32).
-fn unspecified_words(e: &tcgen05_oracle::Expected) -> u32 {
+fn unspecified_words(e: &Expected) -> u32 {
     let mut n = 0;
     for item in &e.obs {
         for (_, lane) in item.iter() {
@@ -615,7 +684,12 @@ fn barrier_removals(p: &Program) -> Vec<Edit> {
             let found = match &mut b[i] {
                 Stmt::If { then, els, .. } => {
                     let t = remove(then, j, k, hit);
-                    (t && j.is_some()) || remove(els, j, k, hit) || t
+                    // Every one (`None`) is removed from both branches.
+                    if t && j.is_some() {
+                        true
+                    } else {
+                        remove(els, j, k, hit) || t
+                    }
                 }
                 Stmt::Loop { body, .. } => remove(body, j, k, hit),
                 _ => false,
