@@ -20,6 +20,10 @@
 //! | completed / leaked, an assumed-complete mbarrier wait gave up | `Completes`, fair target ([`WaitBound::Fair`]) | wait gave up where the arrive is required |
 //! | completed / leaked, an assumed-complete mbarrier wait gave up | `MayBlock`, or a watchdog-bounded target | skip (wait gave up) |
 //! | completed / leaked | `Completes` / `MayBlock` | each observation against its expectation |
+//!
+//! A value discrepancy is filed under the rule of the behaviour that differed, the observing
+//! instruction named in its detail (`diagnose`: the ld's `.num` map, its lane quarter, or the
+//! program edited so one instruction misbehaves, checked against the oracle).
 
 mod diagnose;
 
