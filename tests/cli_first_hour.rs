@@ -34,12 +34,18 @@ fn json(path: &Path) -> serde_json::Value {
 /// A campaign on the simulator with a truncating `ld`, run from `cwd` with a relative
 /// `--out`: it finds something (exit 1).
 fn campaign_with_findings(cwd: &Path, out: &str) -> Output {
+    campaign_on(cwd, out, "sim+ld-num-truncated")
+}
+
+/// A 40-case campaign on `targets`, run from `cwd` with a relative `--out`: it finds
+/// something (exit 1).
+fn campaign_on(cwd: &Path, out: &str, targets: &str) -> Output {
     let o = run_in(
         cwd,
         &[
             "campaign",
             "--targets",
-            "sim+ld-num-truncated",
+            targets,
             "--cases",
             "40",
             "--jobs",
@@ -157,6 +163,15 @@ fn reports_and_json_use_the_catalogue_spelling_and_words() {
     let cwd = tempfile::tempdir().unwrap();
     campaign_with_findings(cwd.path(), "out");
     let out = cwd.path().join("out");
+    // A lost commit arrive: a wait that gave up, whose detail names its observation site.
+    campaign_on(cwd.path(), "lost", "sim+commit-lost-arrive");
+    for file in ["report.json", "report.md"] {
+        let t = std::fs::read_to_string(cwd.path().join("lost").join(file)).unwrap();
+        assert!(t.contains("wait-gave-up-where-arrive-required"), "{t}");
+        for rust in ["Warp(", "Func {", "WaitGaveUp"] {
+            assert!(!t.contains(rust), "`{rust}` in lost/{file}");
+        }
+    }
     let debug_names: Vec<String> = RuleId::ALL.iter().map(|r| format!("\"{r:?}\"")).collect();
     let mut files = vec![out.join("report.json"), out.join("campaign.json")];
     for f in finding_folders(&out) {

@@ -20,8 +20,15 @@
 //! | completed / leaked, an assumed-complete mbarrier wait gave up | `Completes`, fair target ([`WaitBound::Fair`]) | wait gave up where the arrive is required |
 //! | completed / leaked, an assumed-complete mbarrier wait gave up | `MayBlock`, or a watchdog-bounded target | skip (wait gave up) |
 //! | completed / leaked | `Completes` / `MayBlock` | each observation against its expectation |
+//!
+//! A value discrepancy is filed under the rule of the behaviour that differed, the observing
+//! instruction named in its detail (`diagnose`: the ld's `.num` map, its lane quarter, or the
+//! program edited so one instruction misbehaves, checked against the oracle).
+
+mod diagnose;
 
 use crate::outcome::Outcome;
+use diagnose::{diagnose, diagnose_edits, diagnose_quarter};
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
@@ -492,7 +499,7 @@ fn compare_run(
                     forms: vec!["mbarrier.try_wait".into()],
                     key: Some(*key),
                     detail: format!(
-                        "cta {} warp {} lane {} site {:?}: the mbarrier wait gave up, but every \
+                        "cta {} warp {} lane {} observation {}: the mbarrier wait gave up, but every \
                          arrive of its phase happens on every schedule and the target's wait is fair",
                         key.cta, key.warp, key.lane, key.site
                     ),
@@ -540,12 +547,12 @@ fn view_record<'a>(view: &View<'a>, key: &ObsKey, site: &Site) -> Option<&'a [u3
     view.words.get(d..d + site.words as usize)
 }
 
-fn compare_obs(
-    program: &Program,
+/// The first record of `view` outside what `expected` allows: its item, lane and why.
+fn first_outside<'e>(
     layout: &Layout,
     view: &View<'_>,
-    expected: &Expected,
-) -> Verdict {
+    expected: &'e Expected,
+) -> Option<(&'e ObsItem, Site, u8, String)> {
     // Address checks need every record of every allocation first.
     let mut allocs = Allocs::default();
     for item in &expected.obs {
@@ -589,225 +596,55 @@ fn compare_obs(
             continue;
         };
         if let Some((lane, why)) = check_site(view, &site, item, &allocs) {
-            let key = item.key.lane(lane);
-            let observer = site_stmt(program, &key);
-            let rec = site_words(view, &item.key, &site).and_then(|(valid, data, n)| {
-                let l = usize::from(lane);
-                (valid[l] != 0).then(|| &data[l * n..(l + 1) * n])
-            });
-            let mut rules = item.rules.clone();
-            let mut forms = site_forms(program, &key);
-            let mut detail = format!(
-                "cta {} warp {} lane {} observation {}: {why}",
-                key.cta, key.warp, key.lane, key.site
-            );
-            let found = diagnose(observer, item.lane(lane), rec)
-                .or_else(|| diagnose_mma(program, &key, rec));
-            if let Some(d) = found {
-                rules.retain(|r| *r != d.rule);
-                rules.insert(0, d.rule);
-                forms.push(d.form);
-                forms.sort();
-                forms.dedup();
-                detail.push_str("; ");
-                detail.push_str(&d.why);
-            }
-            if let Some(Stmt::Tc(op)) = observer {
-                detail.push_str(&format!("; observed by {}", op.form().opcode()));
-            }
-            return Verdict::Discrepancy(Discrepancy {
-                kind: DiscrepancyKind::ValueOutsideAllowed,
-                rules,
-                forms,
-                key: Some(key),
-                detail,
-            });
+            return Some((item, site, lane, why));
         }
     }
-    Verdict::Agree
+    None
 }
 
-/// The instruction whose behaviour differed, when a record outside what its site allows says
-/// more than "the observation differs": the rule of that behaviour (filed first in the
-/// discrepancy's rules, so the signature is that rule's) and the instruction's form.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Diagnosis {
-    rule: RuleId,
-    form: String,
-    why: String,
-}
-
-/// Diagnoses a record outside what its lane allows (see [`Diagnosis`]); `None` keeps the
-/// observation's own rules (for an ld record, LD-ASYNC first: the ld's result is the one that
-/// differs).
-///
-/// - An ld of `.xN`, N > 1, whose first repetition's registers are each predicted (exact or
-///   one of a few values) and as predicted, while every predicted register of the later
-///   repetitions differs: the repetitions after the first were not delivered, the behaviour of
-///   `.num` (LDST-NUM, §9.7.16.8.3; the register layout of reference §2.6: the registers of
-///   repetition `r` follow those of `r - 1`). A record wrong in only some later registers, or
-///   right in none of the first repetition's, is not that.
-fn diagnose(
-    observer: Option<&Stmt>,
-    e: Option<LaneExpect<'_>>,
-    rec: Option<&[u32]>,
-) -> Option<Diagnosis> {
-    let Some(Stmt::Tc(op @ Op::Ld { form, nregs, .. })) = observer else {
-        return None;
+fn compare_obs(
+    program: &Program,
+    layout: &Layout,
+    view: &View<'_>,
+    expected: &Expected,
+) -> Verdict {
+    let Some((item, site, lane, why)) = first_outside(layout, view, expected) else {
+        return Verdict::Agree;
     };
-    let (rec, e) = (rec?, e?);
-    let reps = form.num.count() as usize;
-    let n = usize::from(*nregs);
-    if form.red || reps < 2 || n % reps != 0 || rec.len() != n {
-        return None;
+    let key = item.key.lane(lane);
+    let observer = site_stmt(program, &key);
+    let rec = site_words(view, &item.key, &site).and_then(|(valid, data, n)| {
+        let l = usize::from(lane);
+        (valid[l] != 0).then(|| &data[l * n..(l + 1) * n])
+    });
+    let mut rules = item.rules.clone();
+    let mut forms = site_forms(program, &key);
+    let mut detail = format!(
+        "cta {} warp {} lane {} observation {}: {why}",
+        key.cta, key.warp, key.lane, key.site
+    );
+    let found = diagnose(observer, item.lane(lane), rec)
+        .or_else(|| diagnose_quarter(program, expected, &key, rec))
+        .or_else(|| diagnose_edits(program, view, &key, item.lane(lane), rec));
+    if let Some(d) = found {
+        rules.retain(|r| *r != d.rule);
+        rules.insert(0, d.rule);
+        forms.push(d.form);
+        forms.sort();
+        forms.dedup();
+        detail.push_str("; ");
+        detail.push_str(&d.why);
     }
-    let per = n / reps;
-    // Per register: predicted (exactly or among a few values), and whether `rec` has it.
-    let words: Vec<Option<bool>> = (0..n).map(|i| word_verdict(e, rec, i)).collect();
-    let first_right = words[..per].iter().all(|w| *w == Some(true));
-    let later = &words[per..];
-    let later_wrong = later.contains(&Some(false)) && !later.contains(&Some(true));
-    if !(first_right && later_wrong) {
-        return None;
+    if let Some(Stmt::Tc(op)) = observer {
+        detail.push_str(&format!("; observed by {}", op.form().opcode()));
     }
-    Some(Diagnosis {
-        rule: RuleId::LdstNum,
-        form: op.form().opcode(),
-        why: format!(
-            "the first of {reps} repetitions ({per} register(s)) is as allowed, a later one is \
-             not: the ld's .num repetitions differ (LDST-NUM, §9.7.16.8.3)"
-        ),
+    Verdict::Discrepancy(Discrepancy {
+        kind: DiscrepancyKind::ValueOutsideAllowed,
+        rules,
+        forms,
+        key: Some(key),
+        detail,
     })
-}
-
-/// An edit of one MMA; whether it changed anything.
-type MmaEdit = fn(&mut tcgen05_ir::Mma) -> bool;
-
-/// The behaviours of an MMA a wrong record can come from, each as the rule it breaks and an
-/// edit of the MMA that has that behaviour in the program's own terms: enable-input-d read
-/// inverted (MMA-ENABLE-D), scale-input-d ignored (MMA-SCALE-D-SEM), disable-output-lane read
-/// inverted (MMA-DOL-SEM) (reference §6; PTX ISA §9.7.16.10.9).
-const MMA_BEHAVIOURS: [(RuleId, MmaEdit); 3] = [
-    (RuleId::MmaEnableD, |m| {
-        m.enable_input_d = !m.enable_input_d;
-        true
-    }),
-    (RuleId::MmaScaleDSem, |m| {
-        m.scale_input_d.take().is_some_and(|s| s != 0)
-    }),
-    (RuleId::MmaDolSem, |m| match &mut m.disable_output_lane {
-        Some(v) => {
-            v.iter_mut().for_each(|w| *w = !*w);
-            true
-        }
-        None => false,
-    }),
-];
-
-/// Applies `edit` to the `k`-th MMA of `p` (pre-order over warps, then functions); its form
-/// if it changed anything.
-fn edit_mma(p: &mut Program, k: usize, edit: MmaEdit) -> Option<String> {
-    fn go(b: &mut [Stmt], n: &mut usize, k: usize, edit: MmaEdit) -> Option<Option<String>> {
-        for s in b {
-            match s {
-                Stmt::Tc(Op::Mma(m)) => {
-                    if *n == k {
-                        return Some(edit(m).then(|| Op::Mma(m.clone()).form().opcode()));
-                    }
-                    *n += 1;
-                }
-                Stmt::If { then, els, .. } => {
-                    if let Some(r) = go(then, n, k, edit).or_else(|| go(els, n, k, edit)) {
-                        return Some(r);
-                    }
-                }
-                Stmt::Loop { body, .. } => {
-                    if let Some(r) = go(body, n, k, edit) {
-                        return Some(r);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
-    }
-    let mut n = 0;
-    for w in &mut p.warps {
-        if let Some(r) = go(w, &mut n, k, edit) {
-            return r;
-        }
-    }
-    for f in &mut p.funcs {
-        if let Some(r) = go(&mut f.body, &mut n, k, edit) {
-            return r;
-        }
-    }
-    None
-}
-
-/// Diagnoses a wrong record as an MMA's behaviour: the first MMA and behaviour of
-/// [`MMA_BEHAVIOURS`] such that the program with that MMA so edited has a defined run
-/// (`Completes` or `MayBlock`) whose expectation of this lane is specified and allows the
-/// record. The oracle's expectation of the edited program is the independent account of what
-/// that wrong behaviour produces; a record it explains is filed under the MMA's rule.
-fn diagnose_mma(p: &Program, key: &ObsKey, rec: Option<&[u32]>) -> Option<Diagnosis> {
-    let rec = rec?;
-    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
-    for k in 0..mmas {
-        for (rule, edit) in MMA_BEHAVIOURS {
-            let mut q = p.clone();
-            let Some(form) = edit_mma(&mut q, k, edit) else {
-                continue;
-            };
-            let e = tcgen05_oracle::expect(&q);
-            if !matches!(
-                e.run.verdict,
-                RunVerdict::Completes | RunVerdict::MayBlock { .. }
-            ) || !e.violations.is_empty()
-            {
-                continue;
-            }
-            let Some((_, lane)) = e.lookup(key) else {
-                continue;
-            };
-            if matches!(lane, LaneExpect::Is(ObsExpect::Unspecified(_)))
-                || check_lane(lane, Some(rec), &Allocs::default()).is_some()
-            {
-                continue;
-            }
-            return Some(Diagnosis {
-                rule,
-                why: format!(
-                    "the record is what {form} gives with the behaviour of {} broken ({}, §{})",
-                    rule.as_str(),
-                    catalogue::row(rule).rule,
-                    catalogue::section(rule)
-                ),
-                form,
-            });
-        }
-    }
-    None
-}
-
-/// Whether word `i` of `rec` is as `e` predicts it: `None` when `e` does not predict that
-/// word on its own (unspecified, or several whole vectors allowed).
-fn word_verdict(e: LaneExpect<'_>, rec: &[u32], i: usize) -> Option<bool> {
-    let got = *rec.get(i)?;
-    let e = match e {
-        LaneExpect::Exact(v) => return v.get(i).map(|w| *w == got),
-        LaneExpect::Is(e) => e,
-    };
-    match e {
-        ObsExpect::Exact(v) => v.get(i).map(|w| *w == got),
-        ObsExpect::OneOf(vs) if vs.len() == 1 => vs[0].get(i).map(|w| *w == got),
-        ObsExpect::PerWord(ws) => match ws.get(i)? {
-            WordExpect::Exact(v) => Some(*v == got),
-            WordExpect::OneOf(vs) => Some(vs.contains(&got)),
-            WordExpect::Unspecified => None,
-        },
-        _ => None,
-    }
 }
 
 /// What the address checks know of each allocation (by the oracle's allocation id): a
@@ -998,14 +835,12 @@ fn check_lane(e: LaneExpect<'_>, rec: Option<&[u32]>, allocs: &Allocs) -> Option
             .then(|| format!("expected one of {} vectors, observed {}", vs.len(), hex(r))),
         (ObsExpect::PerWord(ws), Some(r)) => {
             for (i, (w, o)) in ws.iter().zip(r.iter()).enumerate() {
-                let ok = match w {
-                    WordExpect::Exact(v) => v == o,
-                    WordExpect::OneOf(vs) => vs.contains(o),
-                    WordExpect::Unspecified => true,
+                let want = match w {
+                    WordExpect::Exact(v) if v != o => format!("{v:#010x}"),
+                    WordExpect::OneOf(vs) if !vs.contains(o) => format!("one of {}", hex(vs)),
+                    _ => continue,
                 };
-                if !ok {
-                    return Some(format!("word {i}: expected {w:?}, observed {o:#010x}"));
-                }
+                return Some(format!("word {i}: expected {want}, observed {o:#010x}"));
             }
             None
         }
