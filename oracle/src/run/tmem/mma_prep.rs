@@ -71,9 +71,12 @@ impl<'a> Ctx<'_, 'a> {
         if r.l0 != 0 || self.poisoned[self.cta(acc.g) as usize] {
             return;
         }
+        // The region is D's footprint in its data-path layout (`dp_layout`: N / blocks
+        // columns).
         let n = r.c1 - r.c0;
         let (_, nn) = mma::exact_shape(m).expect("checked");
-        if n != nn {
+        let fold = dp_layout::d_fold(m).unwrap_or(dp_layout::Fold::NONE);
+        if n != fold.cols(nn) || (fold != dp_layout::Fold::NONE && r.l1 != 128) {
             return;
         }
         let Some(b) = self.region_data(acc, m.b.region) else {
@@ -117,16 +120,18 @@ impl<'a> Ctx<'_, 'a> {
     fn pair_values(&mut self, ai: usize) {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
-        let (MmaA::Desc(ad), Some(n)) = (&m.a, mma::pair_shape(m)) else {
+        let (MmaA::Desc(ad), Some((rows, n))) = (&m.a, mma::pair_shape(m)) else {
             return;
         };
+        // Layout A (M = 256) or B (M = 128, `dp_layout`): N or N / 2 columns of each CTA.
+        let fold = dp_layout::Fold { rows };
         let regions: Vec<Region> = acc.regions.into_iter().copied().collect();
         let [own, peer] = regions[..] else {
             return;
         };
         let cta = |inst: u32| self.a.insts[inst as usize].cta;
         let (c_own, c_peer) = (cta(own.inst), cta(peer.inst));
-        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == n;
+        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == fold.cols(n);
         if own.inst == peer.inst
             || c_own / 2 != c_peer / 2
             || !fits(&own)
@@ -158,6 +163,7 @@ impl<'a> Ctx<'_, 'a> {
             old: None,
             dol: [0; 4],
             ashift: false,
+            fold,
         }));
         self.accs[ai].known = true;
     }
@@ -253,12 +259,14 @@ impl<'a> Ctx<'_, 'a> {
             }
         }
         let ashift = m.form.ashift;
+        let fold = dp_layout::d_fold(m).unwrap_or(dp_layout::Fold::NONE);
         self.accs[ai].mma = Some(Box::new(MmaVals {
             p,
             peer: None,
             old,
             dol,
             ashift,
+            fold,
         }));
         self.accs[ai].known = true;
     }

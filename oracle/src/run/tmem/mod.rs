@@ -17,6 +17,7 @@
 
 use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
+use super::dp_layout;
 use super::ldst;
 use super::mma::{self, RegionData};
 use super::sync::Clocks;
@@ -178,6 +179,9 @@ struct MmaVals {
     /// `cta_group::2` (`mma::pair_shape`): the peer CTA's allocation and the rows of D it
     /// holds (`p` holds the issuing CTA's).
     peer: Option<(u32, std::rc::Rc<mma::Prepared>)>,
+    /// D's data-path layout (`dp_layout`): which row and column of D a (lane, column) of
+    /// the region holds.
+    fold: dp_layout::Fold,
 }
 
 impl MmaVals {
@@ -187,6 +191,11 @@ impl MmaVals {
             Some((pi, pp)) if *pi == inst => pp,
             _ => &self.p,
         }
+    }
+
+    /// D's (row, column) held in (`lane`, `col`) of the region (`dp_layout::Fold::logical`).
+    fn logical(&self, lane: u32, col: u32) -> (u32, u32) {
+        self.fold.logical(lane, col, self.p.n)
     }
 }
 
