@@ -84,6 +84,10 @@ struct MmaPlan {
     /// 32-lane partition holds the same values, MMA-BS-DUP) and sparse metadata.
     st_fills: Vec<(Cols, u32)>,
     d: Cols,
+    /// The columns of D (from `d`'s first) the MMA writes in every lane: N, or N / 2 (N / 4)
+    /// in the folded data-path layouts B and E (G) (§9.7.16.10.5: dense `cta_group::2`
+    /// M = 128, `.ws` M = 64 (M = 32): the N columns in blocks over the lanes), where the
+    /// consumers' lds read.
     n: u32,
     /// Regions the issuer fills: (region, element kind).
     fills: Vec<(u8, FillElem)>,
@@ -1021,6 +1025,18 @@ impl<C: Choices> Builder<'_, C> {
         if !consumers.iter().any(|x| *x) {
             consumers[issuer] = true;
         }
+        // The folded layouts B, E and G write N·R/128 columns of every lane (R rows of D per
+        // block of lanes, §9.7.16.10.5); sparse and block-scaled forms keep N.
+        let rows = match (two, ws, m) {
+            (true, _, 128) | (false, true, 64) => 64,
+            (false, true, 32) => 32,
+            _ => 128,
+        };
+        let n = if sparse || block_scale {
+            n
+        } else {
+            n * rows / 128
+        };
         Some(MmaPlan {
             issuer,
             consumers,
