@@ -499,7 +499,10 @@ fn fill_s8(seed: u32, at: u32) -> i32 {
 /// Element (row, k) of an s8 operand in the probes' K-major no-swizzle layout (LBO 128 B
 /// along K, SBO 1024 B per 8 rows).
 fn s8_at(seed: u32, row: u32, k: u32) -> i32 {
-    fill_s8(seed, (row % 8) * 16 + (row / 8) * 1024 + (k / 16) * 128 + k % 16)
+    fill_s8(
+        seed,
+        (row % 8) * 16 + (row / 8) * 1024 + (k / 16) * 128 + k % 16,
+    )
 }
 
 /// Four warps: warp 0 allocates, fills A (region 0, seed 1) and B (region 1, seed 2) with
@@ -599,7 +602,11 @@ fn a_ws_mma_with_m_64_folds_the_second_column_half_into_lanes_64_to_127() {
             let lane = 32 * u32::from(w) + t;
             let (row, c0) = (lane % 64, 4 + 32 * (lane / 64));
             let want: Vec<u32> = (c0..c0 + 4)
-                .map(|n| (0..32).map(|k| s8_at(1, row, k) * s8_at(2, n, k)).sum::<i32>() as u32)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| s8_at(1, row, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
                 .collect();
             assert_eq!(got[t as usize].as_deref(), Some(&want[..]), "lane {lane}");
         }
@@ -620,9 +627,17 @@ fn a_ws_mma_with_m_32_folds_four_column_quarters_over_the_lane_quarters() {
         for t in 0..32u32 {
             let c0 = 12 + 16 * u32::from(w);
             let want: Vec<u32> = (c0..c0 + 4)
-                .map(|n| (0..32).map(|k| s8_at(1, t, k) * s8_at(2, n, k)).sum::<i32>() as u32)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| s8_at(1, t, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
                 .collect();
-            assert_eq!(got[t as usize].as_deref(), Some(&want[..]), "warp {w} lane {t}");
+            assert_eq!(
+                got[t as usize].as_deref(),
+                Some(&want[..]),
+                "warp {w} lane {t}"
+            );
         }
     }
 }
@@ -638,17 +653,13 @@ fn a_folded_mma_leaves_the_columns_past_its_footprint_unwritten() {
     assert!(quarter_record(&e, 0, 0).iter().all(Option::is_none));
 }
 
-#[test]
-fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
-    // Layout B (§9.7.16.10.5; CUTLASS's 2SM M_MMA = 64 "2x2" atom: D row m, column n of a
-    // CTA's half in lane m + 64 (n / (N/2)), column n mod (N/2)). i8, M = 128, N = 32, a
-    // cluster of two CTAs; each CTA's A is its own region 0 (seed 1 in both), B's rows 0..16
-    // come from the even CTA's region 1 (seed 2), rows 16..32 from the odd CTA's (seed 3).
-    // Every warp of both CTAs loads columns 4..8 of its lane quarter.
+/// A cluster of two CTAs of four warps with a 256-column `::2` allocation: warp 0 of each
+/// CTA fills region 0 (seed 1) and region 1 (seed 2 in the even CTA, 3 in the odd); with
+/// `a_by_st`, every warp of each CTA stores A rows 32w.. (`.32x32b.x8` at column 64, seed
+/// 100 + 4 (CTA parity) + w) first. The even CTA's elected thread issues `m` and a multicast
+/// commit; every warp of both CTAs then loads 4 columns from `col` of its lane quarter (site 1).
+fn pair_program(m: Mma, a_by_st: bool, col: u16) -> Program {
     let cg = CtaGroup::Two;
-    let mut m = probes::mma(MmaKind::I8, false);
-    m.form.cta_group = cg;
-    m.idesc = probes::idesc(MmaKind::I8, 128, 32);
     let commit2 = Stmt::Tc(Op::Commit {
         form: form::CommitForm {
             cta_group: cg,
@@ -688,6 +699,25 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
             code.push(Stmt::FenceProxyAsync);
         }
         code.extend(cluster_sync());
+        if a_by_st {
+            let st_seed = |odd: u32| {
+                st(
+                    LdStShape::S32x32b,
+                    Num::X8,
+                    false,
+                    32 * w,
+                    64,
+                    100 + 4 * odd + u32::from(w),
+                )
+            };
+            code.push(Stmt::If {
+                cond: Cond::CtaOdd,
+                then: vec![st_seed(1)],
+                els: vec![st_seed(0)],
+            });
+            code.push(wait(WaitOp::St));
+            code.extend(cluster_sync());
+        }
         if w == 0 {
             code.push(Stmt::If {
                 cond: Cond::CtaOdd,
@@ -707,7 +737,7 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
                 max_tries: 1 << 20,
             },
             fence(FenceKind::AfterThreadSync),
-            samples::ld(0, 32 * w, 4, Num::X4),
+            samples::ld(0, 32 * w, col, Num::X4),
             wait(WaitOp::Ld),
         ]);
         code.extend(cluster_sync());
@@ -717,7 +747,7 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
         }
         code
     };
-    let p = Program {
+    Program {
         launch: Launch {
             cluster_size: 2,
             declare_cluster: true,
@@ -726,12 +756,32 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
         smem: Smem {
             slots: 1,
             mbarriers: 1,
-            regions: vec![8192, 8192],
+            regions: vec![16384, 16384],
         },
         warps: (0..4).map(warp).collect(),
         funcs: vec![],
-    };
-    let e = expect(&p);
+    }
+}
+
+/// B row n, element k of a `::2` MMA of N columns: rows 0..N/2 from the even CTA's region 1
+/// (seed 2), rows N/2..N from the odd CTA's (seed 3, its rows 0..N/2).
+fn pair_b(n_all: u32, n: u32, k: u32) -> i32 {
+    if n < n_all / 2 {
+        s8_at(2, n, k)
+    } else {
+        s8_at(3, n - n_all / 2, k)
+    }
+}
+
+#[test]
+fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
+    // Layout B (§9.7.16.10.5; CUTLASS's 2SM M_MMA = 64 "2x2" atom: D row m, column n of a
+    // CTA's half in lane m + 64 (n / (N/2)), column n mod (N/2)). i8, M = 128, N = 32; each
+    // CTA's A is rows 0..64 of its own region 0 (seed 1 in both).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 128, 32);
+    let e = expect(&pair_program(m, false, 4));
     for cta in 0..2u32 {
         for w in 0..4u16 {
             let got = quarter_record(&e, cta, w);
@@ -740,9 +790,8 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
                 let (row, c0) = (lane % 64, 4 + 16 * (lane / 64));
                 let want: Vec<u32> = (c0..c0 + 4)
                     .map(|n| {
-                        let (seed, brow) = if n < 16 { (2, n) } else { (3, n - 16) };
                         (0..32)
-                            .map(|k| s8_at(1, row, k) * s8_at(seed, brow, k))
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
                             .sum::<i32>() as u32
                     })
                     .collect();
@@ -750,6 +799,36 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
                     got[t as usize].as_deref(),
                     Some(&want[..]),
                     "CTA {cta} lane {lane}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
+    // Layout A (M = 256): CTA h holds rows 128h.. of D in lanes 0..128, N columns; with A in
+    // TMEM, CTA h's row m is lane m of its own allocation at [a-tmem] (column 64), bytes k
+    // of the 8 cells little-endian (§9.7.16.10 "[a-tmem]"). The stores give CTA h, lane
+    // 32w + t, cell j the value st_value(100 + 4h + w, t, j).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let e = expect(&pair_program(m, true, 20));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let seed = 100 + 4 * cta + u32::from(w);
+                let a = |k: u32| (st_value(seed, t, k / 4) >> (8 * (k % 4))) as u8 as i8 as i32;
+                let want: Vec<u32> = (20..24)
+                    .map(|n| (0..32).map(|k| a(k) * pair_b(32, n, k)).sum::<i32>() as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} warp {w} lane {t}"
                 );
             }
         }

@@ -47,14 +47,21 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
 /// M/2·h.. of A from its own shared memory, through the same descriptor), B's N rows split in
 /// halves: rows 0..N/2 from the even CTA's shared memory, N/2..N from the odd CTA's
 /// (§9.7.16.10: "B ... in Shared Memory of the current CTA and optionally in peer CTA"; the
-/// simulator reads them the same way). Without enable-input-d (the old D of the peer CTA is
-/// not modelled) and without disable-output-lane (how bits 128-255 map onto the peer's lanes
-/// is open, OQ-31).
+/// simulator reads them the same way). With M = 256, A may also come from TMEM: CTA h's 128
+/// rows of A from its own TMEM at `[a-tmem]`, row m in lane m as for `cta_group::1`
+/// ([`tmem_a_row`]; layout A is layout D in each CTA), without `.ashift` (M = 128 would need
+/// A duplicated over the lane halves, CUTLASS's `TmemAllocMode::Duplicated`: not modelled).
+/// Without enable-input-d (the old D of the peer CTA is not modelled) and without
+/// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
 pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
-    if m.enable_input_d || m.disable_output_lane.is_some() || !matches!(m.a, MmaA::Desc(_)) {
+    if m.enable_input_d || m.disable_output_lane.is_some() || m.form.ashift {
         return None;
     }
-    [256, 128]
+    let sizes: &[u32] = match m.a {
+        MmaA::Desc(_) => &[256, 128],
+        MmaA::Tmem(_) => &[256],
+    };
+    sizes
         .iter()
         .find_map(|&mm| shape_of(m, CtaGroup::Two, mm))
         .map(|(mm, n)| (mm / 2, n))
@@ -444,18 +451,31 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
 /// [`prepare`] for a `cta_group::2` MMA ([`pair_shape`]): the 128 rows of D one CTA of the
 /// pair holds, from that CTA's A data `a` and the B data of the even and odd CTAs (`b`).
 pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prepared> {
-    let (rows, n) = pair_shape(m)?;
+    let (rows, _) = pair_shape(m)?;
     let MmaA::Desc(ad) = &m.a else { return None };
     let kind = m.form.kind;
     let (_, kk) = elem_k(kind);
     let d = m.idesc;
-    let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
-    let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
-    if !operand_ok(ad, a, kind, sa) || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+    let (sa, na) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+    if !operand_ok(ad, a, kind, sa) {
         return None;
     }
     let mut arow = Vec::with_capacity((rows * kk) as usize);
     read_rows(ad, a, kind, (sa, na), rows, &mut arow)?;
+    prepare_pair_rows(m, arow, b)
+}
+
+/// [`prepare_pair`] with A's rows given (`arow`, rows × K, negated as the idesc says): from
+/// shared memory, or from TMEM ([`tmem_a_row`], M = 256).
+pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option<Prepared> {
+    let (rows, n) = pair_shape(m)?;
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    let d = m.idesc;
+    let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
+    if arow.len() != (rows * kk) as usize || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+        return None;
+    }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     for half in b {
         read_rows(&m.b, half, kind, (sb, nb), n / 2, &mut bcol)?;
