@@ -644,12 +644,15 @@ impl<C: Choices> Builder<'_, C> {
         let mut fills = Vec::with_capacity(3);
         let elem = mmaenc::fill_elem(kind);
         let row = mmaenc::row_bytes(kind);
-        // A source: shared memory, or TMEM by cp (same thread) or by st (other warps).
+        // A source: shared memory, or TMEM by cp (same thread) or by st (other warps). The st
+        // data (`values::st_value`: arbitrary words) are exact elements only as 8-bit
+        // integers: as f16 / bf16 / tf32 / fp8 elements they round in the accumulator, and
+        // OQ-19 leaves the result open (reference §3.7), so only kind::i8 takes A by st.
         let mut choices = vec![ASrc::Smem];
         if cfg.cp {
             choices.push(ASrc::Cp);
         }
-        if cfg.st_ld {
+        if cfg.st_ld && kind == MmaKind::I8 {
             choices.push(ASrc::St);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
