@@ -656,9 +656,10 @@ fn a_folded_mma_leaves_the_columns_past_its_footprint_unwritten() {
 /// A cluster of two CTAs of four warps with a 256-column `::2` allocation: warp 0 of each
 /// CTA fills region 0 (seed 1) and region 1 (seed 2 in the even CTA, 3 in the odd); with
 /// `a_by_st`, every warp of each CTA stores A rows 32w.. (`.32x32b.x8` at column 64, seed
-/// 100 + 4 (CTA parity) + w) first. The even CTA's elected thread issues `m` and a multicast
-/// commit; every warp of both CTAs then loads 4 columns from `col` of its lane quarter (site 1).
-fn pair_program(m: Mma, a_by_st: bool, col: u16) -> Program {
+/// 100 + 4 (CTA parity) + w) first. The even CTA's elected thread issues the MMAs `ms` and a
+/// multicast commit; every warp of both CTAs then loads 4 columns from `col` of its lane
+/// quarter (site 1).
+fn pair_program(ms: &[Mma], a_by_st: bool, col: u16) -> Program {
     let cg = CtaGroup::Two;
     let commit2 = Stmt::Tc(Op::Commit {
         form: form::CommitForm {
@@ -724,7 +725,11 @@ fn pair_program(m: Mma, a_by_st: bool, col: u16) -> Program {
                 then: vec![],
                 els: vec![Stmt::If {
                     cond: Cond::ElectOne,
-                    then: vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit2.clone()],
+                    then: ms
+                        .iter()
+                        .map(|m| Stmt::Tc(Op::Mma(Box::new(m.clone()))))
+                        .chain([commit2.clone()])
+                        .collect(),
                     els: vec![],
                 }],
             });
@@ -781,7 +786,7 @@ fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
     let mut m = probes::mma(MmaKind::I8, false);
     m.form.cta_group = CtaGroup::Two;
     m.idesc = probes::idesc(MmaKind::I8, 128, 32);
-    let e = expect(&pair_program(m, false, 4));
+    let e = expect(&pair_program(&[m], false, 4));
     for cta in 0..2u32 {
         for w in 0..4u16 {
             let got = quarter_record(&e, cta, w);
@@ -815,7 +820,7 @@ fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
     m.form.cta_group = CtaGroup::Two;
     m.idesc = probes::idesc(MmaKind::I8, 256, 32);
     m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
-    let e = expect(&pair_program(m, true, 20));
+    let e = expect(&pair_program(&[m], true, 20));
     for cta in 0..2u32 {
         for w in 0..4u16 {
             let got = quarter_record(&e, cta, w);
@@ -829,6 +834,39 @@ fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
                     got[t as usize].as_deref(),
                     Some(&want[..]),
                     "CTA {cta} warp {w} lane {t}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
+    // MMA-ENABLE-D in both CTAs of a pair: D = A·B, then (pipelined, same accumulator and
+    // shape, MCM-PIPE-MMA-MMA) D = A·B + D, so every cell of both CTAs is 2 A·B (layout A,
+    // M = 256: CTA h's rows from its own region 0, all seed 1).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    let mut acc = m.clone();
+    acc.enable_input_d = true;
+    let e = expect(&pair_program(&[m, acc], false, 28));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                let want: Vec<u32> = (28..32)
+                    .map(|n| {
+                        2 * (0..32)
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
+                            .sum::<i32>()
+                    } as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} lane {row}"
                 );
             }
         }

@@ -51,10 +51,10 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
 /// rows of A from its own TMEM at `[a-tmem]`, row m in lane m as for `cta_group::1`
 /// ([`tmem_a_row`]; layout A is layout D in each CTA), without `.ashift` (M = 128 would need
 /// A duplicated over the lane halves, CUTLASS's `TmemAllocMode::Duplicated`: not modelled).
-/// Without enable-input-d (the old D of the peer CTA is not modelled) and without
+/// With enable-input-d each CTA's cells add its own old D (MMA-ENABLE-D). Without
 /// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
 pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
-    if m.enable_input_d || m.disable_output_lane.is_some() || m.form.ashift {
+    if m.disable_output_lane.is_some() || m.form.ashift {
         return None;
     }
     let sizes: &[u32] = match m.a {
@@ -486,8 +486,8 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         n,
         kk,
         kind,
-        enable_input_d: false,
-        grain: 1.0,
+        enable_input_d: m.enable_input_d,
+        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
         bcol,

@@ -188,10 +188,22 @@ impl<'a> Ctx<'_, 'a> {
         let (Some(p_own), Some(p_peer)) = (p_own, p_peer) else {
             return;
         };
+        // MMA-ENABLE-D: each CTA's D cells are its own old values.
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let (old, peer_old) = if m.enable_input_d {
+            (
+                Some(self.old_d(ai, own, sc)),
+                Some(self.old_d(ai, peer, sc)),
+            )
+        } else {
+            (None, None)
+        };
         self.accs[ai].mma = Some(Box::new(MmaVals {
             p: p_own,
             peer: Some((peer.inst, p_peer)),
-            old: None,
+            old,
+            peer_old,
             dol: [0; 4],
             ashift: false,
             fold,
@@ -260,6 +272,46 @@ impl<'a> Ctx<'_, 'a> {
         }
     }
 
+    /// The old D cells MMA `ai` reads (enable-input-d) in its D region `r` (lanes 0..128):
+    /// planned now, read on demand (`OldD`); the work is counted as if every cell were read
+    /// now.
+    fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
+        let rect = (0, 128, r.c0, r.c1);
+        self.plan(ai, r.inst, rect, sc);
+        let k = sc.writers.len() as u64;
+        self.work
+            .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
+        let single = match (&sc.before[..], sc.race.is_empty()) {
+            (&[b], true) => {
+                let wi = sc.writers[b];
+                self.accs[wi]
+                    .regions
+                    .iter()
+                    .any(|x| {
+                        x.write
+                            && x.inst == r.inst
+                            && x.l0 == 0
+                            && x.l1 >= 128
+                            && x.c0 <= r.c0
+                            && x.c1 >= r.c1
+                    })
+                    .then_some(wi)
+            }
+            _ => None,
+        };
+        OldD {
+            inst: r.inst,
+            c0: r.c0,
+            n: r.c1 - r.c0,
+            single,
+            writers: sc.writers.clone(),
+            before: sc.before.clone(),
+            race: sc.race.clone(),
+            ord: sc.ord.clone(),
+            memo: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
     /// Records the values an exact MMA writes (`p`; with enable-input-d, the old D cells it
     /// reads, planned now and read on demand).
     pub(super) fn finish_mma_values(
@@ -273,46 +325,9 @@ impl<'a> Ctx<'_, 'a> {
         let Some(r) = acc.regions.first().copied() else {
             return;
         };
-        let old = if m.enable_input_d {
-            // The old D cells: planned now, read on demand (`OldD`); the work is counted as
-            // if every cell were read now.
-            let rect = (0, 128, r.c0, r.c1);
-            self.plan(ai, r.inst, rect, sc);
-            let k = sc.writers.len() as u64;
-            self.work
-                .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
-            let single = match (&sc.before[..], sc.race.is_empty()) {
-                (&[b], true) => {
-                    let wi = sc.writers[b];
-                    self.accs[wi]
-                        .regions
-                        .iter()
-                        .any(|x| {
-                            x.write
-                                && x.inst == r.inst
-                                && x.l0 == 0
-                                && x.l1 >= 128
-                                && x.c0 <= r.c0
-                                && x.c1 >= r.c1
-                        })
-                        .then_some(wi)
-                }
-                _ => None,
-            };
-            Some(OldD {
-                inst: r.inst,
-                c0: r.c0,
-                n: r.c1 - r.c0,
-                single,
-                writers: sc.writers.clone(),
-                before: sc.before.clone(),
-                race: sc.race.clone(),
-                ord: sc.ord.clone(),
-                memo: std::cell::RefCell::new(Vec::new()),
-            })
-        } else {
-            None
-        };
+        let old = m.enable_input_d.then(|| self.old_d(ai, r, sc));
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
         // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
         let mut dol = [0u32; 4];
         if let Some(d) = &m.disable_output_lane {
@@ -326,6 +341,7 @@ impl<'a> Ctx<'_, 'a> {
             p,
             peer: None,
             old,
+            peer_old: None,
             dol,
             ashift,
             fold,

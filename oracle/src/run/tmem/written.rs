@@ -197,7 +197,7 @@ impl<'a> Ctx<'_, 'a> {
         if m.ashift && row == 0 {
             return None;
         }
-        let old = m.old.as_ref().and_then(|o| self.old_cell(w, o, row, col));
+        let old = m.old_for(inst).and_then(|o| self.old_cell(w, o, row, col));
         if m.dol
             .get((row / 32) as usize)
             .is_some_and(|x| x >> (row % 32) & 1 == 1)
@@ -463,7 +463,7 @@ impl<'a> Ctx<'_, 'a> {
         // one row of D).
         let (r, c0) = m.logical(row, cols.start);
         let logical = c0..c0 + cols.len() as u32;
-        let Some(o) = &m.old else {
+        let Some(o) = m.old_for(inst) else {
             return if kept {
                 None
             } else {
