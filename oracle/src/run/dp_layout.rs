@@ -60,10 +60,7 @@ impl Fold {
     /// D's (row, column) held in (`lane`, `col`) (relative to D's address) of a D of `n`
     /// columns.
     pub fn logical(self, lane: u32, col: u32, n: u32) -> (u32, u32) {
-        (
-            lane % self.rows,
-            col + lane / self.rows * self.cols(n),
-        )
+        (lane % self.rows, col + lane / self.rows * self.cols(n))
     }
 }
 
@@ -118,7 +115,10 @@ mod tests {
                         seen[k] = true;
                     }
                 }
-                assert!(seen.iter().all(|&s| s), "every cell of the footprint written");
+                assert!(
+                    seen.iter().all(|&s| s),
+                    "every cell of the footprint written"
+                );
             }
         }
     }
