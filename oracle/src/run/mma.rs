@@ -1149,11 +1149,18 @@ mod tests {
                 assert_eq!(p.cell(row, col, None), Some(want as u32), "({row}, {col})");
             }
         }
-        // M = 128 `::2` (layout B, figure-only) and an accumulating pair stay unspecified.
+        // An accumulating pair is exact (each CTA's own old D); M = 128 (layout B) holds 64
+        // rows per CTA; disable-output-lane (OQ-31) and an A in TMEM with M = 128 (A
+        // duplicated over the lane halves, not modelled) stay unspecified.
         m.enable_input_d = true;
-        assert!(pair_shape(&m).is_none());
+        assert_eq!(pair_shape(&m), Some((128, n)));
         m.enable_input_d = false;
         m.idesc = idesc & !(0x1F << 24) | (128 >> 4) << 24;
+        assert_eq!(pair_shape(&m), Some((64, n)));
+        m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+        assert!(pair_shape(&m).is_none());
+        m.a = MmaA::Desc(desc(0));
+        m.disable_output_lane = Some(vec![0; 8]);
         assert!(pair_shape(&m).is_none());
     }
 
