@@ -508,7 +508,7 @@ fn s8_at(seed: u32, row: u32, k: u32) -> i32 {
 /// Four warps: warp 0 allocates, fills A (region 0, seed 1) and B (region 1, seed 2) with
 /// words, issues `m` and commits; after the mbarrier wait every warp loads 4 columns from
 /// `col` in its lane quarter (record site 1 of each warp).
-fn mma_quarters(m: Mma, col: u16) -> Program {
+fn mma_quarters(m: &Mma, col: u16) -> Program {
     let warp = |w: u16| {
         let mut code = vec![];
         if w == 0 {
@@ -595,7 +595,7 @@ fn a_ws_mma_with_m_64_folds_the_second_column_half_into_lanes_64_to_127() {
     let mut m = probes::mma(MmaKind::I8, false);
     m.form.ws = true;
     m.idesc = probes::idesc(MmaKind::I8, 64, 64);
-    let e = expect(&mma_quarters(m, 4));
+    let e = expect(&mma_quarters(&m, 4));
     for w in 0..4u16 {
         let got = quarter_record(&e, 0, w);
         for t in 0..32u32 {
@@ -621,7 +621,7 @@ fn a_ws_mma_with_m_32_folds_four_column_quarters_over_the_lane_quarters() {
     let mut m = probes::mma(MmaKind::I8, false);
     m.form.ws = true;
     m.idesc = probes::idesc(MmaKind::I8, 32, 64);
-    let e = expect(&mma_quarters(m, 12));
+    let e = expect(&mma_quarters(&m, 12));
     for w in 0..4u16 {
         let got = quarter_record(&e, 0, w);
         for t in 0..32u32 {
@@ -649,7 +649,7 @@ fn a_folded_mma_leaves_the_columns_past_its_footprint_unwritten() {
     let mut m = probes::mma(MmaKind::I8, false);
     m.form.ws = true;
     m.idesc = probes::idesc(MmaKind::I8, 32, 64);
-    let e = expect(&mma_quarters(m, 16));
+    let e = expect(&mma_quarters(&m, 16));
     assert!(quarter_record(&e, 0, 0).iter().all(Option::is_none));
 }
 
