@@ -388,7 +388,9 @@ fn kind_row(k: MmaKind) -> B {
 }
 
 /// The cells an MMA writes: D's rows in this CTA (M, or M / 2 per CTA of a pair, at most
-/// 128) by N columns (§2.7; 32-bit accumulators).
+/// 128) by N columns (§2.7; 32-bit accumulators); in the folded data-path layouts B (dense
+/// `::2` M = 128), E (`.ws` M = 64) and G (`.ws` M = 32) all 128 lanes by N·R/128 columns
+/// (R rows, §9.7.16.10.5: the column blocks go to the lane blocks).
 fn mma_foot(m: &Mma) -> Option<Foot> {
     let id = Idesc::new(m.form.kind, m.idesc);
     let rows = if m.form.cta_group == CtaGroup::Two {
@@ -396,6 +398,12 @@ fn mma_foot(m: &Mma) -> Option<Foot> {
     } else {
         id.m()
     };
+    let folded = !m.form.sp && !m.form.block_scale && (rows == 64 || rows == 32);
+    let fold_ok = m.form.ws || m.form.cta_group == CtaGroup::Two && rows == 64;
+    if folded && fold_ok {
+        let cols = id.n() * rows / 128;
+        return Foot::at(&m.d, 128, cols.max(1) as u16);
+    }
     Foot::at(&m.d, rows.clamp(1, 128) as u16, id.n().max(1) as u16)
 }
 

@@ -84,6 +84,10 @@ struct MmaPlan {
     /// 32-lane partition holds the same values, MMA-BS-DUP) and sparse metadata.
     st_fills: Vec<(Cols, u32)>,
     d: Cols,
+    /// The columns of D (from `d`'s first) the MMA writes in every lane: N, or N / 2 (N / 4)
+    /// in the folded data-path layouts B and E (G) (§9.7.16.10.5: dense `cta_group::2`
+    /// M = 128, `.ws` M = 64 (M = 32): the N columns in blocks over the lanes), where the
+    /// consumers' lds read.
     n: u32,
     /// Regions the issuer fills: (region, element kind).
     fills: Vec<(u8, FillElem)>,
@@ -640,12 +644,15 @@ impl<C: Choices> Builder<'_, C> {
         let mut fills = Vec::with_capacity(3);
         let elem = mmaenc::fill_elem(kind);
         let row = mmaenc::row_bytes(kind);
-        // A source: shared memory, or TMEM by cp (same thread) or by st (other warps).
+        // A source: shared memory, or TMEM by cp (same thread) or by st (other warps). The st
+        // data (`values::st_value`: arbitrary words) are exact elements only as 8-bit
+        // integers: as f16 / bf16 / tf32 / fp8 elements they round in the accumulator, and
+        // OQ-19 leaves the result open (reference §3.7), so only kind::i8 takes A by st.
         let mut choices = vec![ASrc::Smem];
         if cfg.cp {
             choices.push(ASrc::Cp);
         }
-        if cfg.st_ld {
+        if cfg.st_ld && kind == MmaKind::I8 {
             choices.push(ASrc::St);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
@@ -1021,6 +1028,18 @@ impl<C: Choices> Builder<'_, C> {
         if !consumers.iter().any(|x| *x) {
             consumers[issuer] = true;
         }
+        // The folded layouts B, E and G write N·R/128 columns of every lane (R rows of D per
+        // block of lanes, §9.7.16.10.5); sparse and block-scaled forms keep N.
+        let rows = match (two, ws, m) {
+            (true, _, 128) | (false, true, 64) => 64,
+            (false, true, 32) => 32,
+            _ => 128,
+        };
+        let n = if sparse || block_scale {
+            n
+        } else {
+            n * rows / 128
+        };
         Some(MmaPlan {
             issuer,
             consumers,

@@ -490,3 +490,385 @@ fn a_16x32bx2_load_reads_both_halves_of_a_16x32bx2_store() {
         assert_eq!(a[t as usize].as_deref(), Some(&want[..]), "thread {t}");
     }
 }
+
+/// Byte `at` of a `Word` fill with `seed`, as s8.
+fn fill_s8(seed: u32, at: u32) -> i32 {
+    (fill_word(FillElem::Word, seed, at / 4) >> (8 * (at % 4))) as u8 as i8 as i32
+}
+
+/// Element (row, k) of an s8 operand in the probes' K-major no-swizzle layout (LBO 128 B
+/// along K, SBO 1024 B per 8 rows).
+fn s8_at(seed: u32, row: u32, k: u32) -> i32 {
+    fill_s8(
+        seed,
+        (row % 8) * 16 + (row / 8) * 1024 + (k / 16) * 128 + k % 16,
+    )
+}
+
+/// Four warps: warp 0 allocates, fills A (region 0, seed 1) and B (region 1, seed 2) with
+/// words, issues `m` and commits; after the mbarrier wait every warp loads 4 columns from
+/// `col` in its lane quarter (record site 1 of each warp).
+fn mma_quarters(m: &Mma, col: u16) -> Program {
+    let warp = |w: u16| {
+        let mut code = vec![];
+        if w == 0 {
+            code.push(alloc(CG, 0, 128));
+            code.push(Stmt::MbarInit { bar: 0, count: 1 });
+            code.extend([
+                Stmt::Fill {
+                    region: 0,
+                    seed: 1,
+                    elem: FillElem::Word,
+                },
+                Stmt::Fill {
+                    region: 1,
+                    seed: 2,
+                    elem: FillElem::Word,
+                },
+                Stmt::FenceProxyAsync,
+            ]);
+            code.push(fence(FenceKind::BeforeThreadSync));
+        }
+        code.push(Stmt::BarCta);
+        code.push(fence(FenceKind::AfterThreadSync));
+        if w == 0 {
+            code.push(Stmt::If {
+                cond: Cond::ElectOne,
+                then: vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit()],
+                els: vec![],
+            });
+        }
+        code.extend([
+            Stmt::MbarWait {
+                bar: 0,
+                parity: false,
+                scope: Scope::Cta,
+                max_tries: 1 << 20,
+            },
+            fence(FenceKind::AfterThreadSync),
+            samples::ld(0, 32 * w, col, Num::X4),
+            wait(WaitOp::Ld),
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::BarCta,
+        ]);
+        if w == 0 {
+            code.extend([
+                fence(FenceKind::AfterThreadSync),
+                dealloc(CG, 0, 128),
+                relinquish(CG),
+            ]);
+        }
+        code
+    };
+    Program {
+        launch: samples::launch(4),
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![16384, 16384],
+        },
+        warps: (0..4).map(warp).collect(),
+        funcs: vec![],
+    }
+}
+
+/// The exact words of the ld record of warp `w` of CTA `cta` (site 1, after the mbarrier
+/// wait's), lane by lane.
+fn quarter_record(e: &Expected, cta: u32, w: u16) -> Vec<Option<Vec<u32>>> {
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.cta == cta && o.key.warp == w as u8 && o.key.site == SiteRef::Warp(1))
+        .expect("the ld has a record");
+    (0..32)
+        .map(|l| item.lane(l).and_then(|x| x.exact().map(<[u32]>::to_vec)))
+        .collect()
+}
+
+#[test]
+fn a_ws_mma_with_m_64_folds_the_second_column_half_into_lanes_64_to_127() {
+    // Layout E (§9.7.16.10.5; CUTLASS `tmem_frg_ws` M = 64, "2x2": D row m, column n in lane
+    // m + 64 (n / (N/2)), column n mod (N/2)). i8, M = 64, N = 64: columns 0..32 of every
+    // lane. Warp q loads columns 4..8 of lanes 32q..: quarters 0 and 1 hold rows 0..64,
+    // columns 4..8 of D; quarters 2 and 3 hold rows 0..64, columns 36..40.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.ws = true;
+    m.idesc = probes::idesc(MmaKind::I8, 64, 64);
+    let e = expect(&mma_quarters(&m, 4));
+    for w in 0..4u16 {
+        let got = quarter_record(&e, 0, w);
+        for t in 0..32u32 {
+            let lane = 32 * u32::from(w) + t;
+            let (row, c0) = (lane % 64, 4 + 32 * (lane / 64));
+            let want: Vec<u32> = (c0..c0 + 4)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| s8_at(1, row, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
+                .collect();
+            assert_eq!(got[t as usize].as_deref(), Some(&want[..]), "lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn a_ws_mma_with_m_32_folds_four_column_quarters_over_the_lane_quarters() {
+    // Layout G (CUTLASS `tmem_frg_ws` M = 32, "1x4": lane m + 32 (n / (N/4)), column
+    // n mod (N/4)). i8, M = 32, N = 64: columns 0..16 of every lane; warp q's lanes hold
+    // rows 0..32, columns 16q.. of D.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.ws = true;
+    m.idesc = probes::idesc(MmaKind::I8, 32, 64);
+    let e = expect(&mma_quarters(&m, 12));
+    for w in 0..4u16 {
+        let got = quarter_record(&e, 0, w);
+        for t in 0..32u32 {
+            let c0 = 12 + 16 * u32::from(w);
+            let want: Vec<u32> = (c0..c0 + 4)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| s8_at(1, t, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
+                .collect();
+            assert_eq!(
+                got[t as usize].as_deref(),
+                Some(&want[..]),
+                "warp {w} lane {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_folded_mma_leaves_the_columns_past_its_footprint_unwritten() {
+    // Layout G with N = 64 writes columns 0..16 only: columns 16..20 hold no write (a fresh
+    // allocation, OQ-9), so the ld there is not exact.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.ws = true;
+    m.idesc = probes::idesc(MmaKind::I8, 32, 64);
+    let e = expect(&mma_quarters(&m, 16));
+    assert!(quarter_record(&e, 0, 0).iter().all(Option::is_none));
+}
+
+/// A cluster of two CTAs of four warps with a 256-column `::2` allocation: warp 0 of each
+/// CTA fills region 0 (seed 1) and region 1 (seed 2 in the even CTA, 3 in the odd); with
+/// `a_by_st`, every warp of each CTA stores A rows 32w.. (`.32x32b.x8` at column 64, seed
+/// 100 + 4 (CTA parity) + w) first. The even CTA's elected thread issues the MMAs `ms` and a
+/// multicast commit; every warp of both CTAs then loads 4 columns from `col` of its lane
+/// quarter (site 1).
+fn pair_program(ms: &[Mma], a_by_st: bool, col: u16) -> Program {
+    let cg = CtaGroup::Two;
+    let commit2 = Stmt::Tc(Op::Commit {
+        form: form::CommitForm {
+            cta_group: cg,
+            arrive_one: true,
+            shared_cluster: true,
+            multicast: true,
+            ty: Ty::B64,
+        },
+        mbar: 0,
+        addr: MbarAddr::Shared,
+        cta_mask: Some(0b11),
+    });
+    let cluster_sync = || {
+        vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            fence(FenceKind::AfterThreadSync),
+        ]
+    };
+    let fill = |region, seed| Stmt::Fill {
+        region,
+        seed,
+        elem: FillElem::Word,
+    };
+    let warp = |w: u16| {
+        let mut code = vec![];
+        if w == 0 {
+            code.push(alloc(cg, 0, 256));
+            code.push(Stmt::MbarInit { bar: 0, count: 1 });
+            code.push(fill(0, 1));
+            code.push(Stmt::If {
+                cond: Cond::CtaOdd,
+                then: vec![fill(1, 3)],
+                els: vec![fill(1, 2)],
+            });
+            code.push(Stmt::FenceProxyAsync);
+        }
+        code.extend(cluster_sync());
+        if a_by_st {
+            let st_seed = |odd: u32| {
+                st(
+                    LdStShape::S32x32b,
+                    Num::X8,
+                    false,
+                    32 * w,
+                    64,
+                    100 + 4 * odd + u32::from(w),
+                )
+            };
+            code.push(Stmt::If {
+                cond: Cond::CtaOdd,
+                then: vec![st_seed(1)],
+                els: vec![st_seed(0)],
+            });
+            code.push(wait(WaitOp::St));
+            code.extend(cluster_sync());
+        }
+        if w == 0 {
+            code.push(Stmt::If {
+                cond: Cond::CtaOdd,
+                then: vec![],
+                els: vec![Stmt::If {
+                    cond: Cond::ElectOne,
+                    then: ms
+                        .iter()
+                        .map(|m| Stmt::Tc(Op::Mma(Box::new(m.clone()))))
+                        .chain([commit2.clone()])
+                        .collect(),
+                    els: vec![],
+                }],
+            });
+        }
+        code.extend([
+            Stmt::MbarWait {
+                bar: 0,
+                parity: false,
+                scope: Scope::Cta,
+                max_tries: 1 << 20,
+            },
+            fence(FenceKind::AfterThreadSync),
+            samples::ld(0, 32 * w, col, Num::X4),
+            wait(WaitOp::Ld),
+        ]);
+        code.extend(cluster_sync());
+        if w == 0 {
+            code.push(dealloc(cg, 0, 256));
+            code.push(relinquish(cg));
+        }
+        code
+    };
+    Program {
+        launch: Launch {
+            cluster_size: 2,
+            declare_cluster: true,
+            ..samples::launch(4)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![16384, 16384],
+        },
+        warps: (0..4).map(warp).collect(),
+        funcs: vec![],
+    }
+}
+
+/// B row n, element k of a `::2` MMA of N columns: rows 0..N/2 from the even CTA's region 1
+/// (seed 2), rows N/2..N from the odd CTA's (seed 3, its rows 0..N/2).
+fn pair_b(n_all: u32, n: u32, k: u32) -> i32 {
+    if n < n_all / 2 {
+        s8_at(2, n, k)
+    } else {
+        s8_at(3, n - n_all / 2, k)
+    }
+}
+
+#[test]
+fn a_pair_mma_with_m_128_holds_64_rows_per_cta_with_the_column_halves_folded() {
+    // Layout B (§9.7.16.10.5; CUTLASS's 2SM M_MMA = 64 "2x2" atom: D row m, column n of a
+    // CTA's half in lane m + 64 (n / (N/2)), column n mod (N/2)). i8, M = 128, N = 32; each
+    // CTA's A is rows 0..64 of its own region 0 (seed 1 in both).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 128, 32);
+    let e = expect(&pair_program(&[m], false, 4));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let lane = 32 * u32::from(w) + t;
+                let (row, c0) = (lane % 64, 4 + 16 * (lane / 64));
+                let want: Vec<u32> = (c0..c0 + 4)
+                    .map(|n| {
+                        (0..32)
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
+                            .sum::<i32>() as u32
+                    })
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} lane {lane}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
+    // Layout A (M = 256): CTA h holds rows 128h.. of D in lanes 0..128, N columns; with A in
+    // TMEM, CTA h's row m is lane m of its own allocation at [a-tmem] (column 64), bytes k
+    // of the 8 cells little-endian (§9.7.16.10 "[a-tmem]"). The stores give CTA h, lane
+    // 32w + t, cell j the value st_value(100 + 4h + w, t, j).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let e = expect(&pair_program(&[m], true, 20));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let seed = 100 + 4 * cta + u32::from(w);
+                let a = |k: u32| (st_value(seed, t, k / 4) >> (8 * (k % 4))) as u8 as i8 as i32;
+                let want: Vec<u32> = (20..24)
+                    .map(|n| (0..32).map(|k| a(k) * pair_b(32, n, k)).sum::<i32>() as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} warp {w} lane {t}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
+    // MMA-ENABLE-D in both CTAs of a pair: D = A·B, then (pipelined, same accumulator and
+    // shape, MCM-PIPE-MMA-MMA) D = A·B + D, so every cell of both CTAs is 2 A·B (layout A,
+    // M = 256: CTA h's rows from its own region 0, all seed 1).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    let mut acc = m.clone();
+    acc.enable_input_d = true;
+    let e = expect(&pair_program(&[m, acc], false, 28));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                let want: Vec<u32> = (28..32)
+                    .map(|n| {
+                        2 * (0..32)
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
+                            .sum::<i32>()
+                    } as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} lane {row}"
+                );
+            }
+        }
+    }
+}

@@ -472,7 +472,9 @@ pub const MUTATORS: &[Mutator] = &[
         name: "publish-without-wait-st",
         rule: RuleId::McmXthreadNonpipe,
         edition: EditionHint::Any,
-        patch: p_mma_exact,
+        // A stored by the quarter warps (the st this mutator leaves unwaited) is built for
+        // kind::i8 only (its st data are exact bytes).
+        patch: p_mma_i8,
         apply: m_xthread_nonpipe,
     },
 ];

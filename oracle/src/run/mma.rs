@@ -14,9 +14,9 @@
 //! The data layouts come from the ISA's figures, not the reference text (OQ-22, OQ-29); the
 //! oracle uses them only when [`crate::Options::figure_layouts`] is set, and only for:
 //! A and B in shared memory, K-major, no swizzle (core matrices of 8 rows × 16 bytes, LBO
-//! between core matrices along K, SBO along M/N), and D in data-path layout D (M = 128,
-//! `cta_group::1`: row m in lane m, column n in column n). Everything else is unspecified in
-//! value (its region and ordering are still modelled).
+//! between core matrices along K, SBO along M/N), and D in the data-path layouts A, B, D, E
+//! and G (§9.7.16.10.5; derived and checked against CUTLASS in [`super::dp_layout`]).
+//! Everything else is unspecified in value (its region and ordering are still modelled).
 
 use tcgen05_ir::*;
 
@@ -31,25 +31,40 @@ pub struct RegionData {
     pub bytes: u32,
 }
 
-/// The shape and kind of an exactly computable MMA, or `None`. A may come from shared memory
-/// ([`prepare`]) or TMEM ([`prepare_tmem_a`], with or without `.ashift`).
+/// The shape (M, N) and kind of an exactly computable `cta_group::1` MMA, or `None`: M = 128
+/// (data-path layout D), or `.ws` with M = 64 / 32 (layouts E / G: D's rows folded over the
+/// lanes, [`super::dp_layout`]). A may come from shared memory ([`prepare`]) or, with
+/// M = 128, TMEM ([`prepare_tmem_a`], with or without `.ashift`).
 pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
-    shape_of(m, CtaGroup::One, 128)
+    let ws_m = if m.form.ws { [128, 64, 32] } else { [128; 3] };
+    ws_m.iter().find_map(|&mm| shape_of(m, CtaGroup::One, mm))
 }
 
-/// N of an exactly computable `cta_group::2` MMA, or `None`: M = 256 (data-path layout A,
-/// §9.7.16.10.5: each CTA of the pair holds 128 rows of D, row m of its half in lane m,
-/// column n in column n of D), A in shared memory (CTA h supplies rows 128·h.. of A from its
-/// own shared memory, through the same descriptor), B's N rows split in halves: rows
-/// 0..N/2 from the even CTA's shared memory, N/2..N from the odd CTA's (§9.7.16.10: "B ... in
-/// Shared Memory of the current CTA and optionally in peer CTA"; the simulator reads them the
-/// same way). Without enable-input-d (the old D of the peer CTA is not modelled) and without
+/// (rows of D per CTA, N) of an exactly computable `cta_group::2` MMA, or `None`: M = 256
+/// (data-path layout A, §9.7.16.10.5: each CTA of the pair holds 128 rows of D, row m of its
+/// half in lane m, column n in column n of D) or dense M = 128 (layout B: 64 rows per CTA,
+/// folded over the lanes, [`super::dp_layout`]). A in shared memory (CTA h supplies rows
+/// M/2·h.. of A from its own shared memory, through the same descriptor), B's N rows split in
+/// halves: rows 0..N/2 from the even CTA's shared memory, N/2..N from the odd CTA's
+/// (§9.7.16.10: "B ... in Shared Memory of the current CTA and optionally in peer CTA"; the
+/// simulator reads them the same way). With M = 256, A may also come from TMEM: CTA h's 128
+/// rows of A from its own TMEM at `[a-tmem]`, row m in lane m as for `cta_group::1`
+/// ([`tmem_a_row`]; layout A is layout D in each CTA), without `.ashift` (M = 128 would need
+/// A duplicated over the lane halves, CUTLASS's `TmemAllocMode::Duplicated`: not modelled).
+/// With enable-input-d each CTA's cells add its own old D (MMA-ENABLE-D). Without
 /// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
-pub fn pair_shape(m: &Mma) -> Option<u32> {
-    if m.enable_input_d || m.disable_output_lane.is_some() || !matches!(m.a, MmaA::Desc(_)) {
+pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
+    if m.disable_output_lane.is_some() || m.form.ashift {
         return None;
     }
-    shape_of(m, CtaGroup::Two, 256).map(|(_, n)| n)
+    let sizes: &[u32] = match m.a {
+        MmaA::Desc(_) => &[256, 128],
+        MmaA::Tmem(_) => &[256],
+    };
+    sizes
+        .iter()
+        .find_map(|&mm| shape_of(m, CtaGroup::Two, mm))
+        .map(|(mm, n)| (mm / 2, n))
 }
 
 /// [`exact_shape`] and [`pair_shape`]: the checks for `.cta_group` `cg` and M `want_m`.
@@ -77,8 +92,7 @@ fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     let d = m.idesc;
     let mm = (d >> 24 & 0x1F) << 4;
     let n = (d >> 17 & 0x3F) << 3;
-    // Dense, no transposes, no B-reuse shift, M = 128 (layout D; `.ws` M = 32 / 64 use the
-    // figure-only layouts G / E, OQ-22).
+    // Dense, no transposes, no B-reuse shift, M = `want_m`.
     if mm != want_m || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
         return None;
     }
@@ -437,30 +451,43 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
 /// [`prepare`] for a `cta_group::2` MMA ([`pair_shape`]): the 128 rows of D one CTA of the
 /// pair holds, from that CTA's A data `a` and the B data of the even and odd CTAs (`b`).
 pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prepared> {
-    let n = pair_shape(m)?;
+    let (rows, _) = pair_shape(m)?;
     let MmaA::Desc(ad) = &m.a else { return None };
     let kind = m.form.kind;
     let (_, kk) = elem_k(kind);
     let d = m.idesc;
-    let (sa, sb) = (d >> 7 & 7 == 1, d >> 10 & 7 == 1);
-    let (na, nb) = (d >> 13 & 1 == 1, d >> 14 & 1 == 1);
-    if !operand_ok(ad, a, kind, sa) || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+    let (sa, na) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+    if !operand_ok(ad, a, kind, sa) {
         return None;
     }
-    let mut arow = Vec::with_capacity((128 * kk) as usize);
-    read_rows(ad, a, kind, (sa, na), 128, &mut arow)?;
+    let mut arow = Vec::with_capacity((rows * kk) as usize);
+    read_rows(ad, a, kind, (sa, na), rows, &mut arow)?;
+    prepare_pair_rows(m, arow, b)
+}
+
+/// [`prepare_pair`] with A's rows given (`arow`, rows × K, negated as the idesc says): from
+/// shared memory, or from TMEM ([`tmem_a_row`], M = 256).
+pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option<Prepared> {
+    let (rows, n) = pair_shape(m)?;
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    let d = m.idesc;
+    let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
+    if arow.len() != (rows * kk) as usize || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
+        return None;
+    }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     for half in b {
         read_rows(&m.b, half, kind, (sb, nb), n / 2, &mut bcol)?;
     }
     let ints = as_ints(&arow).zip(as_ints(&bcol));
     Some(Prepared {
-        mm: 128,
+        mm: rows,
         n,
         kk,
         kind,
-        enable_input_d: false,
-        grain: 1.0,
+        enable_input_d: m.enable_input_d,
+        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
         bcol,
@@ -1122,11 +1149,18 @@ mod tests {
                 assert_eq!(p.cell(row, col, None), Some(want as u32), "({row}, {col})");
             }
         }
-        // M = 128 `::2` (layout B, figure-only) and an accumulating pair stay unspecified.
+        // An accumulating pair is exact (each CTA's own old D); M = 128 (layout B) holds 64
+        // rows per CTA; disable-output-lane (OQ-31) and an A in TMEM with M = 128 (A
+        // duplicated over the lane halves, not modelled) stay unspecified.
         m.enable_input_d = true;
-        assert!(pair_shape(&m).is_none());
+        assert_eq!(pair_shape(&m), Some((128, n)));
         m.enable_input_d = false;
         m.idesc = idesc & !(0x1F << 24) | (128 >> 4) << 24;
+        assert_eq!(pair_shape(&m), Some((64, n)));
+        m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+        assert!(pair_shape(&m).is_none());
+        m.a = MmaA::Desc(desc(0));
+        m.disable_output_lane = Some(vec![0; 8]);
         assert!(pair_shape(&m).is_none());
     }
 

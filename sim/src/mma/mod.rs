@@ -11,9 +11,12 @@
 //!   + (k / T) * LBO`, with LBO and SBO the descriptor's byte offsets. A is M x K, B is N x K.
 //! - A from TMEM: row m in lane m, its K elements packed little-endian across the columns
 //!   from `a` (4 bytes per cell).
-//! - D (data-path layout D, M = 128): row m in lane m, column n in column `d + n`. For `.ws`
-//!   with M = 32 or 64 the simulator uses the same rule (row m in lane m): a concrete choice,
-//!   the ISA gives those layouts only in figures (OQ-22). A 16-bit D
+//! - D (data-path layouts A and D, §9.7.16.10.5): row m in lane m, column n in column
+//!   `d + n`. The folded layouts B (`cta_group::2`, M = 128: 64 rows per CTA), E (`.ws`,
+//!   M = 64) and G (`.ws`, M = 32) put the N columns in 128 / R blocks of N·R/128 columns, block
+//!   j in lanes `R·j ..` (R rows): row m, column n in lane `m + R·(n / (N·R/128))`, column
+//!   `d + n % (N·R/128)` (the "2x2" and "1x4" atoms of CUTLASS's `UMMA::tmem_frg` /
+//!   `tmem_frg_ws`; the ISA gives these layouts only in figures, OQ-22). A 16-bit D
 //!   sits in the low half of its cell, the high half 0 (MMA-D-UNPACKED).
 //! - Numerics (OQ-19 leaves them open): products summed in f32 in eight interleaved partial
 //!   sums (k mod 8) added pairwise, then added to
@@ -234,12 +237,21 @@ impl MmaPlan {
                     }
                 })
             };
+            // The folded layouts B, E and G (module documentation): every lane, N·R/128
+            // columns. `.sp` and `.block_scale` results keep rows in lanes (their values are
+            // not computed).
+            let fold = rows < 128 && !self.opaque;
+            let (lanes_used, cols) = if fold {
+                (128, self.n / (128 / rows))
+            } else {
+                (rows, self.n)
+            };
             let mut lanes = 0u128;
-            if self.dol.is_none() && rows > 0 {
-                // No disable-output-lane: every row (rows <= 128).
-                lanes = u128::MAX >> (128 - rows.min(128));
+            if self.dol.is_none() && lanes_used > 0 {
+                // No disable-output-lane: every lane used (at most 128).
+                lanes = u128::MAX >> (128 - lanes_used.min(128));
             }
-            for m in (0..rows).filter(|_| self.dol.is_some()) {
+            for m in (0..lanes_used).filter(|_| self.dol.is_some()) {
                 // DOL bit 128 * h + m for lane m of the pair's CTA h (OQ-31 for ::2).
                 let bit = 128 * h as u32 + m;
                 let skip = self.dol.as_ref().is_some_and(|d| {
@@ -261,8 +273,10 @@ impl MmaPlan {
                 d_f16: self.d_f16,
                 saturate: self.saturate,
                 scale: (2f32).powi(-i32::from(self.scale_d)),
+                rows: if fold { rows } else { 128 },
+                cols,
             };
-            if !tmem.write_lazy(self.d_col, self.n, lanes, Rc::new(product)) {
+            if !tmem.write_lazy(self.d_col, cols, lanes, Rc::new(product)) {
                 return Err(MmaError::DOutsideTmem);
             }
         }
@@ -284,6 +298,10 @@ struct Product {
     d_f16: bool,
     saturate: bool,
     scale: f32,
+    /// Rows of D per block of lanes (128: no fold; 64, 32: layouts B/E, G).
+    rows: u32,
+    /// Columns of D per block (N with no fold).
+    cols: u32,
 }
 
 impl Lazy for Product {
@@ -295,6 +313,7 @@ impl Lazy for Product {
         let (Some(ra), Some(rb)) = (&self.a, &self.b) else {
             return OPAQUE ^ (lane * 512 + self.d_col + col);
         };
+        let (lane, col) = self.logical(lane, col);
         let kk = self.k;
         let (ao, bo) = (ra.row(self.a_row(lane)), rb.row(col as usize));
         let (a, b) = (ra.data.borrow(), rb.data.borrow());
@@ -308,6 +327,7 @@ impl Lazy for Product {
             }
             return;
         };
+        let (lane, col) = self.logical(lane, col);
         let ao = ra.row(self.a_row(lane));
         match self.k {
             32 => self.run_k::<32>(ra, rb, ao, col as usize, olds, out),
@@ -329,6 +349,17 @@ impl Lazy for Product {
 }
 
 impl Product {
+    /// D's (row, column) held in the cell (`lane`, `col`) (relative to D's column): in the
+    /// folded layouts, block `lane / rows` of the columns (module documentation).
+    #[inline]
+    fn logical(&self, lane: u32, col: u32) -> (u32, u32) {
+        if self.rows >= 128 {
+            (lane, col)
+        } else {
+            (lane % self.rows, col + lane / self.rows * self.cols)
+        }
+    }
+
     /// [`Lazy::values`] for `K` = `self.k` (8, 16 or 32), A row at `ao`: a run of a multiple
     /// of 4 cells in groups of 4 columns from its first ([`Rows::group`], four dot products
     /// at a time, [`dots4`]); another run in the groups of 4 columns from a multiple of 4
@@ -749,6 +780,38 @@ mod tests {
             assert_eq!(t.get(lane, 0), Some(64));
             assert_eq!(t.get(lane, 7), Some(96));
             assert_eq!(t.get(lane, 8), Some(crate::tmem::poison(lane, 8)));
+        }
+    }
+
+    #[test]
+    fn a_pair_mma_with_m_128_folds_the_column_halves_over_the_lanes() {
+        // Layout B (§9.7.16.10.5; CUTLASS's 2SM "2x2" atom: D row m, column n in lane
+        // m + 64 (n / (N/2)), column n mod (N/2)). i8, N = 16, M = 128 (bits 24-28 = 8): each
+        // CTA holds 64 rows; columns 0..8 of D (B rows of the even CTA, all 2) in lanes 0..64,
+        // columns 8..16 (the odd CTA's, all 3) in lanes 64..128, 8 columns written.
+        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | 2 << 17 | 8 << 24;
+        let (p, m) = mma(CtaGroup::Two, idesc, false);
+        let plan = plan(&p, &m, 0, None, Faults::NONE).expect("a ::2 i8 MMA runs");
+        let fill = |b: u8| Rc::new(Region::from_words(vec![u32::from_le_bytes([b; 4]); 1024]));
+        let even_regions = vec![fill(1), fill(2)];
+        let odd_regions = vec![fill(1), fill(3)];
+        let (mut te, mut to) = (Tmem::new(), Tmem::new());
+        plan.perform_halves([
+            Some((&even_regions, &mut te)),
+            Some((&odd_regions, &mut to)),
+        ])
+        .expect("in range");
+        // K = 32: 32 * 1 * 2 = 64 from the even CTA's B, 32 * 3 = 96 from the odd CTA's.
+        for t in [&te, &to] {
+            for lane in [0, 63] {
+                assert_eq!(t.get(lane, 0), Some(64));
+                assert_eq!(t.get(lane, 7), Some(64));
+            }
+            for lane in [64, 127] {
+                assert_eq!(t.get(lane, 0), Some(96));
+                assert_eq!(t.get(lane, 7), Some(96));
+            }
+            assert_eq!(t.get(5, 8), Some(crate::tmem::poison(5, 8)));
         }
     }
 

@@ -21,7 +21,7 @@ impl<'a> Ctx<'_, 'a> {
                 Op::Mma(m) => {
                     self.opts.figure_layouts
                         && acc.issuer.count_ones() == 1
-                        && mma::exact_shape(m).is_some()
+                        && (mma::exact_shape(m).is_some() || mma::pair_shape(m).is_some())
                         && acc.regions.first().is_some_and(|d| d.l0 == 0)
                         && !self.poisoned[self.cta(acc.g) as usize]
                 }
@@ -56,7 +56,7 @@ impl<'a> Ctx<'_, 'a> {
         let Op::Mma(m) = acc.op else { return };
         if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
         {
-            self.pair_values(ai);
+            self.pair_values(ai, a_cells, sc);
             return;
         }
         if !self.opts.figure_layouts
@@ -71,9 +71,12 @@ impl<'a> Ctx<'_, 'a> {
         if r.l0 != 0 || self.poisoned[self.cta(acc.g) as usize] {
             return;
         }
+        // The region is D's footprint in its data-path layout (`dp_layout`: N / blocks
+        // columns).
         let n = r.c1 - r.c0;
         let (_, nn) = mma::exact_shape(m).expect("checked");
-        if n != nn {
+        let fold = dp_layout::d_fold(m).unwrap_or(dp_layout::Fold::NONE);
+        if n != fold.cols(nn) || (fold != dp_layout::Fold::NONE && r.l1 != 128) {
             return;
         }
         let Some(b) = self.region_data(acc, m.b.region) else {
@@ -114,19 +117,24 @@ impl<'a> Ctx<'_, 'a> {
     /// The values of an exact `cta_group::2` MMA ([`mma::pair_shape`]): D in both CTAs of the
     /// pair, each CTA's rows from its own A and the B halves of the even and odd CTAs
     /// ([`mma::prepare_pair`]); every region of both CTAs filled and fenced before the issue.
-    fn pair_values(&mut self, ai: usize) {
+    /// With A in TMEM (M = 256), `a_cells` are the issuing CTA's A cells (lanes 0..128 × 8
+    /// columns, when each is known) and the peer's are read here the same way
+    /// ([`Ctx::tmem_a_cells`]).
+    fn pair_values(&mut self, ai: usize, a_cells: Option<Vec<u32>>, sc: &mut Scratch) {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
-        let (MmaA::Desc(ad), Some(n)) = (&m.a, mma::pair_shape(m)) else {
+        let Some((rows, n)) = mma::pair_shape(m) else {
             return;
         };
+        // Layout A (M = 256) or B (M = 128, `dp_layout`): N or N / 2 columns of each CTA.
+        let fold = dp_layout::Fold { rows };
         let regions: Vec<Region> = acc.regions.into_iter().copied().collect();
         let [own, peer] = regions[..] else {
             return;
         };
         let cta = |inst: u32| self.a.insts[inst as usize].cta;
         let (c_own, c_peer) = (cta(own.inst), cta(peer.inst));
-        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == n;
+        let fits = |r: &Region| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == fold.cols(n);
         if own.inst == peer.inst
             || c_own / 2 != c_peer / 2
             || !fits(&own)
@@ -145,21 +153,93 @@ impl<'a> Ctx<'_, 'a> {
         let (Some(b0), Some(b1)) = (data(even, m.b.region), data(odd, m.b.region)) else {
             return;
         };
-        let prep = |c: u32| {
-            let a = data(c, ad.region)?;
-            mma::prepare_pair(m, &a, [&b0, &b1]).map(std::rc::Rc::new)
+        let (p_own, p_peer) = match &m.a {
+            MmaA::Desc(ad) => {
+                let prep = |c: u32| {
+                    let a = data(c, ad.region)?;
+                    mma::prepare_pair(m, &a, [&b0, &b1]).map(std::rc::Rc::new)
+                };
+                (prep(c_own), prep(c_peer))
+            }
+            MmaA::Tmem(_) => {
+                // CTA h's A rows from its own TMEM: the peer's cells at the same lanes and
+                // columns of its half of the pair allocation.
+                let Some(r) = acc.a_read else { return };
+                let Some(peer_a) = self.a.insts[r.inst as usize].peer else {
+                    return;
+                };
+                let rect = (r.l0, r.l1, r.c0, r.c1);
+                let peer_cells = self.tmem_a_cells(ai, peer_a, rect, sc);
+                let acc = &self.accs[ai];
+                let Op::Mma(m) = acc.op else { return };
+                let prep = |cells: Option<Vec<u32>>| {
+                    let cells = cells?;
+                    let d = m.idesc;
+                    let (alt, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+                    let mut arow = Vec::with_capacity(128 * 32);
+                    for row in cells.chunks_exact(8) {
+                        mma::tmem_a_row(m.form.kind, alt, neg, row, &mut arow)?;
+                    }
+                    mma::prepare_pair_rows(m, arow, [&b0, &b1]).map(std::rc::Rc::new)
+                };
+                (prep(a_cells), prep(peer_cells))
+            }
         };
-        let (Some(p_own), Some(p_peer)) = (prep(c_own), prep(c_peer)) else {
+        let (Some(p_own), Some(p_peer)) = (p_own, p_peer) else {
             return;
+        };
+        // MMA-ENABLE-D: each CTA's D cells are its own old values.
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
+        let (old, peer_old) = if m.enable_input_d {
+            (
+                Some(self.old_d(ai, own, sc)),
+                Some(self.old_d(ai, peer, sc)),
+            )
+        } else {
+            (None, None)
         };
         self.accs[ai].mma = Some(Box::new(MmaVals {
             p: p_own,
             peer: Some((peer.inst, p_peer)),
-            old: None,
+            old,
+            peer_old,
             dol: [0; 4],
             ashift: false,
+            fold,
         }));
         self.accs[ai].known = true;
+    }
+
+    /// The cells of A in TMEM that MMA `ai` reads from allocation `inst` over `rect` (lanes
+    /// 0..128 × 8 columns), lane-major, when each has one value known at the MMA's issue and
+    /// nothing races with the read; `None` otherwise (the values are then not exact; a race
+    /// on the issuing CTA's cells is cited through `a_read`, the peer's is not).
+    fn tmem_a_cells(
+        &self,
+        ai: usize,
+        inst: u32,
+        rect: (u32, u32, u32, u32),
+        sc: &mut Scratch,
+    ) -> Option<Vec<u32>> {
+        if rect.0 != 0 || rect.1 != 128 || rect.3 != rect.2 + 8 {
+            return None;
+        }
+        self.plan(ai, inst, rect, sc);
+        if let Some(v) = self.single_known(inst, rect, sc, false) {
+            return Some(v);
+        }
+        let mut buf = Vec::new();
+        let races = self.cells_or_races(inst, rect, sc, Some(&mut buf), false);
+        if sc.unknown || races != Races::default() {
+            return None;
+        }
+        buf.iter()
+            .map(|w| match w {
+                WordExpect::Exact(v) => Some(*v),
+                _ => None,
+            })
+            .collect()
     }
 
     /// [`mma::prepare`] of an MMA with A in shared memory, reused for an MMA issued again with
@@ -192,6 +272,46 @@ impl<'a> Ctx<'_, 'a> {
         }
     }
 
+    /// The old D cells MMA `ai` reads (enable-input-d) in its D region `r` (lanes 0..128):
+    /// planned now, read on demand (`OldD`); the work is counted as if every cell were read
+    /// now.
+    fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
+        let rect = (0, 128, r.c0, r.c1);
+        self.plan(ai, r.inst, rect, sc);
+        let k = sc.writers.len() as u64;
+        self.work
+            .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
+        let single = match (&sc.before[..], sc.race.is_empty()) {
+            (&[b], true) => {
+                let wi = sc.writers[b];
+                self.accs[wi]
+                    .regions
+                    .iter()
+                    .any(|x| {
+                        x.write
+                            && x.inst == r.inst
+                            && x.l0 == 0
+                            && x.l1 >= 128
+                            && x.c0 <= r.c0
+                            && x.c1 >= r.c1
+                    })
+                    .then_some(wi)
+            }
+            _ => None,
+        };
+        OldD {
+            inst: r.inst,
+            c0: r.c0,
+            n: r.c1 - r.c0,
+            single,
+            writers: sc.writers.clone(),
+            before: sc.before.clone(),
+            race: sc.race.clone(),
+            ord: sc.ord.clone(),
+            memo: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
     /// Records the values an exact MMA writes (`p`; with enable-input-d, the old D cells it
     /// reads, planned now and read on demand).
     pub(super) fn finish_mma_values(
@@ -205,46 +325,9 @@ impl<'a> Ctx<'_, 'a> {
         let Some(r) = acc.regions.first().copied() else {
             return;
         };
-        let old = if m.enable_input_d {
-            // The old D cells: planned now, read on demand (`OldD`); the work is counted as
-            // if every cell were read now.
-            let rect = (0, 128, r.c0, r.c1);
-            self.plan(ai, r.inst, rect, sc);
-            let k = sc.writers.len() as u64;
-            self.work
-                .set(self.work.get() + u64::from(128 * (r.c1 - r.c0)) * (k + 1) + k * k);
-            let single = match (&sc.before[..], sc.race.is_empty()) {
-                (&[b], true) => {
-                    let wi = sc.writers[b];
-                    self.accs[wi]
-                        .regions
-                        .iter()
-                        .any(|x| {
-                            x.write
-                                && x.inst == r.inst
-                                && x.l0 == 0
-                                && x.l1 >= 128
-                                && x.c0 <= r.c0
-                                && x.c1 >= r.c1
-                        })
-                        .then_some(wi)
-                }
-                _ => None,
-            };
-            Some(OldD {
-                inst: r.inst,
-                c0: r.c0,
-                n: r.c1 - r.c0,
-                single,
-                writers: sc.writers.clone(),
-                before: sc.before.clone(),
-                race: sc.race.clone(),
-                ord: sc.ord.clone(),
-                memo: std::cell::RefCell::new(Vec::new()),
-            })
-        } else {
-            None
-        };
+        let old = m.enable_input_d.then(|| self.old_d(ai, r, sc));
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return };
         // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.
         let mut dol = [0u32; 4];
         if let Some(d) = &m.disable_output_lane {
@@ -253,12 +336,15 @@ impl<'a> Ctx<'_, 'a> {
             }
         }
         let ashift = m.form.ashift;
+        let fold = dp_layout::d_fold(m).unwrap_or(dp_layout::Fold::NONE);
         self.accs[ai].mma = Some(Box::new(MmaVals {
             p,
             peer: None,
             old,
+            peer_old: None,
             dol,
             ashift,
+            fold,
         }));
         self.accs[ai].known = true;
     }

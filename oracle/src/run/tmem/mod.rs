@@ -17,6 +17,7 @@
 
 use super::Findings;
 use super::alloc::{AllocAnalysis, SlotRead};
+use super::dp_layout;
 use super::ldst;
 use super::mma::{self, RegionData};
 use super::sync::Clocks;
@@ -168,8 +169,10 @@ fn cp_row(cv: &CpVals, lane: u32) -> Option<u32> {
 #[derive(Debug)]
 struct MmaVals {
     p: std::rc::Rc<mma::Prepared>,
-    /// With enable-input-d: how to read the old D cells (on demand).
+    /// With enable-input-d: how to read the old D cells (on demand); `peer_old` those of the
+    /// peer CTA's allocation (`cta_group::2`).
     old: Option<OldD>,
+    peer_old: Option<OldD>,
     /// MMA-DOL-SEM: lanes whose disable-output-lane bit is set.
     dol: [u32; 4],
     /// `.ashift`: D row 0 is unspecified (what A's first row holds after the shift is not
@@ -178,6 +181,9 @@ struct MmaVals {
     /// `cta_group::2` (`mma::pair_shape`): the peer CTA's allocation and the rows of D it
     /// holds (`p` holds the issuing CTA's).
     peer: Option<(u32, std::rc::Rc<mma::Prepared>)>,
+    /// D's data-path layout (`dp_layout`): which row and column of D a (lane, column) of
+    /// the region holds.
+    fold: dp_layout::Fold,
 }
 
 impl MmaVals {
@@ -187,6 +193,19 @@ impl MmaVals {
             Some((pi, pp)) if *pi == inst => pp,
             _ => &self.p,
         }
+    }
+
+    /// The old D cells of allocation `inst` (enable-input-d).
+    fn old_for(&self, inst: u32) -> Option<&OldD> {
+        [&self.old, &self.peer_old]
+            .into_iter()
+            .flatten()
+            .find(|o| o.inst == inst)
+    }
+
+    /// D's (row, column) held in (`lane`, `col`) of the region (`dp_layout::Fold::logical`).
+    fn logical(&self, lane: u32, col: u32) -> (u32, u32) {
+        self.fold.logical(lane, col, self.p.n)
     }
 }
 

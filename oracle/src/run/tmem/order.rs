@@ -182,9 +182,7 @@ impl<'a> Ctx<'_, 'a> {
                         }
                     }
                     Op::Mma(m) => {
-                        let mm = (m.idesc >> 24 & 0x1F) << 4;
                         let n = ((m.idesc >> 17 & 0x3F) << 3).max(8);
-                        let _ = mm;
                         if let MmaA::Tmem(t) = &m.a
                             && let Some((inst, l, c)) = self.resolve(t, g, i)
                         {
@@ -194,6 +192,13 @@ impl<'a> Ctx<'_, 'a> {
                         }
                         match self.resolve(&m.d, g, i) {
                             Some((inst, l, c)) => {
+                                // D's footprint: lanes from the address's lane on, N columns,
+                                // or N / 2 (N / 4) columns of all 128 lanes in the folded
+                                // data-path layouts B, E (G) (§9.7.16.10.5, `dp_layout`).
+                                let n = match dp_layout::d_fold(m) {
+                                    Some(fold) if l == 0 => fold.cols(n).max(1),
+                                    _ => n,
+                                };
                                 let insts = self.pair_insts(inst, m.form.cta_group);
                                 for x in insts {
                                     self.region(

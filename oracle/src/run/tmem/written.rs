@@ -197,7 +197,7 @@ impl<'a> Ctx<'_, 'a> {
         if m.ashift && row == 0 {
             return None;
         }
-        let old = m.old.as_ref().and_then(|o| self.old_cell(w, o, row, col));
+        let old = m.old_for(inst).and_then(|o| self.old_cell(w, o, row, col));
         if m.dol
             .get((row / 32) as usize)
             .is_some_and(|x| x >> (row % 32) & 1 == 1)
@@ -205,7 +205,10 @@ impl<'a> Ctx<'_, 'a> {
             // Not written: the lane keeps its old value, known only when enable-input-d read it.
             return old;
         }
-        m.prepared(inst).cell(row, col, old)
+        // The old value is the cell's (physical); the product is D's (row, column) that the
+        // data-path layout puts there (`dp_layout`).
+        let (r, c) = m.logical(row, col);
+        m.prepared(inst).cell(r, c, old)
     }
 
     /// The old value of D cell (row, col) the MMA `x` read (enable-input-d): the cell's
@@ -456,11 +459,15 @@ impl<'a> Ctx<'_, 'a> {
             .dol
             .get((row / 32) as usize)
             .is_some_and(|x| x >> (row % 32) & 1 == 1);
-        let Some(o) = &m.old else {
+        // D's row and columns in this lane (`dp_layout`: a lane holds consecutive columns of
+        // one row of D).
+        let (r, c0) = m.logical(row, cols.start);
+        let logical = c0..c0 + cols.len() as u32;
+        let Some(o) = m.old_for(inst) else {
             return if kept {
                 None
             } else {
-                m.prepared(inst).row_cells(row, cols, out)
+                m.prepared(inst).row_cells(r, logical, out)
             };
         };
         const MAX: usize = 128;
@@ -475,8 +482,8 @@ impl<'a> Ctx<'_, 'a> {
         }
         let mut old = [0u32; MAX];
         let old = &mut old[..cols.len()];
-        self.old_row(w, o, row, cols.clone(), old)?;
-        m.prepared(inst).row_cells_old(row, cols, Some(old), out)
+        self.old_row(w, o, row, cols, old)?;
+        m.prepared(inst).row_cells_old(r, logical, Some(old), out)
     }
 
     /// [`Ctx::old_cell`] of the cells (`row`, c) for `c` in `cols`, into `out`; `None` as
