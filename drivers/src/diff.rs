@@ -173,6 +173,25 @@ impl Signature {
         }
     }
 
+    /// Whether `self` is `original` with a sharper rule: the same kind of discrepancy on the
+    /// same target, where `original` is filed under the observing instruction's rule (no
+    /// diagnosis named the behaviour: LD-ASYNC for an ld's record, ALLOC-ADDR-STORE for an
+    /// address record) and `self` under another rule, with `original`'s forms among its own
+    /// (the diagnosis adds the form of the instruction it blames). A smaller program often
+    /// lets the diagnosis name the behaviour that differed; the minimizer keeps such a
+    /// candidate and files the finding under the sharper rule.
+    pub fn sharpens(&self, original: &Signature) -> bool {
+        self.kind == original.kind
+            && self.target == original.target
+            && self.rule != original.rule
+            && self.rule.is_some()
+            && matches!(
+                original.rule,
+                Some(RuleId::LdAsync | RuleId::AllocAddrStore)
+            )
+            && original.forms.iter().all(|f| self.forms.contains(f))
+    }
+
     /// A stable 64-bit hash (FNV-1a of the text form), as 16 hex digits: the folder name of
     /// the finding in the store.
     pub fn id(&self) -> String {

@@ -608,7 +608,7 @@ fn record_finding(
     let mut t = StopOnInterrupt(t, sh.stop_asked);
     let min_case = if sh.cfg.minimize {
         match minimize::minimize(case, &mut t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
-            Ok(m) if &m.signature == sig => m.case,
+            Ok(m) if &m.signature == sig || m.signature.sharpens(sig) => m.case,
             _ => case.clone(),
         }
     } else {

@@ -78,7 +78,8 @@ impl std::error::Error for MinimizeError {}
 pub struct Minimized {
     /// The smallest case found.
     pub case: Case,
-    /// The signature it keeps.
+    /// The signature it keeps: the original's, or the same discrepancy under a sharper rule
+    /// found on a smaller program ([`Signature::sharpens`]).
     pub signature: Signature,
     /// Candidates tried.
     pub tries: u64,
@@ -114,7 +115,8 @@ pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
     v
 }
 
-/// Minimizes `case` on `target` while its discrepancy signature stays the same; `budget`
+/// Minimizes `case` on `target` while its discrepancy signature stays the same (or its rule
+/// becomes sharper, [`Signature::sharpens`]); `budget`
 /// bounds the time; `on_smaller` sees each new smallest case.
 pub fn minimize(
     case: &Case,
@@ -123,7 +125,7 @@ pub fn minimize(
     budget: Duration,
     on_smaller: &mut dyn FnMut(&Case),
 ) -> Result<Minimized, MinimizeError> {
-    let Some(signature) = judge::signature_of(case, opts, target) else {
+    let Some(mut signature) = judge::signature_of(case, opts, target) else {
         return Err(MinimizeError::NotInteresting(format!(
             "no discrepancy on `{}`",
             target.name()
@@ -168,14 +170,27 @@ pub fn minimize(
                     };
                     let seed = cur.provenance.seed.unwrap_or(0);
                     let seeds = if reseed { RESEEDS } else { 0 };
+                    // The same signature, or the same discrepancy filed under a sharper
+                    // rule (`Signature::sharpens`), which is kept from then on.
+                    let mut sharper = None;
                     let found = (0..=seeds).any(|k| {
                         if k > 0 {
                             cand.provenance.seed = Some(reseeded(seed, k));
                         }
-                        judge::judge_against(&cand, Rc::clone(&expected), target).signature()
-                            == Some(&signature)
+                        match judge::judge_against(&cand, Rc::clone(&expected), target).signature()
+                        {
+                            Some(s) if *s == signature => true,
+                            Some(s) if s.sharpens(&signature) => {
+                                sharper = Some(s.clone());
+                                true
+                            }
+                            _ => false,
+                        }
                     });
                     if found {
+                        if let Some(s) = sharper {
+                            signature = s;
+                        }
                         cur = cand;
                         on_smaller(&cur);
                         took = true;

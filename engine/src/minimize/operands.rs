@@ -11,6 +11,7 @@
 
 use super::groups::without_cluster_barriers;
 use super::tree::rewrite_all;
+use tcgen05_ir::idesc::{Idesc, IdescLayout};
 use tcgen05_ir::{CtaGroup, LdStShape, MmaA, NCols, Num, Op, Program, SmemDesc};
 
 /// Every `::2` instruction as `::1`, its commit without multicast (MMA-DOL-SIZE: a `::1`
@@ -25,9 +26,26 @@ pub(super) fn single_cta_group(p: &Program) -> Vec<Program> {
                 form.multicast = false;
                 *cta_mask = None;
             }
-            Op::Mma(m) if m.disable_output_lane.as_ref().is_some_and(|d| d.len() > 4) => {
-                if let Some(d) = &mut m.disable_output_lane {
+            Op::Mma(m) => {
+                let mut changed = false;
+                if let Some(d) = &mut m.disable_output_lane
+                    && d.len() > 4
+                {
                     d.truncate(4);
+                    changed = true;
+                }
+                // M = 256 exists only for `cta_group::2` (each CTA computes 128 rows,
+                // PTX ISA §9.7.16.10.1): the one CTA's MMA keeps its 128.
+                let idesc = Idesc::new(m.form.kind, m.idesc);
+                if idesc.m() == 256 {
+                    m.idesc = match idesc.layout {
+                        IdescLayout::A => m.idesc & !(0x1F << 24) | (128 >> 4) << 24,
+                        _ => m.idesc & !(0x3 << 27) | (128 >> 7) << 27,
+                    };
+                    changed = true;
+                }
+                if !changed {
+                    return None;
                 }
             }
             _ => return None,

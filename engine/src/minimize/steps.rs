@@ -63,18 +63,23 @@ fn phases(body: &[Stmt]) -> (Vec<Vec<Stmt>>, Vec<Stmt>) {
 }
 
 /// The code of warp `from` merged into the code of warp `into`, `from`'s statements first
-/// (`before`) or last. Where both meet the same barriers in the same order, the merge goes
-/// phase by phase: what each warp runs between its k-th and (k+1)-th barrier is put between
+/// (`before`) or last. Where both meet the same barriers in the same order (or one meets
+/// the first of the other's), the merge goes phase by phase: what each warp runs between its k-th and (k+1)-th barrier is put between
 /// the merged code's k-th and (k+1)-th barrier, so every statement keeps its place relative
 /// to the barriers (what the barriers ordered stays ordered). Otherwise `from`'s whole code
 /// goes before or after `into`'s.
 fn merged(from: &[Stmt], into: &[Stmt], before: bool) -> Vec<Stmt> {
-    let (fs, fb) = phases(from);
-    let (is, ib) = phases(into);
+    let (mut fs, fb) = phases(from);
+    let (mut is, ib) = phases(into);
     let (mut first, mut second) = (from.to_vec(), into.to_vec());
-    if fb == ib {
+    // The same barriers, or one warp's a prefix of the other's (a warp that leaves after its
+    // last arrive): phase by phase over the longer list.
+    if fb.starts_with(&ib) || ib.starts_with(&fb) {
+        let bars = if fb.len() >= ib.len() { fb } else { ib };
+        fs.resize(bars.len() + 1, Vec::new());
+        is.resize(bars.len() + 1, Vec::new());
         let mut out = Vec::with_capacity(from.len() + into.len());
-        let mut bars = ib.into_iter();
+        let mut bars = bars.into_iter();
         for (k, (f, i)) in fs.into_iter().zip(is).enumerate() {
             if k > 0 {
                 out.extend(bars.next());
@@ -217,6 +222,33 @@ mod tests {
             ]
         );
         assert!(c[0].warps[1].is_empty());
+        // A warp that leaves after its arrive (its barriers a prefix of the other's) also
+        // merges phase by phase: warp 0 into warp 1 keeps warp 0's last phase after the wait.
+        p.warps = vec![
+            vec![
+                Stmt::Spin(1),
+                Stmt::ClusterArrive { relaxed: false },
+                Stmt::ClusterWait,
+                Stmt::Spin(2),
+            ],
+            vec![Stmt::Spin(3), Stmt::ClusterArrive { relaxed: false }],
+        ];
+        let c = merge_warps(&p);
+        // c[2]: warp 0 into warp 1, warp 0's statements first in each phase.
+        assert_eq!(
+            c[2].warps[1],
+            [
+                Stmt::Spin(1),
+                Stmt::Spin(3),
+                Stmt::ClusterArrive { relaxed: false },
+                Stmt::ClusterWait,
+                Stmt::Spin(2)
+            ]
+        );
+        p.warps = vec![
+            vec![Stmt::Spin(1), Stmt::BarCta, Stmt::Spin(2)],
+            vec![Stmt::Spin(3), Stmt::BarCta, Stmt::Spin(4)],
+        ];
         // Different barriers: the whole code goes before or after.
         p.warps[1].retain(|s| *s != Stmt::BarCta);
         let c = merge_warps(&p);
