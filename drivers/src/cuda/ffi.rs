@@ -359,8 +359,14 @@ impl Gpu {
     }
 
     /// Compiles `image` (PTX text, or a cubin) through the driver: `Err((code, log))` keeps the
-    /// JIT's error log.
-    pub fn load_module(&self, image: &[u8], kernel: &str) -> Result<Kernel, (u32, String)> {
+    /// JIT's error log. `opt` sets the JIT's optimization level (`CU_JIT_OPTIMIZATION_LEVEL`,
+    /// 0-4; `None`: the driver's default, 4).
+    pub fn load_module(
+        &self,
+        image: &[u8],
+        kernel: &str,
+        opt: Option<u32>,
+    ) -> Result<Kernel, (u32, String)> {
         let mut data = image.to_vec();
         if data.last() != Some(&0) {
             data.push(0);
@@ -369,27 +375,33 @@ impl Gpu {
         let mut err_log = vec![0u8; LOG];
         let mut info_log = vec![0u8; LOG];
         use sys::CUjit_option as O;
-        let mut opts = [
+        let mut opts = vec![
             O::CU_JIT_ERROR_LOG_BUFFER,
             O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
             O::CU_JIT_INFO_LOG_BUFFER,
             O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
         ];
-        // Option values are passed as pointer-sized slots; sizes are stored in the slot itself.
-        let mut vals: [*mut c_void; 4] = [
+        // Option values are passed as pointer-sized slots; sizes and levels are stored in the
+        // slot itself.
+        let mut vals: Vec<*mut c_void> = vec![
             err_log.as_mut_ptr().cast(),
             LOG as *mut c_void,
             info_log.as_mut_ptr().cast(),
             LOG as *mut c_void,
         ];
+        if let Some(level) = opt {
+            opts.push(O::CU_JIT_OPTIMIZATION_LEVEL);
+            vals.push(level.min(4) as usize as *mut c_void);
+        }
         let mut module: sys::CUmodule = ptr::null_mut();
         // SAFETY: `data` is NUL-terminated PTX or a cubin image that outlives the call; the
-        // option arrays have 4 entries each; the log buffers are LOG bytes and outlive the call.
+        // option arrays have `opts.len()` entries each; the log buffers are LOG bytes and
+        // outlive the call.
         let r = unsafe {
             (self.d.cuModuleLoadDataEx)(
                 &mut module,
                 data.as_ptr().cast(),
-                4,
+                opts.len() as c_uint,
                 opts.as_mut_ptr(),
                 vals.as_mut_ptr(),
             )

@@ -14,6 +14,8 @@
 //! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
+//! | `TCGEN05_CUDA_JIT_OPT` | `cuda-emu`: [`EMU_JIT_OPT`]; `cuda`: the driver's default (4) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`) |
+//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
 //! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
@@ -45,6 +47,15 @@ pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 /// contexts time-slicing the GPU). Measure it on each Blackwell box (`mbarrier-wait.log` of
 /// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
 pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
+
+/// The JIT optimization level of `cuda-emu` cases (`TCGEN05_CUDA_JIT_OPT` overrides it).
+/// The emulation's lowering is long straight-line PTX (about 1,600 lines for a generated
+/// program), and optimizing it costs more than running it: ptxas 13.0 on the lent H200's host
+/// compiled 27 lowered generated programs in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`
+/// (one module each; 1.95 s and 7.75 s as one module of 27 entries). The emulation's meaning
+/// does not depend on the level: every schedule a less optimized kernel shows is one the
+/// program allows.
+pub const EMU_JIT_OPT: u32 = 0;
 
 /// The most a case's bounded waits may add to its watchdog (a wait of `u32::MAX` tries is a
 /// deliberate deadlock, not a slow give-up).
@@ -127,6 +138,9 @@ pub struct Config {
     pub try_wait_ns: u64,
     /// Compile through ptxas instead of the driver JIT.
     pub ptxas: Option<PathBuf>,
+    /// Optimization level (0-4) of the JIT or ptxas; `None`: the flavour's default
+    /// ([`EMU_JIT_OPT`] for `cuda-emu`, the compiler's own for `cuda`).
+    pub jit_opt: Option<u32>,
     /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
     pub guardrail: bool,
     /// The worker executable.
@@ -150,6 +164,9 @@ impl Config {
         let guardrail = var("TCGEN05_CUDA_GUARDRAIL").is_some_and(|v| v != "0");
         let want_ptxas = var("TCGEN05_CUDA_COMPILER").is_some_and(|v| v == "ptxas") || guardrail;
         let ptxas = if want_ptxas { find_ptxas() } else { None };
+        let jit_opt = var("TCGEN05_CUDA_JIT_OPT")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .map(|v| v.min(4));
         let mut worker_env = Vec::new();
         if let Some(f) = var("TCGEN05_CUDA_FAKE") {
             worker_env.push(("TCGEN05_CUDA_FAKE".to_string(), f));
@@ -159,6 +176,7 @@ impl Config {
             timeout: Duration::from_millis(timeout),
             try_wait_ns,
             ptxas,
+            jit_opt,
             guardrail,
             worker: var("TCGEN05_CUDA_WORKER").map(PathBuf::from),
             worker_env,
@@ -310,6 +328,43 @@ pub struct CaseTiming {
     pub launched: bool,
 }
 
+/// Where a [`CudaTarget`]'s time went, summed over its cases (`TCGEN05_CUDA_PROFILE=1`
+/// prints it when the target is dropped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Cases given to the target.
+    pub cases: u64,
+    /// Of those, the cases that reached the worker (the others were not run: not emulated).
+    pub sent: u64,
+    /// Microseconds preparing the requests (the emulation's lowering, the PTX printer).
+    pub prepare_us: u64,
+    /// Microseconds from sending a request to its end, seen from the parent.
+    pub worker_us: u64,
+    /// Of those, the worker's compile and load, run, and readback times.
+    pub compile_us: u64,
+    /// See `compile_us`.
+    pub run_us: u64,
+    /// See `compile_us`.
+    pub readback_us: u64,
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |us: u64| us as f64 / 1000.0;
+        write!(
+            f,
+            "{} cases, {} sent to the worker; prepare {:.0} ms, worker {:.0} ms (compile {:.0} ms, run {:.0} ms, readback {:.0} ms)",
+            self.cases,
+            self.sent,
+            ms(self.prepare_us),
+            ms(self.worker_us),
+            ms(self.compile_us),
+            ms(self.run_us),
+            ms(self.readback_us)
+        )
+    }
+}
+
 /// The `cuda` / `cuda-emu` target.
 #[derive(Debug)]
 pub struct CudaTarget {
@@ -321,6 +376,8 @@ pub struct CudaTarget {
     device_targets: Option<arch::DeviceTargets>,
     /// Figures of the last case run.
     pub last: CaseTiming,
+    /// Figures of all cases run.
+    pub profile: Profile,
 }
 
 impl CudaTarget {
@@ -355,6 +412,7 @@ impl CudaTarget {
             dev,
             device_targets,
             last: CaseTiming::default(),
+            profile: Profile::default(),
         })
     }
 
@@ -366,6 +424,14 @@ impl CudaTarget {
     /// Worker counters (spawned, killed, cases).
     pub fn stats(&self) -> supervisor::Stats {
         self.sup.stats
+    }
+
+    /// The optimization level of this target's compiles ([`Config::jit_opt`]).
+    fn jit_opt(&self) -> Option<u32> {
+        self.cfg.jit_opt.or(match self.flavour {
+            Flavour::Emu => Some(EMU_JIT_OPT),
+            Flavour::Hardware => None,
+        })
     }
 
     /// The request for one case, or the outcome that replaces running it.
@@ -382,7 +448,7 @@ impl CudaTarget {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
                         arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor),
-                        options: vec![],
+                        options: self.jit_opt().map(|o| format!("-O{o}")).into_iter().collect(),
                     },
                     None => Compile::Jit,
                 };
@@ -398,11 +464,13 @@ impl CudaTarget {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
                         arch: r.target,
-                        options: if self.cfg.guardrail {
-                            vec!["-g-tmem-access-check".into()]
-                        } else {
-                            vec![]
-                        },
+                        options: self
+                            .cfg
+                            .guardrail
+                            .then(|| "-g-tmem-access-check".to_string())
+                            .into_iter()
+                            .chain(self.jit_opt().map(|o| format!("-O{o}")))
+                            .collect(),
                     },
                     None => Compile::Jit,
                 };
@@ -421,18 +489,35 @@ impl CudaTarget {
             obs_words: layout.total_words() as u32,
             status_words,
             timeout_ms: case_timeout(self.flavour, &self.cfg, p).as_millis() as u64,
+            jit_opt: self.jit_opt(),
         })
     }
 
     /// Runs a program and returns the outcome with the figures of the run.
     pub fn run_program(&mut self, p: &Program) -> Outcome {
         self.last = CaseTiming::default();
+        self.profile.cases += 1;
         let id = self.sup.stats.cases + 1;
-        let req = match self.request(id, p) {
+        let t0 = std::time::Instant::now();
+        let req = self.request(id, p);
+        self.profile.prepare_us += t0.elapsed().as_micros() as u64;
+        let req = match req {
             Ok(r) => r,
             Err(o) => return o,
         };
+        self.profile.sent += 1;
+        let t1 = std::time::Instant::now();
         let ended = self.sup.run(&req);
+        self.profile.worker_us += t1.elapsed().as_micros() as u64;
+        if let Ended::Reported { result, .. } = &ended
+            && let RunResult::Completed { timing, .. }
+            | RunResult::Hung { timing, .. }
+            | RunResult::Fault { timing, .. } = result
+        {
+            self.profile.compile_us += timing.compile_us;
+            self.profile.run_us += timing.run_us;
+            self.profile.readback_us += timing.readback_us;
+        }
         let layout = Layout::of(p);
         match ended {
             Ended::Reported { result, compile_us } => {
@@ -524,6 +609,22 @@ impl CudaTarget {
             RunResult::WorkerError(e) => Outcome::Crashed {
                 detail: format!("CUDA worker: {e}"),
             },
+        }
+    }
+}
+
+impl Drop for CudaTarget {
+    fn drop(&mut self) {
+        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+            let s = self.sup.stats;
+            eprintln!(
+                "{} profile: {}; workers spawned {}, killed {}, waited {:.0} ms for a worker",
+                self.name,
+                self.profile,
+                s.spawned,
+                s.killed,
+                s.spawn_wait_us as f64 / 1000.0
+            );
         }
     }
 }

@@ -206,7 +206,7 @@ mod cuda {
             Ok(i) => i,
             Err(log) => return Ok(RunResult::CompileError { code: 0, log }),
         };
-        let kernel = match gpu.load_module(&image, &run.kernel) {
+        let kernel = match gpu.load_module(&image, &run.kernel, run.jit_opt) {
             Ok(k) => k,
             Err((code, log)) => {
                 // A load error that poisons the context (rare) must not leak into the next case.
