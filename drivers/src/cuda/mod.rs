@@ -14,7 +14,7 @@
 //! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
-//! | `TCGEN05_CUDA_JIT_OPT` | `cuda-emu`: [`EMU_JIT_OPT`]; `cuda`: the driver's default (4) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`) |
+//! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -47,15 +47,6 @@ pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 /// contexts time-slicing the GPU). Measure it on each Blackwell box (`mbarrier-wait.log` of
 /// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
 pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
-
-/// The JIT optimization level of `cuda-emu` cases (`TCGEN05_CUDA_JIT_OPT` overrides it).
-/// The emulation's lowering is long straight-line PTX (about 1,600 lines for a generated
-/// program), and optimizing it costs more than running it: ptxas 13.0 on the lent H200's host
-/// compiled 27 lowered generated programs in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`
-/// (one module each; 1.95 s and 7.75 s as one module of 27 entries). The emulation's meaning
-/// does not depend on the level: every schedule a less optimized kernel shows is one the
-/// program allows.
-pub const EMU_JIT_OPT: u32 = 0;
 
 /// The most a case's bounded waits may add to its watchdog (a wait of `u32::MAX` tries is a
 /// deliberate deadlock, not a slow give-up).
@@ -138,8 +129,12 @@ pub struct Config {
     pub try_wait_ns: u64,
     /// Compile through ptxas instead of the driver JIT.
     pub ptxas: Option<PathBuf>,
-    /// Optimization level (0-4) of the JIT or ptxas; `None`: the flavour's default
-    /// ([`EMU_JIT_OPT`] for `cuda-emu`, the compiler's own for `cuda`).
+    /// Optimization level (0-4) of the JIT or ptxas; `None`: the compiler's default. Measured
+    /// on the lent H200 (docs/blackwell.md): ptxas 13.0 compiled 27 lowered generated programs
+    /// in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`, but in a 60 s `cuda-emu` campaign
+    /// (16 jobs) the JIT at level 0 saved only a quarter of the compile time (331 to 249 ms a
+    /// case) and 5 cases hung where the oracle requires completion (none at the default), so
+    /// the default stays.
     pub jit_opt: Option<u32>,
     /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
     pub guardrail: bool,
@@ -428,10 +423,7 @@ impl CudaTarget {
 
     /// The optimization level of this target's compiles ([`Config::jit_opt`]).
     fn jit_opt(&self) -> Option<u32> {
-        self.cfg.jit_opt.or(match self.flavour {
-            Flavour::Emu => Some(EMU_JIT_OPT),
-            Flavour::Hardware => None,
-        })
+        self.cfg.jit_opt
     }
 
     /// The request for one case, or the outcome that replaces running it.

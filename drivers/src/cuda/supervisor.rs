@@ -6,11 +6,13 @@
 //! the end of every case, so whatever ends a case (its `Done`, the watchdog, the worker's
 //! death) belongs to that case; a worker that ended a case with a fault is never given another.
 //!
-//! Warm replacement: when a case ends its worker (a fault, a hang, a death), the supervisor
-//! starts the next worker at once on a thread of its own, so the driver's initialization and
-//! the context creation (hundreds of milliseconds) overlap the parent's work on the next case
-//! (the oracle, the lowering) instead of adding to it. [`Stats::spawn_wait_us`] counts what
-//! is still waited.
+//! Warm standby: beside the worker in use, the supervisor keeps a second one starting or
+//! started (its own thread waits for its hello), and a case that ends its worker (a fault, a
+//! hang, a death) hands over to the standby and starts the next standby. A worker's start
+//! (driver initialization and context creation) took 5 s on average while 16 campaign jobs
+//! shared the lent H200, 38% of a job's time when every fault waited for it (docs/blackwell.md);
+//! a killed worker is reaped on a thread too (a context's teardown after a trap takes time).
+//! [`Stats::spawn_wait_us`] counts what is still waited.
 
 use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
@@ -274,8 +276,19 @@ impl Supervisor {
 
     fn drop_worker(&mut self) {
         if let Some(mut w) = self.worker.take() {
-            kill(&mut w);
+            let _ = w.child.kill();
+            std::thread::spawn(move || {
+                let _ = w.child.wait();
+            });
             self.stats.killed += 1;
+        }
+    }
+
+    /// Starts the standby worker on its own thread unless one is starting or started.
+    fn start_standby(&mut self) {
+        if self.spare.is_none() {
+            let (spec, limits) = (self.spec.clone(), self.limits);
+            self.spare = Some(std::thread::spawn(move || spawn(&spec, &limits)));
         }
     }
 
@@ -303,16 +316,19 @@ impl Supervisor {
         }
     }
 
-    /// Runs one case under the watchdog. A case that ends its worker starts the replacement
-    /// at once, on a thread of its own (module documentation).
+    /// Runs one case under the watchdog. A case that ends its worker hands over to the
+    /// standby worker, and the next standby starts (module documentation).
     pub fn run(&mut self, req: &RunRequest) -> Ended {
         if let Err(e) = self.ensure() {
             return Ended::NoWorker(e);
         }
+        self.start_standby();
         let ended = self.run_on_worker(req);
-        if self.worker.is_none() && self.spare.is_none() {
-            let (spec, limits) = (self.spec.clone(), self.limits);
-            self.spare = Some(std::thread::spawn(move || spawn(&spec, &limits)));
+        if self.worker.is_none() {
+            // Hand over now, so the standby after it starts while the parent judges this case.
+            if self.ensure().is_ok() {
+                self.start_standby();
+            }
         }
         ended
     }
