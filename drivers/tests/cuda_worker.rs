@@ -114,33 +114,6 @@ fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker()
 }
 
 #[test]
-fn a_fault_hands_over_to_the_standby_worker_without_waiting_for_a_start() {
-    // Every worker takes 600 ms to open its (fake) device. The standby starts beside the
-    // first worker, so after a trap the next case finds its worker started, while the parent
-    // was busy elsewhere; without a standby it would wait the whole 600 ms.
-    let mut cfg = config(Some("10.0"), 1000);
-    cfg.worker_env = vec![(
-        "TCGEN05_CUDA_FAKE".to_string(),
-        "cc=10.0,hello_ms=600".to_string(),
-    )];
-    let mut t = CudaTarget::new("cuda", Flavour::Hardware, cfg).unwrap();
-    let good = case(samples::single_warp_roundtrip());
-    assert!(matches!(t.run(&good), Outcome::Completed { .. }));
-    std::thread::sleep(Duration::from_millis(900));
-    let trap = t.run(&case(with_checkpoint(fake::TRAP)));
-    assert!(matches!(trap, Outcome::Trapped { .. }), "{trap:?}");
-    let o = t.run(&good);
-    assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
-    let s = t.stats();
-    assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 3));
-    assert!(
-        s.spawn_wait_us < 300_000,
-        "waited {} us for a worker",
-        s.spawn_wait_us
-    );
-}
-
-#[test]
 fn a_reported_hang_is_hung_with_the_lanes_and_a_leak_is_leaked() {
     let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 200)).unwrap();
     let start = Instant::now();

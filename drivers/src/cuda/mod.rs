@@ -440,7 +440,11 @@ impl CudaTarget {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
                         arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor),
-                        options: self.jit_opt().map(|o| format!("-O{o}")).into_iter().collect(),
+                        options: self
+                            .jit_opt()
+                            .map(|o| format!("-O{o}"))
+                            .into_iter()
+                            .collect(),
                     },
                     None => Compile::Jit,
                 };

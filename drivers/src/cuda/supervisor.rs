@@ -6,13 +6,12 @@
 //! the end of every case, so whatever ends a case (its `Done`, the watchdog, the worker's
 //! death) belongs to that case; a worker that ended a case with a fault is never given another.
 //!
-//! Warm standby: beside the worker in use, the supervisor keeps a second one starting or
-//! started (its own thread waits for its hello), and a case that ends its worker (a fault, a
-//! hang, a death) hands over to the standby and starts the next standby. A worker's start
-//! (driver initialization and context creation) took 5 s on average while 16 campaign jobs
-//! shared the lent H200, 38% of a job's time when every fault waited for it (docs/blackwell.md);
-//! a killed worker is reaped on a thread too (a context's teardown after a trap takes time).
-//! [`Stats::spawn_wait_us`] counts what is still waited.
+//! Respawns are the cost that bounds a `cuda-emu` campaign: every trap (the emulation's
+//! violations end the kernel with `trap`, which poisons the context) and every hang costs a
+//! worker, and a worker's start (driver initialization, context creation) took 5.4 s on average
+//! while 16 campaign jobs shared the lent H200 ([`Stats::spawn_wait_us`]; docs/blackwell.md).
+//! A killed worker is reaped on a thread of its own, so the next case does not wait for the
+//! old context's teardown.
 
 use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
@@ -96,13 +95,9 @@ pub struct Stats {
     pub killed: u64,
     /// Cases sent.
     pub cases: u64,
-    /// Microseconds a case waited for a worker to be ready (a spawn, or the end of a warm
-    /// replacement's start).
+    /// Microseconds cases waited for a worker to start (after a fault ended the last one).
     pub spawn_wait_us: u64,
 }
-
-/// A worker being started, with its hello.
-type Spawned = Result<(Worker, Result<DeviceInfo, String>), String>;
 
 struct Worker {
     child: Child,
@@ -116,8 +111,6 @@ pub struct Supervisor {
     spec: WorkerSpec,
     limits: Limits,
     worker: Option<Worker>,
-    /// The replacement being started on its own thread ([`Supervisor::run`]).
-    spare: Option<std::thread::JoinHandle<Spawned>>,
     /// The device the first worker opened.
     pub device: DeviceInfo,
     /// Counters.
@@ -259,7 +252,6 @@ impl Supervisor {
                 spec,
                 limits,
                 worker: Some(w),
-                spare: None,
                 device,
                 stats: Stats {
                     spawned: 1,
@@ -284,25 +276,12 @@ impl Supervisor {
         }
     }
 
-    /// Starts the standby worker on its own thread unless one is starting or started.
-    fn start_standby(&mut self) {
-        if self.spare.is_none() {
-            let (spec, limits) = (self.spec.clone(), self.limits);
-            self.spare = Some(std::thread::spawn(move || spawn(&spec, &limits)));
-        }
-    }
-
     fn ensure(&mut self) -> Result<(), String> {
         if self.worker.is_some() {
             return Ok(());
         }
         let t0 = Instant::now();
-        let spawned = match self.spare.take() {
-            Some(h) => h
-                .join()
-                .unwrap_or_else(|_| Err("the thread starting the CUDA worker panicked".into())),
-            None => spawn(&self.spec, &self.limits),
-        };
+        let spawned = spawn(&self.spec, &self.limits);
         self.stats.spawn_wait_us += t0.elapsed().as_micros() as u64;
         let (w, device) = spawned?;
         self.stats.spawned += 1;
@@ -316,25 +295,11 @@ impl Supervisor {
         }
     }
 
-    /// Runs one case under the watchdog. A case that ends its worker hands over to the
-    /// standby worker, and the next standby starts (module documentation).
+    /// Runs one case under the watchdog.
     pub fn run(&mut self, req: &RunRequest) -> Ended {
         if let Err(e) = self.ensure() {
             return Ended::NoWorker(e);
         }
-        self.start_standby();
-        let ended = self.run_on_worker(req);
-        if self.worker.is_none() {
-            // Hand over now, so the standby after it starts while the parent judges this case.
-            if self.ensure().is_ok() {
-                self.start_standby();
-            }
-        }
-        ended
-    }
-
-    /// [`Supervisor::run`] on the worker that [`Supervisor::ensure`] made ready.
-    fn run_on_worker(&mut self, req: &RunRequest) -> Ended {
         self.stats.cases += 1;
         let timeout = Duration::from_millis(req.timeout_ms);
         let w = self.worker.as_mut().expect("ensured");
@@ -420,10 +385,6 @@ impl Supervisor {
 
 impl Drop for Supervisor {
     fn drop(&mut self) {
-        if let Some(Ok(Ok((mut w, _)))) = self.spare.take().map(std::thread::JoinHandle::join) {
-            let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
-            kill(&mut w);
-        }
         if let Some(mut w) = self.worker.take() {
             let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
             let deadline = Instant::now() + Duration::from_millis(500);

@@ -403,23 +403,14 @@ pub mod fake {
         ptx.contains(&format!(", {id};"))
     }
 
-    /// Serves a fake device described by `spec`: `cc=9.0`, optionally followed by
-    /// `,hello_ms=<n>` (the device takes that long to open, like a context creation on a busy
-    /// GPU).
+    /// Serves a fake device described by `spec` (`cc=9.0`).
     pub fn serve(
         spec: &str,
         ordinal: u32,
         r: &mut impl io::Read,
         w: &mut impl io::Write,
     ) -> io::Result<()> {
-        let mut parts = spec.split(',');
-        let cc_part = parts.next().unwrap_or_default();
-        for p in parts {
-            if let Some(ms) = p.strip_prefix("hello_ms=").and_then(|v| v.parse().ok()) {
-                std::thread::sleep(Duration::from_millis(ms));
-            }
-        }
-        let cc = cc_part
+        let cc = spec
             .strip_prefix("cc=")
             .and_then(|v| v.split_once('.'))
             .and_then(|(a, b)| {
