@@ -22,6 +22,7 @@
 
 pub mod arch;
 pub mod emu;
+pub mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 pub mod protocol;
@@ -30,6 +31,7 @@ pub mod worker;
 
 use crate::outcome::{Diagnostic, HangSite, Outcome, Severity, TrapKind};
 use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use error::{StartError, WorkerError};
 use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -201,16 +203,15 @@ pub fn find_ptxas() -> Option<PathBuf> {
 
 /// The worker executable: `configured`, else `tcgen05-cuda-worker` next to the running
 /// binary or one folder up (test binaries live in `target/<profile>/deps`).
-pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
+pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, WorkerError> {
     if let Some(p) = configured {
         return if p.is_file() {
             Ok(p.clone())
         } else {
-            Err(format!("TCGEN05_CUDA_WORKER={} is not a file", p.display()))
+            Err(WorkerError::NotAFile(p.clone()))
         };
     }
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| WorkerError::CurrentExe(e.to_string()))?;
     let name = format!("{WORKER_BIN}{}", std::env::consts::EXE_SUFFIX);
     let mut tried = Vec::new();
     for dir in exe.ancestors().skip(1).take(2) {
@@ -220,16 +221,16 @@ pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
         }
         tried.push(p.display().to_string());
     }
-    Err(format!(
-        "the CUDA worker `{name}` was not found (tried {}); build it with `cargo build --release -p tcgen05-drivers` or set TCGEN05_CUDA_WORKER",
-        tried.join(", ")
-    ))
+    Err(WorkerError::NotFound {
+        name,
+        tried: tried.join(", "),
+    })
 }
 
 /// How to start the worker for `cfg`: the worker binary ([`find_worker`]), or else, when the
 /// running binary is the `tcgen05-fuzz` command, that binary itself in worker mode (it must call
 /// [`worker::serve_if_requested`] first thing in `main`).
-pub fn worker_spec(cfg: &Config) -> Result<WorkerSpec, String> {
+pub fn worker_spec(cfg: &Config) -> Result<WorkerSpec, WorkerError> {
     let mut env = cfg.worker_env.clone();
     match find_worker(cfg.worker.as_ref()) {
         Ok(exe) => Ok(WorkerSpec {
@@ -387,15 +388,16 @@ impl CudaTarget {
         if flavour == Flavour::Hardware && cfg.guardrail && cfg.ptxas.is_none() {
             return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
         }
-        let spec = worker_spec(&cfg).map_err(Unavailable)?;
-        let sup = Supervisor::start(spec, cfg.limits).map_err(Unavailable)?;
+        let spec = worker_spec(&cfg).map_err(|e| Unavailable(e.to_string()))?;
+        let sup = Supervisor::start(spec, cfg.limits)
+            .map_err(|e: StartError| Unavailable(e.to_string()))?;
         let dev = sup.device.clone();
         let device_targets = match flavour {
             Flavour::Hardware => Some(arch::tcgen05_targets(dev.cc).map_err(|e| {
                 Unavailable(format!("{} (device {}: {})", e, dev.ordinal, dev.name))
             })?),
             Flavour::Emu => {
-                arch::emu_supported(dev.cc).map_err(Unavailable)?;
+                arch::emu_supported(dev.cc).map_err(|e| Unavailable(e.to_string()))?;
                 None
             }
         };
@@ -540,7 +542,9 @@ impl CudaTarget {
                     if launched { "after" } else { "before" }
                 ),
             },
-            Ended::NoWorker(e) => Outcome::Crashed { detail: e },
+            Ended::NoWorker(e) => Outcome::Crashed {
+                detail: e.to_string(),
+            },
         }
     }
 
@@ -780,6 +784,34 @@ mod tests {
         c.timeout = Duration::from_millis(2000);
         c.try_wait_ns = 10_000;
         c
+    }
+
+    #[test]
+    fn a_configured_worker_that_is_no_file_is_named_in_the_error() {
+        let p = PathBuf::from("/nonexistent/tcgen05-cuda-worker");
+        let e = find_worker(Some(&p)).unwrap_err();
+        assert_eq!(e, WorkerError::NotAFile(p.clone()));
+        assert!(
+            e.to_string()
+                .contains("TCGEN05_CUDA_WORKER=/nonexistent/tcgen05-cuda-worker is not a file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_is_an_error_naming_the_executable() {
+        let spec = WorkerSpec {
+            exe: PathBuf::from("/nonexistent/worker"),
+            args: vec![],
+            env: vec![],
+        };
+        match Supervisor::start(spec, Limits::default()) {
+            Err(StartError::Spawn { exe, reason }) => {
+                assert_eq!(exe, PathBuf::from("/nonexistent/worker"));
+                assert!(!reason.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! A killed worker is reaped on a thread of its own, so the next case does not wait for the
 //! old context's teardown.
 
+use super::error::StartError;
 use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Write};
@@ -83,7 +84,7 @@ pub enum Ended {
         launched: bool,
     },
     /// No worker could be started.
-    NoWorker(String),
+    NoWorker(StartError),
 }
 
 /// Counters for the report.
@@ -130,7 +131,7 @@ impl std::fmt::Debug for Supervisor {
 fn spawn(
     spec: &WorkerSpec,
     limits: &Limits,
-) -> Result<(Worker, Result<DeviceInfo, String>), String> {
+) -> Result<(Worker, Result<DeviceInfo, String>), StartError> {
     let mut cmd = Command::new(&spec.exe);
     // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops cleanly,
     // not the worker mid-case (that would read as a crash verdict).
@@ -143,12 +144,13 @@ fn spawn(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the CUDA worker {}: {e}", spec.exe.display()))?;
-    let stdin = BufWriter::new(child.stdin.take().ok_or("worker has no stdin")?);
-    let stdout = child.stdout.take().ok_or("worker has no stdout")?;
-    let stderr = child.stderr.take().ok_or("worker has no stderr")?;
+    let mut child = cmd.spawn().map_err(|e| StartError::Spawn {
+        exe: spec.exe.clone(),
+        reason: e.to_string(),
+    })?;
+    let stdin = BufWriter::new(child.stdin.take().ok_or(StartError::NoPipe("stdin"))?);
+    let stdout = child.stdout.take().ok_or(StartError::NoPipe("stdout"))?;
+    let stderr = child.stderr.take().ok_or(StartError::NoPipe("stderr"))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
@@ -193,20 +195,15 @@ fn spawn(
         Ok(Ok(Reply::Hello { device, .. })) => Ok((w, device)),
         Ok(Ok(other)) => {
             kill(&mut w);
-            Err(format!(
-                "the worker's first message was not a hello: {other:?}"
-            ))
+            Err(StartError::NotHello(format!("{other:?}")))
         }
-        Ok(Err(e)) => {
-            let d = death(&mut w);
-            Err(format!("the CUDA worker failed to start: {e}; {d}"))
+        Ok(Err(reason)) => {
+            let death = death(&mut w);
+            Err(StartError::Died { reason, death })
         }
         Err(_) => {
             kill(&mut w);
-            Err(format!(
-                "the CUDA worker did not say hello within {:?}",
-                limits.hello
-            ))
+            Err(StartError::HelloTimeout(limits.hello))
         }
     }
 }
@@ -245,7 +242,7 @@ fn death(w: &mut Worker) -> String {
 
 impl Supervisor {
     /// Starts the first worker; `Err` says why the device is unavailable.
-    pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, String> {
+    pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, StartError> {
         let (mut w, device) = spawn(&spec, &limits)?;
         match device {
             Ok(device) => Ok(Supervisor {
@@ -261,7 +258,7 @@ impl Supervisor {
             Err(reason) => {
                 let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
                 kill(&mut w);
-                Err(reason)
+                Err(StartError::NoDevice(reason))
             }
         }
     }
@@ -276,7 +273,7 @@ impl Supervisor {
         }
     }
 
-    fn ensure(&mut self) -> Result<(), String> {
+    fn ensure(&mut self) -> Result<(), StartError> {
         if self.worker.is_some() {
             return Ok(());
         }
@@ -290,7 +287,7 @@ impl Supervisor {
             Ok(_) => Ok(()),
             Err(e) => {
                 self.drop_worker();
-                Err(format!("a respawned worker found no device: {e}"))
+                Err(StartError::RespawnNoDevice(e))
             }
         }
     }
