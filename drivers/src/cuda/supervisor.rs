@@ -8,8 +8,9 @@
 //!
 //! Respawns are the cost that bounds a `cuda-emu` campaign: every trap (the emulation's
 //! violations end the kernel with `trap`, which poisons the context) and every hang costs a
-//! worker, and a worker's start (driver initialization, context creation) took 5.4 s on average
-//! while 16 campaign jobs shared the lent H200 ([`Stats::spawn_wait_us`]; docs/blackwell.md).
+//! worker, and a worker's start (driver initialization, context creation) took 5.4 to 9.3 s
+//! on average while 16 campaign jobs shared the lent H200 ([`Stats::spawn_wait_us`];
+//! docs/blackwell.md).
 //! A killed worker is reaped on a thread of its own, so the next case does not wait for the
 //! old context's teardown.
 
