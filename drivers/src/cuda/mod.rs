@@ -790,7 +790,7 @@ mod tests {
     fn a_configured_worker_that_is_no_file_is_named_in_the_error() {
         let p = PathBuf::from("/nonexistent/tcgen05-cuda-worker");
         let e = find_worker(Some(&p)).unwrap_err();
-        assert_eq!(e, WorkerError::NotAFile(p.clone()));
+        assert_eq!(e, WorkerError::NotAFile(p));
         assert!(
             e.to_string()
                 .contains("TCGEN05_CUDA_WORKER=/nonexistent/tcgen05-cuda-worker is not a file"),
