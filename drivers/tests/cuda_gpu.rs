@@ -376,6 +376,7 @@ fn mbarrier_wait_try_times() {
                 obs_words: 4,
                 status_words: 0,
                 timeout_ms: 30_000,
+                jit_opt: None,
             };
             let r = sup.run(&req);
             let Ended::Reported {
@@ -848,6 +849,7 @@ fn hardware_compile_path_keeps_the_logs() {
         obs_words: layout.total_words() as u32,
         status_words: 0,
         timeout_ms: 2000,
+        jit_opt: None,
     };
     let jit = sup.run(&req);
     let Ended::Reported {

@@ -25,6 +25,7 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         timeout: Duration::from_millis(timeout_ms),
         try_wait_ns: cuda::DEFAULT_TRY_WAIT_NS,
         ptxas: None,
+        jit_opt: None,
         guardrail: false,
         worker: Some(worker()),
         worker_env: fake_cc

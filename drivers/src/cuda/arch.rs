@@ -3,6 +3,7 @@
 //! error codes decide which faults poison the context (part 2). Pure functions: everything
 //! here is tested without a GPU.
 
+use super::error::DeviceError;
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::Target as PtxTarget;
 
@@ -35,25 +36,15 @@ pub struct DeviceTargets {
 /// The tcgen05 targets of a device, or why it has none. tcgen05 exists on compute
 /// capability 10.x and 11.x (sm_100/101/103/110; reference §1); 12.x (consumer Blackwell,
 /// sm_120) and everything older has no tensor memory.
-pub fn tcgen05_targets(cc: Cc) -> Result<DeviceTargets, String> {
+pub fn tcgen05_targets(cc: Cc) -> Result<DeviceTargets, DeviceError> {
     let (arch, family) = match (cc.major, cc.minor) {
         (10, 0) => (PtxTarget::Sm100a, PtxTarget::Sm100f),
         (10, 3) => (PtxTarget::Sm103a, PtxTarget::Sm103f),
         // sm_101 was renamed sm_110 in PTX ISA 9.0 (reference §1); drivers of either
         // naming report the same silicon.
         (10, 1) | (11, 0) => (PtxTarget::Sm110a, PtxTarget::Sm110f),
-        (10 | 11, _) => {
-            return Err(format!(
-                "found compute capability {cc}, a tcgen05 generation this build has no target \
-                 name for (known: 10.0 sm_100a, 10.3 sm_103a, 11.0 sm_110a)"
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "found compute capability {cc}; tcgen05 needs 10.x or 11.x (sm_100a, sm_103a, \
-                 sm_110a); use the `cuda-emu` target on Hopper (9.0)"
-            ));
-        }
+        (10 | 11, _) => return Err(DeviceError::UnknownGeneration(cc)),
+        _ => return Err(DeviceError::NoTcgen05(cc)),
     };
     Ok(DeviceTargets { arch, family })
 }
@@ -72,13 +63,11 @@ pub fn min_ptx_version(t: PtxTarget) -> (u8, u8) {
 
 /// Whether the `cuda-emu` lowering runs on a device: it is sm_90 PTX with clusters, so any
 /// device of compute capability 9.0 or newer.
-pub fn emu_supported(cc: Cc) -> Result<(), String> {
+pub fn emu_supported(cc: Cc) -> Result<(), DeviceError> {
     if cc.major >= 9 {
         Ok(())
     } else {
-        Err(format!(
-            "found compute capability {cc}; cuda-emu needs 9.0 or newer (thread-block clusters)"
-        ))
+        Err(DeviceError::NoClusters(cc))
     }
 }
 
@@ -300,14 +289,17 @@ mod tests {
 
     #[test]
     fn hopper_and_consumer_blackwell_say_why_not() {
-        let e = tcgen05_targets(Cc { major: 9, minor: 0 }).unwrap_err();
+        let e = tcgen05_targets(Cc { major: 9, minor: 0 })
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("found compute capability 9.0"), "{e}");
         assert!(e.contains("10.x or 11.x"), "{e}");
         let e = tcgen05_targets(Cc {
             major: 12,
             minor: 0,
         })
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("12.0"), "{e}");
         assert!(emu_supported(Cc { major: 9, minor: 0 }).is_ok());
         assert!(emu_supported(Cc { major: 8, minor: 6 }).is_err());

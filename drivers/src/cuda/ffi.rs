@@ -20,7 +20,8 @@ use std::ptr;
 type Res = u32;
 
 /// A driver error: the code, its name and what was being done.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{call} failed: {name} ({code})")]
 pub struct DriverError {
     /// The `CUresult` value.
     pub code: u32,
@@ -31,9 +32,10 @@ pub struct DriverError {
 }
 
 /// Why [`Gpu::open`] found no usable device.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum OpenError {
     /// `cuInit` failed (no device, or a driver without one).
+    #[error("no usable CUDA device: cuInit failed with {name} ({code})")]
     Init {
         /// The `CUresult` value.
         code: u32,
@@ -41,11 +43,17 @@ pub enum OpenError {
         name: String,
     },
     /// The driver is older than CUDA 12.0 (`cuLaunchKernelEx`, clusters).
+    #[error(
+        "the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)",
+        version / 1000,
+        version % 1000 / 10
+    )]
     OldDriver {
         /// `cuDriverGetVersion`'s value (major * 1000 + minor * 10).
         version: u32,
     },
     /// Device `ordinal` does not exist.
+    #[error("no CUDA device {ordinal}: the driver sees {count}")]
     NoDevice {
         /// The ordinal asked for.
         ordinal: u32,
@@ -53,37 +61,33 @@ pub enum OpenError {
         count: u32,
     },
     /// Another driver call failed.
+    #[error(transparent)]
     Call(DriverError),
 }
 
-impl std::fmt::Display for OpenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            OpenError::Init { code, name } => {
-                write!(
-                    f,
-                    "no usable CUDA device: cuInit failed with {name} ({code})"
-                )
-            }
-            OpenError::OldDriver { version } => write!(
-                f,
-                "the CUDA driver is {}.{}; this harness needs 12.0 or newer (12.8+ for Blackwell)",
-                version / 1000,
-                version % 1000 / 10
-            ),
-            OpenError::NoDevice { ordinal, count } => {
-                write!(f, "no CUDA device {ordinal}: the driver sees {count}")
-            }
-            OpenError::Call(e) => e.fmt(f),
-        }
-    }
+/// Why [`load`] found no usable driver library.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// `libcuda.so` could not be opened.
+    #[error(
+        "no CUDA driver: libcuda.so could not be loaded (is the NVIDIA driver installed, and \
+         LD_LIBRARY_PATH set?)"
+    )]
+    NoLibrary,
+    /// The library lacks an entry point this harness calls.
+    #[error("the CUDA driver lacks {symbol}: {reason}")]
+    MissingSymbol {
+        /// The entry point.
+        symbol: String,
+        /// The loader's message.
+        reason: String,
+    },
 }
 
-impl std::error::Error for OpenError {}
-
-impl std::fmt::Display for DriverError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} failed: {} ({})", self.call, self.name, self.code)
+fn missing(symbol: &[u8], e: &libloading::Error) -> LoadError {
+    LoadError::MissingSymbol {
+        symbol: String::from_utf8_lossy(symbol).into_owned(),
+        reason: e.to_string(),
     }
 }
 
@@ -98,19 +102,19 @@ macro_rules! driver_api {
         }
 
         impl Driver {
-            fn resolve(lib: &'static libloading::Library) -> Result<Driver, String> {
+            fn resolve(lib: &'static libloading::Library) -> Result<Driver, LoadError> {
                 Ok(Driver {
                     $($field: {
                         // SAFETY: the symbol is the driver API function of this name, whose C
                         // signature is the one declared above (CUDA driver API reference);
                         // `CUresult` is a C enum, passed as a 32-bit unsigned integer.
                         let s = unsafe { lib.get::<unsafe extern "C" fn($($arg),*) -> Res>($sym) };
-                        *s.map_err(|e| format!("the CUDA driver lacks {}: {e}", String::from_utf8_lossy($sym)))?
+                        *s.map_err(|e| missing($sym, &e))?
                     },)*
                     cuGetErrorName: {
                         // SAFETY: as above, `CUresult cuGetErrorName(CUresult, const char**)`.
                         let s = unsafe { lib.get::<unsafe extern "C" fn(Res, *mut *const c_char) -> Res>(b"cuGetErrorName") };
-                        *s.map_err(|e| format!("the CUDA driver lacks cuGetErrorName: {e}"))?
+                        *s.map_err(|e| missing(b"cuGetErrorName", &e))?
                     },
                 })
             }
@@ -141,10 +145,10 @@ driver_api! {
 }
 
 /// Loads the driver library and resolves the entry points, or says why not.
-pub fn load() -> Result<Driver, String> {
+pub fn load() -> Result<Driver, LoadError> {
     // SAFETY: `is_culib_present` only tries to open the library by its candidate names.
     if !unsafe { sys::is_culib_present() } {
-        return Err("no CUDA driver: libcuda.so could not be loaded (is the NVIDIA driver installed, and LD_LIBRARY_PATH set?)".into());
+        return Err(LoadError::NoLibrary);
     }
     // SAFETY: the library is present (checked above), so `culib` opens it without panicking;
     // it stays loaded for the life of the process (a static).
@@ -359,8 +363,14 @@ impl Gpu {
     }
 
     /// Compiles `image` (PTX text, or a cubin) through the driver: `Err((code, log))` keeps the
-    /// JIT's error log.
-    pub fn load_module(&self, image: &[u8], kernel: &str) -> Result<Kernel, (u32, String)> {
+    /// JIT's error log. `opt` sets the JIT's optimization level (`CU_JIT_OPTIMIZATION_LEVEL`,
+    /// 0-4; `None`: the driver's default, 4).
+    pub fn load_module(
+        &self,
+        image: &[u8],
+        kernel: &str,
+        opt: Option<u32>,
+    ) -> Result<Kernel, (u32, String)> {
         let mut data = image.to_vec();
         if data.last() != Some(&0) {
             data.push(0);
@@ -369,27 +379,33 @@ impl Gpu {
         let mut err_log = vec![0u8; LOG];
         let mut info_log = vec![0u8; LOG];
         use sys::CUjit_option as O;
-        let mut opts = [
+        let mut opts = vec![
             O::CU_JIT_ERROR_LOG_BUFFER,
             O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
             O::CU_JIT_INFO_LOG_BUFFER,
             O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
         ];
-        // Option values are passed as pointer-sized slots; sizes are stored in the slot itself.
-        let mut vals: [*mut c_void; 4] = [
+        // Option values are passed as pointer-sized slots; sizes and levels are stored in the
+        // slot itself.
+        let mut vals: Vec<*mut c_void> = vec![
             err_log.as_mut_ptr().cast(),
             LOG as *mut c_void,
             info_log.as_mut_ptr().cast(),
             LOG as *mut c_void,
         ];
+        if let Some(level) = opt {
+            opts.push(O::CU_JIT_OPTIMIZATION_LEVEL);
+            vals.push(level.min(4) as usize as *mut c_void);
+        }
         let mut module: sys::CUmodule = ptr::null_mut();
         // SAFETY: `data` is NUL-terminated PTX or a cubin image that outlives the call; the
-        // option arrays have 4 entries each; the log buffers are LOG bytes and outlive the call.
+        // option arrays have `opts.len()` entries each; the log buffers are LOG bytes and
+        // outlive the call.
         let r = unsafe {
             (self.d.cuModuleLoadDataEx)(
                 &mut module,
                 data.as_ptr().cast(),
-                4,
+                opts.len() as c_uint,
                 opts.as_mut_ptr(),
                 vals.as_mut_ptr(),
             )

@@ -14,12 +14,15 @@
 //! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
+//! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
+//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
 //! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
 
 pub mod arch;
 pub mod emu;
+pub mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 pub mod protocol;
@@ -28,6 +31,7 @@ pub mod worker;
 
 use crate::outcome::{Diagnostic, HangSite, Outcome, Severity, TrapKind};
 use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use error::{StartError, WorkerError};
 use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -127,6 +131,13 @@ pub struct Config {
     pub try_wait_ns: u64,
     /// Compile through ptxas instead of the driver JIT.
     pub ptxas: Option<PathBuf>,
+    /// Optimization level (0-4) of the JIT or ptxas; `None`: the compiler's default. Measured
+    /// on the lent H200 (docs/blackwell.md): ptxas 13.0 compiled 27 lowered generated programs
+    /// in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`, but in a 60 s `cuda-emu` campaign
+    /// (16 jobs) the JIT at level 0 saved only a quarter of the compile time (331 to 249 ms a
+    /// case) and 5 cases hung where the oracle requires completion (none at the default), so
+    /// the default stays.
+    pub jit_opt: Option<u32>,
     /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
     pub guardrail: bool,
     /// The worker executable.
@@ -150,6 +161,9 @@ impl Config {
         let guardrail = var("TCGEN05_CUDA_GUARDRAIL").is_some_and(|v| v != "0");
         let want_ptxas = var("TCGEN05_CUDA_COMPILER").is_some_and(|v| v == "ptxas") || guardrail;
         let ptxas = if want_ptxas { find_ptxas() } else { None };
+        let jit_opt = var("TCGEN05_CUDA_JIT_OPT")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .map(|v| v.min(4));
         let mut worker_env = Vec::new();
         if let Some(f) = var("TCGEN05_CUDA_FAKE") {
             worker_env.push(("TCGEN05_CUDA_FAKE".to_string(), f));
@@ -159,6 +173,7 @@ impl Config {
             timeout: Duration::from_millis(timeout),
             try_wait_ns,
             ptxas,
+            jit_opt,
             guardrail,
             worker: var("TCGEN05_CUDA_WORKER").map(PathBuf::from),
             worker_env,
@@ -188,16 +203,15 @@ pub fn find_ptxas() -> Option<PathBuf> {
 
 /// The worker executable: `configured`, else `tcgen05-cuda-worker` next to the running
 /// binary or one folder up (test binaries live in `target/<profile>/deps`).
-pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
+pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, WorkerError> {
     if let Some(p) = configured {
         return if p.is_file() {
             Ok(p.clone())
         } else {
-            Err(format!("TCGEN05_CUDA_WORKER={} is not a file", p.display()))
+            Err(WorkerError::NotAFile(p.clone()))
         };
     }
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| WorkerError::CurrentExe(e.to_string()))?;
     let name = format!("{WORKER_BIN}{}", std::env::consts::EXE_SUFFIX);
     let mut tried = Vec::new();
     for dir in exe.ancestors().skip(1).take(2) {
@@ -207,16 +221,16 @@ pub fn find_worker(configured: Option<&PathBuf>) -> Result<PathBuf, String> {
         }
         tried.push(p.display().to_string());
     }
-    Err(format!(
-        "the CUDA worker `{name}` was not found (tried {}); build it with `cargo build --release -p tcgen05-drivers` or set TCGEN05_CUDA_WORKER",
-        tried.join(", ")
-    ))
+    Err(WorkerError::NotFound {
+        name,
+        tried: tried.join(", "),
+    })
 }
 
 /// How to start the worker for `cfg`: the worker binary ([`find_worker`]), or else, when the
 /// running binary is the `tcgen05-fuzz` command, that binary itself in worker mode (it must call
 /// [`worker::serve_if_requested`] first thing in `main`).
-pub fn worker_spec(cfg: &Config) -> Result<WorkerSpec, String> {
+pub fn worker_spec(cfg: &Config) -> Result<WorkerSpec, WorkerError> {
     let mut env = cfg.worker_env.clone();
     match find_worker(cfg.worker.as_ref()) {
         Ok(exe) => Ok(WorkerSpec {
@@ -310,6 +324,43 @@ pub struct CaseTiming {
     pub launched: bool,
 }
 
+/// Where a [`CudaTarget`]'s time went, summed over its cases (`TCGEN05_CUDA_PROFILE=1`
+/// prints it when the target is dropped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Profile {
+    /// Cases given to the target.
+    pub cases: u64,
+    /// Of those, the cases that reached the worker (the others were not run: not emulated).
+    pub sent: u64,
+    /// Microseconds preparing the requests (the emulation's lowering, the PTX printer).
+    pub prepare_us: u64,
+    /// Microseconds from sending a request to its end, seen from the parent.
+    pub worker_us: u64,
+    /// Of those, the worker's compile and load, run, and readback times.
+    pub compile_us: u64,
+    /// See `compile_us`.
+    pub run_us: u64,
+    /// See `compile_us`.
+    pub readback_us: u64,
+}
+
+impl std::fmt::Display for Profile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |us: u64| us as f64 / 1000.0;
+        write!(
+            f,
+            "{} cases, {} sent to the worker; prepare {:.0} ms, worker {:.0} ms (compile {:.0} ms, run {:.0} ms, readback {:.0} ms)",
+            self.cases,
+            self.sent,
+            ms(self.prepare_us),
+            ms(self.worker_us),
+            ms(self.compile_us),
+            ms(self.run_us),
+            ms(self.readback_us)
+        )
+    }
+}
+
 /// The `cuda` / `cuda-emu` target.
 #[derive(Debug)]
 pub struct CudaTarget {
@@ -321,6 +372,8 @@ pub struct CudaTarget {
     device_targets: Option<arch::DeviceTargets>,
     /// Figures of the last case run.
     pub last: CaseTiming,
+    /// Figures of all cases run.
+    pub profile: Profile,
 }
 
 impl CudaTarget {
@@ -335,15 +388,16 @@ impl CudaTarget {
         if flavour == Flavour::Hardware && cfg.guardrail && cfg.ptxas.is_none() {
             return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
         }
-        let spec = worker_spec(&cfg).map_err(Unavailable)?;
-        let sup = Supervisor::start(spec, cfg.limits).map_err(Unavailable)?;
+        let spec = worker_spec(&cfg).map_err(|e| Unavailable(e.to_string()))?;
+        let sup = Supervisor::start(spec, cfg.limits)
+            .map_err(|e: StartError| Unavailable(e.to_string()))?;
         let dev = sup.device.clone();
         let device_targets = match flavour {
             Flavour::Hardware => Some(arch::tcgen05_targets(dev.cc).map_err(|e| {
                 Unavailable(format!("{} (device {}: {})", e, dev.ordinal, dev.name))
             })?),
             Flavour::Emu => {
-                arch::emu_supported(dev.cc).map_err(Unavailable)?;
+                arch::emu_supported(dev.cc).map_err(|e| Unavailable(e.to_string()))?;
                 None
             }
         };
@@ -355,6 +409,7 @@ impl CudaTarget {
             dev,
             device_targets,
             last: CaseTiming::default(),
+            profile: Profile::default(),
         })
     }
 
@@ -366,6 +421,11 @@ impl CudaTarget {
     /// Worker counters (spawned, killed, cases).
     pub fn stats(&self) -> supervisor::Stats {
         self.sup.stats
+    }
+
+    /// The optimization level of this target's compiles ([`Config::jit_opt`]).
+    fn jit_opt(&self) -> Option<u32> {
+        self.cfg.jit_opt
     }
 
     /// The request for one case, or the outcome that replaces running it.
@@ -382,7 +442,11 @@ impl CudaTarget {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
                         arch: format!("sm_{}{}", self.dev.cc.major, self.dev.cc.minor),
-                        options: vec![],
+                        options: self
+                            .jit_opt()
+                            .map(|o| format!("-O{o}"))
+                            .into_iter()
+                            .collect(),
                     },
                     None => Compile::Jit,
                 };
@@ -398,11 +462,13 @@ impl CudaTarget {
                     Some(path) => Compile::Ptxas {
                         path: path.display().to_string(),
                         arch: r.target,
-                        options: if self.cfg.guardrail {
-                            vec!["-g-tmem-access-check".into()]
-                        } else {
-                            vec![]
-                        },
+                        options: self
+                            .cfg
+                            .guardrail
+                            .then(|| "-g-tmem-access-check".to_string())
+                            .into_iter()
+                            .chain(self.jit_opt().map(|o| format!("-O{o}")))
+                            .collect(),
                     },
                     None => Compile::Jit,
                 };
@@ -421,18 +487,35 @@ impl CudaTarget {
             obs_words: layout.total_words() as u32,
             status_words,
             timeout_ms: case_timeout(self.flavour, &self.cfg, p).as_millis() as u64,
+            jit_opt: self.jit_opt(),
         })
     }
 
     /// Runs a program and returns the outcome with the figures of the run.
     pub fn run_program(&mut self, p: &Program) -> Outcome {
         self.last = CaseTiming::default();
+        self.profile.cases += 1;
         let id = self.sup.stats.cases + 1;
-        let req = match self.request(id, p) {
+        let t0 = std::time::Instant::now();
+        let req = self.request(id, p);
+        self.profile.prepare_us += t0.elapsed().as_micros() as u64;
+        let req = match req {
             Ok(r) => r,
             Err(o) => return o,
         };
+        self.profile.sent += 1;
+        let t1 = std::time::Instant::now();
         let ended = self.sup.run(&req);
+        self.profile.worker_us += t1.elapsed().as_micros() as u64;
+        if let Ended::Reported { result, .. } = &ended
+            && let RunResult::Completed { timing, .. }
+            | RunResult::Hung { timing, .. }
+            | RunResult::Fault { timing, .. } = result
+        {
+            self.profile.compile_us += timing.compile_us;
+            self.profile.run_us += timing.run_us;
+            self.profile.readback_us += timing.readback_us;
+        }
         let layout = Layout::of(p);
         match ended {
             Ended::Reported { result, compile_us } => {
@@ -459,7 +542,9 @@ impl CudaTarget {
                     if launched { "after" } else { "before" }
                 ),
             },
-            Ended::NoWorker(e) => Outcome::Crashed { detail: e },
+            Ended::NoWorker(e) => Outcome::Crashed {
+                detail: e.to_string(),
+            },
         }
     }
 
@@ -524,6 +609,22 @@ impl CudaTarget {
             RunResult::WorkerError(e) => Outcome::Crashed {
                 detail: format!("CUDA worker: {e}"),
             },
+        }
+    }
+}
+
+impl Drop for CudaTarget {
+    fn drop(&mut self) {
+        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+            let s = self.sup.stats;
+            eprintln!(
+                "{} profile: {}; workers spawned {}, killed {}, waited {:.0} ms for a worker",
+                self.name,
+                self.profile,
+                s.spawned,
+                s.killed,
+                s.spawn_wait_us as f64 / 1000.0
+            );
         }
     }
 }
@@ -683,6 +784,34 @@ mod tests {
         c.timeout = Duration::from_millis(2000);
         c.try_wait_ns = 10_000;
         c
+    }
+
+    #[test]
+    fn a_configured_worker_that_is_no_file_is_named_in_the_error() {
+        let p = PathBuf::from("/nonexistent/tcgen05-cuda-worker");
+        let e = find_worker(Some(&p)).unwrap_err();
+        assert_eq!(e, WorkerError::NotAFile(p));
+        assert!(
+            e.to_string()
+                .contains("TCGEN05_CUDA_WORKER=/nonexistent/tcgen05-cuda-worker is not a file"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_cannot_start_is_an_error_naming_the_executable() {
+        let spec = WorkerSpec {
+            exe: PathBuf::from("/nonexistent/worker"),
+            args: vec![],
+            env: vec![],
+        };
+        match Supervisor::start(spec, Limits::default()) {
+            Err(StartError::Spawn { exe, reason }) => {
+                assert_eq!(exe, PathBuf::from("/nonexistent/worker"));
+                assert!(!reason.is_empty());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub struct RunRequest {
     pub status_words: u32,
     /// How long the kernel may run before the case is reported hung, in milliseconds.
     pub timeout_ms: u64,
+    /// The JIT's optimization level (`CU_JIT_OPTIMIZATION_LEVEL`, 0-4) for [`Compile::Jit`];
+    /// `None` keeps the driver's default (4).
+    #[serde(default)]
+    pub jit_opt: Option<u32>,
 }
 
 /// A request from the parent.
@@ -249,6 +253,7 @@ mod tests {
             obs_words: 99,
             status_words: 8,
             timeout_ms: 2000,
+            jit_opt: Some(0),
         })
     }
 

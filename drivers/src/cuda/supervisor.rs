@@ -5,7 +5,16 @@
 //! Attribution: one case is in flight at a time, and the worker synchronizes the context at
 //! the end of every case, so whatever ends a case (its `Done`, the watchdog, the worker's
 //! death) belongs to that case; a worker that ended a case with a fault is never given another.
+//!
+//! Respawns are the cost that bounds a `cuda-emu` campaign: every trap (the emulation's
+//! violations end the kernel with `trap`, which poisons the context) and every hang costs a
+//! worker, and a worker's start (driver initialization, context creation) took 5.4 to 9.3 s
+//! on average while 16 campaign jobs shared the lent H200 ([`Stats::spawn_wait_us`];
+//! docs/blackwell.md).
+//! A killed worker is reaped on a thread of its own, so the next case does not wait for the
+//! old context's teardown.
 
+use super::error::StartError;
 use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Write};
@@ -76,7 +85,7 @@ pub enum Ended {
         launched: bool,
     },
     /// No worker could be started.
-    NoWorker(String),
+    NoWorker(StartError),
 }
 
 /// Counters for the report.
@@ -88,6 +97,8 @@ pub struct Stats {
     pub killed: u64,
     /// Cases sent.
     pub cases: u64,
+    /// Microseconds cases waited for a worker to start (after a fault ended the last one).
+    pub spawn_wait_us: u64,
 }
 
 struct Worker {
@@ -121,7 +132,7 @@ impl std::fmt::Debug for Supervisor {
 fn spawn(
     spec: &WorkerSpec,
     limits: &Limits,
-) -> Result<(Worker, Result<DeviceInfo, String>), String> {
+) -> Result<(Worker, Result<DeviceInfo, String>), StartError> {
     let mut cmd = Command::new(&spec.exe);
     // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops cleanly,
     // not the worker mid-case (that would read as a crash verdict).
@@ -134,12 +145,13 @@ fn spawn(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the CUDA worker {}: {e}", spec.exe.display()))?;
-    let stdin = BufWriter::new(child.stdin.take().ok_or("worker has no stdin")?);
-    let stdout = child.stdout.take().ok_or("worker has no stdout")?;
-    let stderr = child.stderr.take().ok_or("worker has no stderr")?;
+    let mut child = cmd.spawn().map_err(|e| StartError::Spawn {
+        exe: spec.exe.clone(),
+        reason: e.to_string(),
+    })?;
+    let stdin = BufWriter::new(child.stdin.take().ok_or(StartError::NoPipe("stdin"))?);
+    let stdout = child.stdout.take().ok_or(StartError::NoPipe("stdout"))?;
+    let stderr = child.stderr.take().ok_or(StartError::NoPipe("stderr"))?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut r = BufReader::new(stdout);
@@ -184,20 +196,15 @@ fn spawn(
         Ok(Ok(Reply::Hello { device, .. })) => Ok((w, device)),
         Ok(Ok(other)) => {
             kill(&mut w);
-            Err(format!(
-                "the worker's first message was not a hello: {other:?}"
-            ))
+            Err(StartError::NotHello(format!("{other:?}")))
         }
-        Ok(Err(e)) => {
-            let d = death(&mut w);
-            Err(format!("the CUDA worker failed to start: {e}; {d}"))
+        Ok(Err(reason)) => {
+            let death = death(&mut w);
+            Err(StartError::Died { reason, death })
         }
         Err(_) => {
             kill(&mut w);
-            Err(format!(
-                "the CUDA worker did not say hello within {:?}",
-                limits.hello
-            ))
+            Err(StartError::HelloTimeout(limits.hello))
         }
     }
 }
@@ -236,7 +243,7 @@ fn death(w: &mut Worker) -> String {
 
 impl Supervisor {
     /// Starts the first worker; `Err` says why the device is unavailable.
-    pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, String> {
+    pub fn start(spec: WorkerSpec, limits: Limits) -> Result<Supervisor, StartError> {
         let (mut w, device) = spawn(&spec, &limits)?;
         match device {
             Ok(device) => Ok(Supervisor {
@@ -252,30 +259,36 @@ impl Supervisor {
             Err(reason) => {
                 let _ = protocol::write_frame(&mut w.stdin, &Request::Shutdown);
                 kill(&mut w);
-                Err(reason)
+                Err(StartError::NoDevice(reason))
             }
         }
     }
 
     fn drop_worker(&mut self) {
         if let Some(mut w) = self.worker.take() {
-            kill(&mut w);
+            let _ = w.child.kill();
+            std::thread::spawn(move || {
+                let _ = w.child.wait();
+            });
             self.stats.killed += 1;
         }
     }
 
-    fn ensure(&mut self) -> Result<(), String> {
+    fn ensure(&mut self) -> Result<(), StartError> {
         if self.worker.is_some() {
             return Ok(());
         }
-        let (w, device) = spawn(&self.spec, &self.limits)?;
+        let t0 = Instant::now();
+        let spawned = spawn(&self.spec, &self.limits);
+        self.stats.spawn_wait_us += t0.elapsed().as_micros() as u64;
+        let (w, device) = spawned?;
         self.stats.spawned += 1;
         self.worker = Some(w);
         match device {
             Ok(_) => Ok(()),
             Err(e) => {
                 self.drop_worker();
-                Err(format!("a respawned worker found no device: {e}"))
+                Err(StartError::RespawnNoDevice(e))
             }
         }
     }

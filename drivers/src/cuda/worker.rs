@@ -81,7 +81,9 @@ fn refuse_all(r: &mut impl io::Read, w: &mut impl io::Write, reason: &str) -> io
 #[cfg(feature = "cuda")]
 fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> io::Result<()> {
     use super::ffi;
-    let gpu = ffi::load().and_then(|d| ffi::Gpu::open(d, ordinal).map_err(|e| e.to_string()));
+    let gpu = ffi::load()
+        .map_err(|e| e.to_string())
+        .and_then(|d| ffi::Gpu::open(d, ordinal).map_err(|e| e.to_string()));
     let gpu = match gpu {
         Ok(g) => g,
         Err(reason) => {
@@ -206,7 +208,7 @@ mod cuda {
             Ok(i) => i,
             Err(log) => return Ok(RunResult::CompileError { code: 0, log }),
         };
-        let kernel = match gpu.load_module(&image, &run.kernel) {
+        let kernel = match gpu.load_module(&image, &run.kernel, run.jit_opt) {
             Ok(k) => k,
             Err((code, log)) => {
                 // A load error that poisons the context (rare) must not leak into the next case.

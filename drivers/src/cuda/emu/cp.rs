@@ -83,9 +83,7 @@ pub(super) trait EmuCp {
 impl EmuCp for Body<'_, Emu<'_>> {
     fn cp_emu(&mut self, form: &CpForm, taddr: &TmemRef, src: &SmemDesc) {
         let t = self.taddr(taddr);
-        let (lane, col) = (self.r(), self.r());
-        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
-        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        let (lane, col) = self.split_taddr(t);
         let (lanes, cols) = footprint(form);
         self.check_cells(lane, lanes, col, cols);
         if form.cta_group == CtaGroup::Two && self.p.launch.cluster_size < 2 {

@@ -68,17 +68,13 @@ impl EmuMma for Body<'_, Emu<'_>> {
         let a = mma_desc(m).copied();
         let b = m.b;
         let d = self.taddr(&m.d);
-        let (dl, dc) = (self.r(), self.r());
-        self.line(&format!("shr.u32 %r{dl}, %r{d}, 16;"));
-        self.line(&format!("and.b32 %r{dc}, %r{d}, 65535;"));
+        let (dl, dc) = self.split_taddr(d);
         self.check_cells(dl, 128, dc, n);
         // An A in TMEM: 128 lanes from its address, 8 columns (256 bits of A per row).
         let a_tmem = match &m.a {
             tcgen05_ir::MmaA::Tmem(t) => {
                 let r = self.taddr(t);
-                let (al, ac) = (self.r(), self.r());
-                self.line(&format!("shr.u32 %r{al}, %r{r}, 16;"));
-                self.line(&format!("and.b32 %r{ac}, %r{r}, 65535;"));
+                let (al, ac) = self.split_taddr(r);
                 self.check_cells(al, 128, ac, 8);
                 Some((al, ac))
             }

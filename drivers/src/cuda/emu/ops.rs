@@ -22,6 +22,7 @@ pub(super) trait EmuOps {
     fn ncols_valid(&mut self, n: u32);
     fn unit_bits(&mut self, n: u32, pos: u32) -> u32;
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
+    fn split_taddr(&mut self, t: u32) -> (u32, u32);
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
     fn alloc_checks(&mut self, n: u32);
     fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32);
@@ -142,6 +143,15 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// Checks that columns `[col, col + ncols)` (`col` a register) exist, are allocated, and
     /// are emulated; `lane` (register) and `lanes` give the lane range to check against 128.
+    /// The lane (bits 31-16) and column (bits 15-0) of the TMEM address in `%r{t}`, in two
+    /// new registers (reference §2.2, TMEM addresses).
+    fn split_taddr(&mut self, t: u32) -> (u32, u32) {
+        let (lane, col) = (self.r(), self.r());
+        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
+        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        (lane, col)
+    }
+
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32) {
         let (p, q) = (self.pr(), self.pr());
         let e = self.r();
@@ -473,10 +483,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated.
     fn free_local(&mut self, t: u32, n: u32) {
-        let (lane, col, pos, e) = (self.r(), self.r(), self.r(), self.r());
+        let (lane, col) = self.split_taddr(t);
+        let (pos, e) = (self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
-        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
         self.line(&format!("setp.ne.u32 %p{p}, %r{lane}, 0;"));
         self.line(&format!("and.b32 %r{e}, %r{col}, 31;"));
         self.line(&format!("setp.ne.u32 %p{q}, %r{e}, 0;"));
@@ -674,10 +683,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("and.b32 %r{q}, %warp, 3;"));
         self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
         for &b in &bases {
-            let (lane, col, hi) = (self.r(), self.r(), self.r());
+            let (lane, col) = self.split_taddr(b);
+            let hi = self.r();
             let (p, pp) = (self.pr(), self.pr());
-            self.line(&format!("shr.u32 %r{lane}, %r{b}, 16;"));
-            self.line(&format!("and.b32 %r{col}, %r{b}, 65535;"));
             self.line(&format!("sub.u32 %r{lo}, %r{lane}, %r{q};"));
             self.line(&format!("setp.lt.u32 %p{p}, %r{lane}, %r{q};"));
             self.line(&format!("add.u32 %r{hi}, %r{lo}, {lanes};"));
@@ -725,9 +733,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         } else {
             bases[0]
         };
-        let (l0, c0) = (self.r(), self.r());
-        self.line(&format!("shr.u32 %r{l0}, %r{src}, 16;"));
-        self.line(&format!("and.b32 %r{c0}, %r{src}, 65535;"));
+        let (l0, c0) = self.split_taddr(src);
         self.line(&format!("add.u32 %r{tl}, %r{tl}, %r{l0};"));
         self.line(&format!("add.u32 %r{tc}, %r{tc}, %r{c0};"));
         self.line(&format!("mad.lo.u32 %r{base}, %r{tc}, 128, %r{tl};"));
@@ -780,10 +786,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// Emulated tcgen05.shift: rows lane+0..30 move down by one lane in 8 columns (OQ-16).
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef) {
         let t = self.taddr(taddr);
-        let (lane, col, e) = (self.r(), self.r(), self.r());
+        let (lane, col) = self.split_taddr(t);
+        let e = self.r();
         let p = self.pr();
-        self.line(&format!("shr.u32 %r{lane}, %r{t}, 16;"));
-        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
         self.line(&format!("and.b32 %r{e}, %r{lane}, 31;"));
         self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
         self.trap_if(p, Code::ShiftLaneAlign, &format!("%r{t}"));

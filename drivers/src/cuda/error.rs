@@ -1,0 +1,87 @@
+//! The typed errors of the hardware targets' parent side: why a device does not suit a
+//! flavour ([`DeviceError`]), why no worker executable was found ([`WorkerError`]) and why a
+//! worker could not be started ([`StartError`]). The worker's own errors travel as text in
+//! the protocol ([`super::protocol::RunResult::WorkerError`]).
+
+use super::arch::Cc;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a device does not suit a flavour (`cuda`: tcgen05, reference §1; `cuda-emu`:
+/// thread-block clusters).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    /// A 10.x or 11.x part this build has no target name for.
+    #[error(
+        "found compute capability {0}, a tcgen05 generation this build has no target name for \
+         (known: 10.0 sm_100a, 10.3 sm_103a, 11.0 sm_110a)"
+    )]
+    UnknownGeneration(Cc),
+    /// A part without tensor memory.
+    #[error(
+        "found compute capability {0}; tcgen05 needs 10.x or 11.x (sm_100a, sm_103a, sm_110a); \
+         use the `cuda-emu` target on Hopper (9.0)"
+    )]
+    NoTcgen05(Cc),
+    /// A part older than Hopper (no clusters) for `cuda-emu`.
+    #[error("found compute capability {0}; cuda-emu needs 9.0 or newer (thread-block clusters)")]
+    NoClusters(Cc),
+}
+
+/// Why the worker executable was not found ([`super::find_worker`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerError {
+    /// `TCGEN05_CUDA_WORKER` names no file.
+    #[error("TCGEN05_CUDA_WORKER={} is not a file", .0.display())]
+    NotAFile(PathBuf),
+    /// The running binary's path is unknown.
+    #[error("cannot locate the running binary: {0}")]
+    CurrentExe(String),
+    /// No worker next to the running binary.
+    #[error(
+        "the CUDA worker `{name}` was not found (tried {tried}); build it with `cargo build \
+         --release -p tcgen05-drivers` or set TCGEN05_CUDA_WORKER"
+    )]
+    NotFound {
+        /// The file name looked for.
+        name: String,
+        /// The paths tried, comma-separated.
+        tried: String,
+    },
+}
+
+/// Why a worker could not be started ([`super::supervisor::Supervisor`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StartError {
+    /// The process could not be created.
+    #[error("cannot start the CUDA worker {}: {reason}", exe.display())]
+    Spawn {
+        /// The executable.
+        exe: PathBuf,
+        /// The operating system's reason.
+        reason: String,
+    },
+    /// A standard stream of the child was not piped.
+    #[error("worker has no {0}")]
+    NoPipe(&'static str),
+    /// The first message was something else than a hello.
+    #[error("the worker's first message was not a hello: {0}")]
+    NotHello(String),
+    /// The worker ended (or sent garbage) before its hello.
+    #[error("the CUDA worker failed to start: {reason}; {death}")]
+    Died {
+        /// What the reader saw.
+        reason: String,
+        /// Exit status and the last lines of its stderr.
+        death: String,
+    },
+    /// No hello within the limit.
+    #[error("the CUDA worker did not say hello within {0:?}")]
+    HelloTimeout(Duration),
+    /// The worker started but found no usable device (its reason).
+    #[error("{0}")]
+    NoDevice(String),
+    /// A replacement worker found no usable device (its reason).
+    #[error("a respawned worker found no device: {0}")]
+    RespawnNoDevice(String),
+}
