@@ -1025,6 +1025,31 @@ mod tests {
         Expected::with_verdict(verdict)
     }
 
+    /// A finding filed under the observing ld's rule is sharpened by the same discrepancy
+    /// under the rule of the behaviour that differed (issue: findings filed under the
+    /// behaviour's rule), never by another kind, target, or a finding that already names one.
+    #[test]
+    fn only_an_observers_rule_is_sharpened() {
+        let sig = |kind, rule, target: &str, forms: &[&str]| Signature {
+            kind,
+            rule,
+            target: target.into(),
+            forms: forms.iter().map(|f| f.to_string()).collect(),
+        };
+        let v = DiscrepancyKind::ValueOutsideAllowed;
+        let ld = "tcgen05.ld.sync.aligned.32x32b.x1.b32";
+        let mma = "tcgen05.mma.cta_group::1.kind::f16";
+        let orig = sig(v, Some(RuleId::LdAsync), "sim", &[ld]);
+        let sharp = sig(v, Some(RuleId::MmaEnableD), "sim", &[ld, mma]);
+        assert!(sharp.sharpens(&orig));
+        assert!(!orig.sharpens(&sharp));
+        assert!(!orig.sharpens(&orig));
+        assert!(!sig(v, Some(RuleId::MmaEnableD), "sim:rr", &[ld, mma]).sharpens(&orig));
+        assert!(!sig(v, Some(RuleId::MmaEnableD), "sim", &[mma]).sharpens(&orig));
+        let other = sig(v, Some(RuleId::MmaDolSem), "sim", &[ld, mma]);
+        assert!(!other.sharpens(&sharp));
+    }
+
     #[test]
     fn a_program_the_oracle_does_not_judge_is_skipped_whatever_the_outcome() {
         let p = single_warp_roundtrip();
