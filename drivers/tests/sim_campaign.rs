@@ -40,12 +40,41 @@ struct Seen {
 }
 
 fn campaign(targets: &[&str], cases: u64) -> Seen {
-    campaign_in(Edition::Seeds, targets, cases)
+    campaign_in(&mixed(), Edition::Seeds, targets, cases, false)
 }
 
-/// [`campaign`] judged in the oracle's `edition`, with the simulator in that edition's wording.
-fn campaign_in(edition: Edition, targets: &[&str], cases: u64) -> Seen {
-    let stream = Stream::new(tcgen05_generators::Config::default(), SEED, Mode::Mixed);
+/// The campaign's default stream: mixed cases of the default configuration.
+fn mixed() -> Stream {
+    Stream::new(tcgen05_generators::Config::default(), SEED, Mode::Mixed)
+}
+
+/// Valid programs of a wider launch than the default configuration's: two clusters of 2 or 4
+/// CTAs (so peer and multicast operations name CTAs of a later cluster, whose ranks map to
+/// other CTA indices, reference §2.5), up to 8 warps, and more called functions and early
+/// exits (DEALLOC-EXIT-AFTER) than the default.
+fn wide() -> Stream {
+    let cfg = tcgen05_generators::Config {
+        cluster_sizes: vec![2, 4],
+        max_clusters: 2,
+        max_warps: 8,
+        call_pct: 40,
+        exit_pct: 40,
+        ..tcgen05_generators::Config::default()
+    };
+    Stream::new(cfg, SEED, Mode::Valid)
+}
+
+/// [`campaign`] over the first `cases` cases of `stream`, judged in the oracle's `edition`,
+/// with the simulator in that edition's wording; with `fail_fast`, it stops at the end of the
+/// first case with a discrepancy (a mutant that the check catches then costs the cases up to
+/// that one, not the whole campaign).
+fn campaign_in(
+    stream: &Stream,
+    edition: Edition,
+    targets: &[&str],
+    cases: u64,
+    fail_fast: bool,
+) -> Seen {
     let opts = tcgen05_oracle::Options {
         edition,
         ..tcgen05_oracle::Options::default()
@@ -87,8 +116,23 @@ fn campaign_in(edition: Edition, targets: &[&str], cases: u64) -> Seen {
                 Verdict::Skip(_) => {}
             }
         }
+        if fail_fast && seen.discrepant > 0 {
+            break;
+        }
     }
     seen
+}
+
+impl Seen {
+    /// Adds the counts of another pass.
+    fn add(&mut self, other: Seen) {
+        self.discrepancies.extend(other.discrepancies);
+        self.discrepant += other.discrepant;
+        self.judged += other.judged;
+        self.not_run += other.not_run;
+        self.runs += other.runs;
+        self.counts.extend(other.counts);
+    }
 }
 
 fn list(seen: &Seen) -> String {
@@ -109,14 +153,25 @@ fn a_fixed_seed_campaign_on_every_scheduler_has_no_discrepancy() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(3000);
-    let mut seen = campaign(SCHEDULERS, cases);
-    let ptx93 = campaign_in(Edition::Ptx93, PTX93_SCHEDULERS, cases / 3);
-    seen.discrepancies.extend(ptx93.discrepancies);
-    seen.discrepant += ptx93.discrepant;
-    seen.judged += ptx93.judged;
-    seen.not_run += ptx93.not_run;
-    seen.runs += ptx93.runs;
-    seen.counts.extend(ptx93.counts);
+    let mut seen = campaign_in(&mixed(), Edition::Seeds, SCHEDULERS, cases, true);
+    if seen.discrepant == 0 {
+        seen.add(campaign_in(
+            &mixed(),
+            Edition::Ptx93,
+            PTX93_SCHEDULERS,
+            cases / 3,
+            true,
+        ));
+    }
+    if seen.discrepant == 0 {
+        seen.add(campaign_in(
+            &wide(),
+            Edition::Seeds,
+            PTX93_SCHEDULERS,
+            cases / 6,
+            true,
+        ));
+    }
     for t in &seen.counts {
         eprintln!(
             "{}: {} cases, {} agree, {} discrepancies, skips {:?}",
@@ -164,8 +219,7 @@ fn a_lost_commit_arrive_is_a_discrepancy() {
         .find(|(_, _, d)| d.kind == DiscrepancyKind::WaitGaveUpWhereArriveRequired)
         .unwrap_or_else(|| panic!("no wait-gave-up discrepancy in 200 cases:{}", list(&seen)));
     assert_eq!(d.forms, vec!["mbarrier.try_wait".to_string()]);
-    let stream = Stream::new(tcgen05_generators::Config::default(), SEED, Mode::Mixed);
-    let case = stream.case_at(*i);
+    let case = mixed().case_at(*i);
     let mut t = target::resolve("sim:adversarial+commit-lost-arrive").expect("builds");
     // The same outcome on a watchdog-bounded target (hardware) stays a skip.
     let e = tcgen05_oracle::expect(&case.program);
