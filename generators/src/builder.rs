@@ -263,7 +263,9 @@ impl<C: Choices> Builder<'_, C> {
             if let Some(m) = &mma
                 && w == m.issuer
             {
-                code.push(mbar_init_one(0));
+                // Any one lane of the (full) warp inits; which one follows the warp, so
+                // generated programs select lanes other than 0 (`%laneid == n`).
+                code.push(mbar_init_by(0, init_lane(w)));
                 for (r, e) in &m.fills {
                     code.push(Stmt::Fill {
                         region: *r,
@@ -278,7 +280,7 @@ impl<C: Choices> Builder<'_, C> {
             }) = &mma
                 && w == *p
             {
-                code.push(mbar_init_one(1));
+                code.push(mbar_init_by(1, init_lane(w + 1)));
             }
             sync(&mut code);
             // --- work
@@ -1055,6 +1057,13 @@ impl<C: Choices> Builder<'_, C> {
             pre,
         })
     }
+}
+
+/// The lane of warp `w` that inits an mbarrier in the setup: never 0 for the first warps and
+/// different from warp to warp (1, 8, 15, 22, 29, 4, ...), so a simulator that selects the
+/// wrong lane for `%laneid == n` leaves the mbarrier uninitialized and its wait gives up.
+fn init_lane(w: usize) -> u8 {
+    ((1 + 7 * w) % 32) as u8
 }
 
 /// Whether the kind is block-scaled (MMA-BS-KINDS: mxf8f6f4, mxf4, mxf4nvf4).

@@ -104,8 +104,15 @@ pub fn mbar_wait(bar: u8, scope: Scope) -> Stmt {
 
 /// `if (lane == 0) { init(bar, 1); fence.mbarrier_init }`.
 pub fn mbar_init_one(bar: u8) -> Stmt {
+    mbar_init_by(bar, 0)
+}
+
+/// `if (lane == n) { init(bar, 1); fence.mbarrier_init }`: one thread of a full warp inits
+/// the mbarrier (PTX ISA §9.7.13.15.9, `mbarrier.init`, by any one thread); a lane other than
+/// 0 makes the program tell `%laneid == n` apart from `%laneid == 0` (and from no lane).
+pub fn mbar_init_by(bar: u8, lane: u8) -> Stmt {
     Stmt::If {
-        cond: Cond::LaneEq(0),
+        cond: Cond::LaneEq(lane),
         then: vec![Stmt::MbarInit { bar, count: 1 }, Stmt::FenceMbarInit],
         els: vec![],
     }
