@@ -127,6 +127,40 @@ fn a_seed_example_reports_exact_values_and_conditions() {
     assert_eq!(v["conditions"][1]["holds"], true);
 }
 
+/// An unspecified location names what leaves it so: the race where one is (the accumulator
+/// read after a plain arrive that waits for nothing, MCM-ASYNC-UNORDERED), the open question
+/// where none is (the same read after commit and its wait, of shared memory no store wrote:
+/// the MMA's result is not computed), never a race that is not there.
+#[test]
+fn an_unspecified_location_names_its_own_reason() {
+    let reason = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.ptx");
+        std::fs::write(&p, text).unwrap();
+        let out = bin()
+            .args(["litmus", "--format", "json"])
+            .arg(&p)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["locations"][0]["kind"], "unspecified", "{v}");
+        v["locations"][0]["reason"].as_str().unwrap().to_string()
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/litmus");
+    let fence = std::fs::read_to_string(dir.join("mma-fence-before-arrive.ptx")).unwrap();
+    let r = reason(&fence);
+    assert!(r.contains("MCM-ASYNC-UNORDERED"), "{r}");
+    let commit = std::fs::read_to_string(dir.join("mma-commit-wait-ld.ptx"))
+        .unwrap()
+        .replace(
+            "//@ launch warps=1",
+            "//@ launch warps=1\n//@ observe d0 = %r10 lane=0",
+        );
+    let r = reason(&commit);
+    assert!(!r.contains("MCM-"), "{r}");
+    assert!(r.contains("OQ-"), "{r}");
+}
+
 fn run_on(text: &str) -> (i32, String) {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.ptx");

@@ -281,6 +281,20 @@ fn location(
             WordExpect::Unspecified => return Ok(unspecified(format!("unspecified ({rules})"))),
         },
         ObsExpect::Absent => return Ok(unspecified("this lane does not execute the ld".into())),
+        ObsExpect::Unspecified(r) if r.is_empty() => {
+            // No race: an open question leaves the cells so, and the notes say which.
+            let open: Vec<&str> = e
+                .notes
+                .iter()
+                .map(String::as_str)
+                .filter(|n| n.starts_with("OQ-"))
+                .collect();
+            return Ok(unspecified(if open.is_empty() {
+                "unspecified: the oracle does not compute these cells".to_string()
+            } else {
+                format!("unspecified: {}", open.join("; "))
+            }));
+        }
         ObsExpect::Unspecified(r) => {
             return Ok(unspecified(format!(
                 "unspecified: {}",

@@ -734,18 +734,17 @@ fn values_with(
                         for &wi in &sc.writers {
                             races.0 |= cx.accs[wi].in_races.0;
                         }
-                        rules.extend(races.rules());
+                        let why: Vec<RuleId> = races.rules().collect();
+                        rules.extend(why.iter().copied());
                         if sc.unknown && n > 0 {
                             // What `ld_expect` gives when every cell is unspecified (the
                             // record's lanes are never empty).
-                            SiteExpect::Same(ObsExpect::Unspecified(vec![
-                                RuleId::McmAsyncUnordered,
-                            ]))
+                            SiteExpect::Same(ObsExpect::Unspecified(why))
                         } else {
                             if sc.unknown {
                                 buf.resize(32 * n as usize, WordExpect::Unspecified);
                             }
-                            ld_expect(buf, n as usize, e.mask)
+                            ld_expect(buf, n as usize, e.mask, &why)
                         }
                     }
                 };
@@ -826,8 +825,11 @@ fn fill_rows<const N: usize>(v: &mut [u32], adds: &[u32], lanes: std::ops::Range
     }
 }
 
-/// The site expectation of an ld from its cells (lane-major, `n` words per lane).
-fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
+/// The site expectation of an ld from its cells (lane-major, `n` words per lane). `why`: the
+/// rules of the races that leave cells unspecified, named by a lane whose words are all
+/// unspecified (empty where no cell races: an open question leaves them so, and the
+/// expectation's notes name it).
+fn ld_expect(cells: &[WordExpect], n: usize, mask: u32, why: &[RuleId]) -> SiteExpect {
     let lane_cells = |t: usize| &cells[t * n..(t + 1) * n];
     let in_mask = |t: usize| mask >> t & 1 == 1;
     if (0..32).filter(|&t| in_mask(t)).all(|t| {
@@ -856,7 +858,7 @@ fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
         .iter()
         .all(|w| matches!(w, WordExpect::Unspecified))
     {
-        return SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered]));
+        return SiteExpect::Same(ObsExpect::Unspecified(why.to_vec()));
     }
     let lane = |t: usize| {
         let ws = lane_cells(t);
@@ -867,7 +869,7 @@ fn ld_expect(cells: &[WordExpect], n: usize, mask: u32) -> SiteExpect {
                     .collect(),
             )
         } else if ws.iter().all(|w| matches!(w, WordExpect::Unspecified)) {
-            ObsExpect::Unspecified(vec![RuleId::McmAsyncUnordered])
+            ObsExpect::Unspecified(why.to_vec())
         } else {
             ObsExpect::PerWord(ws.to_vec())
         }

@@ -681,7 +681,8 @@ impl<'a> Ctx<'_, 'a> {
         if open {
             f.note("OQ-13: an ld.red result is left open (an f32 NaN input without .NaN, or +0 against -0)");
         }
-        (ld_expect(&out, words as usize, mask), races)
+        let why: Vec<RuleId> = races.rules().collect();
+        (ld_expect(&out, words as usize, mask, &why), races)
     }
 
     /// [`Ctx::ld_shaped`] where each region of the ld has one known write before it and
