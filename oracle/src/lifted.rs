@@ -22,7 +22,7 @@ use tcgen05_ir::{RuleId, Stmt};
 /// [`MBAR_GAVE_UP`]). The PTX loop has no bound: where the oracle says a wait's phase never
 /// completes on any schedule, the kernel spins there for ever, so every schedule hangs and the
 /// verdict is a certain deadlock at that wait (the wait's own rules: the arrivals that never
-/// come, COMMIT-ARRIVE / COMMIT-TRACK, PTX ISA §9.7.16.8.3, or an mbarrier arrive the program
+/// come, COMMIT-ARRIVE / COMMIT-TRACK, PTX ISA §9.7.16.12.1, or an mbarrier arrive the program
 /// lacks). Only where every wait of the kernel spins ([`Lifted::waits_spin`]): a bounded
 /// loop in the PTX (as the tool's printer writes) gives up as the model's does.
 pub fn expect_lifted(lifted: &Lifted, opts: &Options) -> Expected {
