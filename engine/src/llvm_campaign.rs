@@ -305,10 +305,11 @@ fn behaviour_key(b: &tcgen05_drivers::llvm::behaviour::Behaviour) -> String {
     format!("{what}: {v}")
 }
 
-/// The LLVM target's outcome of a case, narrowed to one finding: the outcome when the case
-/// still shows the finding with signature `sig`, `accepted` otherwise. The shared minimizer
-/// keeps a candidate when the diff engine's signature of the outcome stays the same, so with
-/// this target it keeps exactly the candidates that show the same LLVM finding.
+/// The LLVM target's outcome of a case, narrowed to one finding: a crash carrying `sig` when
+/// the case still shows the finding with signature `sig`, `accepted` otherwise. The shared
+/// minimizer keeps a candidate when the diff engine's signature of the outcome stays the
+/// same, so with this target it keeps exactly the candidates that show the same LLVM
+/// finding.
 struct SameFinding<'a> {
     install: &'a LlvmInstall,
     opts: &'a Options,
@@ -337,17 +338,14 @@ impl tcgen05_drivers::target::Target for SameFinding<'_> {
             self.opts,
         );
         match finding_kind(&case.intent, &r.verdict) {
-            // A late rejection is a rejection, which the judge allows for a program that
-            // breaks a static rule (the near-misses that show it): reported as a crash
-            // carrying the signature, it stays a discrepancy with the same signature, so the
-            // minimizer starts and keeps exactly the candidates that show it.
-            Some(kind @ "late-rejection") if signature(kind, &r.verdict) == self.sig => {
+            // Reported as a crash carrying the signature, whatever the finding's kind: a
+            // crash is a discrepancy on any program, so the judge keeps exactly the candidates
+            // that show this finding (a late rejection, reported as the rejection it is, would
+            // be allowed for the near-misses that show it, which break a static rule).
+            Some(kind) if signature(kind, &r.verdict) == self.sig => {
                 tcgen05_drivers::outcome::Outcome::Crashed {
                     detail: self.sig.to_string(),
                 }
-            }
-            Some(kind) if signature(kind, &r.verdict) == self.sig => {
-                tcgen05_drivers::llvm::target::outcome_of(&r.verdict)
             }
             _ => tcgen05_drivers::outcome::Outcome::Accepted,
         }

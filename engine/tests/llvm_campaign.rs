@@ -174,3 +174,60 @@ fn a_finding_is_minimized_and_its_ll_feeds_llvm_reduce() {
     );
     assert!(reduced.len() < before);
 }
+
+/// Finding 3 of docs/llvm.md: a near-miss of GEN-CTAGROUP-UNIFORM (one kernel mixing
+/// `.cta_group::1` and `::2`) that LLVM passes to ptxas, which rejects it. A rejection is what
+/// the spec allows for a program that breaks a static rule, yet the finding (the error
+/// surfaces only in ptxas) is minimized like any other: it shrinks and keeps its signature.
+#[test]
+#[cfg_attr(
+    any(tcgen05_no_llvm, tcgen05_no_ptxas),
+    ignore = "needs LLVM and ptxas at build time (scripts/setup-llvm, scripts/setup-ptxas)"
+)]
+fn a_late_rejection_is_minimized() {
+    use tcgen05_engine::llvm_campaign::{finding_kind, minimize_finding, signature};
+    use tcgen05_generators::mutate::{MUTATORS, near_miss};
+    let llvm = newest();
+    let opts = Options::new(Level::O0, Frontend::Llvm);
+    assert!(opts.ptxas.is_some(), "ptxas was found at build time");
+    let m = MUTATORS
+        .iter()
+        .find(|m| m.rule == RuleId::GenCtagroupUniform)
+        .expect("a GEN-CTAGROUP-UNIFORM mutator");
+    let (case, sig) = (0..40u64)
+        .find_map(|seed| {
+            let p = near_miss(m, seed)?;
+            let intent = Intent::NearMiss {
+                breaks: RuleId::GenCtagroupUniform,
+            };
+            let r = pipeline::check(&llvm, &p, &opts);
+            let kind = finding_kind(&intent, &r.verdict)?;
+            (kind == "late-rejection").then(|| {
+                (
+                    Case {
+                        program: p,
+                        intent,
+                        provenance: Provenance::default(),
+                    },
+                    signature(kind, &r.verdict),
+                )
+            })
+        })
+        .expect("a near-miss within 40 seeds that ptxas rejects after LLVM");
+    let (small, run) = minimize_finding(
+        &llvm,
+        &opts,
+        &case,
+        &sig,
+        std::time::Duration::from_secs(60),
+    )
+    .expect("the minimizer starts on a late rejection");
+    assert!(
+        small.program.size() < case.program.size(),
+        "{} -> {}",
+        case.program.size(),
+        small.program.size()
+    );
+    let kind = finding_kind(&small.intent, &run.verdict).expect("still a finding");
+    assert_eq!(signature(kind, &run.verdict), sig);
+}
