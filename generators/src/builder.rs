@@ -1030,6 +1030,17 @@ impl<C: Choices> Builder<'_, C> {
         if !consumers.iter().any(|x| *x) {
             consumers[issuer] = true;
         }
+        // D written before the first MMA (by st in each lane quarter, then wait::st and the
+        // fence / barrier / fence of the MMA phase, as for the other st fills): the first MMA
+        // (enable-input-d false) must overwrite it, D = A·B, where an MMA accumulating
+        // whatever enable-input-d says gives A·B + D (MMA-ENABLE-D, §9.7.16.10.9). Without it
+        // D's cells are never written before the first MMA, and OQ-9 leaves what accumulating
+        // into them gives open. Only for kind::i8, whose s32 accumulation of arbitrary st words
+        // is exact (OQ-19 leaves rounded sums open), and not with an MMA issued before the
+        // barrier by another warp (`pre`), which the st would race.
+        if kind == MmaKind::I8 && pre.is_none() && nwarps >= 4 && cfg.st_ld && self.c.percent(30) {
+            st_fills.push((d, self.c.word()));
+        }
         // The folded layouts B, E and G write N·R/128 columns of every lane (R rows of D per
         // block of lanes, §9.7.16.10.5); sparse and block-scaled forms keep N.
         let rows = match (two, ws, m) {
