@@ -5,7 +5,9 @@ use super::{Allocs, check_lane, first_outside, site_stmt};
 use tcgen05_ir::observe::View;
 use tcgen05_ir::{FenceKind, Mma, Op, Program, RuleId, Stmt, WaitOp};
 use tcgen05_oracle::catalogue;
-use tcgen05_oracle::{Expected, LaneExpect, ObsExpect, ObsKey, RunVerdict, WordExpect};
+use tcgen05_oracle::{
+    Expected, LaneExpect, ObsExpect, ObsKey, ObsSite, RunVerdict, SiteExpect, WordExpect,
+};
 
 /// The instruction whose behaviour differed, when a record outside what its site allows says
 /// more than "the observation differs": the rule of that behaviour (filed first in the
@@ -295,7 +297,8 @@ struct Fit {
 /// `MayBlock`), the one whose expectation best accounts for the run ([`Fit`]; the first in
 /// order among equals). The oracle's expectation of the edited program is the independent
 /// account of what that wrong behaviour produces; a record it accounts for is filed under that
-/// behaviour's rule. An address record (an observation check, not a value) is not diagnosed.
+/// behaviour's rule. An address record (an observation check, not a value) is diagnosed by
+/// [`diagnose_address`] instead.
 pub(super) fn diagnose_edits(
     p: &Program,
     view: &View<'_>,
@@ -304,8 +307,8 @@ pub(super) fn diagnose_edits(
     rec: Option<&[u32]>,
 ) -> Option<Diagnosis> {
     let rec = rec?;
-    if matches!(orig, Some(LaneExpect::Is(ObsExpect::Check(_)))) {
-        return None;
+    if let Some(LaneExpect::Is(ObsExpect::Check(c))) = orig {
+        return diagnose_address(p, key, c.alloc);
     }
     let mut best: Option<(Fit, RuleId, Edit)> = None;
     for b in &BEHAVIOURS {
@@ -353,6 +356,51 @@ pub(super) fn diagnose_edits(
             } else {
                 "the record"
             },
+            edit.form,
+            edit.what,
+            rule.as_str(),
+            catalogue::row(rule).rule,
+            catalogue::section(rule)
+        ),
+        form: edit.form,
+    })
+}
+
+/// Diagnoses an address record outside what its lane allows (the observation check of the
+/// address an alloc stored, ALLOC-ADDR-STORE, §9.7.16.7.1; `alloc`: the allocation it
+/// checks) as a barrier that let a reading thread through before the allocating warp stored
+/// the address. The check compares the records of one allocation, so the wrong read may be
+/// another record of it: the first barrier of [`barrier_removals`] without which the oracle
+/// leaves one of those reads open (it races with the store, ALLOC-STORE-WEAK, or sees no
+/// store, ALLOC-ADDR-STORE) names the behaviour, MCM-XTHREAD (§9.7.16.6.3-4). A record no
+/// such edit opens stays under ALLOC-ADDR-STORE.
+fn diagnose_address(p: &Program, key: &ObsKey, alloc: u32) -> Option<Diagnosis> {
+    let orig = tcgen05_oracle::expect(p);
+    let reads: Vec<ObsSite> = orig
+        .obs
+        .iter()
+        .filter(|item| {
+            item.key.cta == key.cta
+                && matches!(&item.expect,
+                    SiteExpect::Same(ObsExpect::Check(c)) if c.alloc == alloc)
+        })
+        .map(|item| item.key)
+        .collect();
+    let edit = barrier_removals(p).into_iter().find(|edit| {
+        let e = tcgen05_oracle::expect(&edit.program);
+        e.violations.is_empty()
+            && reads.iter().any(|k| {
+                e.site(k).is_some_and(|item| {
+                    matches!(item.expect, SiteExpect::Same(ObsExpect::Unspecified(_)))
+                })
+            })
+    })?;
+    let rule = RuleId::McmXthread;
+    Some(Diagnosis {
+        rule,
+        why: format!(
+            "the address slot is read before the alloc's store of it reaches the reading \
+             thread when {} is {} ({}: {} §{})",
             edit.form,
             edit.what,
             rule.as_str(),
