@@ -240,3 +240,24 @@ fn address_records_of_a_barrier_that_lets_threads_through_are_filed_under_the_ba
         }
     }
 }
+
+/// A `.num` truncation seen by an `ld.red` is filed under LDST-NUM as by a plain ld: the
+/// reduction's `redval` after the registers (§9.7.16.8.3) does not hide the repetitions that
+/// differ (every such finding was under LD-ASYNC, the observing ld's rule).
+#[test]
+fn a_truncated_ld_red_is_filed_under_ldst_num() {
+    let found = findings("ld-num-truncated", Some);
+    let red: Vec<_> = found
+        .iter()
+        .filter(|(_, d)| d.detail.contains("observed by tcgen05.ld.red"))
+        .collect();
+    assert!(!red.is_empty(), "no ld.red among {} findings", found.len());
+    for (seed, d) in red {
+        assert_eq!(
+            d.rules.first(),
+            Some(&RuleId::LdstNum),
+            "seed {seed}: {}",
+            d.detail
+        );
+    }
+}

@@ -28,7 +28,9 @@ pub(super) struct Diagnosis {
 ///   repetitions differs: the repetitions after the first were not delivered, the behaviour of
 ///   `.num` (LDST-NUM, §9.7.16.8.3; the register layout of reference §2.6: the registers of
 ///   repetition `r` follow those of `r - 1`). A record wrong in only some later registers, or
-///   right in none of the first repetition's, is not that.
+///   right in none of the first repetition's, is not that. For an `ld.red` the record's
+///   registers are followed by `redval` (the min or max across the loaded columns,
+///   §9.7.16.8.3), which is computed from them and not looked at.
 pub(super) fn diagnose(
     observer: Option<&Stmt>,
     e: Option<LaneExpect<'_>>,
@@ -40,7 +42,7 @@ pub(super) fn diagnose(
     let (rec, e) = (rec?, e?);
     let reps = form.num.count() as usize;
     let n = usize::from(*nregs);
-    if form.red || reps < 2 || n % reps != 0 || rec.len() != n {
+    if reps < 2 || n % reps != 0 || rec.len() < n || !form.red && rec.len() != n {
         return None;
     }
     let per = n / reps;
