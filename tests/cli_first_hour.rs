@@ -554,3 +554,124 @@ fn bench_shows_progress_and_no_negative_overhead() {
     assert!(!negative, "{overhead}");
     assert!(out.contains("--cases 5000 or more"), "{out}");
 }
+
+/// The lines of section `[name]` of a TOML file (up to the next section header).
+fn toml_section<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    let header = format!("[{name}]");
+    text.lines()
+        .skip_while(|l| l.trim() != header)
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+/// The first command a newcomer runs builds with the default optimized profile, in parallel;
+/// fat LTO and one codegen unit (a build several times longer for +3% cases/s) are in the
+/// named `campaign` profile for long campaigns and benchmarks.
+#[test]
+fn the_first_build_is_the_plain_release_profile() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let release = toml_section(&cargo, "profile.release");
+    assert!(
+        !release
+            .iter()
+            .any(|l| l.starts_with("lto") || l.starts_with("codegen-units")),
+        "[profile.release] {release:?}"
+    );
+    let campaign = toml_section(&cargo, "profile.campaign");
+    for want in [
+        "inherits = \"release\"",
+        "lto = \"fat\"",
+        "codegen-units = 1",
+    ] {
+        assert!(campaign.contains(&want), "[profile.campaign] {campaign:?}");
+    }
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains("cargo run --release -- campaign --time 60s --out out/campaign"),
+        "the README's main job is the release build"
+    );
+}
+
+/// `scripts/test --quick` runs the suite without installing anything; `scripts/test` (CI's
+/// command) installs the ptxas matrix first. Run on a copy of the script whose `setup-ptxas`
+/// and `setup-llvm` only leave a mark and whose `cargo` only prints its arguments.
+#[test]
+fn the_quick_test_command_installs_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let scripts = dir.path().join("scripts");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&scripts).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(root.join("scripts/test"), scripts.join("test")).unwrap();
+    let fake = |path: PathBuf, body: &str| {
+        std::fs::write(&path, format!("#!/usr/bin/env bash\n{body}\n")).unwrap();
+        let status = Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+        assert!(status.success());
+    };
+    fake(
+        scripts.join("setup-ptxas"),
+        "touch \"$(dirname \"$0\")/../ptxas-installed\"",
+    );
+    fake(scripts.join("setup-llvm"), "exit 0");
+    fake(bin.join("cargo"), "echo \"cargo $*\"");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let run = |args: &[&str]| {
+        let out = Command::new("bash")
+            .arg(scripts.join("test"))
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let marker = dir.path().join("ptxas-installed");
+    let quick = run(&["--quick"]);
+    assert!(!marker.exists(), "--quick installed ptxas");
+    assert!(
+        quick.contains("cargo test --workspace"),
+        "--quick ran: {quick}"
+    );
+    let full = run(&[]);
+    assert!(marker.exists(), "scripts/test did not install ptxas");
+    assert!(full.contains("cargo test --workspace"), "ran: {full}");
+}
+
+/// A finding is stored under the rule its stored discrepancy names first: where the minimized
+/// case lets the diagnosis name the behaviour that differed (a sharper rule than the observing
+/// ld's), its folder, README and `report.json` signature carry that rule (they kept the
+/// original's LD-ASYNC while the detail said LDST-NUM).
+#[test]
+fn a_finding_is_filed_under_the_rule_its_discrepancy_names() {
+    let cwd = tempfile::tempdir().unwrap();
+    campaign_with_findings(cwd.path(), "out");
+    for f in finding_folders(&cwd.path().join("out")) {
+        let r = json(&f.join("report.json"));
+        let rule = r["sig"]["rule"].as_str().unwrap_or_default().to_string();
+        assert_eq!(
+            Some(rule.as_str()),
+            r["discrepancy"]["rules"][0].as_str(),
+            "{}",
+            f.display()
+        );
+        let readme = std::fs::read_to_string(f.join("README.md")).unwrap();
+        assert!(
+            readme.contains(&format!(" / {rule} / ")),
+            "{}: {readme}",
+            f.display()
+        );
+        assert_eq!(
+            f.file_name().and_then(|n| n.to_str()),
+            r["signature_id"].as_str()
+        );
+    }
+}

@@ -514,7 +514,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
                                 sh.stop.store(true, Ordering::SeqCst);
                             }
                         }
-                        Ok(Recorded::Lost) => {}
+                        Ok(Recorded::Lost | Recorded::Known) => {}
                         Ok(Recorded::Abandoned) => {
                             // Unclaimed, so that the restart that runs this case again stores
                             // it. This case and the rest of its batch are not counted.
@@ -563,6 +563,9 @@ enum Recorded {
     /// Neither the minimized nor the original case showed a discrepancy again (a flaky
     /// target): nothing stored.
     Lost,
+    /// The minimized case showed a finding already stored or being stored (under the sharper
+    /// rule it is filed under): nothing stored.
+    Known,
     /// The campaign was interrupted before it was stored: the case is abandoned.
     Abandoned,
 }
@@ -606,9 +609,20 @@ fn record_finding(
 ) -> Result<Recorded, EngineError> {
     let found_after = sh.started.elapsed();
     let mut t = StopOnInterrupt(t, sh.stop_asked);
+    // A minimized case on which the diagnosis names the behaviour that differed files the
+    // finding under that sharper rule (`Signature::sharpens`); one already stored under it is
+    // that finding.
+    let mut filed = sig.clone();
     let min_case = if sh.cfg.minimize {
         match minimize::minimize(case, &mut t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
-            Ok(m) if &m.signature == sig || m.signature.sharpens(sig) => m.case,
+            Ok(m) if &m.signature == sig => m.case,
+            Ok(m) if m.signature.sharpens(sig) => {
+                if sh.store.contains(&m.signature) || !lock(&sh.claimed).insert(m.signature.id()) {
+                    return Ok(Recorded::Known);
+                }
+                filed = m.signature;
+                m.case
+            }
             _ => case.clone(),
         }
     } else {
@@ -620,7 +634,7 @@ fn record_finding(
         return Ok(Recorded::Abandoned);
     }
     // The minimized case may lose its discrepancy on this run (a flaky target): then the
-    // original is stored instead.
+    // original is stored instead, under its own signature.
     let mut stored = &min_case;
     if !matches!(j.verdict(), Verdict::Discrepancy(_)) {
         j = judge::judge(case, &sh.opts, &mut t);
@@ -628,7 +642,9 @@ fn record_finding(
             return Ok(Recorded::Abandoned);
         }
         stored = case;
+        filed = sig.clone();
     }
+    let sig = &filed;
     let Verdict::Discrepancy(d) = j.verdict() else {
         return Ok(Recorded::Lost);
     };
