@@ -360,9 +360,16 @@ fn rules_have_a_header_a_legend_and_section_numbers() {
             .stdout,
     )
     .unwrap();
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
     for row in j.as_array().unwrap() {
         let letter = row["provenance"].as_str().unwrap();
         assert!(["S", "W", "D", "P"].contains(&letter), "{row}");
+        // The README's "Reading the report" explains every letter `rules` shows.
+        assert!(
+            readme.contains(&format!("**{letter}** ")),
+            "the README does not explain source {letter}"
+        );
         assert!(
             row["id"].as_str().unwrap().parse::<RuleId>().is_ok(),
             "{row}"
