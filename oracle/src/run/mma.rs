@@ -376,6 +376,57 @@ pub struct Prepared {
     /// is known to be a small integer ([`lazy_ok`]): an ld reads a few rows and columns of
     /// the M × N result, and the operands hold (M + N) × K elements.
     lazy: Option<std::cell::RefCell<(LazyOperand, LazyOperand)>>,
+    /// A block-scaled MMA (`super::mma_scaled`): its scale factors; the cells are then its
+    /// block sums ([`super::mma_scaled::Scales::cell`]) of `arow` and `bcol`.
+    scaled: Option<Box<super::mma_scaled::Scales>>,
+}
+
+/// The rows (0..`rows`, K = 32 each, row-major) of an operand of kind::f8f6f4 elements (e4m3,
+/// or e5m2 with `alt`; negated with `neg`) held as integers of the [`unit`] grid, read through
+/// its descriptor as [`prepare`] reads them; `None` where [`operand_ok`] or [`read_rows`]
+/// misses. Also the element reads of the block-scaled kind::mxf8f6f4 (`super::mma_scaled`),
+/// whose e4m3 / e5m2 elements are those of kind::f8f6f4 (§9.7.16.10.1).
+pub(crate) fn f8_operand(
+    desc: &SmemDesc,
+    data: &RegionData,
+    alt: bool,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<f64>> {
+    if !operand_ok(desc, data, MmaKind::F8f6f4, alt) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(rows as usize * 32);
+    read_rows(desc, data, MmaKind::F8f6f4, (alt, neg), rows, &mut out)?;
+    Some(out)
+}
+
+impl Prepared {
+    /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × 32 and
+    /// N × 32 f8 elements on the [`unit`] grid of kind::f8f6f4, and the scale factors.
+    pub(crate) fn scaled(
+        mm: u32,
+        n: u32,
+        enable_input_d: bool,
+        arow: Vec<f64>,
+        bcol: Vec<f64>,
+        scales: Box<super::mma_scaled::Scales>,
+    ) -> Prepared {
+        Prepared {
+            mm,
+            n,
+            kk: 32,
+            kind: MmaKind::F8f6f4,
+            enable_input_d,
+            grain: 1.0,
+            unit: unit(MmaKind::F8f6f4),
+            arow,
+            bcol,
+            ints: None,
+            lazy: None,
+            scaled: Some(scales),
+        }
+    }
 }
 
 /// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
@@ -419,6 +470,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
                 operand(ad, a, (sa, na), mm),
                 operand(&m.b, b, (sb, nb), n),
             ))),
+            scaled: None,
         });
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
@@ -445,6 +497,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -493,6 +546,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -557,6 +611,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -795,6 +850,10 @@ impl Prepared {
             r as usize * kk..(r as usize + 1) * kk,
             c as usize * kk..(c as usize + 1) * kk,
         );
+        if let Some(sc) = &self.scaled {
+            let (a, b) = (self.arow.get(ra)?, self.bcol.get(rb)?);
+            return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
+        }
         let (sum, abs) = match (&self.lazy, &self.ints) {
             (Some(lazy), _) => {
                 let mut lazy = lazy.borrow_mut();

@@ -13,6 +13,7 @@ pub mod alloc;
 pub mod dp_layout;
 pub mod ldst;
 pub mod mma;
+pub mod mma_scaled;
 pub mod mma_rules;
 pub mod symmetric;
 pub mod sync;

@@ -54,6 +54,10 @@ impl<'a> Ctx<'_, 'a> {
         }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
+        if m.form.block_scale {
+            self.scaled_values(ai, sc);
+            return;
+        }
         if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
         {
             self.pair_values(ai, a_cells, sc);

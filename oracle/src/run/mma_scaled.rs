@@ -1,0 +1,383 @@
+//! Exact results of block-scaled MMAs (`.block_scale`, §9.7.16.10.7; reference §3.7):
+//! `D = (A·scale_A)·(B·scale_B) + D`, where row m of A is split along K into blocks of
+//! `K / SFA_N` elements, block j multiplied by scale_A[m][j], and column n of B likewise by
+//! scale_B[j][n].
+//!
+//! The oracle computes kind::mxf8f6f4 with e4m3 / e5m2 A and B (the f8f6f4 element formats,
+//! §9.7.16.10.1, read as [`mma::f8_operand`] reads them) and UE8M0 scale factors,
+//! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32),
+//! `cta_group::1`, M = 128, A and B in shared memory, K-major, no transpose. Every other
+//! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
+//! open question), and so is a result whose scale factors are not duplicated (MMA-BS-DUP) or
+//! would leave the exact range ([`Scales::cell`]).
+//!
+//! # Where the scale factors are in TMEM (derived from §9.7.16.10.7.2-3)
+//!
+//! The ISA gives the scale-factor layouts only as figures (OQ-29). Read from the
+//! `scale_vec::1X` / `block32` figures of scale_A (M × 1) and scale_B (1 × N), and the text
+//! around them:
+//!
+//! - the factors are bytes; a 32-bit TMEM cell holds four, and the scale-factor ID of the
+//!   instruction descriptor (SFA_ID at idesc bits 29-30, SFB_ID at bits 4-5, §9.7.16.4.2)
+//!   selects the byte "sub-column" of the cell (0-3 for mxf8f6f4, MMA-BS-SFID);
+//! - the M factors of scale_A are laid out 32 to a column: factor m in lane `m mod 32` of
+//!   column `[scale-A-tmem] + m / 32` (M = 128: four columns), and likewise factor n of
+//!   scale_B in lane `n mod 32` of column `[scale-B-tmem] + n / 32` (N / 32 columns, rounded
+//!   up);
+//! - that 32-lane picture is duplicated into all four 32-lane partitions of TMEM
+//!   (MMA-BS-DUP: "must be duplicated"): lanes `m mod 32 + 32q`, q = 0..3, hold the same
+//!   byte. Which copy the hardware reads is not stated, so the oracle computes a result only
+//!   where the four copies agree.
+//!
+//! With several factors per row (`SFA_N` > 1, the mxf4 kinds, not computed here) block j
+//! would sit in byte `SFA_ID + j` of the same cell.
+//!
+//! A UE8M0 byte e is the power of two `2^(e - 127)`; 0xFF is NaN (OCP MX). With the
+//! exponents kept within [-64, 64] every scaled element and product is an f32 without
+//! rounding, and the result is exact under the same condition as an unscaled one
+//! ([`Scales::cell`]: every term a multiple of one grid step, fewer than 2^24 steps in all),
+//! whatever the accumulation order (OQ-19).
+
+use super::mma::{self, Prepared};
+use tcgen05_ir::*;
+
+/// A block-scaled MMA whose result the oracle computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaledForm {
+    /// M (rows of D, one per lane).
+    pub m: u32,
+    /// N.
+    pub n: u32,
+    /// Scale factors per row of A and per column of B (`SFA_N`, `SFB_M`).
+    pub blocks: u32,
+    /// The byte of the scale_A cells the first factor is in (SFA_ID, idesc bits 29-30).
+    pub sfa_id: u32,
+    /// The byte of the scale_B cells (SFB_ID, idesc bits 4-5).
+    pub sfb_id: u32,
+}
+
+impl ScaledForm {
+    /// TMEM columns of scale_A and of scale_B (32 factors per column).
+    pub fn sf_cols(&self) -> (u32, u32) {
+        (self.m.div_ceil(32), self.n.div_ceil(32))
+    }
+}
+
+/// The form of a block-scaled MMA the oracle computes, or why it does not (the note of its
+/// unspecified words, naming the open question).
+pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
+    let f = &m.form;
+    let d = m.idesc;
+    if !f.block_scale {
+        return Err("not block-scaled");
+    }
+    if f.sp {
+        return Err(
+            "OQ-29: a sparse block-scaled MMA (the metadata layout is given only in figures): unspecified",
+        );
+    }
+    if f.kind != MmaKind::Mxf8f6f4 {
+        return Err(
+            "OQ-29: an mxf4 / mxf4nvf4 MMA (the 4-bit packing and the multi-factor scale layouts are given only in figures): unspecified",
+        );
+    }
+    if f.cta_group != CtaGroup::One || f.ws {
+        return Err(
+            "OQ-29: a cta_group::2 block-scaled MMA (how scale_B splits over the pair is given only in figures): unspecified",
+        );
+    }
+    if !matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32)) {
+        return Err("MMA-BS-VEC: a scale-vector size not valid for mxf8f6f4: unspecified");
+    }
+    if !matches!(m.a, MmaA::Desc(_)) || f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
+        return Err(
+            "OQ-29: a block-scaled MMA with A in TMEM or a collector buffer (not modelled): unspecified",
+        );
+    }
+    // idesc layout (b), §9.7.16.4.2: bits 0-3 (bit 2 dense) and 6, 24-26 and 31 reserved;
+    // transposes (15, 16) off; scale type (23) UE8M0 = 1; M >> 7 at 27-28.
+    let reserved = d & 0b1111 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31;
+    let (at, bt) = (d >> 7 & 7, d >> 10 & 7);
+    let mm = (d >> 27 & 3) << 7;
+    let n = (d >> 17 & 0x3F) << 3;
+    if reserved != 0 || d >> 15 & 3 != 0 || d >> 23 & 1 != 1 {
+        return Err(
+            "OQ-24: a block-scaled MMA with reserved, transpose or scale-type bits the oracle does not compute: unspecified",
+        );
+    }
+    if at > 1 || bt > 1 {
+        return Err(
+            "OQ-29: e2m3 / e3m2 / e2m1 elements (their packing in shared memory is given only in figures): unspecified",
+        );
+    }
+    if mm != 128 || n == 0 {
+        return Err("MMA-SHAPE-VALID: a block-scaled M other than 128 with cta_group::1: unspecified");
+    }
+    Ok(ScaledForm {
+        m: mm,
+        n,
+        blocks: 1,
+        sfa_id: d >> 29 & 3,
+        sfb_id: d >> 4 & 3,
+    })
+}
+
+/// The scale factors of one MMA as powers of two: `a[row * blocks + j]`, `b[col * blocks + j]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scales {
+    blocks: u32,
+    a: Vec<i32>,
+    b: Vec<i32>,
+}
+
+/// The exponents of `count` scale factors, `blocks` each, with the first in byte `id` of
+/// their cell, from the cells of the factor matrix in TMEM: `cells` lane-major, 128 lanes ×
+/// `cols` columns from the matrix's address (the layout of the module documentation).
+/// `Err` names why they give no exact result.
+pub fn decode_factors(
+    cells: &[u32],
+    cols: u32,
+    count: u32,
+    blocks: u32,
+    id: u32,
+) -> Result<Vec<i32>, &'static str> {
+    if id + blocks > 4 {
+        return Err("MMA-BS-SFID: the scale-factor ID selects bytes past the cell: unspecified");
+    }
+    if cells.len() != (128 * cols) as usize || count.div_ceil(32) > cols {
+        return Err("OQ-29: the scale factors were not read whole: unspecified");
+    }
+    let mut out = Vec::with_capacity((count * blocks) as usize);
+    for i in 0..count {
+        let (lane, col) = (i % 32, i / 32);
+        for j in 0..blocks {
+            let byte = |q: u32| cells[((lane + 32 * q) * cols + col) as usize] >> (8 * (id + j)) & 0xFF;
+            let e = byte(0);
+            if (1..4).any(|q| byte(q) != e) {
+                return Err(
+                    "MMA-BS-DUP: a scale factor differs between the 32-lane partitions of TMEM (which copy is read is not stated): unspecified",
+                );
+            }
+            if e == 0xFF {
+                return Err("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified");
+            }
+            let k = e as i32 - 127;
+            if k.abs() > 64 {
+                return Err(
+                    "OQ-19: a scale factor outside 2^-64 .. 2^64 (scaled products might leave the f32 range): unspecified",
+                );
+            }
+            out.push(k);
+        }
+    }
+    Ok(out)
+}
+
+impl Scales {
+    /// The scale factors of `form` from the cells of scale_A and scale_B (lane-major, 128
+    /// lanes × [`ScaledForm::sf_cols`] each).
+    pub fn read(form: &ScaledForm, sfa: &[u32], sfb: &[u32]) -> Result<Scales, &'static str> {
+        let (ca, cb) = form.sf_cols();
+        Ok(Scales {
+            blocks: form.blocks,
+            a: decode_factors(sfa, ca, form.m, form.blocks, form.sfa_id)?,
+            b: decode_factors(sfb, cb, form.n, form.blocks, form.sfb_id)?,
+        })
+    }
+
+    /// D at (r, c) from row r of A and column c of B (`arow`, `bcol`: K elements each, as
+    /// integers of the grid step `unit`), the old D cell `old` when enable-input-d is set
+    /// (`prev_on`): `Some(bits)` where exact.
+    ///
+    /// Block j contributes `dot_j · unit · 2^(a[r][j] + b[c][j])`. Every term is a multiple
+    /// of the finest of these steps, g; with g at least 2^-126 (no subnormal), the old value
+    /// a multiple of g and fewer than 2^24 steps in the sum of the magnitudes, every partial
+    /// sum in any order is an f32, so the result is exact (OQ-19 leaves the order open).
+    #[allow(clippy::too_many_arguments)] // one cell: its operands, position, old value, flags
+    pub fn cell(
+        &self,
+        arow: &[f64],
+        bcol: &[f64],
+        r: u32,
+        c: u32,
+        unit: f64,
+        prev_on: bool,
+        old: Option<u32>,
+    ) -> Option<u32> {
+        let nb = self.blocks as usize;
+        let kk = arow.len();
+        if nb == 0 || kk % nb != 0 || bcol.len() != kk {
+            return None;
+        }
+        let per = kk / nb;
+        let (mut sum, mut abs) = (0f64, 0f64);
+        let mut g = f64::INFINITY;
+        for j in 0..nb {
+            let e = self.a.get(r as usize * nb + j)? + self.b.get(c as usize * nb + j)?;
+            let step = unit * 2f64.powi(e);
+            g = g.min(step);
+            let (mut dot, mut mag) = (0f64, 0f64);
+            for k in j * per..(j + 1) * per {
+                let t = arow[k] * bcol[k];
+                dot += t;
+                mag += t.abs();
+            }
+            sum += dot * step;
+            abs += mag * step;
+        }
+        let prev = if prev_on {
+            f64::from(f32::from_bits(old?))
+        } else {
+            0.0
+        };
+        let on_grid = |x: f64| (x / g).fract() == 0.0;
+        let exact = prev.is_finite()
+            && g >= 2f64.powi(-126)
+            && on_grid(prev)
+            && (abs + prev.abs()) / g < 16_777_216.0;
+        exact.then(|| ((sum + prev) as f32).to_bits())
+    }
+}
+
+/// The operands of an exact block-scaled MMA ([`scaled_form`]) with the scale factors
+/// `scales`: A (M rows) and B (N rows) read from their regions as kind::f8f6f4 elements
+/// ([`mma::f8_operand`]). `Err` names why the result is not exact.
+pub fn prepare_scaled(
+    m: &Mma,
+    form: &ScaledForm,
+    a: &mma::RegionData,
+    b: &mma::RegionData,
+    scales: Scales,
+) -> Result<Prepared, &'static str> {
+    let MmaA::Desc(ad) = &m.a else {
+        return Err("OQ-29: a block-scaled MMA with A in TMEM: unspecified");
+    };
+    let d = m.idesc;
+    let operand = |desc: &SmemDesc, data: &mma::RegionData, alt: bool, neg: bool, rows: u32| {
+        mma::f8_operand(desc, data, alt, neg, rows).ok_or(
+            "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified",
+        )
+    };
+    let arow = operand(ad, a, d >> 7 & 7 == 1, d >> 13 & 1 == 1, form.m)?;
+    let bcol = operand(&m.b, b, d >> 10 & 7 == 1, d >> 14 & 1 == 1, form.n)?;
+    Ok(Prepared::scaled(
+        form.m,
+        form.n,
+        m.enable_input_d,
+        arow,
+        bcol,
+        Box::new(scales),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// idesc layout (b) of an mxf8f6f4 MMA, M = 128: A and B types, N, SFA_ID, SFB_ID.
+    fn idesc(at: u32, bt: u32, n: u32, sfa: u32, sfb: u32) -> u32 {
+        sfb << 4 | at << 7 | bt << 10 | (n >> 3) << 17 | 1 << 23 | 1 << 27 | sfa << 29
+    }
+
+    fn mma(idesc: u32) -> Mma {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        Mma {
+            form: form::MmaForm {
+                ws: false,
+                sp: false,
+                cta_group: CtaGroup::One,
+                kind: MmaKind::Mxf8f6f4,
+                block_scale: true,
+                scale_vec: Some(ScaleVec::X1),
+                ashift: false,
+                collector: None,
+            },
+            d: TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: Some(TmemRef::slot(0, 0, 64)),
+            scale_b: Some(TmemRef::slot(0, 0, 68)),
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        }
+    }
+
+    #[test]
+    fn the_form_follows_the_idesc_fields() {
+        let f = scaled_form(&mma(idesc(0, 1, 16, 2, 3))).expect("computed");
+        assert_eq!((f.m, f.n, f.blocks, f.sfa_id, f.sfb_id), (128, 16, 1, 2, 3));
+        assert_eq!(f.sf_cols(), (4, 1));
+        // Transpose A (bit 15), an e2m1 A (type 5), M = 256 (bits 27-28 = 2): not computed,
+        // each with its reason.
+        assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) | 1 << 15)).is_err());
+        assert!(scaled_form(&mma(idesc(5, 0, 16, 0, 0))).unwrap_err().contains("OQ-29"));
+        assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) ^ 3 << 27)).is_err());
+        let mut m = mma(idesc(0, 0, 16, 0, 0));
+        m.form.kind = MmaKind::Mxf4;
+        assert!(scaled_form(&m).unwrap_err().contains("OQ-29"));
+    }
+
+    /// Scale-factor cells laid out by hand from the figures' reading (module documentation):
+    /// factor i in lane i % 32 (+ 32q) of column i / 32, byte `id`.
+    #[test]
+    fn factors_are_read_32_to_a_column_from_the_selected_byte() {
+        let cols = 4;
+        let mut cells = vec![0u32; 128 * cols];
+        for i in 0..128u32 {
+            for q in 0..4 {
+                let lane = i % 32 + 32 * q;
+                let at = (lane * cols as u32 + i / 32) as usize;
+                // Byte 2 holds 127 + (i % 5) - 2: 2^-2 .. 2^2; the other bytes 0xFF (NaN).
+                cells[at] = 0xFF00_FFFF | (125 + i % 5) << 16;
+            }
+        }
+        let e = decode_factors(&cells, 4, 128, 1, 2).expect("exact");
+        let want: Vec<i32> = (0..128).map(|i| (i % 5) as i32 - 2).collect();
+        assert_eq!(e, want);
+        // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
+        assert!(decode_factors(&cells, 4, 128, 1, 0).unwrap_err().contains("NaN"));
+        assert!(decode_factors(&cells, 4, 128, 2, 3).unwrap_err().contains("MMA-BS-SFID"));
+        // A copy in partition 3 that differs: MMA-BS-DUP.
+        cells[((5 + 96) * cols) as usize] ^= 1 << 16;
+        assert!(decode_factors(&cells, 4, 128, 1, 2).unwrap_err().contains("MMA-BS-DUP"));
+    }
+
+    /// A hand-worked cell: A row (1.5, -2, 0, ...) and B column (2, 1, 0, ...) as integers of
+    /// the f8 grid (×16), scale_A 2^-1 and scale_B 2^2: (1.5·2 + (-2)·1) · 2^1 = 2.
+    #[test]
+    fn a_cell_is_the_dot_product_times_both_factors() {
+        let s = Scales {
+            blocks: 1,
+            a: vec![0, -1],
+            b: vec![2, 0],
+        };
+        let mut arow = vec![0f64; 32];
+        let mut bcol = vec![0f64; 32];
+        arow[..2].copy_from_slice(&[24.0, -32.0]);
+        bcol[..2].copy_from_slice(&[32.0, 16.0]);
+        let unit = 1.0 / 256.0;
+        assert_eq!(s.cell(&arow, &bcol, 1, 0, unit, false, None), Some(2f32.to_bits()));
+        // Row 0 (2^0) with column 1 (2^0): 1.0; plus an old D of 0.25 with enable-input-d.
+        assert_eq!(
+            s.cell(&arow, &bcol, 0, 1, unit, true, Some(0.25f32.to_bits())),
+            Some(1.25f32.to_bits())
+        );
+        // An old D off the grid (2^-40 is finer than the 2^-8 step) is not exact.
+        let tiny = 2f32.powi(-40).to_bits();
+        assert_eq!(s.cell(&arow, &bcol, 0, 1, unit, true, Some(tiny)), None);
+    }
+}
