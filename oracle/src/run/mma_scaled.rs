@@ -6,7 +6,8 @@
 //! The oracle computes kind::mxf8f6f4 with e4m3 / e5m2 A and B (the f8f6f4 element formats,
 //! §9.7.16.10.1, read as [`mma::f8_operand`] reads them) and UE8M0 scale factors,
 //! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32),
-//! `cta_group::1`, M = 128, A and B in shared memory, K-major, no transpose. Every other
+//! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory, K-major, no
+//! transpose. Every other
 //! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
 //! open question), and so is a result whose scale factors are not duplicated (MMA-BS-DUP) or
 //! would leave the exact range ([`Scales::cell`]).
@@ -89,9 +90,9 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
     if !matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32)) {
         return Err("MMA-BS-VEC: a scale-vector size not valid for mxf8f6f4: unspecified");
     }
-    if !matches!(m.a, MmaA::Desc(_)) || f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
+    if f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
         return Err(
-            "OQ-29: a block-scaled MMA with A in TMEM or a collector buffer (not modelled): unspecified",
+            "OQ-29: a block-scaled MMA with a collector buffer (not modelled): unspecified",
         );
     }
     // idesc layout (b), §9.7.16.4.2: bits 0-3 (bit 2 dense) and 6, 24-26 and 31 reserved;
@@ -111,7 +112,9 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
         );
     }
     if mm != 128 || n == 0 {
-        return Err("MMA-SHAPE-VALID: a block-scaled M other than 128 with cta_group::1: unspecified");
+        return Err(
+            "MMA-SHAPE-VALID: a block-scaled M other than 128 with cta_group::1: unspecified",
+        );
     }
     Ok(ScaledForm {
         m: mm,
@@ -151,7 +154,8 @@ pub fn decode_factors(
     for i in 0..count {
         let (lane, col) = (i % 32, i / 32);
         for j in 0..blocks {
-            let byte = |q: u32| cells[((lane + 32 * q) * cols + col) as usize] >> (8 * (id + j)) & 0xFF;
+            let byte =
+                |q: u32| cells[((lane + 32 * q) * cols + col) as usize] >> (8 * (id + j)) & 0xFF;
             let e = byte(0);
             if (1..4).any(|q| byte(q) != e) {
                 return Err(
@@ -239,26 +243,49 @@ impl Scales {
     }
 }
 
+/// Where the A operand of a block-scaled MMA comes from.
+#[derive(Debug, Clone)]
+pub enum ScaledA {
+    /// Shared memory, through the MMA's descriptor: the region's data.
+    Smem(mma::RegionData),
+    /// TMEM (`[a-tmem]`): the 128 rows' 8 cells each, lane-major (row m in lane m, its 32
+    /// bytes little-endian from the first column, as for kind::f8f6f4: [`mma::tmem_a_row`]).
+    Tmem(Vec<u32>),
+}
+
 /// The operands of an exact block-scaled MMA ([`scaled_form`]) with the scale factors
-/// `scales`: A (M rows) and B (N rows) read from their regions as kind::f8f6f4 elements
-/// ([`mma::f8_operand`]). `Err` names why the result is not exact.
+/// `scales`: A (M rows) and B (N rows) read as kind::f8f6f4 elements ([`mma::f8_operand`],
+/// [`mma::tmem_a_row`]). `Err` names why the result is not exact.
 pub fn prepare_scaled(
     m: &Mma,
     form: &ScaledForm,
-    a: &mma::RegionData,
+    a: ScaledA,
     b: &mma::RegionData,
     scales: Scales,
 ) -> Result<Prepared, &'static str> {
-    let MmaA::Desc(ad) = &m.a else {
-        return Err("OQ-29: a block-scaled MMA with A in TMEM: unspecified");
-    };
     let d = m.idesc;
     let operand = |desc: &SmemDesc, data: &mma::RegionData, alt: bool, neg: bool, rows: u32| {
         mma::f8_operand(desc, data, alt, neg, rows).ok_or(
             "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified",
         )
     };
-    let arow = operand(ad, a, d >> 7 & 7 == 1, d >> 13 & 1 == 1, form.m)?;
+    let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+    let arow = match (&m.a, a) {
+        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.m)?,
+        (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
+            let mut rows = Vec::with_capacity(form.m as usize * 32);
+            for row in cells.chunks_exact(8).take(form.m as usize) {
+                mma::tmem_a_row(MmaKind::F8f6f4, alt_a, neg_a, row, &mut rows).ok_or(
+                    "OQ-19: block-scaled A cells in TMEM that are not small integers of the element type: unspecified",
+                )?;
+            }
+            if rows.len() != form.m as usize * 32 {
+                return Err("OQ-29: A in TMEM not read whole: unspecified");
+            }
+            rows
+        }
+        _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
+    };
     let bcol = operand(&m.b, b, d >> 10 & 7 == 1, d >> 14 & 1 == 1, form.n)?;
     Ok(Prepared::scaled(
         form.m,
@@ -324,7 +351,11 @@ mod tests {
         // Transpose A (bit 15), an e2m1 A (type 5), M = 256 (bits 27-28 = 2): not computed,
         // each with its reason.
         assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) | 1 << 15)).is_err());
-        assert!(scaled_form(&mma(idesc(5, 0, 16, 0, 0))).unwrap_err().contains("OQ-29"));
+        assert!(
+            scaled_form(&mma(idesc(5, 0, 16, 0, 0)))
+                .unwrap_err()
+                .contains("OQ-29")
+        );
         assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) ^ 3 << 27)).is_err());
         let mut m = mma(idesc(0, 0, 16, 0, 0));
         m.form.kind = MmaKind::Mxf4;
@@ -349,11 +380,23 @@ mod tests {
         let want: Vec<i32> = (0..128).map(|i| (i % 5) as i32 - 2).collect();
         assert_eq!(e, want);
         // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
-        assert!(decode_factors(&cells, 4, 128, 1, 0).unwrap_err().contains("NaN"));
-        assert!(decode_factors(&cells, 4, 128, 2, 3).unwrap_err().contains("MMA-BS-SFID"));
+        assert!(
+            decode_factors(&cells, 4, 128, 1, 0)
+                .unwrap_err()
+                .contains("NaN")
+        );
+        assert!(
+            decode_factors(&cells, 4, 128, 2, 3)
+                .unwrap_err()
+                .contains("MMA-BS-SFID")
+        );
         // A copy in partition 3 that differs: MMA-BS-DUP.
         cells[((5 + 96) * cols) as usize] ^= 1 << 16;
-        assert!(decode_factors(&cells, 4, 128, 1, 2).unwrap_err().contains("MMA-BS-DUP"));
+        assert!(
+            decode_factors(&cells, 4, 128, 1, 2)
+                .unwrap_err()
+                .contains("MMA-BS-DUP")
+        );
     }
 
     /// A hand-worked cell: A row (1.5, -2, 0, ...) and B column (2, 1, 0, ...) as integers of
@@ -370,7 +413,10 @@ mod tests {
         arow[..2].copy_from_slice(&[24.0, -32.0]);
         bcol[..2].copy_from_slice(&[32.0, 16.0]);
         let unit = 1.0 / 256.0;
-        assert_eq!(s.cell(&arow, &bcol, 1, 0, unit, false, None), Some(2f32.to_bits()));
+        assert_eq!(
+            s.cell(&arow, &bcol, 1, 0, unit, false, None),
+            Some(2f32.to_bits())
+        );
         // Row 0 (2^0) with column 1 (2^0): 1.0; plus an old D of 0.25 with enable-input-d.
         assert_eq!(
             s.cell(&arow, &bcol, 0, 1, unit, true, Some(0.25f32.to_bits())),

@@ -219,7 +219,7 @@ impl<'a> Ctx<'_, 'a> {
     /// 0..128 × 8 columns), lane-major, when each has one value known at the MMA's issue and
     /// nothing races with the read; `None` otherwise (the values are then not exact; a race
     /// on the issuing CTA's cells is cited through `a_read`, the peer's is not).
-    fn tmem_a_cells(
+    pub(super) fn tmem_a_cells(
         &self,
         ai: usize,
         inst: u32,

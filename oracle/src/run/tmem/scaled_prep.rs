@@ -57,7 +57,16 @@ impl<'a> Ctx<'_, 'a> {
                     .collect();
             }
         }
-        let why = self.scaled_prepare(ai, cells);
+        // A in TMEM (`[a-tmem]`, lanes 0..128 × 8 columns): its cells, when each is known and
+        // nothing races (the races of the read are in `in_races` already, `mma_values`).
+        let a_cells = match self.accs[ai].a_read {
+            Some(r) => {
+                let rect = (r.l0, r.l1, r.c0, r.c1);
+                self.tmem_a_cells(ai, r.inst, rect, sc)
+            }
+            None => None,
+        };
+        let why = self.scaled_prepare(ai, cells, a_cells);
         match why {
             Ok(p) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
             Err(why) => self.accs[ai].open = Some(why),
@@ -70,6 +79,7 @@ impl<'a> Ctx<'_, 'a> {
         &self,
         ai: usize,
         cells: [Option<Vec<u32>>; 2],
+        a_cells: Option<Vec<u32>>,
     ) -> Result<mma::Prepared, &'static str> {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else {
@@ -103,17 +113,16 @@ impl<'a> Ctx<'_, 'a> {
             );
         };
         let scales = mma_scaled::Scales::read(&form, &sfa, &sfb)?;
-        let MmaA::Desc(ad) = &m.a else {
-            return Err("OQ-29: a block-scaled MMA with A in TMEM: unspecified");
+        let unknown_smem = "OQ-19: a block-scaled MMA reads shared memory whose data is not known at its issue: unspecified";
+        let a = match &m.a {
+            MmaA::Desc(ad) => {
+                mma_scaled::ScaledA::Smem(self.region_data(acc, ad.region).ok_or(unknown_smem)?)
+            }
+            MmaA::Tmem(_) => mma_scaled::ScaledA::Tmem(a_cells.ok_or(
+                "OQ-19: a block-scaled MMA reads A cells in TMEM whose values are not known (from lane 0, 8 columns; unwritten or racing): unspecified",
+            )?),
         };
-        let (Some(a), Some(b)) = (
-            self.region_data(acc, ad.region),
-            self.region_data(acc, m.b.region),
-        ) else {
-            return Err(
-                "OQ-19: a block-scaled MMA reads shared memory whose data is not known at its issue: unspecified",
-            );
-        };
-        mma_scaled::prepare_scaled(m, &form, &a, &b, scales)
+        let b = self.region_data(acc, m.b.region).ok_or(unknown_smem)?;
+        mma_scaled::prepare_scaled(m, &form, a, &b, scales)
     }
 }
