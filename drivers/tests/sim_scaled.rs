@@ -22,19 +22,14 @@ fn has_block_scale(code: &[Stmt]) -> bool {
     })
 }
 
-#[test]
-fn block_scaled_mxf8f6f4_agrees_with_the_oracle_and_is_exact() {
-    let cfg = Config {
-        mma_kinds: vec![MmaKind::Mxf8f6f4],
-        targets: vec![Target::Sm100a],
-        cta_groups: vec![CtaGroup::One],
-        sparse_pct: 0,
-        ..Config::default()
-    };
+/// Runs `count` generated programs of `cfg` holding a block-scaled MMA on the simulator
+/// (round-robin and adversarial schedulers) against the oracle; every case must agree, and
+/// the words of the valid race-free cases are counted.
+fn run(cfg: &Config, seed: u64, count: u64) -> (u32, WordCounts) {
     let (mut cases, mut all) = (0, WordCounts::default());
     let mut notes = std::collections::BTreeMap::<String, u32>::new();
-    for i in 0..400 {
-        let p = valid_program(&cfg, case_seed(0xB5CA, i));
+    for i in 0..count {
+        let p = valid_program(cfg, case_seed(seed, i));
         let bodies = p.warps.iter().chain(p.funcs.iter().map(|f| &f.body));
         if !bodies.into_iter().any(|c| has_block_scale(c)) {
             continue;
@@ -60,6 +55,23 @@ fn block_scaled_mxf8f6f4_agrees_with_the_oracle_and_is_exact() {
             }
         }
     }
+    eprintln!("{cases} cases: {all:?}; notes {notes:#?}");
+    (cases, all)
+}
+
+fn mx_config(cg: CtaGroup) -> Config {
+    Config {
+        mma_kinds: vec![MmaKind::Mxf8f6f4],
+        targets: vec![Target::Sm100a],
+        cta_groups: vec![cg],
+        sparse_pct: 0,
+        ..Config::default()
+    }
+}
+
+#[test]
+fn block_scaled_mxf8f6f4_agrees_with_the_oracle_and_is_exact() {
+    let (cases, all) = run(&mx_config(CtaGroup::One), 0xB5CA, 400);
     assert!(
         cases >= 50,
         "only {cases} valid race-free block-scaled cases"
@@ -68,6 +80,21 @@ fn block_scaled_mxf8f6f4_agrees_with_the_oracle_and_is_exact() {
     // every word an MMA wrote was unspecified).
     assert!(
         all.unspecified * 10 < all.total(),
-        "{all:?} over {cases} cases; notes {notes:#?}"
+        "{all:?} over {cases} cases"
+    );
+}
+
+/// `cta_group::2`, M = 256 (and M = 128, left unspecified: layout B, OQ-29): D in both CTAs
+/// of the pair, each from its own A and scale factors and both CTAs' halves of B.
+#[test]
+fn block_scaled_pairs_agree_with_the_oracle_and_are_exact() {
+    let (cases, all) = run(&mx_config(CtaGroup::Two), 0xB5CB, 300);
+    assert!(
+        cases >= 40,
+        "only {cases} valid race-free block-scaled cases"
+    );
+    assert!(
+        all.unspecified * 4 < all.total(),
+        "{all:?} over {cases} cases"
     );
 }

@@ -55,12 +55,23 @@ pub struct ScaledForm {
     pub sfa_id: u32,
     /// The byte of the scale_B cells (SFB_ID, idesc bits 4-5).
     pub sfb_id: u32,
+    /// `cta_group::2` with M = 256: each CTA of the pair holds 128 rows of D (data-path
+    /// layout A, row m of its half in lane m), from its own A; B's rows 0..N/2 come from the
+    /// even CTA's shared memory, N/2..N from the odd CTA's (as for the unscaled kinds,
+    /// `mma::pair_shape`).
+    pub pair: bool,
 }
 
 impl ScaledForm {
-    /// TMEM columns of scale_A and of scale_B (32 factors per column).
+    /// TMEM columns of scale_A and of scale_B (32 factors per column): scale_A holds the
+    /// rows of D in the CTA (128).
     pub fn sf_cols(&self) -> (u32, u32) {
-        (self.m.div_ceil(32), self.n.div_ceil(32))
+        (self.rows().div_ceil(32), self.n.div_ceil(32))
+    }
+
+    /// Rows of D (and of A) in each CTA.
+    pub fn rows(&self) -> u32 {
+        if self.pair { self.m / 2 } else { self.m }
     }
 }
 
@@ -82,10 +93,9 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
             "OQ-29: an mxf4 / mxf4nvf4 MMA (the 4-bit packing and the multi-factor scale layouts are given only in figures): unspecified",
         );
     }
-    if f.cta_group != CtaGroup::One || f.ws {
-        return Err(
-            "OQ-29: a cta_group::2 block-scaled MMA (how scale_B splits over the pair is given only in figures): unspecified",
-        );
+    let pair = f.cta_group == CtaGroup::Two;
+    if f.ws {
+        return Err("MMA-WS-KINDS: a block-scaled .ws MMA: unspecified");
     }
     if !matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32)) {
         return Err("MMA-BS-VEC: a scale-vector size not valid for mxf8f6f4: unspecified");
@@ -111,10 +121,13 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
             "OQ-29: e2m3 / e3m2 / e2m1 elements (their packing in shared memory is given only in figures): unspecified",
         );
     }
-    if mm != 128 || n == 0 {
+    if pair && mm == 128 {
         return Err(
-            "MMA-SHAPE-VALID: a block-scaled M other than 128 with cta_group::1: unspecified",
+            "OQ-29: a cta_group::2 block-scaled MMA with M = 128 (data-path layout B: which factors the folded rows use is given only in figures): unspecified",
         );
+    }
+    if mm != if pair { 256 } else { 128 } || n == 0 || (pair && n % 16 != 0) {
+        return Err("MMA-SHAPE-VALID: a block-scaled M or N outside the shape table: unspecified");
     }
     Ok(ScaledForm {
         m: mm,
@@ -122,6 +135,7 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
         blocks: 1,
         sfa_id: d >> 29 & 3,
         sfb_id: d >> 4 & 3,
+        pair,
     })
 }
 
@@ -184,7 +198,7 @@ impl Scales {
         let (ca, cb) = form.sf_cols();
         Ok(Scales {
             blocks: form.blocks,
-            a: decode_factors(sfa, ca, form.m, form.blocks, form.sfa_id)?,
+            a: decode_factors(sfa, ca, form.rows(), form.blocks, form.sfa_id)?,
             b: decode_factors(sfb, cb, form.n, form.blocks, form.sfb_id)?,
         })
     }
@@ -260,7 +274,7 @@ pub fn prepare_scaled(
     m: &Mma,
     form: &ScaledForm,
     a: ScaledA,
-    b: &mma::RegionData,
+    b: &[mma::RegionData],
     scales: Scales,
 ) -> Result<Prepared, &'static str> {
     let d = m.idesc;
@@ -271,24 +285,38 @@ pub fn prepare_scaled(
     };
     let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
     let arow = match (&m.a, a) {
-        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.m)?,
+        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows())?,
         (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
-            let mut rows = Vec::with_capacity(form.m as usize * 32);
-            for row in cells.chunks_exact(8).take(form.m as usize) {
+            let mut rows = Vec::with_capacity(form.rows() as usize * 32);
+            for row in cells.chunks_exact(8).take(form.rows() as usize) {
                 mma::tmem_a_row(MmaKind::F8f6f4, alt_a, neg_a, row, &mut rows).ok_or(
                     "OQ-19: block-scaled A cells in TMEM that are not small integers of the element type: unspecified",
                 )?;
             }
-            if rows.len() != form.m as usize * 32 {
+            if rows.len() != form.rows() as usize * 32 {
                 return Err("OQ-29: A in TMEM not read whole: unspecified");
             }
             rows
         }
         _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
     };
-    let bcol = operand(&m.b, b, d >> 10 & 7 == 1, d >> 14 & 1 == 1, form.n)?;
+    // B: N rows from one region, or N / 2 from each CTA of the pair (even first).
+    if b.is_empty() || form.n % b.len() as u32 != 0 {
+        return Err("OQ-29: B's regions do not split N: unspecified");
+    }
+    let mut bcol = Vec::with_capacity(form.n as usize * 32);
+    for part in b {
+        let rows = form.n / b.len() as u32;
+        bcol.extend(operand(
+            &m.b,
+            part,
+            d >> 10 & 7 == 1,
+            d >> 14 & 1 == 1,
+            rows,
+        )?);
+    }
     Ok(Prepared::scaled(
-        form.m,
+        form.rows(),
         form.n,
         m.enable_input_d,
         arow,
@@ -347,6 +375,7 @@ mod tests {
     fn the_form_follows_the_idesc_fields() {
         let f = scaled_form(&mma(idesc(0, 1, 16, 2, 3))).expect("computed");
         assert_eq!((f.m, f.n, f.blocks, f.sfa_id, f.sfb_id), (128, 16, 1, 2, 3));
+        assert!(!f.pair);
         assert_eq!(f.sf_cols(), (4, 1));
         // Transpose A (bit 15), an e2m1 A (type 5), M = 256 (bits 27-28 = 2): not computed,
         // each with its reason.

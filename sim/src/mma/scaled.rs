@@ -1,7 +1,8 @@
 //! Block-scaled MMAs in the simulator (`.block_scale`, reference §3.7, §9.7.16.10.7):
 //! `D = (A·scale_A)·(B·scale_B) + D` for kind::mxf8f6f4 with e4m3 / e5m2 A and B and UE8M0
 //! scale factors, `scale_vec::1X` / `.block32` (one factor per row of A and per column of B),
-//! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory (K-major, no
+//! `cta_group::1` with M = 128 or `::2` with M = 256 (each CTA reads the factors in its own
+//! TMEM), A in shared memory or TMEM, B in shared memory (K-major, no
 //! swizzle, no transpose).
 //! Other block-scaled forms keep the placeholder values ([`super::OPAQUE`]).
 //!
@@ -98,7 +99,7 @@ impl SfSpec {
         Ok(())
     }
 
-    /// Reads the factors of an M = 128 × N MMA from `tmem`.
+    /// Reads the factors of the 128 rows × N columns of D one CTA holds from its `tmem`.
     pub(super) fn read(&self, tmem: &mut Tmem, n: u32) -> Result<Factors, MmaError> {
         let mut a = Vec::with_capacity(128);
         for m in 0..128 {
@@ -131,17 +132,18 @@ pub(super) fn plan_scaled(
         && !f.sp
         && !f.ws
         && f.kind == MmaKind::Mxf8f6f4
-        && f.cta_group == CtaGroup::One
         && matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32))
         && f.collector
             .is_none_or(|c| c.op == tcgen05_ir::CollectorOp::Discard);
     // idesc (PTX ISA table "Instruction descriptor format for .kind::mxf8f6f4"): reserved
-    // bits 0-3, 6, 24-26, 31 zero; no transpose (15-16); UE8M0 scale type (23); M = 128 as
-    // M >> 7 = 1 at bits 27-28.
+    // bits 0-3, 6, 24-26, 31 zero; no transpose (15-16); UE8M0 scale type (23); M >> 7 at
+    // bits 27-28: M = 128 with cta_group::1, M = 256 with ::2 (128 rows in each CTA, data-path
+    // layout A; B's rows split between the CTAs as for the other kinds, `perform_halves`).
+    let pair = f.cta_group == CtaGroup::Two;
     let fields_ok = idesc & 0x8700_004F == 0
         && idesc >> 15 & 3 == 0
         && idesc >> 23 & 1 == 1
-        && idesc >> 27 & 3 == 1;
+        && idesc >> 27 & 3 == if pair { 2 } else { 1 };
     let (Some(sa), Some(sb)) = (&m.scale_a, &m.scale_b) else {
         return None;
     };
@@ -169,7 +171,7 @@ pub(super) fn plan_scaled(
     let col = |t: &tcgen05_ir::TmemRef| u32::from(t.col);
     Some(MmaPlan {
         kind: MmaKind::Mxf8f6f4,
-        m: 128,
+        m: if pair { 256 } else { 128 },
         n,
         k: 32,
         a_ty,
@@ -186,7 +188,7 @@ pub(super) fn plan_scaled(
         scale_d: 0,
         dol: None,
         dol_inverted: false,
-        pair: false,
+        pair,
         ashift: false,
         opaque: false,
         sf: Some(SfSpec {

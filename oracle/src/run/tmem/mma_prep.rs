@@ -279,7 +279,7 @@ impl<'a> Ctx<'_, 'a> {
     /// The old D cells MMA `ai` reads (enable-input-d) in its D region `r` (lanes 0..128):
     /// planned now, read on demand (`OldD`); the work is counted as if every cell were read
     /// now.
-    fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
+    pub(super) fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
         let rect = (0, 128, r.c0, r.c1);
         self.plan(ai, r.inst, rect, sc);
         let k = sc.writers.len() as u64;

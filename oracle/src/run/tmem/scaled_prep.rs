@@ -66,21 +66,83 @@ impl<'a> Ctx<'_, 'a> {
             }
             None => None,
         };
-        let why = self.scaled_prepare(ai, cells, a_cells);
-        match why {
-            Ok(p) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
+        let res = self.scaled_prepare(ai, cells, a_cells, sc);
+        match res {
+            Ok((p, None)) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
+            Ok((p, Some((peer, pp)))) => {
+                let acc = &self.accs[ai];
+                let Op::Mma(m) = acc.op else { return };
+                let own = acc.regions.first().copied();
+                let peer_region = acc.regions.iter().copied().find(|r| r.inst == peer);
+                let (Some(own), Some(peer_region)) = (own, peer_region) else {
+                    return;
+                };
+                // MMA-ENABLE-D: each CTA's D cells are its own old values.
+                let (old, peer_old) = if m.enable_input_d {
+                    (
+                        Some(self.old_d(ai, own, sc)),
+                        Some(self.old_d(ai, peer_region, sc)),
+                    )
+                } else {
+                    (None, None)
+                };
+                self.accs[ai].mma = Some(Box::new(MmaVals {
+                    p: std::rc::Rc::new(p),
+                    peer: Some((peer, std::rc::Rc::new(pp))),
+                    old,
+                    peer_old,
+                    dol: [0; 4],
+                    ashift: false,
+                    fold: dp_layout::Fold { rows: 128 },
+                }));
+                self.accs[ai].known = true;
+            }
             Err(why) => self.accs[ai].open = Some(why),
         }
     }
 
+    /// The cells of allocation `inst` over `rect`, lane-major, when each has one value known
+    /// at MMA `ai`'s issue and nothing races with the read; `None` otherwise.
+    fn known_cells(
+        &self,
+        ai: usize,
+        inst: u32,
+        rect: (u32, u32, u32, u32),
+        sc: &mut Scratch,
+    ) -> Option<Vec<u32>> {
+        self.plan(ai, inst, rect, sc);
+        if let Some(v) = self.single_known(inst, rect, sc, false) {
+            return Some(v);
+        }
+        let mut buf = Vec::new();
+        let races = self.cells_or_races(inst, rect, sc, Some(&mut buf), false);
+        if sc.unknown || races != Races::default() {
+            return None;
+        }
+        buf.iter()
+            .map(|w| match w {
+                WordExpect::Exact(v) => Some(*v),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// [`mma_scaled::prepare_scaled`] of MMA `ai` with the scale-factor cells read
-    /// (`cells`: scale_A, scale_B, lane-major, where each was known).
+    /// (`cells`: scale_A, scale_B, lane-major, where each was known) and A's cells in TMEM
+    /// (`a_cells`): the issuing CTA's rows, and with `cta_group::2` the peer allocation and
+    /// its rows too.
+    ///
+    /// With `cta_group::2` each CTA holds its own copy of both factor matrices (each CTA's
+    /// cp copies from its own shared memory). Which copy the rows of each CTA read is shown
+    /// only in figures (OQ-29), so the result is computed only where the two CTAs hold the
+    /// same factors: then every reading gives it.
     fn scaled_prepare(
         &self,
         ai: usize,
         cells: [Option<Vec<u32>>; 2],
         a_cells: Option<Vec<u32>>,
-    ) -> Result<mma::Prepared, &'static str> {
+        sc: &mut Scratch,
+    ) -> Result<(mma::Prepared, Option<(u32, mma::Prepared)>), &'static str> {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else {
             return Err("not an MMA");
@@ -92,37 +154,92 @@ impl<'a> Ctx<'_, 'a> {
         if acc.issuer.count_ones() != 1 {
             return Err("OQ-19: an MMA issued by several threads at once: unspecified");
         }
-        let d = acc.regions.first().copied();
         let whole = |r: Option<Region>, cols: u32| {
             r.is_some_and(|r| r.l0 == 0 && r.l1 == 128 && r.c1 - r.c0 == cols)
         };
         let (ca, cb) = form.sf_cols();
-        if !whole(d, form.n) || self.poisoned[self.cta(acc.g) as usize] {
+        let regions: Vec<Region> = acc.regions.into_iter().copied().collect();
+        let parts = if form.pair { 2 } else { 1 };
+        let cta = |inst: u32| self.a.insts[inst as usize].cta;
+        if regions.len() != parts
+            || regions.iter().any(|r| !whole(Some(*r), form.n))
+            || regions.iter().any(|r| self.poisoned[cta(r.inst) as usize])
+        {
             return Err(
                 "OQ-9: a block-scaled MMA's D or the CTA's TMEM is not whole in its allocation: unspecified",
             );
         }
-        if !whole(acc.sf_read[0], ca) || !whole(acc.sf_read[1], cb) {
+        let (sfa_r, sfb_r) = (acc.sf_read[0], acc.sf_read[1]);
+        if !whole(sfa_r, ca) || !whole(sfb_r, cb) {
             return Err(
                 "OQ-29: scale factors addressed from a lane other than 0 or past their allocation (the figures place them from lane 0): unspecified",
             );
         }
+        let unknown_sf = "OQ-19: an MMA reads scale factors whose values are not known (unwritten, racing or not computed): unspecified";
         let [Some(sfa), Some(sfb)] = cells else {
-            return Err(
-                "OQ-19: an MMA reads scale factors whose values are not known (unwritten, racing or not computed): unspecified",
-            );
+            return Err(unknown_sf);
         };
-        let scales = mma_scaled::Scales::read(&form, &sfa, &sfb)?;
         let unknown_smem = "OQ-19: a block-scaled MMA reads shared memory whose data is not known at its issue: unspecified";
-        let a = match &m.a {
-            MmaA::Desc(ad) => {
-                mma_scaled::ScaledA::Smem(self.region_data(acc, ad.region).ok_or(unknown_smem)?)
+        let unknown_a = "OQ-19: a block-scaled MMA reads A cells in TMEM whose values are not known (from lane 0, 8 columns; unwritten or racing): unspecified";
+        let own_cta = cta(regions[0].inst);
+        let a_of = |c: u32, cells: Option<Vec<u32>>| -> Result<mma_scaled::ScaledA, &'static str> {
+            match &m.a {
+                MmaA::Desc(ad) => Ok(mma_scaled::ScaledA::Smem(
+                    self.region_data_in(acc, ad.region, c).ok_or(unknown_smem)?,
+                )),
+                MmaA::Tmem(_) => Ok(mma_scaled::ScaledA::Tmem(cells.ok_or(unknown_a)?)),
             }
-            MmaA::Tmem(_) => mma_scaled::ScaledA::Tmem(a_cells.ok_or(
-                "OQ-19: a block-scaled MMA reads A cells in TMEM whose values are not known (from lane 0, 8 columns; unwritten or racing): unspecified",
-            )?),
         };
-        let b = self.region_data(acc, m.b.region).ok_or(unknown_smem)?;
-        mma_scaled::prepare_scaled(m, &form, a, &b, scales)
+        if !form.pair {
+            let scales = mma_scaled::Scales::read(&form, &sfa, &sfb)?;
+            let b = self.region_data(acc, m.b.region).ok_or(unknown_smem)?;
+            let p = mma_scaled::prepare_scaled(m, &form, a_of(own_cta, a_cells)?, &[b], scales)?;
+            return Ok((p, None));
+        }
+        // The pair: the peer's allocation, its factor and A cells at the same columns.
+        let peer = regions[1].inst;
+        let peer_cta = cta(peer);
+        if own_cta / 2 != peer_cta / 2 || own_cta == peer_cta {
+            return Err("OQ-29: a cta_group::2 MMA outside a CTA pair: unspecified");
+        }
+        let rect = |r: Option<Region>| r.map(|r| (r.l0, r.l1, r.c0, r.c1));
+        let peer_of = |r: Option<Region>| r.and_then(|r| self.a.insts[r.inst as usize].peer);
+        let read_peer = |r: Option<Region>, sc: &mut Scratch| match (peer_of(r), rect(r)) {
+            (Some(x), Some(rc)) => self.known_cells(ai, x, rc, sc),
+            _ => None,
+        };
+        let p_sfa = read_peer(sfa_r, sc).ok_or(unknown_sf)?;
+        let p_sfb = read_peer(sfb_r, sc).ok_or(unknown_sf)?;
+        if p_sfa != sfa || p_sfb != sfb {
+            return Err(
+                "OQ-29: the CTAs of a cta_group::2 block-scaled MMA hold different scale factors (which copy each row reads is shown only in figures): unspecified",
+            );
+        }
+        let p_a_cells = match acc.a_read {
+            Some(r) => read_peer(Some(r), sc),
+            None => None,
+        };
+        let (even, odd) = if own_cta % 2 == 0 {
+            (own_cta, peer_cta)
+        } else {
+            (peer_cta, own_cta)
+        };
+        let b_of = |c: u32| self.region_data_in(acc, m.b.region, c).ok_or(unknown_smem);
+        let b = [b_of(even)?, b_of(odd)?];
+        let own = mma_scaled::prepare_scaled(
+            m,
+            &form,
+            a_of(own_cta, a_cells)?,
+            &b,
+            mma_scaled::Scales::read(&form, &sfa, &sfb)?,
+        )?;
+        let theirs = mma_scaled::prepare_scaled(
+            m,
+            &form,
+            a_of(peer_cta, p_a_cells)?,
+            &b,
+            mma_scaled::Scales::read(&form, &p_sfa, &p_sfb)?,
+        )?;
+        Ok((own, Some((peer, theirs))))
     }
 }
