@@ -60,8 +60,12 @@ fn run(cfg: &Config, seed: u64, count: u64) -> (u32, WordCounts) {
 }
 
 fn mx_config(cg: CtaGroup) -> Config {
+    kinds_config(cg, MmaKind::Mxf8f6f4)
+}
+
+fn kinds_config(cg: CtaGroup, kind: MmaKind) -> Config {
     Config {
-        mma_kinds: vec![MmaKind::Mxf8f6f4],
+        mma_kinds: vec![kind],
         targets: vec![Target::Sm100a],
         cta_groups: vec![cg],
         sparse_pct: 0,
@@ -96,5 +100,28 @@ fn block_scaled_pairs_agree_with_the_oracle_and_are_exact() {
     assert!(
         all.unspecified * 4 < all.total(),
         "{all:?} over {cases} cases"
+    );
+}
+
+/// Kinds mxf4 and mxf4nvf4 (packed e2m1, 2X / block32 and 4X / block16 with UE8M0 factors;
+/// UE4M3 factors and K = 96 stay unspecified, OQ-19 / OQ-32), `::1` and `::2`.
+#[test]
+fn block_scaled_mxf4_kinds_agree_with_the_oracle() {
+    let mut all = WordCounts::default();
+    let mut total = 0;
+    for (k, kind) in [MmaKind::Mxf4, MmaKind::Mxf4nvf4].into_iter().enumerate() {
+        for cg in [CtaGroup::One, CtaGroup::Two] {
+            let (cases, w) = run(&kinds_config(cg, kind), 0xB5CC + k as u64, 150);
+            total += cases;
+            all.add(&w);
+        }
+    }
+    assert!(
+        total >= 100,
+        "only {total} valid race-free block-scaled cases"
+    );
+    assert!(
+        all.unspecified * 4 < all.total(),
+        "{all:?} over {total} cases"
     );
 }

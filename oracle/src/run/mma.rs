@@ -247,7 +247,8 @@ fn read_rows(
 }
 
 /// The byte offset of chunk `j` of row `row` of an operand (K-major, no swizzle); also the
-/// source layout of `tcgen05.cp` (`tmem::Ctx::cp_value`).
+/// source layout of `tcgen05.cp` (`tmem::Ctx::cp_value`) and of the packed 4-bit operands of
+/// `super::mma_scaled`.
 pub(crate) fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
     u64::from(desc.offset)
         + u64::from(row % 8) * 16
@@ -402,24 +403,26 @@ pub(crate) fn f8_operand(
 }
 
 impl Prepared {
-    /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × 32 and
-    /// N × 32 f8 elements on the [`unit`] grid of kind::f8f6f4, and the scale factors.
+    /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
+    /// N × K elements as integers of the grid step `step` (products: `step` is the step of
+    /// one product), and the scale factors.
+    #[allow(clippy::too_many_arguments)] // the fields of a block-scaled MMA, set once
     pub(crate) fn scaled(
-        mm: u32,
-        n: u32,
+        (mm, n, kk): (u32, u32, u32),
         enable_input_d: bool,
         arow: Vec<f64>,
         bcol: Vec<f64>,
+        step: f64,
         scales: Box<super::mma_scaled::Scales>,
     ) -> Prepared {
         Prepared {
             mm,
             n,
-            kk: 32,
+            kk,
             kind: MmaKind::F8f6f4,
             enable_input_d,
             grain: 1.0,
-            unit: unit(MmaKind::F8f6f4),
+            unit: step,
             arow,
             bcol,
             ints: None,

@@ -5,7 +5,11 @@
 //!
 //! The oracle computes kind::mxf8f6f4 with e4m3 / e5m2 A and B (the f8f6f4 element formats,
 //! §9.7.16.10.1, read as [`mma::f8_operand`] reads them) and UE8M0 scale factors,
-//! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32),
+//! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32), and
+//! kinds mxf4 / mxf4nvf4 with e2m1 A and B ([`fp4_value`], packed two to a byte:
+//! [`fp4_operand`]) and UE8M0 factors, `scale_vec::2X` / `.block32` (two blocks of 32 at
+//! K = 64) and, for mxf4nvf4, `scale_vec::4X` / `.block16` (four blocks of 16); UE4M3
+//! factors and K = 96 (OQ-32) stay unspecified;
 //! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory, K-major, no
 //! transpose. Every other
 //! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
@@ -30,8 +34,17 @@
 //!   byte. Which copy the hardware reads is not stated, so the oracle computes a result only
 //!   where the four copies agree.
 //!
-//! With several factors per row (`SFA_N` > 1, the mxf4 kinds, not computed here) block j
-//! would sit in byte `SFA_ID + j` of the same cell.
+//! With several factors per row (`SFA_N` > 1: 2X, 4X) block j sits in byte `SFA_ID + j` of
+//! the same cell (the 2X figures select half-word sub-columns with SF ID 0 or 2, the 4X
+//! figures the whole cell with ID 0, MMA-BS-SFID).
+//!
+//! # Packed e2m1 operands (kinds mxf4, mxf4nvf4)
+//!
+//! A row of K = 64 e2m1 elements is 32 bytes, laid out in shared memory like the 32-byte
+//! rows of the 8-bit kinds (two 16-byte core-matrix rows, [`mma::chunk_base`]); element k is
+//! the nibble `k mod 2` (low nibble first) of byte `k / 2`: the "packed" 4-bit format of
+//! §9.7.16.10.1 (the figure places element 0 in the least significant bits, OQ-29). A from
+//! TMEM packs the same 32 bytes into the row's 8 cells, little-endian.
 //!
 //! A UE8M0 byte e is the power of two `2^(e - 127)`; 0xFF is NaN (OCP MX). With the
 //! exponents kept within [-64, 64] every scaled element and product is an f32 without
@@ -60,6 +73,8 @@ pub struct ScaledForm {
     /// even CTA's shared memory, N/2..N from the odd CTA's (as for the unscaled kinds,
     /// `mma::pair_shape`).
     pub pair: bool,
+    /// Packed e2m1 elements (kinds mxf4, mxf4nvf4; K = 64), else e4m3 / e5m2 (K = 32).
+    pub fp4: bool,
 }
 
 impl ScaledForm {
@@ -88,37 +103,54 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
             "OQ-29: a sparse block-scaled MMA (the metadata layout is given only in figures): unspecified",
         );
     }
-    if f.kind != MmaKind::Mxf8f6f4 {
-        return Err(
-            "OQ-29: an mxf4 / mxf4nvf4 MMA (the 4-bit packing and the multi-factor scale layouts are given only in figures): unspecified",
-        );
-    }
+    let fp4 = f.kind != MmaKind::Mxf8f6f4;
     let pair = f.cta_group == CtaGroup::Two;
     if f.ws {
         return Err("MMA-WS-KINDS: a block-scaled .ws MMA: unspecified");
     }
-    if !matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32)) {
-        return Err("MMA-BS-VEC: a scale-vector size not valid for mxf8f6f4: unspecified");
-    }
+    // MMA-BS-VEC (§9.7.16.10.7.1): mxf8f6f4 1X / block32; mxf4 2X / block32 (the default);
+    // mxf4nvf4 2X / block32 or 4X / block16 (MMA-BS-NVF4-EXPLICIT: stated).
+    let blocks = match (f.kind, f.scale_vec) {
+        (MmaKind::Mxf8f6f4, None | Some(ScaleVec::X1 | ScaleVec::Block32)) => 1,
+        (MmaKind::Mxf4, None) => 2,
+        (MmaKind::Mxf4 | MmaKind::Mxf4nvf4, Some(ScaleVec::X2 | ScaleVec::Block32)) => 2,
+        (MmaKind::Mxf4nvf4, Some(ScaleVec::X4 | ScaleVec::Block16)) => 4,
+        _ => return Err("MMA-BS-VEC: a scale-vector size not valid for the kind: unspecified"),
+    };
     if f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
         return Err(
             "OQ-29: a block-scaled MMA with a collector buffer (not modelled): unspecified",
         );
     }
-    // idesc layout (b), §9.7.16.4.2: bits 0-3 (bit 2 dense) and 6, 24-26 and 31 reserved;
-    // transposes (15, 16) off; scale type (23) UE8M0 = 1; M >> 7 at 27-28.
-    let reserved = d & 0b1111 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31;
+    // idesc layouts (b) and (c), §9.7.16.4.2: bits 0-3 (bit 2 dense) and 6, 24-26 reserved,
+    // and 31 (mxf8f6f4; the K selector of the mxf4 kinds, 1 = K 96, left open: OQ-32) and
+    // 12 (mxf4 kinds: B type is bits 10-11); transposes (15, 16) off; scale type (23) UE8M0
+    // = 1; M >> 7 at 27-28.
+    if fp4 && d >> 31 == 1 {
+        return Err(
+            "OQ-32: a K = 96 block-scaled MMA (its scale-factor counts and IDs contradict each other): unspecified",
+        );
+    }
+    let reserved =
+        d & 0b1111 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31 | d & u32::from(fp4) << 12;
     let (at, bt) = (d >> 7 & 7, d >> 10 & 7);
     let mm = (d >> 27 & 3) << 7;
     let n = (d >> 17 & 0x3F) << 3;
-    if reserved != 0 || d >> 15 & 3 != 0 || d >> 23 & 1 != 1 {
-        return Err(
-            "OQ-24: a block-scaled MMA with reserved, transpose or scale-type bits the oracle does not compute: unspecified",
-        );
+    if reserved != 0 || d >> 15 & 3 != 0 {
+        return Err("OQ-24: a block-scaled MMA with reserved or transpose bits set: unspecified");
     }
-    if at > 1 || bt > 1 {
+    if d >> 23 & 1 != 1 {
+        return Err("OQ-19: UE4M3 scale factors (not computed by the oracle): unspecified");
+    }
+    // Element types: e4m3 0 / e5m2 1 for mxf8f6f4; E2M1 = 1 for the mxf4 kinds.
+    let types_ok = if fp4 {
+        at == 1 && bt & 3 == 1
+    } else {
+        at <= 1 && bt <= 1
+    };
+    if !types_ok {
         return Err(
-            "OQ-29: e2m3 / e3m2 / e2m1 elements (their packing in shared memory is given only in figures): unspecified",
+            "OQ-29: e2m3 / e3m2 / e2m1 elements of mxf8f6f4 (their padding in shared memory is given only in figures): unspecified",
         );
     }
     if pair && mm == 128 {
@@ -132,10 +164,11 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
     Ok(ScaledForm {
         m: mm,
         n,
-        blocks: 1,
+        blocks,
         sfa_id: d >> 29 & 3,
         sfb_id: d >> 4 & 3,
         pair,
+        fp4,
     })
 }
 
@@ -278,25 +311,34 @@ pub fn prepare_scaled(
     scales: Scales,
 ) -> Result<Prepared, &'static str> {
     let d = m.idesc;
+    let kk = if form.fp4 { 64 } else { 32 };
+    let not_exact = "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified";
     let operand = |desc: &SmemDesc, data: &mma::RegionData, alt: bool, neg: bool, rows: u32| {
-        mma::f8_operand(desc, data, alt, neg, rows).ok_or(
-            "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified",
-        )
+        if form.fp4 {
+            fp4_operand(desc, data, neg, rows).ok_or(not_exact)
+        } else {
+            mma::f8_operand(desc, data, alt, neg, rows).ok_or(not_exact)
+        }
     };
     let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+    let rows = form.rows() as usize;
     let arow = match (&m.a, a) {
         (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows())?,
         (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
-            let mut rows = Vec::with_capacity(form.rows() as usize * 32);
-            for row in cells.chunks_exact(8).take(form.rows() as usize) {
-                mma::tmem_a_row(MmaKind::F8f6f4, alt_a, neg_a, row, &mut rows).ok_or(
-                    "OQ-19: block-scaled A cells in TMEM that are not small integers of the element type: unspecified",
-                )?;
+            let mut out = Vec::with_capacity(rows * kk);
+            for row in cells.chunks_exact(8).take(rows) {
+                if form.fp4 {
+                    let bytes = row.iter().flat_map(|c| c.to_le_bytes());
+                    out.extend(fp4_bytes(bytes, neg_a));
+                } else {
+                    mma::tmem_a_row(MmaKind::F8f6f4, alt_a, neg_a, row, &mut out)
+                        .ok_or(not_exact)?;
+                }
             }
-            if rows.len() != form.rows() as usize * 32 {
+            if out.len() != rows * kk {
                 return Err("OQ-29: A in TMEM not read whole: unspecified");
             }
-            rows
+            out
         }
         _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
     };
@@ -304,25 +346,78 @@ pub fn prepare_scaled(
     if b.is_empty() || form.n % b.len() as u32 != 0 {
         return Err("OQ-29: B's regions do not split N: unspecified");
     }
-    let mut bcol = Vec::with_capacity(form.n as usize * 32);
+    let mut bcol = Vec::with_capacity(form.n as usize * kk);
+    let (alt_b, neg_b) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
     for part in b {
         let rows = form.n / b.len() as u32;
-        bcol.extend(operand(
-            &m.b,
-            part,
-            d >> 10 & 7 == 1,
-            d >> 14 & 1 == 1,
-            rows,
-        )?);
+        bcol.extend(operand(&m.b, part, alt_b, neg_b, rows)?);
     }
+    // The grid step of one product: f8 elements are held ×16 (`mma::f8_operand`), e2m1 ×2.
+    let step = if form.fp4 { 0.25 } else { 1.0 / 256.0 };
     Ok(Prepared::scaled(
-        form.rows(),
-        form.n,
+        (form.rows(), form.n, kk as u32),
         m.enable_input_d,
         arow,
         bcol,
+        step,
         Box::new(scales),
     ))
+}
+
+/// An e2m1 element (§9.7.16.10.1, the OCP FP4 format): sign bit 3, exponent bits 1-2 (bias
+/// 1), mantissa bit 0; exponent 0 is subnormal (0 or ±0.5). No infinity or NaN: every value
+/// is one of 0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6.
+pub fn fp4_value(nibble: u8) -> f64 {
+    let sign = if nibble & 8 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from(nibble >> 1 & 3);
+    let m = f64::from(nibble & 1);
+    sign * match e {
+        0 => m * 0.5,
+        _ => (1.0 + m / 2.0) * 2f64.powi(e - 1),
+    }
+}
+
+/// The e2m1 elements of packed bytes (element 2i in the low nibble of byte i), held ×2 (so
+/// every one is an integer), negated with `neg`.
+fn fp4_bytes(bytes: impl Iterator<Item = u8>, neg: bool) -> impl Iterator<Item = f64> {
+    let sign = if neg { -2.0 } else { 2.0 };
+    bytes.flat_map(move |b| [fp4_value(b & 0xF) * sign, fp4_value(b >> 4) * sign])
+}
+
+/// The rows (0..`rows`, K = 64 each, row-major) of a packed e2m1 operand in shared memory,
+/// held ×2 ([`fp4_bytes`]), through its descriptor (K-major, no swizzle: the two 16-byte
+/// chunks of a row at [`mma::chunk_base`]); `None` for a descriptor the oracle does not read
+/// or a chunk outside the region.
+pub fn fp4_operand(
+    desc: &SmemDesc,
+    data: &mma::RegionData,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<f64>> {
+    if desc.swizzle != 0
+        || desc.lbo_abs
+        || desc.base_offset != 0
+        || desc.fixed != 1
+        || desc.reserved != 0
+    {
+        return None;
+    }
+    let limit = u64::from(data.bytes.max(16));
+    let mut out = Vec::with_capacity(rows as usize * 64);
+    for row in 0..rows {
+        for j in 0..2 {
+            let base = mma::chunk_base(desc, row, j);
+            if base + 16 > limit {
+                return None;
+            }
+            let byte = |addr: u64| {
+                let w = values::fill_word(data.elem, data.seed, (addr / 4) as u32);
+                (w >> (8 * (addr % 4))) as u8
+            };
+            out.extend(fp4_bytes((base..base + 16).map(byte), neg));
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -386,9 +481,20 @@ mod tests {
                 .contains("OQ-29")
         );
         assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) ^ 3 << 27)).is_err());
-        let mut m = mma(idesc(0, 0, 16, 0, 0));
+        // mxf4 (layout (c): E2M1 = 1 for A and B), 2X: two factors per row; K = 96 (bit 31)
+        // names OQ-32; a UE4M3 mxf4nvf4 (bit 23 clear) is not computed.
+        let mut m = mma(idesc(1, 1, 16, 2, 0));
         m.form.kind = MmaKind::Mxf4;
-        assert!(scaled_form(&m).unwrap_err().contains("OQ-29"));
+        m.form.scale_vec = Some(ScaleVec::X2);
+        let f = scaled_form(&m).expect("mxf4 computed");
+        assert!(f.fp4 && f.blocks == 2 && f.sfa_id == 2);
+        m.form.kind = MmaKind::Mxf4nvf4;
+        m.form.scale_vec = Some(ScaleVec::Block16);
+        assert_eq!(scaled_form(&m).map(|f| f.blocks), Ok(4));
+        m.idesc |= 1 << 31;
+        assert!(scaled_form(&m).unwrap_err().contains("OQ-32"));
+        m.idesc &= !(1 << 31 | 1 << 23);
+        assert!(scaled_form(&m).unwrap_err().contains("UE4M3"));
     }
 
     /// Scale-factor cells laid out by hand from the figures' reading (module documentation):
@@ -425,6 +531,40 @@ mod tests {
             decode_factors(&cells, 4, 128, 1, 2)
                 .unwrap_err()
                 .contains("MMA-BS-DUP")
+        );
+    }
+
+    /// The OCP FP4 (e2m1) table: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; a packed
+    /// byte holds element 2i in its low nibble.
+    #[test]
+    fn e2m1_follows_the_ocp_table_and_packs_low_nibble_first() {
+        let table = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+        for (n, want) in table.iter().enumerate() {
+            assert_eq!(fp4_value(n as u8), *want, "{n:#x}");
+            assert_eq!(fp4_value(n as u8 | 8), -want, "{:#x}", n | 8);
+        }
+        // 0x71: element 0 = 0x1 (0.5), element 1 = 0x7 (6); held ×2.
+        let v: Vec<f64> = fp4_bytes([0x71u8].into_iter(), false).collect();
+        assert_eq!(v, [1.0, 12.0]);
+        let v: Vec<f64> = fp4_bytes([0x71u8].into_iter(), true).collect();
+        assert_eq!(v, [-1.0, -12.0]);
+    }
+
+    /// Two blocks (2X): row (1 ×32, 2 ×32) · column (1 ×64) with factors (2^1, 2^-1) for A
+    /// and (2^0, 2^2) for B, e2m1 held ×2 (step 1/4): 32·1·2^1 + 32·2·2^1 = 64 + 128 = 192.
+    #[test]
+    fn each_block_takes_its_own_factors() {
+        let s = Scales {
+            blocks: 2,
+            a: vec![1, -1],
+            b: vec![0, 2],
+        };
+        let arow: Vec<f64> = (0..64).map(|k| if k < 32 { 2.0 } else { 4.0 }).collect();
+        let bcol = vec![2.0; 64];
+        // Block 0: 32 · (1 · 1) · 2^(1 + 0) = 64; block 1: 32 · (2 · 1) · 2^(-1 + 2) = 128.
+        assert_eq!(
+            s.cell(&arow, &bcol, 0, 0, 0.25, false, None),
+            Some(192f32.to_bits())
         );
     }
 

@@ -340,10 +340,10 @@ impl Lazy for Product {
         let kk = self.k;
         let (ao, bo) = (ra.row(self.a_row(lane)), rb.row(col as usize));
         let (a, b) = (ra.data.borrow(), rb.data.borrow());
-        let dot = dot8(&a[ao..ao + kk], &b[bo..bo + kk]);
+        let (ar, br) = (&a[ao..ao + kk], &b[bo..bo + kk]);
         match &self.sf {
-            Some(sf) => self.finish(dot * sf.of(lane, col), old),
-            None => self.finish(dot, old),
+            Some(sf) => self.finish(sf.dot(ar, br, lane, col), old),
+            None => self.finish(dot8(ar, br), old),
         }
     }
 

@@ -36,12 +36,19 @@ use tcgen05_ir::ScaleVec;
 
 /// Where an implemented block-scaled MMA's scale factors are (columns of the addresses,
 /// SF IDs from the instruction descriptor).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct SfSpec {
     a_col: u32,
     b_col: u32,
     a_id: u32,
     b_id: u32,
+    /// Factors per row of A / column of B (1X: 1, 2X: 2, 4X: 4).
+    blocks: u32,
+    /// Packed e2m1 operands (mxf4 kinds): the rows hold bytes, decoded per cell.
+    fp4: bool,
+    /// The product of the negate bits' signs (fp4: applied to the dot product, the byte rows
+    /// are not negated).
+    sign: f32,
 }
 
 /// The scale factors of one performed MMA: `a[m]` for D row m, `b[p * n + col]` for the rows
@@ -51,14 +58,53 @@ pub(super) struct Factors {
     a: Vec<f32>,
     b: Vec<f32>,
     n: u32,
+    blocks: u32,
+    fp4: bool,
+    sign: f32,
 }
 
+/// CUTLASS's `float_e2m1_t` values (1 sign, 2 exponent, 1 mantissa bit), by nibble.
+const E2M1: [f32; 16] = [
+    0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
+];
+
 impl Factors {
-    /// `scale_A[m] · scale_B[col]` as D row m sees them.
+    /// Block `j`'s `scale_A[m][j] · scale_B[j][col]` as D row m sees them.
     #[inline]
-    pub(super) fn of(&self, m: u32, col: u32) -> f32 {
-        let p = (m / 32) as usize;
-        self.a[m as usize] * self.b[p * self.n as usize + col as usize]
+    fn of(&self, m: u32, col: u32, j: usize) -> f32 {
+        let (p, nb) = ((m / 32) as usize, self.blocks as usize);
+        self.a[m as usize * nb + j] * self.b[(p * self.n as usize + col as usize) * nb + j]
+    }
+
+    /// The scaled dot product of D (row `m`, column `col`) from row m of A and column col of
+    /// B as the rows hold them (f8 elements; or bytes of two packed e2m1 elements, element
+    /// 2i in the low nibble of byte i): per block, the f32 sum of its products in K order
+    /// (one block: [`dot8`]) times the block's factors, the blocks added in order.
+    pub(super) fn dot(&self, a: &[f32], b: &[f32], m: u32, col: u32) -> f32 {
+        if !self.fp4 && self.blocks == 1 {
+            return dot8(a, b) * self.of(m, col, 0);
+        }
+        let expand = |v: &[f32]| -> Vec<f32> {
+            if self.fp4 {
+                v.iter()
+                    .flat_map(|&x| {
+                        let byte = x as u8;
+                        [E2M1[usize::from(byte & 0xF)], E2M1[usize::from(byte >> 4)]]
+                    })
+                    .collect()
+            } else {
+                v.to_vec()
+            }
+        };
+        let (ea, eb) = (expand(a), expand(b));
+        let per = ea.len() / self.blocks as usize;
+        let mut total = 0f32;
+        for j in 0..self.blocks as usize {
+            let r = j * per..(j + 1) * per;
+            let s: f32 = ea[r.clone()].iter().zip(&eb[r]).map(|(x, y)| x * y).sum();
+            total += s * self.of(m, col, j);
+        }
+        total * self.sign
     }
 }
 
@@ -101,19 +147,31 @@ impl SfSpec {
 
     /// Reads the factors of the 128 rows × N columns of D one CTA holds from its `tmem`.
     pub(super) fn read(&self, tmem: &mut Tmem, n: u32) -> Result<Factors, MmaError> {
-        let mut a = Vec::with_capacity(128);
+        let nb = self.blocks;
+        let mut a = Vec::with_capacity(128 * nb as usize);
         for m in 0..128 {
-            let e = factor_at(tmem, self.a_col, self.a_id, m, 0, m / 32);
-            a.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
-        }
-        let mut b = Vec::with_capacity(4 * n as usize);
-        for rep in 0..4 {
-            for c in 0..n {
-                let e = factor_at(tmem, self.b_col, self.b_id, c, 0, rep);
-                b.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
+            for s in 0..nb {
+                let e = factor_at(tmem, self.a_col, self.a_id, m, s, m / 32);
+                a.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
             }
         }
-        Ok(Factors { a, b, n })
+        let mut b = Vec::with_capacity((4 * n * nb) as usize);
+        for rep in 0..4 {
+            for c in 0..n {
+                for s in 0..nb {
+                    let e = factor_at(tmem, self.b_col, self.b_id, c, s, rep);
+                    b.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
+                }
+            }
+        }
+        Ok(Factors {
+            a,
+            b,
+            n,
+            blocks: nb,
+            fp4: self.fp4,
+            sign: self.sign,
+        })
     }
 }
 
@@ -128,19 +186,29 @@ pub(super) fn plan_scaled(
 ) -> Option<MmaPlan> {
     let f = &m.form;
     let idesc = m.idesc;
+    // Factors per row and column by kind and scale-vector size (reference §3.7 table).
+    let blocks = match (f.kind, f.scale_vec) {
+        (MmaKind::Mxf8f6f4, None | Some(ScaleVec::X1 | ScaleVec::Block32)) => 1,
+        (MmaKind::Mxf4, None) => 2,
+        (MmaKind::Mxf4 | MmaKind::Mxf4nvf4, Some(ScaleVec::X2 | ScaleVec::Block32)) => 2,
+        (MmaKind::Mxf4nvf4, Some(ScaleVec::X4 | ScaleVec::Block16)) => 4,
+        _ => return None,
+    };
+    let fp4 = f.kind != MmaKind::Mxf8f6f4;
     let forms_ok = f.block_scale
         && !f.sp
         && !f.ws
-        && f.kind == MmaKind::Mxf8f6f4
-        && matches!(f.scale_vec, None | Some(ScaleVec::X1 | ScaleVec::Block32))
         && f.collector
             .is_none_or(|c| c.op == tcgen05_ir::CollectorOp::Discard);
     // idesc (PTX ISA table "Instruction descriptor format for .kind::mxf8f6f4"): reserved
     // bits 0-3, 6, 24-26, 31 zero; no transpose (15-16); UE8M0 scale type (23); M >> 7 at
     // bits 27-28: M = 128 with cta_group::1, M = 256 with ::2 (128 rows in each CTA, data-path
     // layout A; B's rows split between the CTAs as for the other kinds, `perform_halves`).
+    // The mxf4 kinds: bit 12 reserved (B type at 10-11), bit 31 the K selector (K = 96 not
+    // implemented).
     let pair = f.cta_group == CtaGroup::Two;
     let fields_ok = idesc & 0x8700_004F == 0
+        && !(fp4 && idesc >> 12 & 1 == 1)
         && idesc >> 15 & 3 == 0
         && idesc >> 23 & 1 == 1
         && idesc >> 27 & 3 == if pair { 2 } else { 1 };
@@ -155,8 +223,19 @@ pub(super) fn plan_scaled(
         _ => return None,
     };
     let n = (idesc >> 17 & 0x3F) << 3;
-    let a_ty = elem(idesc >> 7 & 7, MmaKind::F8f6f4)?;
-    let b_ty = elem(idesc >> 10 & 7, MmaKind::F8f6f4)?;
+    // e4m3 / e5m2 (mxf8f6f4), or E2M1 = 1 (mxf4 kinds: the rows are read as bytes).
+    let (a_ty, b_ty) = if fp4 {
+        if idesc >> 7 & 7 != 1 || idesc >> 10 & 3 != 1 {
+            return None;
+        }
+        (Elem::U8, Elem::U8)
+    } else {
+        (
+            elem(idesc >> 7 & 7, MmaKind::F8f6f4)?,
+            elem(idesc >> 10 & 7, MmaKind::F8f6f4)?,
+        )
+    };
+    let (neg_a, neg_b) = (idesc >> 13 & 1 == 1, idesc >> 14 & 1 == 1);
     let regions_ok = a
         .iter()
         .chain([&m.b])
@@ -170,15 +249,15 @@ pub(super) fn plan_scaled(
     // ([`SfSpec::at`]).
     let col = |t: &tcgen05_ir::TmemRef| u32::from(t.col);
     Some(MmaPlan {
-        kind: MmaKind::Mxf8f6f4,
+        kind: f.kind,
         m: if pair { 256 } else { 128 },
         n,
         k: 32,
         a_ty,
         b_ty,
         d_f16: false,
-        neg_a: idesc >> 13 & 1 == 1,
-        neg_b: idesc >> 14 & 1 == 1,
+        neg_a: neg_a && !fp4,
+        neg_b: neg_b && !fp4,
         saturate: false,
         a,
         a_col,
@@ -196,6 +275,9 @@ pub(super) fn plan_scaled(
             b_col: col(sb),
             a_id: idesc >> 29 & 3,
             b_id: idesc >> 4 & 3,
+            blocks,
+            fp4,
+            sign: if fp4 && neg_a != neg_b { -1.0 } else { 1.0 },
         }),
     })
 }
