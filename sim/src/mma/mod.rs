@@ -26,6 +26,10 @@
 //!   the sign and payload of a NaN otherwise depend on the host's operand order.
 //! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
 //!
+//! - Block scaling (`.block_scale`): kinds mxf8f6f4 (e4m3/e5m2), mxf4 and mxf4nvf4 (e2m1)
+//!   with UE8M0 factors, `::1` M = 128 and `::2` M = 256: module `scaled`; other block-scaled
+//!   forms and `.sp` write placeholder values ([`OPAQUE`]).
+//!
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
 use super::faults::{Fault, Faults};
@@ -123,9 +127,9 @@ pub struct MmaPlan {
     sf: Option<scaled::SfSpec>,
 }
 
-/// The value base of the cells a `.sp` or `.block_scale` MMA writes: the simulator does not
-/// compute them (their layouts are figure-only, OQ-22, OQ-23, OQ-32); cell (lane, column)
-/// gets `OPAQUE ^ (lane * 512 + column)`.
+/// The value base of the cells a `.sp` MMA or a block-scaled form that `scaled` does not
+/// implement writes: the simulator does not compute them (their layouts are figure-only,
+/// OQ-22, OQ-23, OQ-29, OQ-32); cell (lane, column) gets `OPAQUE ^ (lane * 512 + column)`.
 pub const OPAQUE: u32 = 0x5BA5_0000;
 
 /// One CTA's part of an MMA: its data regions and its TMEM.
