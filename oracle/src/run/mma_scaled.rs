@@ -158,7 +158,7 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
             "OQ-29: a cta_group::2 block-scaled MMA with M = 128 (data-path layout B: which factors the folded rows use is given only in figures): unspecified",
         );
     }
-    if mm != if pair { 256 } else { 128 } || n == 0 || (pair && n % 16 != 0) {
+    if mm != if pair { 256 } else { 128 } || n == 0 || (pair && !n.is_multiple_of(16)) {
         return Err("MMA-SHAPE-VALID: a block-scaled M or N outside the shape table: unspecified");
     }
     Ok(ScaledForm {
@@ -257,7 +257,7 @@ impl Scales {
     ) -> Option<u32> {
         let nb = self.blocks as usize;
         let kk = arow.len();
-        if nb == 0 || kk % nb != 0 || bcol.len() != kk {
+        if nb == 0 || !kk.is_multiple_of(nb) || bcol.len() != kk {
             return None;
         }
         let per = kk / nb;
@@ -343,7 +343,7 @@ pub fn prepare_scaled(
         _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
     };
     // B: N rows from one region, or N / 2 from each CTA of the pair (even first).
-    if b.is_empty() || form.n % b.len() as u32 != 0 {
+    if b.is_empty() || !form.n.is_multiple_of(b.len() as u32) {
         return Err("OQ-29: B's regions do not split N: unspecified");
     }
     let mut bcol = Vec::with_capacity(form.n as usize * kk);
@@ -512,7 +512,7 @@ mod tests {
             }
         }
         let e = decode_factors(&cells, 4, 128, 1, 2).expect("exact");
-        let want: Vec<i32> = (0..128).map(|i| (i % 5) as i32 - 2).collect();
+        let want: Vec<i32> = (0..128).map(|i| i % 5 - 2).collect();
         assert_eq!(e, want);
         // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
         assert!(
@@ -526,7 +526,7 @@ mod tests {
                 .contains("MMA-BS-SFID")
         );
         // A copy in partition 3 that differs: MMA-BS-DUP.
-        cells[((5 + 96) * cols) as usize] ^= 1 << 16;
+        cells[(5 + 96) * cols] ^= 1 << 16;
         assert!(
             decode_factors(&cells, 4, 128, 1, 2)
                 .unwrap_err()

@@ -5,6 +5,10 @@
 use super::*;
 use crate::run::mma_scaled;
 
+/// The prepared operands of a block-scaled MMA: the issuing CTA's, and with `cta_group::2`
+/// the peer allocation and the peer CTA's.
+type ScaledPrep = (mma::Prepared, Option<(u32, mma::Prepared)>);
+
 impl<'a> Ctx<'_, 'a> {
     /// The cells of scale_A and scale_B that MMA `m` (issued at event `i` of warp `g`) reads:
     /// all 128 lanes (the factors are duplicated into the four 32-lane partitions,
@@ -34,21 +38,21 @@ impl<'a> Ctx<'_, 'a> {
     /// (`Acc::in_races`): an ld of what it wrote cites them.
     pub(super) fn scaled_values(&mut self, ai: usize, sc: &mut Scratch) {
         let mut cells: [Option<Vec<u32>>; 2] = [None, None];
-        for k in 0..2 {
+        for (k, cell) in cells.iter_mut().enumerate() {
             let Some(r) = self.accs[ai].sf_read[k] else {
                 continue;
             };
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(ai, r.inst, rect, sc);
             if let Some(v) = self.single_known(r.inst, rect, sc, false) {
-                cells[k] = Some(v);
+                *cell = Some(v);
                 continue;
             }
             let mut buf = Vec::new();
             let races = self.cells_or_races(r.inst, rect, sc, Some(&mut buf), false);
             self.accs[ai].in_races.0 |= races.0;
             if !sc.unknown && !races.any() {
-                cells[k] = buf
+                *cell = buf
                     .iter()
                     .map(|w| match w {
                         WordExpect::Exact(v) => Some(*v),
@@ -142,7 +146,7 @@ impl<'a> Ctx<'_, 'a> {
         cells: [Option<Vec<u32>>; 2],
         a_cells: Option<Vec<u32>>,
         sc: &mut Scratch,
-    ) -> Result<(mma::Prepared, Option<(u32, mma::Prepared)>), &'static str> {
+    ) -> Result<ScaledPrep, &'static str> {
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else {
             return Err("not an MMA");
