@@ -84,19 +84,24 @@ impl Factors {
         if !self.fp4 && self.blocks == 1 {
             return dot8(a, b) * self.of(m, col, 0);
         }
-        let expand = |v: &[f32]| -> Vec<f32> {
+        // The elements of both rows (at most 64: K = 32 bytes of e2m1 pairs, or 32 f8).
+        let expand = |v: &[f32], out: &mut [f32; 64]| -> usize {
             if self.fp4 {
-                v.iter()
-                    .flat_map(|&x| {
-                        let byte = x as u8;
-                        [E2M1[usize::from(byte & 0xF)], E2M1[usize::from(byte >> 4)]]
-                    })
-                    .collect()
+                for (pair, &x) in out.chunks_exact_mut(2).zip(v) {
+                    let byte = x as u8;
+                    pair[0] = E2M1[usize::from(byte & 0xF)];
+                    pair[1] = E2M1[usize::from(byte >> 4)];
+                }
+                (2 * v.len()).min(64)
             } else {
-                v.to_vec()
+                let n = v.len().min(64);
+                out[..n].copy_from_slice(&v[..n]);
+                n
             }
         };
-        let (ea, eb) = (expand(a), expand(b));
+        let (mut xa, mut xb) = ([0f32; 64], [0f32; 64]);
+        let n = expand(a, &mut xa).min(expand(b, &mut xb));
+        let (ea, eb) = (&xa[..n], &xb[..n]);
         let per = ea.len() / self.blocks as usize;
         let mut total = 0f32;
         for j in 0..self.blocks as usize {
@@ -311,5 +316,26 @@ mod tests {
         assert_eq!(ue8m0(125), 0.25);
         assert_eq!(ue8m0(130), 8.0);
         assert!(ue8m0(0xFF).is_nan());
+    }
+
+    /// Two blocks of packed e2m1 (2X): A bytes 0x22 (every element 1.0), B bytes 0x44 (2.0);
+    /// block 0 (bytes 0..16, elements 0..32) scaled by 2 · 1, block 1 by 0.5 · 4:
+    /// 32 · 2 · 2 + 32 · 2 · 2 = 256; negated A gives -256.
+    #[test]
+    fn packed_e2m1_blocks_take_their_own_factors() {
+        let mut f = Factors {
+            a: vec![2.0, 0.5],
+            b: vec![1.0, 4.0],
+            n: 1,
+            blocks: 2,
+            fp4: true,
+            sign: 1.0,
+        };
+        let (a, b) = ([f32::from(0x22u8); 32], [f32::from(0x44u8); 32]);
+        assert_eq!(f.dot(&a, &b, 0, 0), 256.0);
+        f.sign = -1.0;
+        assert_eq!(f.dot(&a, &b, 0, 0), -256.0);
+        assert_eq!(E2M1[0x7], 6.0);
+        assert_eq!(E2M1[0xB], -1.5);
     }
 }
