@@ -191,6 +191,18 @@ mod tests {
         }
         // e2m1 A (type code 5) keeps the generic fill.
         assert_eq!(operand_fill(MmaKind::F8f6f4, 5 << 7), FillElem::Word);
+        // Block-scaled mxf8f6f4 with e4m3 / e5m2 A and B (layout (b) type fields as in (a)):
+        // the same small integers; the packed e2m1 of the mxf4 kinds keep arbitrary words.
+        for (a, b) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let d = idesc_mxf8f6f4(128, 64, a, b);
+            assert_eq!(operand_fill(MmaKind::Mxf8f6f4, d), FillElem::F16Small);
+        }
+        assert_eq!(
+            operand_fill(MmaKind::Mxf8f6f4, idesc_mxf8f6f4(128, 64, 5, 0)),
+            FillElem::Word
+        );
+        let d = idesc_mxf4(128, 64, true, false, false);
+        assert_eq!(operand_fill(MmaKind::Mxf4, d), FillElem::Word);
         assert_eq!(operand_fill(MmaKind::I8, 1 << 7), FillElem::I8Small);
     }
 
