@@ -144,12 +144,13 @@ pub fn fill_elem(kind: MmaKind) -> FillElem {
 /// sums give exact results, reference §3.7): bf16 A/B (type code 1, idesc bits 7-9) read
 /// `Tf32Small` (each f32 small integer is a bf16 small integer, then a bf16 zero); kind::f8f6f4
 /// with e4m3/e5m2 A and B read `F16Small` (e5m2 is the high byte of an f16: the small integer,
-/// then a zero; e4m3 reads those bytes as 0, ±1.5, ±2, ±2.5, ±3).
+/// then a zero; e4m3 reads those bytes as 0, ±1.5, ±2, ±2.5, ±3), and so does kind::mxf8f6f4
+/// (the same element types, scaled by powers of two: MMA-BS-*, §9.7.16.10.7).
 pub fn operand_fill(kind: MmaKind, idesc: u32) -> FillElem {
     let (a, b) = (idesc >> 7 & 7, idesc >> 10 & 7);
     match kind {
         MmaKind::F16 if a == 1 => FillElem::Tf32Small,
-        MmaKind::F8f6f4 if a <= 1 && b <= 1 => FillElem::F16Small,
+        MmaKind::F8f6f4 | MmaKind::Mxf8f6f4 if a <= 1 && b <= 1 => FillElem::F16Small,
         _ => fill_elem(kind),
     }
 }
@@ -190,6 +191,18 @@ mod tests {
         }
         // e2m1 A (type code 5) keeps the generic fill.
         assert_eq!(operand_fill(MmaKind::F8f6f4, 5 << 7), FillElem::Word);
+        // Block-scaled mxf8f6f4 with e4m3 / e5m2 A and B (layout (b) type fields as in (a)):
+        // the same small integers; the packed e2m1 of the mxf4 kinds keep arbitrary words.
+        for (a, b) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            let d = idesc_mxf8f6f4(128, 64, a, b);
+            assert_eq!(operand_fill(MmaKind::Mxf8f6f4, d), FillElem::F16Small);
+        }
+        assert_eq!(
+            operand_fill(MmaKind::Mxf8f6f4, idesc_mxf8f6f4(128, 64, 5, 0)),
+            FillElem::Word
+        );
+        let d = idesc_mxf4(128, 64, true, false, false);
+        assert_eq!(operand_fill(MmaKind::Mxf4, d), FillElem::Word);
         assert_eq!(operand_fill(MmaKind::I8, 1 << 7), FillElem::I8Small);
     }
 

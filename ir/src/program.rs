@@ -455,6 +455,11 @@ pub enum FillElem {
     /// two values valid for every sparse kind (tf32 lists only these two; the 2:4 and 4:8
     /// kinds list seven, these two among them; MMA-SP-META-TF32, -MXF4, -24).
     SpMeta,
+    /// Block-scale factors (reference §3.7 `.block_scale`, MMA-BS-*): four bytes, each
+    /// `126 + k` with k in [0, 3], as UE8M0 the powers of two 2^-1 .. 2^2 (`2^(byte - 127)`,
+    /// §9.7.16.10.7): products of small integers scaled by them stay exact in an f32
+    /// accumulator.
+    ScaleSmall,
 }
 
 /// One statement of a warp's code.

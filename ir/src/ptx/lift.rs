@@ -474,6 +474,10 @@ impl<'a, 'm> Lifter<'a, 'm> {
                         "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => {
                             elem = FillElem::I8Small
                         }
+                        // 126: the printer's ScaleSmall fill (values::fill_word).
+                        "add.u32" if ins.operands.get(2).and_then(imm) == Some(126) => {
+                            elem = FillElem::ScaleSmall
+                        }
                         // 0x44444444: the printer's SpMeta fill (values::fill_word).
                         "or.b32" if ins.operands.get(2).and_then(imm) == Some(0x4444_4444) => {
                             elem = FillElem::SpMeta
@@ -948,6 +952,7 @@ mod tests {
             FillElem::Tf32Small,
             FillElem::I8Small,
             FillElem::SpMeta,
+            FillElem::ScaleSmall,
         ] {
             let mut p = crate::samples::single_warp_roundtrip();
             p.smem.regions.push(256);

@@ -247,7 +247,8 @@ fn read_rows(
 }
 
 /// The byte offset of chunk `j` of row `row` of an operand (K-major, no swizzle); also the
-/// source layout of `tcgen05.cp` (`tmem::Ctx::cp_value`).
+/// source layout of `tcgen05.cp` (`tmem::Ctx::cp_value`) and of the packed 4-bit operands of
+/// `super::mma_scaled`.
 pub(crate) fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
     u64::from(desc.offset)
         + u64::from(row % 8) * 16
@@ -376,6 +377,59 @@ pub struct Prepared {
     /// is known to be a small integer ([`lazy_ok`]): an ld reads a few rows and columns of
     /// the M × N result, and the operands hold (M + N) × K elements.
     lazy: Option<std::cell::RefCell<(LazyOperand, LazyOperand)>>,
+    /// A block-scaled MMA (`super::mma_scaled`): its scale factors; the cells are then its
+    /// block sums ([`super::mma_scaled::Scales::cell`]) of `arow` and `bcol`.
+    scaled: Option<Box<super::mma_scaled::Scales>>,
+}
+
+/// The rows (0..`rows`, K = 32 each, row-major) of an operand of kind::f8f6f4 elements (e4m3,
+/// or e5m2 with `alt`; negated with `neg`) held as integers of the [`unit`] grid, read through
+/// its descriptor as [`prepare`] reads them; `None` where [`operand_ok`] or [`read_rows`]
+/// misses. Also the element reads of the block-scaled kind::mxf8f6f4 (`super::mma_scaled`),
+/// whose e4m3 / e5m2 elements are those of kind::f8f6f4 (§9.7.16.10.1).
+pub(crate) fn f8_operand(
+    desc: &SmemDesc,
+    data: &RegionData,
+    alt: bool,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<f64>> {
+    if !operand_ok(desc, data, MmaKind::F8f6f4, alt) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(rows as usize * 32);
+    read_rows(desc, data, MmaKind::F8f6f4, (alt, neg), rows, &mut out)?;
+    Some(out)
+}
+
+impl Prepared {
+    /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
+    /// N × K elements as integers of the grid step `step` (products: `step` is the step of
+    /// one product), and the scale factors.
+    #[allow(clippy::too_many_arguments)] // the fields of a block-scaled MMA, set once
+    pub(crate) fn scaled(
+        (mm, n, kk): (u32, u32, u32),
+        enable_input_d: bool,
+        arow: Vec<f64>,
+        bcol: Vec<f64>,
+        step: f64,
+        scales: Box<super::mma_scaled::Scales>,
+    ) -> Prepared {
+        Prepared {
+            mm,
+            n,
+            kk,
+            kind: MmaKind::F8f6f4,
+            enable_input_d,
+            grain: 1.0,
+            unit: step,
+            arow,
+            bcol,
+            ints: None,
+            lazy: None,
+            scaled: Some(scales),
+        }
+    }
 }
 
 /// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
@@ -419,6 +473,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
                 operand(ad, a, (sa, na), mm),
                 operand(&m.b, b, (sb, nb), n),
             ))),
+            scaled: None,
         });
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
@@ -445,6 +500,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -493,6 +549,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -557,6 +614,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         bcol,
         ints,
         lazy: None,
+        scaled: None,
     })
 }
 
@@ -795,6 +853,10 @@ impl Prepared {
             r as usize * kk..(r as usize + 1) * kk,
             c as usize * kk..(c as usize + 1) * kk,
         );
+        if let Some(sc) = &self.scaled {
+            let (a, b) = (self.arow.get(ra)?, self.bcol.get(rb)?);
+            return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
+        }
         let (sum, abs) = match (&self.lazy, &self.ints) {
             (Some(lazy), _) => {
                 let mut lazy = lazy.borrow_mut();

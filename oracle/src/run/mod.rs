@@ -14,6 +14,7 @@ pub mod dp_layout;
 pub mod ldst;
 pub mod mma;
 pub mod mma_rules;
+pub mod mma_scaled;
 pub mod symmetric;
 pub mod sync;
 pub mod tmem;

@@ -189,6 +189,14 @@ impl<'p> Machine<'p> {
                             return self.advance(w);
                         }
                     };
+                    // Block scaling: the scale factors' TMEM addresses.
+                    let mut plan = plan;
+                    if let (Some(sa), Some(sb)) = (&m.scale_a, &m.scale_b)
+                        && let Err(why) = plan.scale_addrs(self.taddr(w, sa), self.taddr(w, sb))
+                    {
+                        self.abort = Some(Outcome::NotRun(why.to_string()));
+                        return self.advance(w);
+                    }
                     let mut preds = self.pipeline_preds(
                         w,
                         lane,

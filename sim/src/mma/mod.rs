@@ -26,6 +26,10 @@
 //!   the sign and payload of a NaN otherwise depend on the host's operand order.
 //! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
 //!
+//! - Block scaling (`.block_scale`): kinds mxf8f6f4 (e4m3/e5m2), mxf4 and mxf4nvf4 (e2m1)
+//!   with UE8M0 factors, `::1` M = 128 and `::2` M = 256: module `scaled`; other block-scaled
+//!   forms and `.sp` write placeholder values ([`OPAQUE`]).
+//!
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
 use super::faults::{Fault, Faults};
@@ -37,6 +41,7 @@ use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 
 mod numbers;
 mod operands;
+mod scaled;
 
 /// Why the simulator cannot run an MMA: a form it does not implement (decided at issue), or an
 /// operand outside its memory (found when the MMA performs). The run becomes
@@ -61,6 +66,9 @@ pub enum MmaError {
     /// D reaches past the 128 x 512 cells.
     #[error("MMA D outside TMEM")]
     DOutsideTmem,
+    /// Block-scale factors reach past the 128 x 512 cells.
+    #[error("MMA scale factors outside TMEM")]
+    ScaleOutsideTmem,
 }
 
 use numbers::*;
@@ -113,13 +121,15 @@ pub struct MmaPlan {
     pair: bool,
     /// `.ashift`: A's rows shifted down by one.
     ashift: bool,
-    /// `.sp` or `.block_scale`: D cells get [`OPAQUE`] values.
+    /// `.sp` or a `.block_scale` form not implemented: D cells get [`OPAQUE`] values.
     opaque: bool,
+    /// An implemented `.block_scale` form (`scaled`): where its scale factors are.
+    sf: Option<scaled::SfSpec>,
 }
 
-/// The value base of the cells a `.sp` or `.block_scale` MMA writes: the simulator does not
-/// compute them (their layouts are figure-only, OQ-22, OQ-23, OQ-32); cell (lane, column)
-/// gets `OPAQUE ^ (lane * 512 + column)`.
+/// The value base of the cells a `.sp` MMA or a block-scaled form that `scaled` does not
+/// implement writes: the simulator does not compute them (their layouts are figure-only,
+/// OQ-22, OQ-23, OQ-29, OQ-32); cell (lane, column) gets `OPAQUE ^ (lane * 512 + column)`.
 pub const OPAQUE: u32 = 0x5BA5_0000;
 
 /// One CTA's part of an MMA: its data regions and its TMEM.
@@ -129,6 +139,15 @@ impl MmaPlan {
     /// Whether D is in both CTAs of the pair (`cta_group::2`).
     pub fn pair(&self) -> bool {
         self.pair
+    }
+
+    /// Block scaling: the TMEM addresses `[scale-A-tmem]` and `[scale-B-tmem]` as issued
+    /// (`scaled`); nothing for other MMAs. `Err` for an address whose lane field is not 0.
+    pub fn scale_addrs(&mut self, a: u32, b: u32) -> Result<(), MmaError> {
+        match &mut self.sf {
+            Some(sf) => sf.at(a, b),
+            None => Ok(()),
+        }
     }
 
     /// Whether an earlier MMA `self` is pipeline-ordered before `later` (MCM-PIPE-MMA-MMA:
@@ -262,7 +281,13 @@ impl MmaPlan {
                     lanes |= 1 << m;
                 }
             }
+            // Block scaling (`scaled`): the factors as they are in this CTA's TMEM now.
+            let sf = match &self.sf {
+                Some(spec) => Some(spec.read(tmem, self.n)?),
+                None => None,
+            };
             let product = Product {
+                sf,
                 int: self.kind == MmaKind::I8,
                 k: kk,
                 a,
@@ -287,6 +312,8 @@ impl MmaPlan {
 /// The D of one performed MMA, cell by cell (row m in lane m, column n at `d + n`).
 #[derive(Debug)]
 struct Product {
+    /// Block scaling: the scale factors (`scaled`), applied to each cell's dot product.
+    sf: Option<scaled::Factors>,
     int: bool,
     k: usize,
     /// `None` for `.sp` / `.block_scale`: the cells get [`OPAQUE`] values.
@@ -317,7 +344,11 @@ impl Lazy for Product {
         let kk = self.k;
         let (ao, bo) = (ra.row(self.a_row(lane)), rb.row(col as usize));
         let (a, b) = (ra.data.borrow(), rb.data.borrow());
-        self.finish(dot8(&a[ao..ao + kk], &b[bo..bo + kk]), old)
+        let (ar, br) = (&a[ao..ao + kk], &b[bo..bo + kk]);
+        match &self.sf {
+            Some(sf) => self.finish(sf.dot(ar, br, lane, col), old),
+            None => self.finish(dot8(ar, br), old),
+        }
     }
 
     fn values(&self, lane: u32, col: u32, olds: &[u32], out: &mut [u32]) {
@@ -327,6 +358,13 @@ impl Lazy for Product {
             }
             return;
         };
+        if self.sf.is_some() {
+            // Block-scaled: cell by cell (`value` applies the factors).
+            for (k, (x, &old)) in out.iter_mut().zip(olds).enumerate() {
+                *x = self.value(lane, col + k as u32, old);
+            }
+            return;
+        }
         let (lane, col) = self.logical(lane, col);
         let ao = ra.row(self.a_row(lane));
         match self.k {
@@ -617,6 +655,11 @@ pub fn plan(
     }
     let idesc = m.idesc;
     let n = (idesc >> 17 & 0x3F) << 3;
+    if f.block_scale
+        && let Some(plan) = scaled::plan_scaled(p, m, d, a_tmem, faults)
+    {
+        return Ok(plan);
+    }
     if f.sp || f.block_scale {
         if d >> 16 != 0 || n == 0 || n > 256 {
             return no("a D lane field other than 0 (or N outside 8..256)");
@@ -643,6 +686,7 @@ pub fn plan(
             pair,
             ashift: false,
             opaque: true,
+            sf: None,
         });
     }
     let (a, a_col) = match (&m.a, a_tmem) {
@@ -711,6 +755,7 @@ pub fn plan(
         pair,
         ashift: f.ashift,
         opaque: false,
+        sf: None,
     })
 }
 

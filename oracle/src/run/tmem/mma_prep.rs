@@ -54,6 +54,10 @@ impl<'a> Ctx<'_, 'a> {
         }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
+        if m.form.block_scale {
+            self.scaled_values(ai, sc);
+            return;
+        }
         if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
         {
             self.pair_values(ai, a_cells, sc);
@@ -215,7 +219,7 @@ impl<'a> Ctx<'_, 'a> {
     /// 0..128 × 8 columns), lane-major, when each has one value known at the MMA's issue and
     /// nothing races with the read; `None` otherwise (the values are then not exact; a race
     /// on the issuing CTA's cells is cited through `a_read`, the peer's is not).
-    fn tmem_a_cells(
+    pub(super) fn tmem_a_cells(
         &self,
         ai: usize,
         inst: u32,
@@ -275,7 +279,7 @@ impl<'a> Ctx<'_, 'a> {
     /// The old D cells MMA `ai` reads (enable-input-d) in its D region `r` (lanes 0..128):
     /// planned now, read on demand (`OldD`); the work is counted as if every cell were read
     /// now.
-    fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
+    pub(super) fn old_d(&self, ai: usize, r: Region, sc: &mut Scratch) -> OldD {
         let rect = (0, 128, r.c0, r.c1);
         self.plan(ai, r.inst, rect, sc);
         let k = sc.writers.len() as u64;

@@ -29,6 +29,7 @@ use tcgen05_ir::*;
 mod mma_prep;
 mod order;
 mod reads;
+mod scaled_prep;
 mod written;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +126,11 @@ struct Acc<'a> {
     /// mma with A in TMEM: the cells of the issuing CTA's allocation that A is read from
     /// (8 columns: 256 bits of A per row for every kind, dense or sparse; lanes clamped like D).
     a_read: Option<Region>,
+    /// Block-scaled mma: the cells of scale_A and scale_B it reads (`scaled_prep`).
+    sf_read: [Option<Region>; 2],
+    /// mma whose values are not computed: why (the note of the words read from it), where
+    /// more precise than the general one ([`Ctx::note_open`]).
+    open: Option<&'static str>,
     /// mma: the races of its A read (reference §4.3-4.4); an ld of what it wrote cites them.
     in_races: Races,
     /// Position in the processing order (`usize::MAX` until it is set).

@@ -115,6 +115,7 @@ impl<'a> Ctx<'_, 'a> {
                 let mut wild = false;
                 let mut outside_read = false;
                 let mut a_read = None;
+                let mut sf_read = [None; 2];
                 match op {
                     Op::Ld { taddr, split, .. } | Op::St { taddr, split, .. } => {
                         let (shape, num, pack) = match op {
@@ -190,6 +191,8 @@ impl<'a> Ctx<'_, 'a> {
                             self.region(&mut one, inst, (l, 128), (c, c + 8), (true, false), true);
                             a_read = one.first().copied();
                         }
+                        // Block scaling: the scale-factor cells it reads (`scaled_prep`).
+                        sf_read = self.sf_regions(m, g, i);
                         match self.resolve(&m.d, g, i) {
                             Some((inst, l, c)) => {
                                 // D's footprint: lanes from the address's lane on, N columns,
@@ -328,6 +331,8 @@ impl<'a> Ctx<'_, 'a> {
                     shifted: None,
                     known,
                     a_read,
+                    sf_read,
+                    open: None,
                     in_races: Races::default(),
                     pos: usize::MAX,
                 });

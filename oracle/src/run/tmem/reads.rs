@@ -585,6 +585,7 @@ impl<'a> Ctx<'_, 'a> {
                 continue;
             };
             let why = match w.op {
+                Op::Mma(_) if w.mma.is_none() && w.open.is_some() => w.open.unwrap_or_default(),
                 Op::Mma(_) if w.mma.is_none() => {
                     "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
                 }

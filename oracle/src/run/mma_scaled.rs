@@ -1,0 +1,598 @@
+//! Exact results of block-scaled MMAs (`.block_scale`, §9.7.16.10.7; reference §3.7):
+//! `D = (A·scale_A)·(B·scale_B) + D`, where row m of A is split along K into blocks of
+//! `K / SFA_N` elements, block j multiplied by scale_A[m][j], and column n of B likewise by
+//! scale_B[j][n].
+//!
+//! The oracle computes kind::mxf8f6f4 with e4m3 / e5m2 A and B (the f8f6f4 element formats,
+//! §9.7.16.10.1, read as [`mma::f8_operand`] reads them) and UE8M0 scale factors,
+//! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32), and
+//! kinds mxf4 / mxf4nvf4 with e2m1 A and B ([`fp4_value`], packed two to a byte:
+//! [`fp4_operand`]) and UE8M0 factors, `scale_vec::2X` / `.block32` (two blocks of 32 at
+//! K = 64) and, for mxf4nvf4, `scale_vec::4X` / `.block16` (four blocks of 16); UE4M3
+//! factors and K = 96 (OQ-32) stay unspecified;
+//! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory, K-major, no
+//! transpose. Every other
+//! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
+//! open question), and so is a result whose scale factors are not duplicated (MMA-BS-DUP) or
+//! would leave the exact range ([`Scales::cell`]).
+//!
+//! # Where the scale factors are in TMEM (derived from §9.7.16.10.7.2-3)
+//!
+//! The ISA gives the scale-factor layouts only as figures (OQ-29). Read from the
+//! `scale_vec::1X` / `block32` figures of scale_A (M × 1) and scale_B (1 × N), and the text
+//! around them:
+//!
+//! - the factors are bytes; a 32-bit TMEM cell holds four, and the scale-factor ID of the
+//!   instruction descriptor (SFA_ID at idesc bits 29-30, SFB_ID at bits 4-5, §9.7.16.4.2)
+//!   selects the byte "sub-column" of the cell (0-3 for mxf8f6f4, MMA-BS-SFID);
+//! - the M factors of scale_A are laid out 32 to a column: factor m in lane `m mod 32` of
+//!   column `[scale-A-tmem] + m / 32` (M = 128: four columns), and likewise factor n of
+//!   scale_B in lane `n mod 32` of column `[scale-B-tmem] + n / 32` (N / 32 columns, rounded
+//!   up);
+//! - that 32-lane picture is duplicated into all four 32-lane partitions of TMEM
+//!   (MMA-BS-DUP: "must be duplicated"): lanes `m mod 32 + 32q`, q = 0..3, hold the same
+//!   byte. Which copy the hardware reads is not stated, so the oracle computes a result only
+//!   where the four copies agree.
+//!
+//! With several factors per row (`SFA_N` > 1: 2X, 4X) block j sits in byte `SFA_ID + j` of
+//! the same cell (the 2X figures select half-word sub-columns with SF ID 0 or 2, the 4X
+//! figures the whole cell with ID 0, MMA-BS-SFID).
+//!
+//! # Packed e2m1 operands (kinds mxf4, mxf4nvf4)
+//!
+//! A row of K = 64 e2m1 elements is 32 bytes, laid out in shared memory like the 32-byte
+//! rows of the 8-bit kinds (two 16-byte core-matrix rows, [`mma::chunk_base`]); element k is
+//! the nibble `k mod 2` (low nibble first) of byte `k / 2`: the "packed" 4-bit format of
+//! §9.7.16.10.1 (the figure places element 0 in the least significant bits, OQ-29). A from
+//! TMEM packs the same 32 bytes into the row's 8 cells, little-endian.
+//!
+//! A UE8M0 byte e is the power of two `2^(e - 127)`; 0xFF is NaN (OCP MX). With the
+//! exponents kept within [-64, 64] every scaled element and product is an f32 without
+//! rounding, and the result is exact under the same condition as an unscaled one
+//! ([`Scales::cell`]: every term a multiple of one grid step, fewer than 2^24 steps in all),
+//! whatever the accumulation order (OQ-19).
+
+use super::mma::{self, Prepared};
+use tcgen05_ir::*;
+
+/// A block-scaled MMA whose result the oracle computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScaledForm {
+    /// M (rows of D, one per lane).
+    pub m: u32,
+    /// N.
+    pub n: u32,
+    /// Scale factors per row of A and per column of B (`SFA_N`, `SFB_M`).
+    pub blocks: u32,
+    /// The byte of the scale_A cells the first factor is in (SFA_ID, idesc bits 29-30).
+    pub sfa_id: u32,
+    /// The byte of the scale_B cells (SFB_ID, idesc bits 4-5).
+    pub sfb_id: u32,
+    /// `cta_group::2` with M = 256: each CTA of the pair holds 128 rows of D (data-path
+    /// layout A, row m of its half in lane m), from its own A; B's rows 0..N/2 come from the
+    /// even CTA's shared memory, N/2..N from the odd CTA's (as for the unscaled kinds,
+    /// `mma::pair_shape`).
+    pub pair: bool,
+    /// Packed e2m1 elements (kinds mxf4, mxf4nvf4; K = 64), else e4m3 / e5m2 (K = 32).
+    pub fp4: bool,
+}
+
+impl ScaledForm {
+    /// TMEM columns of scale_A and of scale_B (32 factors per column): scale_A holds the
+    /// rows of D in the CTA (128).
+    pub fn sf_cols(&self) -> (u32, u32) {
+        (self.rows().div_ceil(32), self.n.div_ceil(32))
+    }
+
+    /// Rows of D (and of A) in each CTA.
+    pub fn rows(&self) -> u32 {
+        if self.pair { self.m / 2 } else { self.m }
+    }
+}
+
+/// The form of a block-scaled MMA the oracle computes, or why it does not (the note of its
+/// unspecified words, naming the open question).
+pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
+    let f = &m.form;
+    let d = m.idesc;
+    if !f.block_scale {
+        return Err("not block-scaled");
+    }
+    if f.sp {
+        return Err(
+            "OQ-29: a sparse block-scaled MMA (the metadata layout is given only in figures): unspecified",
+        );
+    }
+    let fp4 = f.kind != MmaKind::Mxf8f6f4;
+    let pair = f.cta_group == CtaGroup::Two;
+    if f.ws {
+        return Err("MMA-WS-KINDS: a block-scaled .ws MMA: unspecified");
+    }
+    // MMA-BS-VEC (§9.7.16.10.7.1): mxf8f6f4 1X / block32; mxf4 2X / block32 (the default);
+    // mxf4nvf4 2X / block32 or 4X / block16 (MMA-BS-NVF4-EXPLICIT: stated).
+    let blocks = match (f.kind, f.scale_vec) {
+        (MmaKind::Mxf8f6f4, None | Some(ScaleVec::X1 | ScaleVec::Block32)) => 1,
+        (MmaKind::Mxf4, None) => 2,
+        (MmaKind::Mxf4 | MmaKind::Mxf4nvf4, Some(ScaleVec::X2 | ScaleVec::Block32)) => 2,
+        (MmaKind::Mxf4nvf4, Some(ScaleVec::X4 | ScaleVec::Block16)) => 4,
+        _ => return Err("MMA-BS-VEC: a scale-vector size not valid for the kind: unspecified"),
+    };
+    if f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
+        return Err(
+            "OQ-29: a block-scaled MMA with a collector buffer (not modelled): unspecified",
+        );
+    }
+    // idesc layouts (b) and (c), §9.7.16.4.2: bits 0-3 (bit 2 dense) and 6, 24-26 reserved,
+    // and 31 (mxf8f6f4; the K selector of the mxf4 kinds, 1 = K 96, left open: OQ-32) and
+    // 12 (mxf4 kinds: B type is bits 10-11); transposes (15, 16) off; scale type (23) UE8M0
+    // = 1; M >> 7 at 27-28.
+    if fp4 && d >> 31 == 1 {
+        return Err(
+            "OQ-32: a K = 96 block-scaled MMA (its scale-factor counts and IDs contradict each other): unspecified",
+        );
+    }
+    let reserved =
+        d & 0b1111 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31 | d & u32::from(fp4) << 12;
+    let (at, bt) = (d >> 7 & 7, d >> 10 & 7);
+    let mm = (d >> 27 & 3) << 7;
+    let n = (d >> 17 & 0x3F) << 3;
+    if reserved != 0 || d >> 15 & 3 != 0 {
+        return Err("OQ-24: a block-scaled MMA with reserved or transpose bits set: unspecified");
+    }
+    if d >> 23 & 1 != 1 {
+        return Err("OQ-19: UE4M3 scale factors (not computed by the oracle): unspecified");
+    }
+    // Element types: e4m3 0 / e5m2 1 for mxf8f6f4; E2M1 = 1 for the mxf4 kinds.
+    let types_ok = if fp4 {
+        at == 1 && bt & 3 == 1
+    } else {
+        at <= 1 && bt <= 1
+    };
+    if !types_ok {
+        return Err(
+            "OQ-29: e2m3 / e3m2 / e2m1 elements of mxf8f6f4 (their padding in shared memory is given only in figures): unspecified",
+        );
+    }
+    if pair && mm == 128 {
+        return Err(
+            "OQ-29: a cta_group::2 block-scaled MMA with M = 128 (data-path layout B: which factors the folded rows use is given only in figures): unspecified",
+        );
+    }
+    if mm != if pair { 256 } else { 128 } || n == 0 || (pair && !n.is_multiple_of(16)) {
+        return Err("MMA-SHAPE-VALID: a block-scaled M or N outside the shape table: unspecified");
+    }
+    Ok(ScaledForm {
+        m: mm,
+        n,
+        blocks,
+        sfa_id: d >> 29 & 3,
+        sfb_id: d >> 4 & 3,
+        pair,
+        fp4,
+    })
+}
+
+/// The scale factors of one MMA as powers of two: `a[row * blocks + j]`, `b[col * blocks + j]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scales {
+    blocks: u32,
+    a: Vec<i32>,
+    b: Vec<i32>,
+}
+
+/// The exponents of `count` scale factors, `blocks` each, with the first in byte `id` of
+/// their cell, from the cells of the factor matrix in TMEM: `cells` lane-major, 128 lanes ×
+/// `cols` columns from the matrix's address (the layout of the module documentation).
+/// `Err` names why they give no exact result.
+pub fn decode_factors(
+    cells: &[u32],
+    cols: u32,
+    count: u32,
+    blocks: u32,
+    id: u32,
+) -> Result<Vec<i32>, &'static str> {
+    if id + blocks > 4 {
+        return Err("MMA-BS-SFID: the scale-factor ID selects bytes past the cell: unspecified");
+    }
+    if cells.len() != (128 * cols) as usize || count.div_ceil(32) > cols {
+        return Err("OQ-29: the scale factors were not read whole: unspecified");
+    }
+    let mut out = Vec::with_capacity((count * blocks) as usize);
+    for i in 0..count {
+        let (lane, col) = (i % 32, i / 32);
+        for j in 0..blocks {
+            let byte =
+                |q: u32| cells[((lane + 32 * q) * cols + col) as usize] >> (8 * (id + j)) & 0xFF;
+            let e = byte(0);
+            if (1..4).any(|q| byte(q) != e) {
+                return Err(
+                    "MMA-BS-DUP: a scale factor differs between the 32-lane partitions of TMEM (which copy is read is not stated): unspecified",
+                );
+            }
+            if e == 0xFF {
+                return Err("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified");
+            }
+            let k = e as i32 - 127;
+            if k.abs() > 64 {
+                return Err(
+                    "OQ-19: a scale factor outside 2^-64 .. 2^64 (scaled products might leave the f32 range): unspecified",
+                );
+            }
+            out.push(k);
+        }
+    }
+    Ok(out)
+}
+
+impl Scales {
+    /// The scale factors of `form` from the cells of scale_A and scale_B (lane-major, 128
+    /// lanes × [`ScaledForm::sf_cols`] each).
+    pub fn read(form: &ScaledForm, sfa: &[u32], sfb: &[u32]) -> Result<Scales, &'static str> {
+        let (ca, cb) = form.sf_cols();
+        Ok(Scales {
+            blocks: form.blocks,
+            a: decode_factors(sfa, ca, form.rows(), form.blocks, form.sfa_id)?,
+            b: decode_factors(sfb, cb, form.n, form.blocks, form.sfb_id)?,
+        })
+    }
+
+    /// D at (r, c) from row r of A and column c of B (`arow`, `bcol`: K elements each, as
+    /// integers of the grid step `unit`), the old D cell `old` when enable-input-d is set
+    /// (`prev_on`): `Some(bits)` where exact.
+    ///
+    /// Block j contributes `dot_j · unit · 2^(a[r][j] + b[c][j])`. Every term is a multiple
+    /// of the finest of these steps, g; with g at least 2^-126 (no subnormal), the old value
+    /// a multiple of g and fewer than 2^24 steps in the sum of the magnitudes, every partial
+    /// sum in any order is an f32, so the result is exact (OQ-19 leaves the order open).
+    #[allow(clippy::too_many_arguments)] // one cell: its operands, position, old value, flags
+    pub fn cell(
+        &self,
+        arow: &[f64],
+        bcol: &[f64],
+        r: u32,
+        c: u32,
+        unit: f64,
+        prev_on: bool,
+        old: Option<u32>,
+    ) -> Option<u32> {
+        let nb = self.blocks as usize;
+        let kk = arow.len();
+        if nb == 0 || !kk.is_multiple_of(nb) || bcol.len() != kk {
+            return None;
+        }
+        let per = kk / nb;
+        let (mut sum, mut abs) = (0f64, 0f64);
+        let mut g = f64::INFINITY;
+        for j in 0..nb {
+            let e = self.a.get(r as usize * nb + j)? + self.b.get(c as usize * nb + j)?;
+            let step = unit * 2f64.powi(e);
+            g = g.min(step);
+            let (mut dot, mut mag) = (0f64, 0f64);
+            for k in j * per..(j + 1) * per {
+                let t = arow[k] * bcol[k];
+                dot += t;
+                mag += t.abs();
+            }
+            sum += dot * step;
+            abs += mag * step;
+        }
+        let prev = if prev_on {
+            f64::from(f32::from_bits(old?))
+        } else {
+            0.0
+        };
+        let on_grid = |x: f64| (x / g).fract() == 0.0;
+        let exact = prev.is_finite()
+            && g >= 2f64.powi(-126)
+            && on_grid(prev)
+            && (abs + prev.abs()) / g < 16_777_216.0;
+        exact.then(|| ((sum + prev) as f32).to_bits())
+    }
+}
+
+/// Where the A operand of a block-scaled MMA comes from.
+#[derive(Debug, Clone)]
+pub enum ScaledA {
+    /// Shared memory, through the MMA's descriptor: the region's data.
+    Smem(mma::RegionData),
+    /// TMEM (`[a-tmem]`): the 128 rows' 8 cells each, lane-major (row m in lane m, its 32
+    /// bytes little-endian from the first column, as for kind::f8f6f4: [`mma::tmem_a_row`]).
+    Tmem(Vec<u32>),
+}
+
+/// The operands of an exact block-scaled MMA ([`scaled_form`]) with the scale factors
+/// `scales`: A (M rows) and B (N rows) read as kind::f8f6f4 elements ([`mma::f8_operand`],
+/// [`mma::tmem_a_row`]). `Err` names why the result is not exact.
+pub fn prepare_scaled(
+    m: &Mma,
+    form: &ScaledForm,
+    a: ScaledA,
+    b: &[mma::RegionData],
+    scales: Scales,
+) -> Result<Prepared, &'static str> {
+    let d = m.idesc;
+    let kk = if form.fp4 { 64 } else { 32 };
+    let not_exact = "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified";
+    let operand = |desc: &SmemDesc, data: &mma::RegionData, alt: bool, neg: bool, rows: u32| {
+        if form.fp4 {
+            fp4_operand(desc, data, neg, rows).ok_or(not_exact)
+        } else {
+            mma::f8_operand(desc, data, alt, neg, rows).ok_or(not_exact)
+        }
+    };
+    let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
+    let rows = form.rows() as usize;
+    let arow = match (&m.a, a) {
+        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows())?,
+        (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
+            let mut out = Vec::with_capacity(rows * kk);
+            for row in cells.chunks_exact(8).take(rows) {
+                if form.fp4 {
+                    let bytes = row.iter().flat_map(|c| c.to_le_bytes());
+                    out.extend(fp4_bytes(bytes, neg_a));
+                } else {
+                    mma::tmem_a_row(MmaKind::F8f6f4, alt_a, neg_a, row, &mut out)
+                        .ok_or(not_exact)?;
+                }
+            }
+            if out.len() != rows * kk {
+                return Err("OQ-29: A in TMEM not read whole: unspecified");
+            }
+            out
+        }
+        _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
+    };
+    // B: N rows from one region, or N / 2 from each CTA of the pair (even first).
+    if b.is_empty() || !form.n.is_multiple_of(b.len() as u32) {
+        return Err("OQ-29: B's regions do not split N: unspecified");
+    }
+    let mut bcol = Vec::with_capacity(form.n as usize * kk);
+    let (alt_b, neg_b) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
+    for part in b {
+        let rows = form.n / b.len() as u32;
+        bcol.extend(operand(&m.b, part, alt_b, neg_b, rows)?);
+    }
+    // The grid step of one product: f8 elements are held ×16 (`mma::f8_operand`), e2m1 ×2.
+    let step = if form.fp4 { 0.25 } else { 1.0 / 256.0 };
+    Ok(Prepared::scaled(
+        (form.rows(), form.n, kk as u32),
+        m.enable_input_d,
+        arow,
+        bcol,
+        step,
+        Box::new(scales),
+    ))
+}
+
+/// An e2m1 element (§9.7.16.10.1, the OCP FP4 format): sign bit 3, exponent bits 1-2 (bias
+/// 1), mantissa bit 0; exponent 0 is subnormal (0 or ±0.5). No infinity or NaN: every value
+/// is one of 0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6.
+pub fn fp4_value(nibble: u8) -> f64 {
+    let sign = if nibble & 8 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from(nibble >> 1 & 3);
+    let m = f64::from(nibble & 1);
+    sign * match e {
+        0 => m * 0.5,
+        _ => (1.0 + m / 2.0) * 2f64.powi(e - 1),
+    }
+}
+
+/// The e2m1 elements of packed bytes (element 2i in the low nibble of byte i), held ×2 (so
+/// every one is an integer), negated with `neg`.
+fn fp4_bytes(bytes: impl Iterator<Item = u8>, neg: bool) -> impl Iterator<Item = f64> {
+    let sign = if neg { -2.0 } else { 2.0 };
+    bytes.flat_map(move |b| [fp4_value(b & 0xF) * sign, fp4_value(b >> 4) * sign])
+}
+
+/// The rows (0..`rows`, K = 64 each, row-major) of a packed e2m1 operand in shared memory,
+/// held ×2 ([`fp4_bytes`]), through its descriptor (K-major, no swizzle: the two 16-byte
+/// chunks of a row at [`mma::chunk_base`]); `None` for a descriptor the oracle does not read
+/// or a chunk outside the region.
+pub fn fp4_operand(
+    desc: &SmemDesc,
+    data: &mma::RegionData,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<f64>> {
+    if desc.swizzle != 0
+        || desc.lbo_abs
+        || desc.base_offset != 0
+        || desc.fixed != 1
+        || desc.reserved != 0
+    {
+        return None;
+    }
+    let limit = u64::from(data.bytes.max(16));
+    let mut out = Vec::with_capacity(rows as usize * 64);
+    for row in 0..rows {
+        for j in 0..2 {
+            let base = mma::chunk_base(desc, row, j);
+            if base + 16 > limit {
+                return None;
+            }
+            let byte = |addr: u64| {
+                let w = values::fill_word(data.elem, data.seed, (addr / 4) as u32);
+                (w >> (8 * (addr % 4))) as u8
+            };
+            out.extend(fp4_bytes((base..base + 16).map(byte), neg));
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// idesc layout (b) of an mxf8f6f4 MMA, M = 128: A and B types, N, SFA_ID, SFB_ID.
+    fn idesc(at: u32, bt: u32, n: u32, sfa: u32, sfb: u32) -> u32 {
+        sfb << 4 | at << 7 | bt << 10 | (n >> 3) << 17 | 1 << 23 | 1 << 27 | sfa << 29
+    }
+
+    fn mma(idesc: u32) -> Mma {
+        let desc = |region| SmemDesc {
+            region,
+            offset: 0,
+            lbo_enc: 128 >> 4,
+            sbo_enc: 256 >> 4,
+            lbo_abs: false,
+            base_offset: 0,
+            fixed: 1,
+            swizzle: 0,
+            reserved: 0,
+        };
+        Mma {
+            form: form::MmaForm {
+                ws: false,
+                sp: false,
+                cta_group: CtaGroup::One,
+                kind: MmaKind::Mxf8f6f4,
+                block_scale: true,
+                scale_vec: Some(ScaleVec::X1),
+                ashift: false,
+                collector: None,
+            },
+            d: TmemRef::slot(0, 0, 0),
+            a: MmaA::Desc(desc(0)),
+            b: desc(1),
+            sp_meta: None,
+            idesc,
+            scale_a: Some(TmemRef::slot(0, 0, 64)),
+            scale_b: Some(TmemRef::slot(0, 0, 68)),
+            disable_output_lane: None,
+            enable_input_d: false,
+            scale_input_d: None,
+            zero_col_mask: None,
+        }
+    }
+
+    #[test]
+    fn the_form_follows_the_idesc_fields() {
+        let f = scaled_form(&mma(idesc(0, 1, 16, 2, 3))).expect("computed");
+        assert_eq!((f.m, f.n, f.blocks, f.sfa_id, f.sfb_id), (128, 16, 1, 2, 3));
+        assert!(!f.pair);
+        assert_eq!(f.sf_cols(), (4, 1));
+        // Transpose A (bit 15), an e2m1 A (type 5), M = 256 (bits 27-28 = 2): not computed,
+        // each with its reason.
+        assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) | 1 << 15)).is_err());
+        assert!(
+            scaled_form(&mma(idesc(5, 0, 16, 0, 0)))
+                .unwrap_err()
+                .contains("OQ-29")
+        );
+        assert!(scaled_form(&mma(idesc(0, 0, 16, 0, 0) ^ 3 << 27)).is_err());
+        // mxf4 (layout (c): E2M1 = 1 for A and B), 2X: two factors per row; K = 96 (bit 31)
+        // names OQ-32; a UE4M3 mxf4nvf4 (bit 23 clear) is not computed.
+        let mut m = mma(idesc(1, 1, 16, 2, 0));
+        m.form.kind = MmaKind::Mxf4;
+        m.form.scale_vec = Some(ScaleVec::X2);
+        let f = scaled_form(&m).expect("mxf4 computed");
+        assert!(f.fp4 && f.blocks == 2 && f.sfa_id == 2);
+        m.form.kind = MmaKind::Mxf4nvf4;
+        m.form.scale_vec = Some(ScaleVec::Block16);
+        assert_eq!(scaled_form(&m).map(|f| f.blocks), Ok(4));
+        m.idesc |= 1 << 31;
+        assert!(scaled_form(&m).unwrap_err().contains("OQ-32"));
+        m.idesc &= !(1 << 31 | 1 << 23);
+        assert!(scaled_form(&m).unwrap_err().contains("UE4M3"));
+    }
+
+    /// Scale-factor cells laid out by hand from the figures' reading (module documentation):
+    /// factor i in lane i % 32 (+ 32q) of column i / 32, byte `id`.
+    #[test]
+    fn factors_are_read_32_to_a_column_from_the_selected_byte() {
+        let cols = 4;
+        let mut cells = vec![0u32; 128 * cols];
+        for i in 0..128u32 {
+            for q in 0..4 {
+                let lane = i % 32 + 32 * q;
+                let at = (lane * cols as u32 + i / 32) as usize;
+                // Byte 2 holds 127 + (i % 5) - 2: 2^-2 .. 2^2; the other bytes 0xFF (NaN).
+                cells[at] = 0xFF00_FFFF | (125 + i % 5) << 16;
+            }
+        }
+        let e = decode_factors(&cells, 4, 128, 1, 2).expect("exact");
+        let want: Vec<i32> = (0..128).map(|i| i % 5 - 2).collect();
+        assert_eq!(e, want);
+        // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
+        assert!(
+            decode_factors(&cells, 4, 128, 1, 0)
+                .unwrap_err()
+                .contains("NaN")
+        );
+        assert!(
+            decode_factors(&cells, 4, 128, 2, 3)
+                .unwrap_err()
+                .contains("MMA-BS-SFID")
+        );
+        // A copy in partition 3 that differs: MMA-BS-DUP.
+        cells[(5 + 96) * cols] ^= 1 << 16;
+        assert!(
+            decode_factors(&cells, 4, 128, 1, 2)
+                .unwrap_err()
+                .contains("MMA-BS-DUP")
+        );
+    }
+
+    /// The OCP FP4 (e2m1) table: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; a packed
+    /// byte holds element 2i in its low nibble.
+    #[test]
+    fn e2m1_follows_the_ocp_table_and_packs_low_nibble_first() {
+        let table = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+        for (n, want) in table.iter().enumerate() {
+            assert_eq!(fp4_value(n as u8), *want, "{n:#x}");
+            assert_eq!(fp4_value(n as u8 | 8), -want, "{:#x}", n | 8);
+        }
+        // 0x71: element 0 = 0x1 (0.5), element 1 = 0x7 (6); held ×2.
+        let v: Vec<f64> = fp4_bytes([0x71u8].into_iter(), false).collect();
+        assert_eq!(v, [1.0, 12.0]);
+        let v: Vec<f64> = fp4_bytes([0x71u8].into_iter(), true).collect();
+        assert_eq!(v, [-1.0, -12.0]);
+    }
+
+    /// Two blocks (2X): row (1 ×32, 2 ×32) · column (1 ×64) with factors (2^1, 2^-1) for A
+    /// and (2^0, 2^2) for B, e2m1 held ×2 (step 1/4): 32·1·2^1 + 32·2·2^1 = 64 + 128 = 192.
+    #[test]
+    fn each_block_takes_its_own_factors() {
+        let s = Scales {
+            blocks: 2,
+            a: vec![1, -1],
+            b: vec![0, 2],
+        };
+        let arow: Vec<f64> = (0..64).map(|k| if k < 32 { 2.0 } else { 4.0 }).collect();
+        let bcol = vec![2.0; 64];
+        // Block 0: 32 · (1 · 1) · 2^(1 + 0) = 64; block 1: 32 · (2 · 1) · 2^(-1 + 2) = 128.
+        assert_eq!(
+            s.cell(&arow, &bcol, 0, 0, 0.25, false, None),
+            Some(192f32.to_bits())
+        );
+    }
+
+    /// A hand-worked cell: A row (1.5, -2, 0, ...) and B column (2, 1, 0, ...) as integers of
+    /// the f8 grid (×16), scale_A 2^-1 and scale_B 2^2: (1.5·2 + (-2)·1) · 2^1 = 2.
+    #[test]
+    fn a_cell_is_the_dot_product_times_both_factors() {
+        let s = Scales {
+            blocks: 1,
+            a: vec![0, -1],
+            b: vec![2, 0],
+        };
+        let mut arow = vec![0f64; 32];
+        let mut bcol = vec![0f64; 32];
+        arow[..2].copy_from_slice(&[24.0, -32.0]);
+        bcol[..2].copy_from_slice(&[32.0, 16.0]);
+        let unit = 1.0 / 256.0;
+        assert_eq!(
+            s.cell(&arow, &bcol, 1, 0, unit, false, None),
+            Some(2f32.to_bits())
+        );
+        // Row 0 (2^0) with column 1 (2^0): 1.0; plus an old D of 0.25 with enable-input-d.
+        assert_eq!(
+            s.cell(&arow, &bcol, 0, 1, unit, true, Some(0.25f32.to_bits())),
+            Some(1.25f32.to_bits())
+        );
+        // An old D off the grid (2^-40 is finer than the 2^-8 step) is not exact.
+        let tiny = 2f32.powi(-40).to_bits();
+        assert_eq!(s.cell(&arow, &bcol, 0, 1, unit, true, Some(tiny)), None);
+    }
+}
