@@ -240,10 +240,6 @@ fn a_header_the_tool_does_not_know_rejects_the_whole_batch_and_is_skipped() {
             );
             // Through the Target trait the tool cannot judge the case: not a rejection.
             assert_eq!(ptxas::outcome_of(x).name(), "not-run", "{}", x.summary());
-            assert!(matches!(
-                differential::judge(x, &[]),
-                differential::Judgement::Skip(_)
-            ));
         }
     }
 }
