@@ -1,4 +1,4 @@
-//! The `ptxas@<version>` targets (issue 6): every ptxas the setup script installed, or that
+//! The `ptxas@<version>` targets: every ptxas the setup script installed, or that
 //! `$TCGEN05_PTXAS` or `$PATH` names, as a compile-only target.
 //!
 //! - [`install`]: finding binaries and their versions; [`installed`] lists them;
