@@ -12,8 +12,6 @@
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
-#[cfg(test)]
-use tcgen05_drivers::report::TargetCounts;
 use tcgen05_engine::progress::Snapshot;
 
 /// How progress is shown.
