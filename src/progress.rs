@@ -12,8 +12,6 @@
 
 use std::io::{IsTerminal as _, Write as _};
 use std::time::{Duration, Instant};
-#[cfg(test)]
-use tcgen05_drivers::report::TargetCounts;
 use tcgen05_engine::progress::Snapshot;
 
 /// How progress is shown.
@@ -230,18 +228,7 @@ mod tests {
     use super::*;
 
     fn snap() -> Snapshot {
-        Snapshot {
-            elapsed: Duration::from_secs(30),
-            this_run: Duration::from_secs(10),
-            cases: 300,
-            cases_this_run: 100,
-            case_limit: Some(500),
-            time_limit: Some(Duration::from_secs(60)),
-            targets: vec![TargetCounts::new("sim", "1")],
-            findings: 2,
-            last_finding: None,
-            stopping: false,
-        }
+        Snapshot::sample()
     }
 
     #[test]

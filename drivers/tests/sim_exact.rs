@@ -8,9 +8,9 @@
 use tcgen05_drivers::diff::{self, Verdict};
 use tcgen05_drivers::report::WordCounts;
 use tcgen05_drivers::sim::{Sched, SimConfig, simulate};
-use tcgen05_ir::form::{LdForm, ShiftForm, StForm};
+use tcgen05_ir::form::{LdForm, ShiftForm};
 use tcgen05_ir::observe::Layout;
-use tcgen05_ir::samples::{self, alloc, dealloc, fence, relinquish, wait};
+use tcgen05_ir::samples::{self, fence, ld_form, wait};
 use tcgen05_ir::*;
 use tcgen05_oracle::probes::{self, commit};
 
@@ -31,25 +31,22 @@ impl Gen {
     }
 }
 
+/// One warp on `target`: alloc 256 columns in slot 0, an mbarrier, `body`, dealloc,
+/// relinquish. PTX 8.8 (`ld.red`).
 fn program(body: Vec<Stmt>, target: Target) -> Program {
-    let mut code = vec![alloc(CG, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }];
+    let mut code = vec![Stmt::MbarInit { bar: 0, count: 1 }];
     code.extend(body);
-    code.push(dealloc(CG, 0, 256));
-    code.push(relinquish(CG));
-    Program {
-        launch: Launch {
-            target,
-            ptx_version: PtxVersion::new(8, 8),
-            ..samples::launch(1)
-        },
-        smem: Smem {
-            slots: 1,
-            mbarriers: 1,
-            regions: vec![16384, 8192],
-        },
-        warps: vec![code],
-        funcs: vec![],
-    }
+    let launch = Launch {
+        target,
+        ptx_version: PtxVersion::new(8, 8),
+        ..samples::launch(1)
+    };
+    let smem = Smem {
+        slots: 1,
+        mbarriers: 1,
+        regions: vec![16384, 8192],
+    };
+    samples::one_warp(launch, smem, 256, code)
 }
 
 const SHAPES: [LdStShape; 5] = [
@@ -60,45 +57,16 @@ const SHAPES: [LdStShape; 5] = [
     LdStShape::S16x32bx2,
 ];
 
+/// A `.16x32bx2` access's upper half-warp starts 64 columns on.
+const SPLIT: u32 = 64;
+
 fn st(shape: LdStShape, num: Num, unpack: bool, lane: u16, col: u16, seed: u32) -> Stmt {
-    Stmt::Tc(Op::St {
-        form: StForm {
-            sync: true,
-            aligned: true,
-            shape,
-            num,
-            pack: unpack.then_some(Pack::Unpack16b),
-            ty: Ty::B32,
-        },
-        taddr: TmemRef::slot(0, lane, col),
-        split: (shape == LdStShape::S16x32bx2).then_some(64),
-        nregs: vec_len(shape, num).expect("valid"),
-        seed,
-    })
+    let form = samples::st_form(shape, num, unpack);
+    samples::st_at(form, TmemRef::slot(0, lane, col), SPLIT, seed)
 }
 
 fn ld(form: LdForm, lane: u16, col: u16) -> Stmt {
-    Stmt::Tc(Op::Ld {
-        form,
-        taddr: TmemRef::slot(0, lane, col),
-        split: (form.shape == LdStShape::S16x32bx2).then_some(64),
-        nregs: vec_len(form.shape, form.num).expect("valid"),
-    })
-}
-
-fn ld_form(shape: LdStShape, num: Num) -> LdForm {
-    LdForm {
-        red: false,
-        sync: true,
-        aligned: true,
-        shape,
-        num,
-        pack: None,
-        red_op: None,
-        abs: false,
-        nan: false,
-        ty: Ty::B32,
-    }
+    samples::ld_at(form, TmemRef::slot(0, lane, col), SPLIT)
 }
 
 /// st of one shape, then lds of every shape over the same columns (some packed).

@@ -30,6 +30,24 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// A snapshot of a resumed campaign on `sim`, for the tests and examples of progress
+    /// displays: 300 of 500 cases done in 30 s (100 of them in this run's 10 s), a 60 s time
+    /// limit, 2 findings.
+    pub fn sample() -> Snapshot {
+        Snapshot {
+            elapsed: Duration::from_secs(30),
+            this_run: Duration::from_secs(10),
+            cases: 300,
+            cases_this_run: 100,
+            case_limit: Some(500),
+            time_limit: Some(Duration::from_secs(60)),
+            targets: vec![TargetCounts::new("sim", "1")],
+            findings: 2,
+            last_finding: None,
+            stopping: false,
+        }
+    }
+
     /// Cases per second of this run.
     pub fn rate(&self) -> f64 {
         let s = self.this_run.as_secs_f64();
@@ -91,18 +109,7 @@ mod tests {
     use super::*;
 
     fn snap() -> Snapshot {
-        Snapshot {
-            elapsed: Duration::from_secs(30),
-            this_run: Duration::from_secs(10),
-            cases: 300,
-            cases_this_run: 100,
-            case_limit: Some(500),
-            time_limit: Some(Duration::from_secs(60)),
-            targets: vec![TargetCounts::new("sim", "1")],
-            findings: 2,
-            last_finding: None,
-            stopping: false,
-        }
+        Snapshot::sample()
     }
 
     #[test]

@@ -6,9 +6,9 @@
 use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
-// The well-formed alloc, dealloc, relinquish and wait constructors are the IR's own (same
-// qualifiers: `.sync.aligned`, `.shared::cta`, `.b32`); they build syntax, not legality.
-pub use tcgen05_ir::samples::{alloc, dealloc, relinquish, wait};
+// The well-formed alloc, dealloc, relinquish, st form and wait constructors are the IR's own
+// (same qualifiers: `.sync.aligned`, `.shared::cta`, `.b32`); they build syntax, not legality.
+pub use tcgen05_ir::samples::{alloc, dealloc, relinquish, st_form, wait};
 
 /// `tcgen05.fence::before_thread_sync`.
 pub fn fence_before() -> Stmt {
@@ -36,18 +36,6 @@ pub fn ld_form(shape: LdStShape, num: Num, pack: bool) -> LdForm {
         red_op: None,
         abs: false,
         nan: false,
-        ty: Ty::B32,
-    }
-}
-
-/// A well-formed st form.
-pub fn st_form(shape: LdStShape, num: Num, unpack: bool) -> StForm {
-    StForm {
-        sync: true,
-        aligned: true,
-        shape,
-        num,
-        pack: unpack.then_some(Pack::Unpack16b),
         ty: Ty::B32,
     }
 }

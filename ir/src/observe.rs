@@ -75,6 +75,18 @@ impl Site {
     pub fn is_empty(&self) -> bool {
         false
     }
+
+    /// Index, in the warp block, of lane `lane`'s valid word: the record's first 32 words
+    /// are the lanes' valid words.
+    pub fn valid_word(&self, lane: u32) -> u32 {
+        self.offset + lane
+    }
+
+    /// Index, in the warp block, of lane `lane`'s data word `i`: after the valid words, each
+    /// lane's [`Site::words`] data words in lane order.
+    pub fn data_word(&self, lane: u32, i: u32) -> u32 {
+        self.offset + 32 + lane * self.words + i
+    }
 }
 
 /// The layout of one program's observation buffer. Sites are numbered in a fixed pre-order:
@@ -103,6 +115,15 @@ pub fn site_of(s: &Stmt) -> Option<(SiteKind, u32)> {
         Stmt::MbarWait { .. } => Some((SiteKind::Mbar, 1)),
         _ => None,
     }
+}
+
+/// The site of `s` while walking a block whose enclosing code has `sites` (in pre-order, as
+/// [`Layout`] lists them) and whose next site is `sites[*next]`: `Some` and `next` moved on
+/// if `s` records, else `None`. Every printer walks the program with it.
+pub fn next_site(s: &Stmt, sites: &[Site], next: &mut usize) -> Option<Site> {
+    site_of(s)?;
+    *next += 1;
+    Some(sites[*next - 1])
 }
 
 fn collect(block: &[Stmt], next: &mut u32, out: &mut Vec<Site>) {
@@ -187,11 +208,11 @@ impl View<'_> {
     /// The record of `site` in warp `w` of CTA `cta` for `lane`: `None` if the lane did not
     /// record it, else its data words.
     pub fn record(&self, cta: u32, w: usize, site: &Site, lane: u32) -> Option<&[u32]> {
-        let base = self.layout.warp_block(cta, w) + site.offset as usize;
-        if self.words[base + lane as usize] == 0 {
+        let block = self.layout.warp_block(cta, w);
+        if self.words[block + site.valid_word(lane) as usize] == 0 {
             return None;
         }
-        let d = base + 32 + (lane * site.words) as usize;
+        let d = block + site.data_word(lane, 0) as usize;
         Some(&self.words[d..d + site.words as usize])
     }
 }

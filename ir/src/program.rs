@@ -567,6 +567,18 @@ pub struct Smem {
     pub regions: Vec<u32>,
 }
 
+impl Smem {
+    /// The bytes a printed module declares for data region `r`: its size, at least 16 (an
+    /// absent region counts as 16). Every printer declares and fills this many.
+    pub fn region_bytes(&self, r: u8) -> u32 {
+        self.regions
+            .get(usize::from(r))
+            .copied()
+            .unwrap_or(16)
+            .max(16)
+    }
+}
+
 /// One kernel (reference §2-§4). See the module documentation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]

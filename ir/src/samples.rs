@@ -63,42 +63,78 @@ pub fn relinquish(cg: CtaGroup) -> Stmt {
 
 /// `tcgen05.st.sync.aligned.32x32b.xN.b32` at `slot` + (lane, col).
 pub fn st(slot: u8, lane: u16, col: u16, num: Num, seed: u32) -> Stmt {
-    let shape = LdStShape::S32x32b;
-    Stmt::Tc(Op::St {
-        form: StForm {
-            sync: true,
-            aligned: true,
-            shape,
-            num,
-            pack: None,
-            ty: Ty::B32,
-        },
-        taddr: TmemRef::slot(slot, lane, col),
-        split: None,
-        nregs: vec_len(shape, num).expect("valid"),
+    st_at(
+        st_form(LdStShape::S32x32b, num, false),
+        TmemRef::slot(slot, lane, col),
+        0,
         seed,
-    })
+    )
 }
 
 /// `tcgen05.ld.sync.aligned.32x32b.xN.b32` at `slot` + (lane, col).
 pub fn ld(slot: u8, lane: u16, col: u16, num: Num) -> Stmt {
-    let shape = LdStShape::S32x32b;
+    ld_at(
+        ld_form(LdStShape::S32x32b, num),
+        TmemRef::slot(slot, lane, col),
+        0,
+    )
+}
+
+/// The form `tcgen05.st.sync.aligned.<shape>.<num>[.unpack::16b].b32`.
+pub fn st_form(shape: LdStShape, num: Num, unpack: bool) -> StForm {
+    StForm {
+        sync: true,
+        aligned: true,
+        shape,
+        num,
+        pack: unpack.then_some(Pack::Unpack16b),
+        ty: Ty::B32,
+    }
+}
+
+/// The form `tcgen05.ld.sync.aligned.<shape>.<num>.b32` (no pack, no reduction).
+pub fn ld_form(shape: LdStShape, num: Num) -> LdForm {
+    LdForm {
+        red: false,
+        sync: true,
+        aligned: true,
+        shape,
+        num,
+        pack: None,
+        red_op: None,
+        abs: false,
+        nan: false,
+        ty: Ty::B32,
+    }
+}
+
+/// The immediate offset of a `.16x32bx2` access (§9.7.16.8.3: the upper half-warp's
+/// columns start `split` columns on); other shapes take none.
+fn split_of(shape: LdStShape, split: u32) -> Option<u32> {
+    (shape == LdStShape::S16x32bx2).then_some(split)
+}
+
+/// `tcgen05.st` of `form` at `taddr`, writing the values of `seed`
+/// (`values::st_value`), with the whole vector its shape and `.num` take; a `.16x32bx2`
+/// store's upper half-warp writes `split` columns on.
+pub fn st_at(form: StForm, taddr: TmemRef, split: u32, seed: u32) -> Stmt {
+    Stmt::Tc(Op::St {
+        form,
+        taddr,
+        split: split_of(form.shape, split),
+        nregs: vec_len(form.shape, form.num).expect("every shape and .num has a length"),
+        seed,
+    })
+}
+
+/// `tcgen05.ld` of `form` at `taddr`, into the whole vector its shape and `.num` take; a
+/// `.16x32bx2` load's upper half-warp reads `split` columns on.
+pub fn ld_at(form: LdForm, taddr: TmemRef, split: u32) -> Stmt {
     Stmt::Tc(Op::Ld {
-        form: LdForm {
-            red: false,
-            sync: true,
-            aligned: true,
-            shape,
-            num,
-            pack: None,
-            red_op: None,
-            abs: false,
-            nan: false,
-            ty: Ty::B32,
-        },
-        taddr: TmemRef::slot(slot, lane, col),
-        split: None,
-        nregs: vec_len(shape, num).expect("valid"),
+        form,
+        taddr,
+        split: split_of(form.shape, split),
+        nregs: vec_len(form.shape, form.num).expect("every shape and .num has a length"),
     })
 }
 
@@ -119,27 +155,61 @@ pub fn fence(kind: FenceKind) -> Stmt {
     Stmt::Tc(Op::Fence { kind })
 }
 
+/// `if (elect.sync) { body }`: one elected thread of the warp runs `body`.
+pub fn elect(body: Vec<Stmt>) -> Stmt {
+    Stmt::If {
+        cond: Cond::ElectOne,
+        then: body,
+        els: vec![],
+    }
+}
+
+/// A bounded wait on phase 0 of mbarrier `bar` of the CTA (`try_wait.parity` 0, at most
+/// `max_tries` tries).
+pub fn mbar_wait(bar: u8, max_tries: u32) -> Stmt {
+    Stmt::MbarWait {
+        bar,
+        parity: false,
+        scope: Scope::Cta,
+        max_tries,
+    }
+}
+
+/// One CTA of one warp (`launch` with one warp) and shared memory `smem`: alloc `ncols`
+/// columns of `cta_group::1` into slot 0, `body`, dealloc, relinquish (the ISA example
+/// order, reference §3.1).
+pub fn one_warp(launch: Launch, smem: Smem, ncols: u32, body: Vec<Stmt>) -> Program {
+    let cg = CtaGroup::One;
+    let mut code = Vec::with_capacity(body.len() + 3);
+    code.push(alloc(cg, 0, ncols));
+    code.extend(body);
+    code.push(dealloc(cg, 0, ncols));
+    code.push(relinquish(cg));
+    Program {
+        launch,
+        smem,
+        warps: vec![code],
+        funcs: vec![],
+    }
+}
+
 /// One warp: alloc 32 columns, read the address, st, wait::st, ld, wait::ld, dealloc,
 /// relinquish: the canonical non-pipelined same-thread pattern (reference §4.4, row 2).
 pub fn single_warp_roundtrip() -> Program {
-    let cg = CtaGroup::One;
-    Program {
-        launch: launch(1),
-        smem: Smem {
+    one_warp(
+        launch(1),
+        Smem {
             slots: 1,
             mbarriers: 0,
             regions: vec![],
         },
-        warps: vec![vec![
-            alloc(cg, 0, 32),
+        32,
+        vec![
             Stmt::ObserveAddr { slot: 0 },
             st(0, 0, 0, Num::X2, 0xC0FFEE),
             wait(WaitOp::St),
             ld(0, 0, 0, Num::X2),
             wait(WaitOp::Ld),
-            dealloc(cg, 0, 32),
-            relinquish(cg),
-        ]],
-        funcs: vec![],
-    }
+        ],
+    )
 }

@@ -27,9 +27,13 @@ pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
     (st_mul(seed), st_add(seed, reg))
 }
 
+/// The multiplier of a fill's hash, `h = i * FILL_MUL + seed` ([`fill_word`]); the printers
+/// compute the same hash in the kernel.
+pub const FILL_MUL: u32 = 0x9E37_79B9;
+
 /// Word `i` of a data region filled by [`crate::Stmt::Fill`].
 ///
-/// The printer computes it as `h = i * 0x9E3779B9 + seed` (wrapping), then per element kind:
+/// The printer computes it as `h = i * FILL_MUL + seed` (wrapping), then per element kind:
 /// - `Word`: `h`;
 /// - `F16Small`: two f16 values, each `((h >> s) & 7) - 4` in [-4, 3] (s = 8 and 20);
 /// - `Tf32Small`: the f32 bits of `((h >> 8) & 7) - 4`;
@@ -41,7 +45,7 @@ pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
 ///
 /// Small integers keep f16/tf32 products exact in an f32 accumulator (oracle, issue 3).
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
-    let h = i.wrapping_mul(0x9E37_79B9).wrapping_add(seed);
+    let h = i.wrapping_mul(FILL_MUL).wrapping_add(seed);
     let small = |s: u32, mask: u32, bias: i32| ((h >> s) & mask) as i32 - bias;
     // The 3-bit fields of F16Small and Tf32Small, looked up (fill_word is called per word by
     // the simulator's operand reads): entry k is the encoding of k - 4.

@@ -4,13 +4,13 @@
 //! (`drivers/tests/oracle_vs_ptxas.rs`) checks the assemblers against the same intents.
 
 use tcgen05_ir::form::*;
-use tcgen05_ir::samples;
+use tcgen05_ir::samples::{self, elect, ld_form};
 use tcgen05_ir::*;
 
 mod build;
 mod run_time;
 
-use build::{CG, elect, ld_form, ld_op, mma_prog, st_op, wrap};
+use build::{CG, ld_op, mma_prog, st_op, wrap};
 pub use build::{commit, cp, desc, idesc, mma, set_cta_group};
 use run_time::run_time_mma;
 

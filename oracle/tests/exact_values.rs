@@ -4,8 +4,8 @@
 //! derivations are in `run/ldst.rs` and `run/tmem.rs`), from `st_value` and `fill_word` (the
 //! data the programs write), never from the oracle's own output.
 
-use tcgen05_ir::form::{LdForm, ShiftForm, StForm};
-use tcgen05_ir::samples::{self, alloc, dealloc, fence, relinquish, wait};
+use tcgen05_ir::form::{LdForm, ShiftForm};
+use tcgen05_ir::samples::{self, alloc, dealloc, fence, ld_form, relinquish, wait};
 use tcgen05_ir::values::{fill_word, st_value};
 use tcgen05_ir::*;
 use tcgen05_oracle::probes::{self, commit};
@@ -16,64 +16,30 @@ const CG: CtaGroup = CtaGroup::One;
 /// One warp: alloc 128 columns in slot 0, an mbarrier, `body`, dealloc, relinquish. PTX 8.8
 /// (`ld.red`), sm_100a.
 fn one_warp(body: Vec<Stmt>) -> Program {
-    let mut code = vec![alloc(CG, 0, 128), Stmt::MbarInit { bar: 0, count: 1 }];
+    let mut code = vec![Stmt::MbarInit { bar: 0, count: 1 }];
     code.extend(body);
-    code.push(dealloc(CG, 0, 128));
-    code.push(relinquish(CG));
-    Program {
-        launch: Launch {
-            ptx_version: PtxVersion::new(8, 8),
-            ..samples::launch(1)
-        },
-        smem: Smem {
-            slots: 1,
-            mbarriers: 1,
-            regions: vec![16384, 8192],
-        },
-        warps: vec![code],
-        funcs: vec![],
-    }
+    let launch = Launch {
+        ptx_version: PtxVersion::new(8, 8),
+        ..samples::launch(1)
+    };
+    let smem = Smem {
+        slots: 1,
+        mbarriers: 1,
+        regions: vec![16384, 8192],
+    };
+    samples::one_warp(launch, smem, 128, code)
 }
+
+/// A `.16x32bx2` access's upper half-warp starts 16 columns on.
+const SPLIT: u32 = 16;
 
 fn st(shape: LdStShape, num: Num, unpack: bool, lane: u16, col: u16, seed: u32) -> Stmt {
-    Stmt::Tc(Op::St {
-        form: StForm {
-            sync: true,
-            aligned: true,
-            shape,
-            num,
-            pack: unpack.then_some(Pack::Unpack16b),
-            ty: Ty::B32,
-        },
-        taddr: TmemRef::slot(0, lane, col),
-        split: (shape == LdStShape::S16x32bx2).then_some(16),
-        nregs: vec_len(shape, num).expect("valid"),
-        seed,
-    })
-}
-
-fn ld_form(shape: LdStShape, num: Num) -> LdForm {
-    LdForm {
-        red: false,
-        sync: true,
-        aligned: true,
-        shape,
-        num,
-        pack: None,
-        red_op: None,
-        abs: false,
-        nan: false,
-        ty: Ty::B32,
-    }
+    let form = samples::st_form(shape, num, unpack);
+    samples::st_at(form, TmemRef::slot(0, lane, col), SPLIT, seed)
 }
 
 fn ld(form: LdForm, lane: u16, col: u16) -> Stmt {
-    Stmt::Tc(Op::Ld {
-        form,
-        taddr: TmemRef::slot(0, lane, col),
-        split: (form.shape == LdStShape::S16x32bx2).then_some(16),
-        nregs: vec_len(form.shape, form.num).expect("valid"),
-    })
+    samples::ld_at(form, TmemRef::slot(0, lane, col), SPLIT)
 }
 
 /// The words of every lane of the `site`-th record of warp 0: `Some(words)` where exact.

@@ -3,7 +3,7 @@
 //! breaks it is `Undefined` with that RuleId, and a nearby program that keeps it is not
 //! flagged with it. Expected verdicts come from the rule text (reference §2.7, §2.8, §3.7, §6).
 
-use tcgen05_ir::samples::{self, alloc, dealloc, fence, relinquish};
+use tcgen05_ir::samples::{self, alloc, dealloc, elect, fence, relinquish};
 use tcgen05_ir::*;
 use tcgen05_oracle::probes::{self, commit, mma};
 use tcgen05_oracle::*;
@@ -11,20 +11,7 @@ use tcgen05_oracle::*;
 const CG: CtaGroup = CtaGroup::One;
 
 fn mbar_wait() -> Stmt {
-    Stmt::MbarWait {
-        bar: 0,
-        parity: false,
-        scope: Scope::Cta,
-        max_tries: 100,
-    }
-}
-
-fn elect(then: Vec<Stmt>) -> Stmt {
-    Stmt::If {
-        cond: Cond::ElectOne,
-        then,
-        els: vec![],
-    }
+    samples::mbar_wait(0, 100)
 }
 
 /// One CTA, one warp: alloc 256 columns, the MMAs under one elected thread, commit, wait, free.
@@ -34,24 +21,18 @@ fn one_warp(launch: Launch, mmas: Vec<Mma>) -> Program {
         .map(|m| Stmt::Tc(Op::Mma(Box::new(m))))
         .collect();
     issue.push(commit());
-    Program {
-        launch,
-        smem: Smem {
-            slots: 1,
-            mbarriers: 1,
-            regions: vec![32768, 32768],
-        },
-        warps: vec![vec![
-            alloc(CG, 0, 256),
-            Stmt::MbarInit { bar: 0, count: 1 },
-            elect(issue),
-            mbar_wait(),
-            fence(FenceKind::AfterThreadSync),
-            dealloc(CG, 0, 256),
-            relinquish(CG),
-        ]],
-        funcs: vec![],
-    }
+    let smem = Smem {
+        slots: 1,
+        mbarriers: 1,
+        regions: vec![32768, 32768],
+    };
+    let body = vec![
+        Stmt::MbarInit { bar: 0, count: 1 },
+        elect(issue),
+        mbar_wait(),
+        fence(FenceKind::AfterThreadSync),
+    ];
+    samples::one_warp(launch, smem, 256, body)
 }
 
 /// A cluster of two CTAs with `::2` allocations; the even CTA issues `m` and a multicast

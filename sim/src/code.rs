@@ -9,7 +9,7 @@
 //! them: right after the first `tcgen05.wait::ld` that follows it in the same statement list,
 //! or at the end of that list (observe.rs).
 
-use tcgen05_ir::observe::{Layout, Site, site_of};
+use tcgen05_ir::observe::{Layout, Site, next_site};
 use tcgen05_ir::{Cond, FillElem, Op, Program, Scope, Stmt, WaitOp};
 
 /// One flattened instruction.
@@ -176,10 +176,7 @@ impl<'p> Code<'p> {
     ) {
         let mut pending: Vec<u32> = Vec::new();
         for s in stmts {
-            let site = site_of(s).map(|_| {
-                *next += 1;
-                sites[*next - 1]
-            });
+            let site = next_site(s, sites, next);
             match s {
                 Stmt::Tc(op @ Op::Ld { .. }) => {
                     let site = site.expect("an ld is a site");

@@ -20,6 +20,23 @@
 //!
 //! Intrinsic calls carry no `declare`: LLVM's IR parser declares intrinsics from their
 //! definitions, so the signature is always the installed LLVM's own.
+//!
+//! # Why this is not a `tcgen05_ir::ptx::emit::Lowering`
+//!
+//! The emulation prints through the PTX printer (`emit_with` and a `Lowering`) because it
+//! replaces only the tcgen05 instructions: the printer's statement idioms (branches on
+//! predicates, loop counters in reused registers, barriers, mbarrier waits, observation
+//! stores) stay valid PTX around them. LLVM IR takes none of those lines: it is in SSA form,
+//! so a loop counter is a `phi` joined at a latch block, every branch ends a basic block and
+//! the next block needs a label of its own, a value defined in one arm is not visible after
+//! the join, and memory is reached through typed pointers of an address space. A `Lowering`
+//! for LLVM would have to override every statement, not only the tcgen05 ones, and the
+//! printer's body would be left with nothing to share. What both printers must agree on
+//! comes from `tcgen05_ir` instead, so that it changes in one place: the observation layout
+//! and the site of each statement (`observe::Layout`, `observe::next_site`, the record's
+//! words `Site::valid_word` / `Site::data_word`), a region's declared size
+//! (`Smem::region_bytes`) and the fill values (`values::fill_word`); [`super::validate`]
+//! checks the PTX LLVM produces from this module against the printer's.
 
 pub use super::intrinsics::{NotLowered, not_lowered, unsupported};
 use super::intrinsics::{cp_shape, mma_name};
@@ -64,10 +81,10 @@ pub fn lower(p: &Program) -> Result<String, Vec<NotLowered>> {
             p.smem.mbarriers
         ));
     }
-    for (i, bytes) in p.smem.regions.iter().enumerate() {
+    for r in 0..p.smem.regions.len() as u8 {
         out.push_str(&format!(
-            "@tc_data{i} = internal addrspace(3) global [{} x i8] undef, align 1024\n",
-            bytes.max(&16)
+            "@tc_data{r} = internal addrspace(3) global [{} x i8] undef, align 1024\n",
+            p.smem.region_bytes(r)
         ));
     }
     out.push_str(
@@ -231,11 +248,11 @@ impl<'a> Fb<'a> {
     /// The record of `site`: the valid word, then the data words.
     fn record(&mut self, site: Site, vals: &[String]) {
         let obsl = self.obsl.clone();
-        self.store(1, &obsl, site.offset * 4);
+        self.store(1, &obsl, site.valid_word(0) * 4);
         let obsw = self.obsw.clone();
         let a = self.gep_lane(site.words * 4, &obsw);
         for (i, v) in vals.iter().enumerate() {
-            self.store(v, &a, (site.offset + 32 + i as u32) * 4);
+            self.store(v, &a, site.data_word(0, i as u32) * 4);
         }
     }
 
@@ -337,10 +354,7 @@ impl<'a> Fb<'a> {
     fn block(&mut self, stmts: &[Stmt], sites: &[Site], next: &mut usize) {
         let mut pending: Vec<Pending> = Vec::new();
         for s in stmts {
-            let site = observe::site_of(s).map(|_| {
-                *next += 1;
-                sites[*next - 1]
-            });
+            let site = observe::next_site(s, sites, next);
             match s {
                 Stmt::Tc(op) => self.op(op, site, &mut pending),
                 Stmt::If { cond, then, els } => {
@@ -486,15 +500,7 @@ impl<'a> Fb<'a> {
     }
 
     fn fill(&mut self, region: u8, seed: u32, elem: FillElem) {
-        let words = self
-            .p
-            .smem
-            .regions
-            .get(region as usize)
-            .copied()
-            .unwrap_or(16)
-            .max(16)
-            / 4;
+        let words = self.p.smem.region_bytes(region) / 4;
         // for (i = lane; i < words; i += 32): word i of the region (values::fill_word).
         let (pre, top, bod, end) = (
             self.fresh_label("fpre"),
@@ -515,7 +521,7 @@ impl<'a> Fb<'a> {
         self.ins(&format!("br i1 {d}, label %{end}, label %{bod}"));
         self.label(&bod);
         let h0 = self.val();
-        self.ins(&format!("{h0} = mul i32 {i}, 2654435769"));
+        self.ins(&format!("{h0} = mul i32 {i}, {}", values::FILL_MUL));
         let h = self.val();
         self.ins(&format!("{h} = add i32 {h0}, {seed}"));
         let small = |b: &mut Self, s: u32, mask: u32, bias: u32| {

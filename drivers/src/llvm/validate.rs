@@ -176,10 +176,10 @@ pub fn observed_shared(p: &Program) -> Vec<Range<u64>> {
     regions.dedup();
     regions
         .into_iter()
-        .filter_map(|r| {
-            let bytes = u64::from(*p.smem.regions.get(usize::from(r))?.max(&16));
+        .filter(|&r| usize::from(r) < p.smem.regions.len())
+        .map(|r| {
             let base = interp::symbol_address(&format!("tc_data{r}"));
-            Some(base..base + bytes)
+            base..base + u64::from(p.smem.region_bytes(r))
         })
         .collect()
 }

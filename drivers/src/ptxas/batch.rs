@@ -1,4 +1,4 @@
-//! Batching (issue 6, item 3): many cases compiled as one module, one entry each.
+//! Batching: many cases compiled as one module, one entry each.
 //!
 //! Each case prints as a complete module (`tcgen05_ir::ptx::emit`). To merge modules with the
 //! same `.version` and `.target`, every module-scope symbol of case `k` gets the prefix `c<k>_`:

@@ -1,128 +1,56 @@
-//! The differential check of ptxas (issue 6, item 4): each version against
-//! `tcgen05_oracle::check` (an ill-formed case accepted, a well-formed case rejected), and the
-//! versions against each other (the range of versions that accept a case).
+//! The version matrix across ptxas versions: each version's stance on a case (accepts,
+//! rejects, no verdict), the range of versions that accept, and the signature of a finding of
+//! the matrix, for deduplication.
 //!
-//! Verdicts are three-valued (docs/architecture.md rule 3):
-//! - a static violation of a rule with provenance D (derived, reference §0) never makes a
-//!   discrepancy: the oracle is not sure enough;
-//! - a rejection that says the ptxas does not know the module's `.version` or `.target` is a
-//!   Skip (the tool is older than the case), not a disagreement with the spec;
-//! - a crash or a timeout is always a discrepancy.
+//! Each version's verdict against the spec is the one judge's (`tcgen05_engine::judge`, the
+//! table of [`crate::diff`]: an unstated consequence is unspecified, not a discrepancy, and a
+//! ptxas too old for the module's header cannot judge it). What the matrix adds is the
+//! comparison of the versions with one another: a case that some versions accept and others
+//! reject, where no version's verdict is a discrepancy with the spec, is a
+//! [`FindingKind::VersionDisagreement`] naming the rules the case breaks and the versions that
+//! accept it.
 
 use super::install::PtxasInstall;
 use super::verdict::CompileVerdict;
+use crate::diff::{Discrepancy, DiscrepancyKind};
 use std::collections::BTreeSet;
 use tcgen05_ir::RuleId;
-use tcgen05_oracle::Violation;
-use tcgen05_oracle::catalogue::{self, Provenance};
 
-/// What one version's verdict means against the oracle.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Judgement {
-    /// ptxas and the oracle agree.
-    Agree,
-    /// Not comparable, and why.
-    Skip(String),
-    /// ptxas accepted a case the oracle finds statically ill-formed.
-    IllFormedAccepted {
-        /// The rules broken (provenance S or W only).
-        rules: Vec<RuleId>,
-    },
-    /// ptxas rejected a case the oracle finds well-formed.
-    WellFormedRejected {
-        /// ptxas's first error, as it printed it.
-        diagnostic: String,
-        /// The opcode it points at, if it points at a tcgen05 instruction.
-        opcode: Option<String>,
-    },
-    /// ptxas crashed (signal or internal error).
-    Crashed(String),
-    /// ptxas ran past its time limit.
-    TimedOut,
+/// What kind of finding a case of the matrix is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    /// A version's verdict is a discrepancy with the spec, as the one judge found it.
+    Spec(DiscrepancyKind),
+    /// No version's verdict is a discrepancy with the spec, but some versions accept the case
+    /// and others reject it.
+    VersionDisagreement,
+    /// The newest version's SASS for an accepted case is not what its PTX asks for
+    /// ([`super::sass`]).
+    SassMismatch,
 }
 
-impl Judgement {
-    /// Whether this is a discrepancy.
-    pub fn is_discrepancy(&self) -> bool {
-        !matches!(self, Judgement::Agree | Judgement::Skip(_))
-    }
-
-    /// The discrepancy kind, for signatures and tables.
-    pub fn kind(&self) -> &'static str {
+impl FindingKind {
+    /// A short kebab-case name: the discrepancy kind's ([`DiscrepancyKind::as_str`]),
+    /// `version-disagreement` or `sass-mismatch`.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Judgement::Agree => "agree",
-            Judgement::Skip(_) => "skip",
-            Judgement::IllFormedAccepted { .. } => "ill-formed-accepted",
-            Judgement::WellFormedRejected { .. } => "well-formed-rejected",
-            Judgement::Crashed(_) => "crashed",
-            Judgement::TimedOut => "timed-out",
+            FindingKind::Spec(k) => k.as_str(),
+            FindingKind::VersionDisagreement => "version-disagreement",
+            FindingKind::SassMismatch => "sass-mismatch",
         }
     }
 }
 
-/// The oracle's static violations that may make a discrepancy: provenance S or W.
-pub fn firm_violations(v: &[Violation]) -> Vec<&Violation> {
-    v.iter()
-        .filter(|x| catalogue::row(x.rule).provenance != Provenance::Derived)
-        .collect()
+impl std::fmt::Display for FindingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Whether a rejection only says the tool does not know the module's `.version`/`.target`
 /// (the tool predates the case).
 pub fn is_too_old(v: &CompileVerdict) -> bool {
     v.first_error().is_some_and(|d| d.diag.is_header_level())
-}
-
-/// Judges one version's verdict against the oracle's static violations.
-pub fn judge(verdict: &CompileVerdict, violations: &[Violation]) -> Judgement {
-    let firm = firm_violations(violations);
-    match verdict {
-        CompileVerdict::Crashed { signal, message } => Judgement::Crashed(match signal {
-            Some(s) => format!("signal {s}"),
-            None => message
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("internal error")
-                .to_string(),
-        }),
-        CompileVerdict::TimedOut { .. } => Judgement::TimedOut,
-        v if is_too_old(v) => Judgement::Skip(format!(
-            "this ptxas does not know the module header: {}",
-            v.first_error()
-                .map(|d| d.diag.message.clone())
-                .unwrap_or_default()
-        )),
-        v if v.accepted() => {
-            if firm.is_empty() {
-                if violations.is_empty() {
-                    Judgement::Agree
-                } else {
-                    Judgement::Skip("only derived (provenance D) rules are broken".into())
-                }
-            } else {
-                let rules: BTreeSet<RuleId> = firm.iter().map(|v| v.rule).collect();
-                Judgement::IllFormedAccepted {
-                    rules: rules.into_iter().collect(),
-                }
-            }
-        }
-        v => {
-            if violations.is_empty() {
-                let e = v.first_error();
-                Judgement::WellFormedRejected {
-                    diagnostic: e
-                        .map(|d| d.diag.message.clone())
-                        .unwrap_or_else(|| v.summary()),
-                    opcode: e
-                        .and_then(|d| d.instruction.as_ref())
-                        .map(|i| i.opcode.clone())
-                        .filter(|o| o.starts_with("tcgen05.")),
-                }
-            } else {
-                Judgement::Agree
-            }
-        }
-    }
 }
 
 /// Accept / reject / other, per version.
@@ -185,15 +113,15 @@ pub fn versions_disagree(verdicts: &[CompileVerdict]) -> bool {
     s.len() > 1
 }
 
-/// The signature of a finding, for deduplication: kind, rules and the accepting version range
-/// (issue 6: "deduplicated by rule and version range").
+/// The signature of a finding, for deduplication: kind, rules and each version's stance.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Signature {
-    /// The discrepancy kind (`ill-formed-accepted`, `well-formed-rejected`, `crashed`,
-    /// `timed-out`, or `versions-disagree` when only the versions disagree).
-    pub kind: String,
-    /// The rules: the oracle's for `ill-formed-accepted`; for `well-formed-rejected` the
-    /// opcode family ptxas pointed at (there is no rule), as `tcgen05.<family>`.
+    /// The kind.
+    pub kind: FindingKind,
+    /// The rules: the judge's for an ill-formed program accepted, the oracle's static
+    /// violations for a version disagreement; for a well-formed program rejected the opcode
+    /// family ptxas pointed at (there is no rule), as `tcgen05.<family>`, or its message; the
+    /// SASS check's mismatched forms for a SASS mismatch; none for a crash or a timeout.
     pub rules: Vec<String>,
     /// The versions that accept, as [`accepting_range`] writes them.
     pub accepted_by: String,
@@ -246,21 +174,6 @@ impl std::fmt::Display for Signature {
     }
 }
 
-/// The judgement of one case by every version.
-#[derive(Debug, Clone)]
-pub struct CaseReport {
-    /// One verdict per install (same order).
-    pub verdicts: Vec<CompileVerdict>,
-    /// One judgement per install.
-    pub judgements: Vec<Judgement>,
-    /// The oracle's static violations.
-    pub violations: Vec<Violation>,
-    /// The accepting range.
-    pub accepted_by: String,
-    /// The signature when there is a discrepancy (with the oracle, or between versions).
-    pub signature: Option<Signature>,
-}
-
 fn family_of(opcode: &str) -> String {
     let mut it = opcode.split('.');
     match (it.next(), it.next()) {
@@ -269,60 +182,63 @@ fn family_of(opcode: &str) -> String {
     }
 }
 
-/// Judges one case's verdicts (one per install) against the oracle's violations.
-pub fn report(
+/// The signature of one case of the matrix, or `None` when it is no finding.
+///
+/// `verdicts` has one verdict per install (in `installs` order), `discrepancies` the one
+/// judge's discrepancy with the spec of each (`None` where it agrees or skips), and
+/// `static_rules` the rules the oracle's static check finds broken. The first version with a
+/// discrepancy makes a [`FindingKind::Spec`] finding; with none, versions that disagree (one
+/// accepts, another rejects) make a [`FindingKind::VersionDisagreement`] naming
+/// `static_rules`.
+pub fn signature(
     installs: &[PtxasInstall],
-    verdicts: Vec<CompileVerdict>,
-    violations: Vec<Violation>,
-) -> CaseReport {
-    let judgements: Vec<Judgement> = verdicts.iter().map(|v| judge(v, &violations)).collect();
-    let accepted_by = accepting_range(installs, &verdicts);
+    verdicts: &[CompileVerdict],
+    discrepancies: &[Option<&Discrepancy>],
+    static_rules: &[RuleId],
+) -> Option<Signature> {
+    let accepted_by = accepting_range(installs, verdicts);
     let stances: Vec<Stance> = verdicts.iter().map(stance).collect();
-    let first = judgements.iter().find(|j| j.is_discrepancy());
-    let signature = match first {
-        Some(j) => {
-            let rules = match j {
-                Judgement::IllFormedAccepted { rules } => {
-                    rules.iter().map(|r| r.as_str().to_string()).collect()
-                }
-                Judgement::WellFormedRejected { opcode, diagnostic } => {
+    // Once each, in the catalogue's order (`RuleId`'s).
+    let sorted = |rules: &[RuleId]| -> Vec<String> {
+        let set: BTreeSet<RuleId> = rules.iter().copied().collect();
+        set.into_iter().map(|r| r.as_str().to_string()).collect()
+    };
+    let first = verdicts
+        .iter()
+        .zip(discrepancies)
+        .find_map(|(v, d)| d.map(|d| (v, d)));
+    let (kind, rules) = match first {
+        Some((v, d)) => {
+            let rules = match d.kind {
+                DiscrepancyKind::IllFormedAccepted => sorted(&d.rules),
+                DiscrepancyKind::WellFormedRejected => {
+                    let e = v.first_error();
                     vec![
-                        opcode
-                            .as_deref()
+                        e.and_then(|d| d.instruction.as_ref())
+                            .map(|i| i.opcode.as_str())
+                            .filter(|o| o.starts_with("tcgen05."))
                             .map(family_of)
-                            .unwrap_or_else(|| diagnostic.clone()),
+                            .unwrap_or_else(|| {
+                                e.map(|d| d.diag.message.clone())
+                                    .unwrap_or_else(|| v.summary())
+                            }),
                     ]
                 }
                 _ => vec![],
             };
-            Some(Signature {
-                kind: j.kind().into(),
-                rules,
-                accepted_by: accepted_by.clone(),
-                stances,
-            })
+            (FindingKind::Spec(d.kind), rules)
         }
-        None if versions_disagree(&verdicts) => {
-            let rules: BTreeSet<String> = violations
-                .iter()
-                .map(|v| v.rule.as_str().to_string())
-                .collect();
-            Some(Signature {
-                kind: "versions-disagree".into(),
-                rules: rules.into_iter().collect(),
-                accepted_by: accepted_by.clone(),
-                stances,
-            })
+        None if versions_disagree(verdicts) => {
+            (FindingKind::VersionDisagreement, sorted(static_rules))
         }
-        None => None,
+        None => return None,
     };
-    CaseReport {
-        verdicts,
-        judgements,
-        violations,
+    Some(Signature {
+        kind,
+        rules,
         accepted_by,
-        signature,
-    }
+        stances,
+    })
 }
 
 #[cfg(test)]
@@ -351,15 +267,6 @@ mod tests {
             },
             instruction: None,
         }])
-    }
-
-    fn violation(rule: RuleId) -> Violation {
-        Violation {
-            rule,
-            section: catalogue::section(rule).into(),
-            location: None,
-            message: String::new(),
-        }
     }
 
     #[test]
@@ -391,7 +298,7 @@ mod tests {
         use Stance::*;
         let i = [inst("12.8"), inst("12.9"), inst("13.0"), inst("13.5")];
         let sig = |st: [Stance; 4]| Signature {
-            kind: "ill-formed-accepted".into(),
+            kind: FindingKind::Spec(DiscrepancyKind::IllFormedAccepted),
             rules: vec!["GEN-SYNC-QUAL".into()],
             accepted_by: range_of(&i, &st),
             stances: st.to_vec(),
@@ -405,42 +312,74 @@ mod tests {
         assert_eq!(a.accepted_by, "12.8..=13.0");
     }
 
+    fn discrepancy(kind: DiscrepancyKind, rules: Vec<RuleId>) -> Discrepancy {
+        Discrepancy {
+            kind,
+            rules,
+            forms: vec![],
+            key: None,
+            detail: String::new(),
+        }
+    }
+
+    /// ALLOC-NCOLS-POW2 (§9.7.16.7.1) states no consequence, so the judge skips the versions
+    /// that accept a dealloc of 96 columns: with 13.5 rejecting it, the case is a version
+    /// disagreement naming the rule and the accepting versions, not an ill-formed program
+    /// accepted.
     #[test]
-    fn judgements_follow_the_oracle() {
-        // ALLOC-NCOLS-POW2 is a seeds (S) rule: accepting it is a discrepancy (§9.7.16.7.1).
-        let v = [violation(RuleId::AllocNcolsPow2)];
-        assert!(matches!(
-            judge(&CompileVerdict::Accepted, &v),
-            Judgement::IllFormedAccepted { .. }
-        ));
+    fn versions_that_disagree_without_a_discrepancy_are_a_version_disagreement() {
+        let i = [inst("12.8"), inst("12.9"), inst("13.0"), inst("13.5")];
+        let a = CompileVerdict::Accepted;
+        let r = rejected("Argument 1 of 'tcgen05.dealloc' instruction: value must be power of 2");
+        let verdicts = [a.clone(), a.clone(), a, r];
+        let sig = signature(&i, &verdicts, &[None; 4], &[RuleId::AllocNcolsPow2])
+            .expect("the versions disagree");
+        assert_eq!(sig.kind, FindingKind::VersionDisagreement);
+        assert_eq!(sig.kind.as_str(), "version-disagreement");
+        assert_eq!(sig.rules, ["ALLOC-NCOLS-POW2"]);
+        assert_eq!(sig.accepted_by, "12.8..=13.0");
         assert_eq!(
-            judge(&rejected("value must be power of 2"), &v),
-            Judgement::Agree
+            sig.to_string(),
+            "version-disagreement [ALLOC-NCOLS-POW2] accepted by: 12.8..=13.0"
         );
-        // A well-formed case that is rejected.
-        assert!(matches!(
-            judge(&rejected("bad"), &[]),
-            Judgement::WellFormedRejected { .. }
-        ));
-        // A ptxas too old for the header is not a spec disagreement.
-        let old = rejected("Unsupported .version 8.8; current version is '8.7'");
-        assert!(matches!(judge(&old, &[]), Judgement::Skip(_)));
-        // CP-MCAST-OTHER has provenance D: never a discrepancy.
-        assert!(matches!(
-            judge(
-                &CompileVerdict::Accepted,
-                &[violation(RuleId::CpMcastOther)]
-            ),
-            Judgement::Skip(_)
-        ));
-        assert!(
-            judge(
-                &CompileVerdict::TimedOut {
-                    after: std::time::Duration::from_secs(1)
-                },
-                &[]
-            )
-            .is_discrepancy()
+    }
+
+    #[test]
+    fn the_first_discrepancy_with_the_spec_makes_the_finding() {
+        let i = [inst("12.8"), inst("13.5")];
+        let a = CompileVerdict::Accepted;
+        let r = rejected("bad");
+        // 12.8 accepts a case breaking two rules whose consequence is rejection: the judge's
+        // rules once each, in the catalogue's order, whatever order it gave them in.
+        let d = discrepancy(
+            DiscrepancyKind::IllFormedAccepted,
+            vec![
+                RuleId::AllocNcolsRange,
+                RuleId::GenSyncQual,
+                RuleId::AllocNcolsRange,
+            ],
         );
+        let sig = signature(
+            &i,
+            &[a.clone(), r.clone()],
+            &[Some(&d), None],
+            &[RuleId::GenSyncQual, RuleId::AllocNcolsRange],
+        )
+        .unwrap();
+        assert_eq!(
+            sig.kind,
+            FindingKind::Spec(DiscrepancyKind::IllFormedAccepted)
+        );
+        assert_eq!(sig.rules, ["GEN-SYNC-QUAL", "ALLOC-NCOLS-RANGE"]);
+        assert_eq!(sig.accepted_by, "12.8");
+        // A well-formed case rejected with no tcgen05 instruction to point at: the message.
+        let w = discrepancy(DiscrepancyKind::WellFormedRejected, vec![]);
+        let sig = signature(&i, &[a.clone(), r], &[None, Some(&w)], &[]).unwrap();
+        assert_eq!(sig.kind.as_str(), "well-formed-rejected");
+        assert_eq!(sig.rules, ["bad"]);
+        // Every version agreeing, or one too old for the header: no finding.
+        let old = rejected("Unsupported .version 9.0; current version is '8.7'");
+        assert!(signature(&i, &[a.clone(), a.clone()], &[None, None], &[]).is_none());
+        assert!(signature(&i, &[old, a], &[None, None], &[RuleId::AllocNcolsPow2]).is_none());
     }
 }

@@ -1,4 +1,4 @@
-//! The guardrail compile mode (issue 6, item 6): `ptxas -g-tmem-access-check` inserts run-time
+//! The guardrail compile mode: `ptxas -g-tmem-access-check` inserts run-time
 //! checks of tcgen05 TMEM use that trap on violation. The hardware target compiles with it to
 //! turn silent protocol errors into traps it can classify.
 //!

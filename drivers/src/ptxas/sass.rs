@@ -1,4 +1,4 @@
-//! The SASS check (issue 6, item 5): the compiled code of a tcgen05 instruction keeps the
+//! The SASS check: the compiled code of a tcgen05 instruction keeps the
 //! qualifiers it was written with; a mismatch is a discrepancy.
 //!
 //! The SASS each form must produce was found by compiling the forms one at a time with

@@ -177,7 +177,7 @@ pub fn build(name: &str) -> Option<Result<Box<dyn Target>, Unavailable>> {
 }
 
 /// Expands a target name into the names it stands for: `ptxas` into one name per installed
-/// ptxas (issue 6: `--targets ptxas` means every installed version, those of
+/// ptxas (`--targets ptxas` means every installed version, those of
 /// `scripts/setup-ptxas`, `$TCGEN05_PTXAS` and `$PATH`); any other ptxas name into itself.
 /// `None` when the name is not a ptxas name. With nothing installed, `ptxas` stays as it is,
 /// so that building it says why it is unavailable.

@@ -1,4 +1,4 @@
-//! The compile-only outcome of one case (issue 6, item 2): accepted, accepted with warnings,
+//! The compile-only outcome of one case: accepted, accepted with warnings,
 //! rejected (each diagnostic mapped to the instruction it names), crashed, timed out.
 
 use super::run::{Diagnostic, RawRun, Severity};

@@ -1,18 +1,25 @@
-//! The ptxas campaign (issue 6, "Done when"): generated and mutated cases, compiled in batches
-//! by every installed version, judged against `tcgen05_oracle::check` and across versions;
-//! each new discrepancy signature is minimized and reported with its rules, spec sections and
-//! the range of versions that accept it. Accepted cases are also sampled for the SASS check.
+//! The ptxas version matrix: generated and mutated cases, compiled in batches by every
+//! installed version; each version's verdict judged by the one judge ([`crate::judge`]) and
+//! the versions compared with one another (`tcgen05_drivers::ptxas::differential`); each new
+//! finding signature is minimized and reported with its rules, spec sections and the range of
+//! versions that accept it. Accepted cases are also sampled for the SASS check.
 
+use crate::judge::{self, Ruling};
 use crate::minimize::batched::minimize_batched;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
-use tcgen05_drivers::ptxas::differential::{self, CaseReport, Signature};
+use tcgen05_drivers::diff::Verdict;
+use tcgen05_drivers::ptxas::differential::{self, FindingKind, Signature};
 use tcgen05_drivers::ptxas::sass::{self, SassCheck, SassMismatch};
-use tcgen05_drivers::ptxas::{CompileOptions, CompileVerdict, PtxasInstall, PtxasTarget};
+use tcgen05_drivers::ptxas::{
+    CompileOptions, CompileVerdict, PtxasInstall, PtxasTarget, outcome_of,
+};
 use tcgen05_generators::field_mutate::Rng;
+use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Program, ptx};
-use tcgen05_oracle::{Violation, catalogue};
+use tcgen05_oracle::{Expected, Options, Violation, catalogue};
 
 /// Campaign settings.
 #[derive(Debug, Clone)]
@@ -106,7 +113,7 @@ pub struct CampaignReport {
     pub cases: usize,
     /// Per version.
     pub versions: Vec<VersionStats>,
-    /// (version, judgement kind) → count.
+    /// (version, [`ruling_kind`] of the judge's ruling) → count.
     pub judgements: BTreeMap<(String, String), usize>,
     /// Cases whose versions disagree among themselves.
     pub version_disagreements: usize,
@@ -138,6 +145,72 @@ fn targets_of(
         .collect()
 }
 
+/// The judgement of one case by every version.
+#[derive(Debug, Clone)]
+pub struct CaseReport {
+    /// One verdict per install (same order).
+    pub verdicts: Vec<CompileVerdict>,
+    /// The one judge's ruling on each version's verdict (same order).
+    pub rulings: Vec<Ruling>,
+    /// The oracle's expectation of the case.
+    pub expected: Rc<Expected>,
+    /// The versions that accept ([`differential::accepting_range`]).
+    pub accepted_by: String,
+    /// The finding's signature ([`differential::signature`]), if the case is a finding.
+    pub signature: Option<Signature>,
+}
+
+/// A ruling's kind, for the per-version counts: `agree`, `skip` or the discrepancy kind.
+pub fn ruling_kind(r: &Ruling) -> &'static str {
+    match &r.verdict {
+        Verdict::Agree => "agree",
+        Verdict::Skip(_) => "skip",
+        Verdict::Discrepancy(d) => d.kind.as_str(),
+    }
+}
+
+/// Judges one case's verdicts (one per install, in order): each version's with the one judge
+/// ([`judge::rule`], with the wait bound of the version's target), then the versions with one
+/// another ([`differential::signature`]).
+pub fn report(
+    installs: &[PtxasInstall],
+    program: &Program,
+    expected: Rc<Expected>,
+    verdicts: Vec<CompileVerdict>,
+) -> CaseReport {
+    let layout = Layout::of(program);
+    let rulings: Vec<Ruling> = installs
+        .iter()
+        .zip(&verdicts)
+        .map(|(i, v)| {
+            let name = i.name();
+            let bound = judge::wait_bound_of(&name);
+            judge::rule(program, &layout, &expected, &outcome_of(v), &name, bound)
+        })
+        .collect();
+    let discrepancies: Vec<_> = rulings
+        .iter()
+        .map(|r| match &r.verdict {
+            Verdict::Discrepancy(d) => Some(d),
+            _ => None,
+        })
+        .collect();
+    let static_rules: Vec<_> = expected.violations.iter().map(|v| v.rule).collect();
+    let signature = differential::signature(installs, &verdicts, &discrepancies, &static_rules);
+    CaseReport {
+        accepted_by: differential::accepting_range(installs, &verdicts),
+        verdicts,
+        rulings,
+        expected,
+        signature,
+    }
+}
+
+/// The oracle's expectation of `p` under the default options, as the matrix judges it.
+fn expect(p: &Program) -> Rc<Expected> {
+    Rc::new(tcgen05_oracle::expect_with(p, &Options::default()))
+}
+
 /// Judges one program with every version, one process each, with [`CompileOptions::verdict`].
 pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
     let module = ptx::emit(p);
@@ -145,7 +218,7 @@ pub fn judge_program(installs: &[PtxasInstall], p: &Program) -> CaseReport {
         .iter()
         .map(|t| t.module_verdict(&module))
         .collect();
-    differential::report(installs, verdicts, tcgen05_oracle::check(p))
+    report(installs, p, expect(p), verdicts)
 }
 
 /// Judges many programs with every version, batched, with [`CompileOptions::verdict`] (the
@@ -161,7 +234,7 @@ pub fn judge_programs(installs: &[PtxasInstall], ps: &[Program], batch: usize) -
         .enumerate()
         .map(|(k, p)| {
             let verdicts = per_version.iter().map(|v| v[k].clone()).collect();
-            differential::report(installs, verdicts, tcgen05_oracle::check(p))
+            report(installs, p, expect(p), verdicts)
         })
         .collect()
 }
@@ -181,7 +254,7 @@ fn sass_signature(install: &PtxasInstall, m: &[SassMismatch]) -> Signature {
     rules.sort();
     rules.dedup();
     Signature {
-        kind: "sass-mismatch".into(),
+        kind: FindingKind::SassMismatch,
         rules,
         accepted_by: install.version.label(),
         stances: vec![],
@@ -235,10 +308,10 @@ pub fn run(
         rep.cases += cases.len();
         for (c, case) in cases.iter().enumerate() {
             let verdicts: Vec<CompileVerdict> = per_version.iter().map(|v| v[c].clone()).collect();
-            let r = differential::report(installs, verdicts, tcgen05_oracle::check(&case.program));
-            for (i, j) in installs.iter().zip(&r.judgements) {
+            let r = report(installs, &case.program, expect(&case.program), verdicts);
+            for (i, j) in installs.iter().zip(&r.rulings) {
                 *rep.judgements
-                    .entry((i.name(), j.kind().to_string()))
+                    .entry((i.name(), ruling_kind(j).to_string()))
                     .or_default() += 1;
             }
             if differential::versions_disagree(&r.verdicts) {
@@ -248,7 +321,7 @@ pub fn run(
                 r.signature.into_iter().map(|s| (s, vec![])).collect();
             if let Some(si) = sass_install
                 && r.verdicts.last().is_some_and(CompileVerdict::accepted)
-                && r.violations.is_empty()
+                && r.expected.violations.is_empty()
             {
                 accepted_seen += 1;
                 if accepted_seen.is_multiple_of(cfg.sass_every)
@@ -275,7 +348,7 @@ pub fn run(
                 let budget_left = rep.reduce_seconds < reduce_budget;
                 let (minimized, tries) = if budget_left {
                     let want = sig.clone();
-                    let (m, st) = if want.kind == "sass-mismatch" {
+                    let (m, st) = if want.kind == FindingKind::SassMismatch {
                         let si = sass_install.expect("sass findings need the install");
                         minimize_batched(&case.program, cfg.reduce_tries, 1, &mut |ps| {
                             ps.iter()
@@ -300,7 +373,7 @@ pub fn run(
                 };
                 rep.reduce_seconds += t.elapsed().as_secs_f64();
                 let fin = judge_program(installs, &minimized);
-                let sass_final = if sig.kind == "sass-mismatch" {
+                let sass_final = if sig.kind == FindingKind::SassMismatch {
                     sass_install
                         .and_then(|si| sass_of(si, &minimized))
                         .unwrap_or(sass_m)
@@ -321,7 +394,7 @@ pub fn run(
                         .zip(&fin.verdicts)
                         .map(|(i, v)| (i.name(), v.summary()))
                         .collect(),
-                    violations: fin.violations,
+                    violations: fin.expected.violations.clone(),
                     sass: sass_final,
                     reduce_tries: tries,
                 });
@@ -443,5 +516,150 @@ impl CampaignReport {
             let _ = writeln!(s, "```\n");
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_drivers::diff::{DiscrepancyKind, SkipReason};
+    use tcgen05_drivers::ptxas::install::Source;
+    use tcgen05_drivers::ptxas::run::{Diagnostic, Severity};
+    use tcgen05_drivers::ptxas::{CaseDiagnostic, ToolVersion};
+    use tcgen05_ir::program::{Op, Stmt};
+    use tcgen05_ir::{RuleId, samples};
+
+    fn inst(v: &str) -> PtxasInstall {
+        PtxasInstall {
+            path: v.into(),
+            version: ToolVersion::parse(v).unwrap(),
+            source: Source::Env,
+            wheel: None,
+        }
+    }
+
+    fn rejected(msg: &str) -> CompileVerdict {
+        CompileVerdict::Rejected(vec![CaseDiagnostic {
+            diag: Diagnostic {
+                severity: Severity::Error,
+                line: Some(7),
+                message: msg.into(),
+            },
+            instruction: None,
+        }])
+    }
+
+    /// The single-warp round trip of `samples`, with `edit` applied to every tcgen05 op.
+    fn roundtrip_with(edit: impl Fn(&mut Op)) -> Program {
+        let mut p = samples::single_warp_roundtrip();
+        for s in &mut p.warps[0] {
+            if let Stmt::Tc(op) = s {
+                edit(op);
+            }
+        }
+        p
+    }
+
+    /// A dealloc of 96 columns breaks ALLOC-NCOLS-POW2 (§9.7.16.7.1: nCols must be a power of
+    /// two), a rule whose consequence the ISA leaves unstated: the versions that accept it are
+    /// skipped as unspecified, and the version that rejects it makes the case a version
+    /// disagreement, not an ill-formed program accepted.
+    #[test]
+    fn accepting_a_rule_of_unstated_consequence_is_a_version_disagreement() {
+        let p = roundtrip_with(|op| {
+            if let Op::Alloc { ncols, .. } | Op::Dealloc { ncols, .. } = op {
+                ncols.value = 96;
+            }
+        });
+        let installs = [inst("12.8"), inst("13.0"), inst("13.5")];
+        let r = report(
+            &installs,
+            &p,
+            expect(&p),
+            vec![
+                CompileVerdict::Accepted,
+                CompileVerdict::Accepted,
+                rejected("Argument 1 of 'tcgen05.alloc' instruction: value must be power of 2"),
+            ],
+        );
+        assert!(
+            r.expected
+                .violations
+                .iter()
+                .any(|v| v.rule == RuleId::AllocNcolsPow2),
+            "{:?}",
+            r.expected.violations
+        );
+        for ruling in &r.rulings[..2] {
+            assert!(
+                matches!(&ruling.verdict, Verdict::Skip(SkipReason::Unspecified(rules))
+                    if rules.contains(&RuleId::AllocNcolsPow2)),
+                "{:?}",
+                ruling.verdict
+            );
+        }
+        assert_eq!(r.rulings[2].verdict, Verdict::Agree);
+        let sig = r.signature.expect("the versions disagree");
+        assert_eq!(sig.kind, FindingKind::VersionDisagreement);
+        assert_eq!(sig.rules, ["ALLOC-NCOLS-POW2"]);
+        assert_eq!(sig.accepted_by, "12.8..=13.0");
+        assert_eq!(r.accepted_by, "12.8..=13.0");
+    }
+
+    /// A `tcgen05.st` without `.aligned` breaks GEN-SYNC-QUAL (§9.7.16.8.3 syntax: `.sync`
+    /// and `.aligned` are both required), whose consequence is rejection: accepting it is an
+    /// ill-formed program accepted, the one judge's discrepancy, whatever the other versions do.
+    #[test]
+    fn accepting_a_rule_whose_consequence_is_rejection_is_a_discrepancy() {
+        let p = roundtrip_with(|op| {
+            if let Op::St { form, .. } = op {
+                form.aligned = false;
+            }
+        });
+        let installs = [inst("12.8"), inst("13.5")];
+        let r = report(
+            &installs,
+            &p,
+            expect(&p),
+            vec![CompileVerdict::Accepted, rejected("missing .aligned")],
+        );
+        assert_eq!(ruling_kind(&r.rulings[0]), "ill-formed-accepted");
+        assert_eq!(ruling_kind(&r.rulings[1]), "agree");
+        let sig = r.signature.expect("a discrepancy");
+        assert_eq!(
+            sig.kind,
+            FindingKind::Spec(DiscrepancyKind::IllFormedAccepted)
+        );
+        assert_eq!(sig.rules, ["GEN-SYNC-QUAL"]);
+        assert_eq!(sig.accepted_by, "12.8");
+    }
+
+    /// A well-formed case every version accepts is no finding; one a version rejects is a
+    /// well-formed program rejected, named by the family of the instruction it points at or
+    /// else by its message.
+    #[test]
+    fn a_well_formed_case_is_no_finding_unless_rejected() {
+        let p = samples::single_warp_roundtrip();
+        let installs = [inst("12.8"), inst("13.5")];
+        let ok = report(
+            &installs,
+            &p,
+            expect(&p),
+            vec![CompileVerdict::Accepted, CompileVerdict::Accepted],
+        );
+        assert!(ok.signature.is_none());
+        assert!(ok.rulings.iter().all(|r| r.verdict == Verdict::Agree));
+        let bad = report(
+            &installs,
+            &p,
+            expect(&p),
+            vec![CompileVerdict::Accepted, rejected("something odd")],
+        );
+        let sig = bad.signature.expect("a discrepancy");
+        assert_eq!(
+            sig.kind,
+            FindingKind::Spec(DiscrepancyKind::WellFormedRejected)
+        );
+        assert_eq!(sig.rules, ["something odd"]);
     }
 }

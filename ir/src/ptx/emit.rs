@@ -65,11 +65,11 @@ pub fn emit_with<L: Lowering>(p: &Program, low: &L, out: &mut String) {
     if p.smem.mbarriers > 0 {
         let _ = writeln!(out, ".shared .align 16 .b64 tc_mbar[{}];", p.smem.mbarriers);
     }
-    for (i, bytes) in p.smem.regions.iter().enumerate() {
+    for r in 0..p.smem.regions.len() as u8 {
         let _ = writeln!(
             out,
-            ".shared .align 1024 .b8 tc_data{i}[{}];",
-            bytes.max(&16)
+            ".shared .align 1024 .b8 tc_data{r}[{}];",
+            p.smem.region_bytes(r)
         );
     }
     low.decls(p, out);
@@ -379,10 +379,7 @@ impl<'a, L: Lowering> Body<'a, L> {
     pub fn block(&mut self, stmts: &[Stmt], sites: &[Site], next: &mut usize) {
         let mut pending: Vec<Pending> = Vec::new();
         for s in stmts {
-            let site = observe::site_of(s).map(|_| {
-                *next += 1;
-                sites[*next - 1]
-            });
+            let site = observe::next_site(s, sites, next);
             match s {
                 Stmt::Tc(op) => L::op(self, op, site, &mut pending),
                 Stmt::If { cond, then, els } => {
@@ -527,7 +524,8 @@ impl<'a, L: Lowering> Body<'a, L> {
 
     /// Writes the record of `site`: the lane's valid word, then its data words.
     pub fn record(&mut self, site: Site, regs: &[u32]) {
-        ln!(self, "st.global.u32 [%obsl+{}], 1;", site.offset * 4);
+        // %obsl is lane 0's word plus the lane; the lane's data words are `words` apart.
+        ln!(self, "st.global.u32 [%obsl+{}], 1;", site.valid_word(0) * 4);
         let a = self.rd();
         ln!(self, "mul.wide.u32 %rd{a}, %lane, {};", site.words * 4);
         ln!(self, "add.u64 %rd{a}, %rd{a}, %obsw;");
@@ -535,7 +533,7 @@ impl<'a, L: Lowering> Body<'a, L> {
             ln!(
                 self,
                 "st.global.u32 [%rd{a}+{}], %r{r};",
-                (site.offset + 32 + i as u32) * 4
+                site.data_word(0, i as u32) * 4
             );
         }
     }
@@ -556,15 +554,7 @@ impl<'a, L: Lowering> Body<'a, L> {
     }
 
     fn fill(&mut self, region: u8, seed: u32, elem: FillElem) {
-        let words = self
-            .p
-            .smem
-            .regions
-            .get(region as usize)
-            .copied()
-            .unwrap_or(16)
-            .max(16)
-            / 4;
+        let words = self.p.smem.region_bytes(region) / 4;
         let n = self.next_label();
         let (i, h, v, a) = (self.r(), self.r(), self.r(), self.r());
         let p = self.pr();
@@ -572,7 +562,11 @@ impl<'a, L: Lowering> Body<'a, L> {
         lb!(self, "$F{n}_top");
         ln!(self, "setp.ge.u32 %p{p}, %r{i}, {words};");
         ln!(self, "@%p{p} bra $F{n}_end;");
-        ln!(self, "mad.lo.u32 %r{h}, %r{i}, 2654435769, {seed};");
+        ln!(
+            self,
+            "mad.lo.u32 %r{h}, %r{i}, {}, {seed};",
+            values::FILL_MUL
+        );
         match elem {
             FillElem::Word => ln!(self, "mov.b32 %r{v}, %r{h};"),
             FillElem::F16Small => {

@@ -16,23 +16,17 @@ pub(super) fn launch(target: Target, v: PtxVersion, warps: u8) -> Launch {
     }
 }
 
-/// A well-formed single-warp program around `body`: alloc 128 columns into slot 0, the body,
-/// dealloc, relinquish.
+/// A well-formed single-warp program around `body`: alloc 128 columns into slot 0, read the
+/// address back, the body, dealloc, relinquish.
 pub(super) fn wrap(target: Target, v: PtxVersion, body: Vec<Stmt>) -> Program {
-    let mut code = vec![samples::alloc(CG, 0, 128), Stmt::ObserveAddr { slot: 0 }];
+    let mut code = vec![Stmt::ObserveAddr { slot: 0 }];
     code.extend(body);
-    code.push(samples::dealloc(CG, 0, 128));
-    code.push(samples::relinquish(CG));
-    Program {
-        launch: launch(target, v, 1),
-        smem: Smem {
-            slots: 1,
-            mbarriers: 1,
-            regions: vec![4096, 4096],
-        },
-        warps: vec![code],
-        funcs: vec![],
-    }
+    let smem = Smem {
+        slots: 1,
+        mbarriers: 1,
+        regions: vec![4096, 4096],
+    };
+    samples::one_warp(launch(target, v, 1), smem, 128, code)
 }
 
 /// A no-swizzle, K-major shared-memory descriptor of region `r` (fixed bits 0b001).
@@ -121,29 +115,6 @@ pub fn cp(shape: CpShape, multicast: Option<CpMulticast>) -> Op {
     }
 }
 
-pub(super) fn elect(body: Vec<Stmt>) -> Stmt {
-    Stmt::If {
-        cond: Cond::ElectOne,
-        then: body,
-        els: vec![],
-    }
-}
-
-pub(super) fn ld_form(shape: LdStShape, num: Num) -> LdForm {
-    LdForm {
-        red: false,
-        sync: true,
-        aligned: true,
-        shape,
-        num,
-        pack: None,
-        red_op: None,
-        abs: false,
-        nan: false,
-        ty: Ty::B32,
-    }
-}
-
 pub(super) fn ld_op(form: LdForm, split: Option<u32>, nregs: u16) -> Stmt {
     Stmt::Tc(Op::Ld {
         form,
@@ -180,13 +151,8 @@ pub(super) fn mma_prog(t: Target, v: PtxVersion, m: Mma) -> Program {
             },
             Stmt::FenceProxyAsync,
             Stmt::MbarInit { bar: 0, count: 1 },
-            elect(vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()]),
-            Stmt::MbarWait {
-                bar: 0,
-                parity: false,
-                scope: Scope::Cta,
-                max_tries: 1 << 20,
-            },
+            samples::elect(vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()]),
+            samples::mbar_wait(0, 1 << 20),
             samples::fence(FenceKind::AfterThreadSync),
         ],
     )

@@ -5,8 +5,10 @@ use super::format::{Litmus, eval};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use tcgen05_drivers::diff::{self, Verdict};
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::target;
+use tcgen05_engine::judge;
+use tcgen05_ir::observe::Layout;
 use tcgen05_ir::ptx::model::{LiftFailure, Lifted, lift_source};
 use tcgen05_ir::{Case, Intent, Provenance, RuleId};
 use tcgen05_oracle::{Expected, ObsExpect, ObsSite, Options, RunVerdict, SiteRef, WordExpect};
@@ -419,15 +421,23 @@ pub fn judge(
         for n in target::from_env(Some(flag)) {
             let mut t = target::resolve_in(&n, opts.edition).map_err(|e| e.to_string())?;
             let outcome = t.run(&case);
-            let (judgement, detail) =
-                match diff::compare_bounded(&case.program, &e, &outcome, t.wait_bound()) {
-                    Verdict::Agree => ("allowed", String::new()),
-                    Verdict::Skip(r) => ("skipped", format!("{r:?}")),
-                    Verdict::Discrepancy(d) => {
-                        failed = true;
-                        ("not-allowed", format!("{d:?}"))
-                    }
-                };
+            let layout = Layout::of(&case.program);
+            let ruling = judge::rule(
+                &case.program,
+                &layout,
+                &e,
+                &outcome,
+                &t.name(),
+                t.wait_bound(),
+            );
+            let (judgement, detail) = match ruling.verdict {
+                Verdict::Agree => ("allowed", String::new()),
+                Verdict::Skip(r) => ("skipped", format!("{r:?}")),
+                Verdict::Discrepancy(d) => {
+                    failed = true;
+                    ("not-allowed", format!("{d:?}"))
+                }
+            };
             target_results.push(TargetResult {
                 target: t.name().to_string(),
                 outcome: outcome.summary(),
