@@ -509,6 +509,17 @@ fn s8_at(seed: u32, row: u32, k: u32) -> i32 {
 /// words, issues `m` and commits; after the mbarrier wait every warp loads 4 columns from
 /// `col` in its lane quarter (record site 1 of each warp).
 fn mma_quarters(m: &Mma, col: u16) -> Program {
+    mma_quarters_fill(std::slice::from_ref(m), col, FillElem::Word)
+}
+
+/// [`mma_quarters`] with the MMAs `ms` issued in order by one thread (then one commit) and
+/// the operands filled with `elem`.
+fn mma_quarters_fill(ms: &[Mma], col: u16, elem: FillElem) -> Program {
+    let mut issue: Vec<Stmt> = ms
+        .iter()
+        .map(|m| Stmt::Tc(Op::Mma(Box::new(m.clone()))))
+        .collect();
+    issue.push(commit());
     let warp = |w: u16| {
         let mut code = vec![];
         if w == 0 {
@@ -518,12 +529,12 @@ fn mma_quarters(m: &Mma, col: u16) -> Program {
                 Stmt::Fill {
                     region: 0,
                     seed: 1,
-                    elem: FillElem::Word,
+                    elem,
                 },
                 Stmt::Fill {
                     region: 1,
                     seed: 2,
-                    elem: FillElem::Word,
+                    elem,
                 },
                 Stmt::FenceProxyAsync,
             ]);
@@ -534,7 +545,7 @@ fn mma_quarters(m: &Mma, col: u16) -> Program {
         if w == 0 {
             code.push(Stmt::If {
                 cond: Cond::ElectOne,
-                then: vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit()],
+                then: issue.clone(),
                 els: vec![],
             });
         }
@@ -868,6 +879,83 @@ fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
                     Some(&want[..]),
                     "CTA {cta} lane {row}"
                 );
+            }
+        }
+    }
+}
+
+/// Element (row, k) of an f16 operand filled with `FillElem::F16Small` in the probes'
+/// K-major no-swizzle layout (LBO 128 B along K, SBO 1024 B per 8 rows; 2 bytes per
+/// element), from the fill's definition (`values::fill_word`: `h = i·0x9E3779B9 + seed`,
+/// the low half's value `((h >> 8) & 7) - 4`, the high half's `((h >> 20) & 7) - 4`).
+fn f16_small_at(seed: u32, row: u32, k: u32) -> i32 {
+    let at = (row % 8) * 16 + (row / 8) * 1024 + (k / 8) * 128 + (k % 8) * 2;
+    let h = (at / 4).wrapping_mul(0x9E37_79B9).wrapping_add(seed);
+    let s = if at % 4 == 0 { 8 } else { 20 };
+    ((h >> s) & 7) as i32 - 4
+}
+
+/// The IEEE binary16 encoding of an integer of magnitude below 2048 (sign, exponent
+/// `e + 15` where 2^e <= |v| < 2^(e+1), the 10 bits below the leading one).
+fn f16_of_int(v: i32) -> u32 {
+    if v == 0 {
+        return 0;
+    }
+    let a = v.unsigned_abs();
+    assert!(a < 2048);
+    let e = 31 - a.leading_zeros();
+    let sign = if v < 0 { 0x8000 } else { 0 };
+    sign | (e + 15) << 10 | (a - (1 << e)) << (10 - e)
+}
+
+/// The words of the ld record of warp `w` (site 1), lane by lane, as `WordExpect`s.
+fn quarter_words(e: &Expected, w: u16) -> Vec<Vec<WordExpect>> {
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.warp == w as u8 && o.key.site == SiteRef::Warp(1))
+        .expect("the ld has a record");
+    (0..32)
+        .map(
+            |l| match item.lane(l).expect("every lane records").to_owned() {
+                ObsExpect::Exact(v) => v.into_iter().map(WordExpect::Exact).collect(),
+                ObsExpect::PerWord(v) => v,
+                other => panic!("lane {l}: {other:?}"),
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn an_f16_d_holds_the_f16_result_in_the_low_half_and_leaves_the_high_half_open() {
+    // kind::f16, f16 A/B, F16 D (idesc D type 0, §9.7.16.4.2), M = 128, N = 64, K = 16:
+    // D row m in lane m (layout D), each element in the low half of its cell, the high half
+    // not stated (MMA-D-UNPACKED, §9.7.16.10.4.1). The second MMA accumulates the same
+    // product (enable-input-d): D = 2·A·B. Every partial sum is an integer below 2048, exact
+    // in f16 in any order.
+    let mut m = probes::mma(MmaKind::F16, false);
+    m.idesc &= !(0b11 << 4);
+    let mut acc = m.clone();
+    acc.enable_input_d = true;
+    for (ms, times) in [(vec![m.clone()], 1), (vec![m, acc], 2)] {
+        let e = expect(&mma_quarters_fill(&ms, 4, FillElem::F16Small));
+        for w in 0..4u16 {
+            let got = quarter_words(&e, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                let want: Vec<WordExpect> = (4..8)
+                    .map(|n| {
+                        let dot: i32 = (0..16)
+                            .map(|k| f16_small_at(1, row, k) * f16_small_at(2, n, k))
+                            .sum();
+                        WordExpect::Masked {
+                            value: f16_of_int(times * dot),
+                            mask: 0xFFFF,
+                        }
+                    })
+                    .collect();
+                assert_eq!(got[t as usize], want, "{times} MMA(s), row {row}");
             }
         }
     }

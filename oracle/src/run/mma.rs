@@ -97,18 +97,25 @@ fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
         return None;
     }
     let (dt, at, bt) = (d >> 4 & 3, d >> 7 & 7, d >> 10 & 7);
-    // F32 D only (a 16-bit D leaves the high half of its cell unstated, MMA-D-UNPACKED);
+    // F32 D, or F16 D for kind::f16 and kind::f8f6f4 (code 0: the low half of each cell
+    // is stated, the high half is not, MMA-D-UNPACKED, `super::d16`);
     // A/B type codes (§9.7.16.10.2, idesc bits 7-9 and 10-12): f16 0 / bf16 1 (the same for
     // A and B), tf32 2, u8 0 / s8 1, e4m3 0 / e5m2 1 (the 6- and 4-bit f8f6f4 types stay
     // unspecified: their packing in shared memory is figure-only, OQ-29).
     let ok = match f.kind {
-        MmaKind::F16 => dt == 1 && at == bt && at <= 1,
+        MmaKind::F16 => dt <= 1 && at == bt && at <= 1,
         MmaKind::Tf32 => dt == 1 && at == 2 && bt == 2,
         MmaKind::I8 => dt == 2 && at <= 1 && bt <= 1,
-        MmaKind::F8f6f4 => dt == 1 && at <= 1 && bt <= 1,
+        MmaKind::F8f6f4 => dt <= 1 && at <= 1 && bt <= 1,
         _ => false,
     };
     ok.then_some((mm, n))
+}
+
+/// Whether an MMA of an exact kind has F16 D (idesc bits 4-5, D type code 0 for kind::f16
+/// and kind::f8f6f4, §9.7.16.4.2).
+pub(crate) fn d16_of(m: &Mma) -> bool {
+    matches!(m.form.kind, MmaKind::F16 | MmaKind::F8f6f4) && m.idesc >> 4 & 3 == 0
 }
 
 fn f16_value(h: u16) -> f64 {
@@ -361,6 +368,9 @@ pub struct Prepared {
     kk: u32,
     kind: MmaKind,
     enable_input_d: bool,
+    /// F16 D (idesc D type code 0): a cell's value is the f16 in its low half, the high half
+    /// is not stated (MMA-D-UNPACKED, [`super::d16`]).
+    pub d16: bool,
     /// 2^-scale (MMA-SCALE-D-SEM), once.
     grain: f64,
     /// The value of one unit of the dot products as held (`unit(kind)`: f8f6f4 elements are
@@ -410,6 +420,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
             kk,
             kind,
             enable_input_d: m.enable_input_d,
+            d16: d16_of(m),
             grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
             unit: unit(kind),
             arow: Vec::new(),
@@ -439,6 +450,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -487,6 +499,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -551,6 +564,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -850,11 +864,26 @@ impl Prepared {
             // any order, is then an f32 (OQ-19).
             let (grain, unit) = (self.grain, self.unit);
             let g = grain.min(unit);
-            let prev = if self.enable_input_d {
-                old.map(|v| f64::from(f32::from_bits(v)) * grain)
-            } else {
+            let prev = if !self.enable_input_d {
                 Some(0.0)
+            } else if self.d16 {
+                // The old f16 sits in the low half of the cell (MMA-D-UNPACKED).
+                old.map(|v| f16_value(v as u16) * grain)
+            } else {
+                old.map(|v| f64::from(f32::from_bits(v)) * grain)
             };
+            if self.d16 {
+                // `super::d16`: fewer than 2^11 grid steps, exact in f16 in any order.
+                return prev.and_then(|p| {
+                    let exact = p.is_finite()
+                        && is_integer(p / g)
+                        && (abs * unit + p.abs()) / g < super::d16::F16_STEPS;
+                    exact
+                        .then(|| super::d16::f16_bits(sum * unit + p))
+                        .flatten()
+                        .map(u32::from)
+                });
+            }
             prev.and_then(|p| {
                 let exact =
                     p.is_finite() && is_integer(p / g) && (abs * unit + p.abs()) / g < 16_777_216.0;

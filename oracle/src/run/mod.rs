@@ -10,6 +10,7 @@
 //!    `tcgen05.ld` may deliver ([`mma`] for the exact MMA results).
 
 pub mod alloc;
+pub mod d16;
 pub mod dp_layout;
 pub mod ldst;
 pub mod mma;

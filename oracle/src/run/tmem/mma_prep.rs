@@ -309,6 +309,7 @@ impl<'a> Ctx<'_, 'a> {
             race: sc.race.clone(),
             ord: sc.ord.clone(),
             memo: std::cell::RefCell::new(Vec::new()),
+            low16: low16(&self.accs[ai]),
         }
     }
 

@@ -224,8 +224,17 @@ impl<'a> Ctx<'_, 'a> {
             return (v != OldD::UNKNOWN).then_some(v as u32);
         }
         let (l, c, inst) = (row, o.c0 + col, o.inst);
+        // A 16-bit D writer states only the low halves: known to a reader that reads only
+        // them (`OldD::low16`).
+        let value = |w: &Acc<'_>| {
+            if low16(w) && !o.low16 {
+                None
+            } else {
+                self.value_as_of(w, inst, l, c, x.pos)
+            }
+        };
         if let Some(wi) = o.single {
-            let v = self.value_as_of(&self.accs[wi], inst, l, c, x.pos);
+            let v = value(&self.accs[wi]);
             let mut memo = o.memo.borrow_mut();
             if memo.is_empty() {
                 memo.resize(128 * o.n as usize, OldD::UNREAD);
@@ -257,7 +266,7 @@ impl<'a> Ctx<'_, 'a> {
                 .iter()
                 .any(|&b| b != a && o.ord[a * k + b] && covers(o.writers[b]));
             if maximal {
-                add(self.value_as_of(&self.accs[o.writers[a]], inst, l, c, x.pos));
+                add(value(&self.accs[o.writers[a]]));
             }
         }
         if !covered {
@@ -266,7 +275,7 @@ impl<'a> Ctx<'_, 'a> {
         }
         for &wi in &o.race {
             if covers(wi) {
-                add(self.value_as_of(&self.accs[wi], inst, l, c, x.pos));
+                add(value(&self.accs[wi]));
             }
         }
         let v = val.flatten();
@@ -415,7 +424,8 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         }
         let w = &self.accs[sc.writers[sc.before[0]]];
-        if !matches!(w.op, Op::Mma(_)) || w.mma.is_none() {
+        // A 16-bit D is not exact as whole words (MMA-D-UNPACKED): the general path.
+        if !matches!(w.op, Op::Mma(_)) || w.mma.is_none() || low16(w) {
             return None;
         }
         let full = w.regions.iter().any(|x| {
@@ -527,6 +537,7 @@ impl<'a> Ctx<'_, 'a> {
                     *v = values::st_value(*seed, row - r.l0, o.c0 + c - r.c0);
                 }
             }
+            Op::Mma(_) if low16(w) && !o.low16 => return None,
             Op::Mma(_) if w.pos < x.pos => {
                 let (s, e) = (o.c0 + cols.start - r.c0, o.c0 + cols.end - r.c0);
                 self.mma_row(w, o.inst, row - r.l0, s..e, out)?;
