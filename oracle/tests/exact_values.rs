@@ -960,3 +960,110 @@ fn an_f16_d_holds_the_f16_result_in_the_low_half_and_leaves_the_high_half_open()
         }
     }
 }
+
+#[test]
+fn a_pair_shift_moves_the_rows_of_both_ctas_each_in_its_own_tmem() {
+    // Reference §3.6: "`::2` shifts in both CTAs of the pair". A cluster of two one-warp
+    // CTAs with a `::2` allocation: each stores `.32x32b.x8` rows (seed 17 in the even CTA,
+    // 21 in the odd), the even CTA's elected thread shifts and commits to both CTAs'
+    // mbarriers; each CTA's lane t >= 1 then holds its own row t - 1, lane 0 is open (OQ-16).
+    let cg = CtaGroup::Two;
+    let cluster_sync = || {
+        vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            fence(FenceKind::AfterThreadSync),
+        ]
+    };
+    let st_seed = |seed| st(LdStShape::S32x32b, Num::X8, false, 0, 0, seed);
+    let mut code = vec![alloc(cg, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }];
+    code.extend(cluster_sync());
+    code.push(Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![st_seed(21)],
+        els: vec![st_seed(17)],
+    });
+    code.push(wait(WaitOp::St));
+    code.extend(cluster_sync());
+    code.push(Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![],
+        els: vec![Stmt::If {
+            cond: Cond::ElectOne,
+            then: vec![
+                Stmt::Tc(Op::Shift {
+                    form: ShiftForm {
+                        cta_group: cg,
+                        down_first: false,
+                    },
+                    taddr: TmemRef::slot(0, 0, 0),
+                }),
+                Stmt::Tc(Op::Commit {
+                    form: form::CommitForm {
+                        cta_group: cg,
+                        arrive_one: true,
+                        shared_cluster: true,
+                        multicast: true,
+                        ty: Ty::B64,
+                    },
+                    mbar: 0,
+                    addr: MbarAddr::Shared,
+                    cta_mask: Some(0b11),
+                }),
+            ],
+            els: vec![],
+        }],
+    });
+    code.extend([
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 1 << 20,
+        },
+        fence(FenceKind::AfterThreadSync),
+        samples::ld(0, 0, 0, Num::X8),
+        wait(WaitOp::Ld),
+    ]);
+    code.extend(cluster_sync());
+    code.extend([dealloc(cg, 0, 256), relinquish(cg)]);
+    let p = Program {
+        launch: Launch {
+            cluster_size: 2,
+            declare_cluster: true,
+            ..samples::launch(1)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![],
+        },
+        warps: vec![code],
+        funcs: vec![],
+    };
+    let e = expect(&p);
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    for (cta, seed) in [(0u32, 17u32), (1, 21)] {
+        let item = e
+            .obs
+            .iter()
+            .find(|o| o.key.cta == cta && o.key.site == SiteRef::Warp(1))
+            .expect("the ld has a record");
+        let got: Vec<Option<Vec<u32>>> = (0..32)
+            .map(|l| item.lane(l).and_then(|x| x.exact().map(<[u32]>::to_vec)))
+            .collect();
+        assert_eq!(
+            got[0], None,
+            "CTA {cta}: row 0 after the shift is not stated (OQ-16)"
+        );
+        for t in 1..32u32 {
+            let want: Vec<u32> = (0..8).map(|c| st_value(seed, t - 1, c)).collect();
+            assert_eq!(
+                got[t as usize].as_deref(),
+                Some(&want[..]),
+                "CTA {cta} lane {t}"
+            );
+        }
+    }
+}

@@ -99,34 +99,47 @@ impl<'a> Ctx<'_, 'a> {
     /// `taddr`, 32-byte rows, each row but the last moved down by one lane): rows 0..31 of
     /// lanes `[l, l + 31)`, 8 columns, as an ld would read them at this point of the
     /// processing order. The races of that read are the shift's (cited by the lds of what it
-    /// wrote, like an MMA's A read).
+    /// wrote, like an MMA's A read). A `cta_group::2` shift moves the same matrix in both CTAs
+    /// of the pair (reference §3.6, "`::2` shifts in both CTAs"; like CP-PAIR, each CTA's
+    /// rows stay in that CTA): the peer's rows, read the same way from its paired allocation
+    /// (the second region), follow the issuing CTA's in `shifted`.
     pub(super) fn shift_values(&mut self, ai: usize, sc: &mut Scratch) {
-        let Some(own) = self.accs[ai].regions.first().copied() else {
-            return;
-        };
-        if own.l1 != own.l0 + 32 || own.c1 != own.c0 + 8 {
-            // Clamped at the allocation's edge: not the documented shape.
+        let regions = self.accs[ai].regions;
+        if regions.first().is_none() {
             return;
         }
-        let rect = (own.l0, own.l0 + 31, own.c0, own.c1);
-        self.plan(ai, own.inst, rect, sc);
-        let mut buf = Vec::new();
-        let races = self.cells(own.inst, rect, sc, &mut buf);
-        for &wi in &sc.writers {
-            self.accs[ai].in_races.0 |= self.accs[wi].in_races.0;
-        }
-        self.accs[ai].in_races.0 |= races.0;
-        if sc.unknown || buf.len() != 31 * 8 {
-            return;
-        }
-        let old: Box<[Option<u32>]> = buf
-            .iter()
-            .map(|w| match w {
+        let mut old: Vec<Option<u32>> = Vec::with_capacity(2 * 31 * 8);
+        for (h, r) in regions.iter().copied().enumerate() {
+            let cta = self.a.insts[r.inst as usize].cta as usize;
+            if r.l1 != r.l0 + 32 || r.c1 != r.c0 + 8 || (h > 0 && self.poisoned[cta]) {
+                // Clamped at the allocation's edge: not the documented shape.
+                if h == 0 {
+                    return;
+                }
+                old.resize(2 * 31 * 8, None);
+                continue;
+            }
+            let rect = (r.l0, r.l0 + 31, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            let mut buf = Vec::new();
+            let races = self.cells(r.inst, rect, sc, &mut buf);
+            for &wi in &sc.writers {
+                self.accs[ai].in_races.0 |= self.accs[wi].in_races.0;
+            }
+            self.accs[ai].in_races.0 |= races.0;
+            if sc.unknown || buf.len() != 31 * 8 {
+                if h == 0 {
+                    return;
+                }
+                old.resize(2 * 31 * 8, None);
+                continue;
+            }
+            old.extend(buf.iter().map(|w| match w {
                 WordExpect::Exact(v) => Some(*v),
                 _ => None,
-            })
-            .collect();
-        self.accs[ai].shifted = Some(old);
+            }));
+        }
+        self.accs[ai].shifted = Some(old.into_boxed_slice());
         self.accs[ai].known = true;
     }
 
