@@ -852,6 +852,43 @@ fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
 }
 
 #[test]
+fn a_pair_mma_with_ashift_uses_the_a_row_above_in_each_cta() {
+    // `.ashift` (§9.7.16.10.9.1) on the M = 256 pair of the test above: in each CTA, D row
+    // m >= 1 uses A row m - 1 (lane 32w + t - 1, the stores' st_value(100 + 4h + w', t', j)
+    // of that lane); D row 0 of each CTA is not stated.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.form.ashift = true;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let e = expect(&pair_program(&[m], true, 20));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                if row == 0 {
+                    assert_eq!(got[0], None, "CTA {cta}: D row 0 after .ashift");
+                    continue;
+                }
+                let src = row - 1;
+                let seed = 100 + 4 * cta + src / 32;
+                let a =
+                    |k: u32| (st_value(seed, src % 32, k / 4) >> (8 * (k % 4))) as u8 as i8 as i32;
+                let want: Vec<u32> = (20..24)
+                    .map(|n| (0..32).map(|k| a(k) * pair_b(32, n, k)).sum::<i32>() as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} row {row}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
     // MMA-ENABLE-D in both CTAs of a pair: D = A·B, then (pipelined, same accumulator and
     // shape, MCM-PIPE-MMA-MMA) D = A·B + D, so every cell of both CTAs is 2 A·B (layout A,

@@ -49,12 +49,15 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
 /// (§9.7.16.10: "B ... in Shared Memory of the current CTA and optionally in peer CTA"; the
 /// simulator reads them the same way). With M = 256, A may also come from TMEM: CTA h's 128
 /// rows of A from its own TMEM at `[a-tmem]`, row m in lane m as for `cta_group::1`
-/// ([`tmem_a_row`]; layout A is layout D in each CTA), without `.ashift` (M = 128 would need
-/// A duplicated over the lane halves, CUTLASS's `TmemAllocMode::Duplicated`: not modelled).
+/// ([`tmem_a_row`]; layout A is layout D in each CTA), with or without `.ashift` (each CTA's
+/// D row m ≥ 1 uses its A row m - 1; what D row 0 of either CTA uses is not stated: row 127
+/// of the even CTA's A if the shift runs over the 256 rows, nothing stated if it runs per
+/// CTA, so it is unspecified). M = 128 would need A duplicated over the lane halves,
+/// CUTLASS's `TmemAllocMode::Duplicated`: not modelled.
 /// With enable-input-d each CTA's cells add its own old D (MMA-ENABLE-D). Without
 /// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
 pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
-    if m.disable_output_lane.is_some() || m.form.ashift {
+    if m.disable_output_lane.is_some() {
         return None;
     }
     let sizes: &[u32] = match m.a {

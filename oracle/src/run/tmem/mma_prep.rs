@@ -180,6 +180,12 @@ impl<'a> Ctx<'_, 'a> {
                     for row in cells.chunks_exact(8) {
                         mma::tmem_a_row(m.form.kind, alt, neg, row, &mut arow)?;
                     }
+                    if m.form.ashift {
+                        // `.ashift` in each CTA's rows (`mma::pair_shape`): D row m uses A
+                        // row m - 1; D row 0 is unspecified (`MmaVals::ashift`).
+                        let kk = arow.len() / 128;
+                        arow.copy_within(..127 * kk, kk);
+                    }
                     mma::prepare_pair_rows(m, arow, [&b0, &b1]).map(std::rc::Rc::new)
                 };
                 (prep(a_cells), prep(peer_cells))
@@ -205,7 +211,7 @@ impl<'a> Ctx<'_, 'a> {
             old,
             peer_old,
             dol: [0; 4],
-            ashift: false,
+            ashift: m.form.ashift,
             fold,
         }));
         self.accs[ai].known = true;
