@@ -1104,3 +1104,20 @@ fn a_pair_shift_moves_the_rows_of_both_ctas_each_in_its_own_tmem() {
         }
     }
 }
+
+#[test]
+fn a_pair_mma_with_disable_output_lane_is_open_and_names_oq_31() {
+    // OQ-31: how bits 128-255 of a `::2` disable-output-lane mask map onto the peer CTA's
+    // lanes is not stated, so the results stay unspecified and the notes say why.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.disable_output_lane = Some(vec![0b10; 8]);
+    let e = expect(&pair_program(&[m], false, 20));
+    assert!(quarter_record(&e, 0, 1).iter().all(Option::is_none));
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-31")),
+        "{:?}",
+        e.notes
+    );
+}

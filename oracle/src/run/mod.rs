@@ -14,6 +14,7 @@ pub mod d16;
 pub mod dp_layout;
 pub mod ldst;
 pub mod mma;
+pub mod mma_open;
 pub mod mma_rules;
 pub mod symmetric;
 pub mod sync;

@@ -608,9 +608,7 @@ impl<'a> Ctx<'_, 'a> {
                 Op::Mma(_) if w.mma.is_some() && low16(w) => {
                     "MMA-D-UNPACKED: an ld reads cells of a 16-bit D, whose high halves are not stated (the low halves are exact)"
                 }
-                Op::Mma(_) if w.mma.is_none() => {
-                    "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
-                }
+                Op::Mma(m) if w.mma.is_none() => super::super::mma_open::open_reason(m),
                 Op::Cp { .. } if w.cp.is_none() => {
                     "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (decompression, a swizzled or unknown source): unspecified"
                 }
