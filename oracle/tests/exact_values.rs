@@ -1121,3 +1121,54 @@ fn a_pair_mma_with_disable_output_lane_is_open_and_names_oq_31() {
         e.notes
     );
 }
+
+#[test]
+fn a_collector_use_after_its_fill_of_the_same_a_reads_that_a() {
+    // §9.7.16.10.9.1: `collector::a::fill` reads A from memory into the buffer, `::use`
+    // reads the buffer. Fill then use of the same A descriptor and unchanged data: the use
+    // computes with that A, so with enable-input-d every cell is 2·A·B (i8, layout D). With
+    // a different A descriptor on the use, what the buffer holds and what the descriptor
+    // points at differ: the values stay open.
+    let coll = |op| {
+        Some(form::Collector {
+            buf: CollectorBuf::A,
+            op,
+        })
+    };
+    let mut fill = probes::mma(MmaKind::I8, false);
+    fill.form.collector = coll(CollectorOp::Fill);
+    let mut use_ = probes::mma(MmaKind::I8, true);
+    use_.form.collector = coll(CollectorOp::Use);
+    let e = expect(&mma_quarters(&fill, 4));
+    assert!(quarter_record(&e, 0, 0).iter().all(Option::is_some));
+    let e = expect(&mma_quarters_fill(
+        &[fill.clone(), use_.clone()],
+        4,
+        FillElem::Word,
+    ));
+    for w in 0..4u16 {
+        let got = quarter_record(&e, 0, w);
+        for t in 0..32u32 {
+            let row = 32 * u32::from(w) + t;
+            let want: Vec<u32> = (4..8)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| 2 * s8_at(1, row, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
+                .collect();
+            assert_eq!(got[t as usize].as_deref(), Some(&want[..]), "row {row}");
+        }
+    }
+    let mut other = use_;
+    other.a = MmaA::Desc(probes::desc(1));
+    let e = expect(&mma_quarters_fill(&[fill, other], 4, FillElem::Word));
+    assert!(quarter_record(&e, 0, 0).iter().all(Option::is_none));
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.starts_with("MMA-COLLECTOR-DEFAULT")),
+        "{:?}",
+        e.notes
+    );
+}

@@ -73,7 +73,11 @@ pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
 /// [`exact_shape`] and [`pair_shape`]: the checks for `.cta_group` `cg` and M `want_m`.
 fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     let f = &m.form;
-    let coll_ok = f.collector.is_none_or(|c| c.op == CollectorOp::Discard);
+    // `::fill` reads A from memory like `::discard`; `::use` / `::lastuse` read the collector
+    // buffer, exact only where it holds this MMA's own A (`tmem::Ctx::collector_holds_a`).
+    let coll_ok = f.collector.is_none_or(|c| {
+        matches!(c.op, CollectorOp::Discard | CollectorOp::Fill) || c.buf == CollectorBuf::A
+    });
     if f.sp || f.block_scale || f.cta_group != cg || !coll_ok {
         return None;
     }

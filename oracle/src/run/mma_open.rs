@@ -9,6 +9,11 @@ use tcgen05_ir::*;
 pub fn open_reason(m: &Mma) -> &'static str {
     let f = &m.form;
     let d = m.idesc;
+    if f.collector
+        .is_some_and(|c| matches!(c.op, CollectorOp::Use | CollectorOp::Lastuse))
+    {
+        return "MMA-COLLECTOR-DEFAULT: an ld reads results of an MMA reading a collector buffer that may not hold its own operand (not the same descriptor and data as the fill, another warp's fill, or .ws): unspecified";
+    }
     if exact_shape(m).is_some() || pair_shape(m).is_some() {
         return "OQ-19: an ld reads results of an MMA whose operands are not known small integers, or not known at its issue (rounding, accumulation order and precision are open): unspecified";
     }
@@ -23,9 +28,6 @@ pub fn open_reason(m: &Mma) -> &'static str {
     }
     if f.cta_group == CtaGroup::Two && matches!(m.a, MmaA::Tmem(_)) {
         return "OQ-22: an ld reads results of a cta_group::2 M = 128 MMA with A in TMEM (which lanes hold A's rows in data-path layout B is figure-only): unspecified";
-    }
-    if f.collector.is_some_and(|c| c.op != CollectorOp::Discard) {
-        return "MMA-COLLECTOR-DEFAULT: an ld reads results of an MMA using the A collector buffer (its contents are not modelled): unspecified";
     }
     if f.kind == MmaKind::F8f6f4 && (d >> 7 & 7 > 1 || d >> 10 & 7 > 1) {
         return "OQ-29: an ld reads results of an f8f6f4 MMA with 6- or 4-bit operands (their packing in shared memory is figure-only): unspecified";
