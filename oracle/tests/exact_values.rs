@@ -1172,3 +1172,71 @@ fn a_collector_use_after_its_fill_of_the_same_a_reads_that_a() {
         e.notes
     );
 }
+
+/// Inserts `ops` before the first MMA of the statements `code` (searching `if` branches).
+fn insert_before_mma(code: &mut Vec<Stmt>, ops: &[Stmt]) -> bool {
+    if let Some(i) = code.iter().position(|s| matches!(s, Stmt::Tc(Op::Mma(_)))) {
+        code.splice(i..i, ops.iter().cloned());
+        return true;
+    }
+    code.iter_mut().any(|s| match s {
+        Stmt::If { then, els, .. } => insert_before_mma(then, ops) || insert_before_mma(els, ops),
+        _ => false,
+    })
+}
+
+#[test]
+fn a_pair_mma_with_m_128_reads_a_duplicated_over_the_lane_halves() {
+    // Layout B (M = 128 pair): 64 rows of D per CTA, row m in lane m (columns 0..N/2) and
+    // lane m + 64 (columns N/2..N). A in TMEM at column 64, put there by two
+    // `cp.64x128b.warpx2::02_13` (source row m in lanes m and m + 64, §3.5) from region 0
+    // (seed 1 in both CTAs): 16 bytes of row m each, the second 128 bytes (LBO) further, so
+    // lane m and lane m + 64 both hold A row m (k 0..16 in columns 64..68, k 16..32 in
+    // 68..72). Each CTA's D row m = A row m · B (B rows 0..16 from the even CTA's region 1,
+    // seed 2; 16..32 from the odd CTA's, seed 3).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 128, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let cps: Vec<Stmt> = (0..2u16)
+        .map(|half| {
+            let mut src = probes::desc(0);
+            src.offset = 128 * u32::from(half);
+            Stmt::Tc(Op::Cp {
+                form: form::CpForm {
+                    cta_group: CtaGroup::Two,
+                    shape: CpShape::S64x128b,
+                    multicast: Some(CpMulticast::Warpx2_02_13),
+                    dst_fmt: None,
+                    src_fmt: None,
+                },
+                taddr: TmemRef::slot(0, 0, 64 + 4 * half),
+                src,
+            })
+        })
+        .collect();
+    let mut p = pair_program(&[m], false, 4);
+    assert!(insert_before_mma(&mut p.warps[0], &cps));
+    let e = expect(&p);
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let lane = 32 * u32::from(w) + t;
+                let (row, c0) = (lane % 64, 4 + 16 * (lane / 64));
+                let want: Vec<u32> = (c0..c0 + 4)
+                    .map(|n| {
+                        (0..32)
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
+                            .sum::<i32>() as u32
+                    })
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} lane {lane}"
+                );
+            }
+        }
+    }
+}

@@ -52,8 +52,12 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
 /// ([`tmem_a_row`]; layout A is layout D in each CTA), with or without `.ashift` (each CTA's
 /// D row m ≥ 1 uses its A row m - 1; what D row 0 of either CTA uses is not stated: row 127
 /// of the even CTA's A if the shift runs over the 256 rows, nothing stated if it runs per
-/// CTA, so it is unspecified). M = 128 would need A duplicated over the lane halves,
-/// CUTLASS's `TmemAllocMode::Duplicated`: not modelled.
+/// CTA, so it is unspecified). With M = 128 (layout B: D row m in lanes m and m + 64, one
+/// column half each), which lanes hold A's 64 rows is figure-only (OQ-22); CUTLASS keeps
+/// them duplicated over the lane halves (`TmemAllocMode::Duplicated`: row m in lanes m and
+/// m + 64), and where the program does so (every cell of lane m + 64 equal to lane m's,
+/// `tmem::Ctx::pair_values`) each reading gives the same values: exact there, without
+/// `.ashift` (D row 0 sits in two lanes of layout B).
 /// With enable-input-d each CTA's cells add its own old D (MMA-ENABLE-D). Without
 /// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
 pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
@@ -61,8 +65,8 @@ pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
         return None;
     }
     let sizes: &[u32] = match m.a {
-        MmaA::Desc(_) => &[256, 128],
-        MmaA::Tmem(_) => &[256],
+        MmaA::Tmem(_) if m.form.ashift => &[256],
+        _ => &[256, 128],
     };
     sizes
         .iter()

@@ -9,6 +9,10 @@ use tcgen05_ir::*;
 pub fn open_reason(m: &Mma) -> &'static str {
     let f = &m.form;
     let d = m.idesc;
+    let m128 = (d >> 24 & 0x1F) << 4 == 128;
+    if f.cta_group == CtaGroup::Two && m128 && matches!(m.a, MmaA::Tmem(_)) {
+        return "OQ-22: an ld reads results of a cta_group::2 M = 128 MMA with A in TMEM whose lanes 64-127 do not duplicate lanes 0-63, or with .ashift (which lanes hold A's rows in data-path layout B is figure-only): unspecified";
+    }
     if f.collector
         .is_some_and(|c| matches!(c.op, CollectorOp::Use | CollectorOp::Lastuse))
     {
@@ -25,9 +29,6 @@ pub fn open_reason(m: &Mma) -> &'static str {
     }
     if f.cta_group == CtaGroup::Two && m.disable_output_lane.is_some() {
         return "OQ-31: an ld reads results of a cta_group::2 MMA with disable-output-lane (how mask bits 128-255 map onto the peer's lanes is not stated): unspecified";
-    }
-    if f.cta_group == CtaGroup::Two && matches!(m.a, MmaA::Tmem(_)) {
-        return "OQ-22: an ld reads results of a cta_group::2 M = 128 MMA with A in TMEM (which lanes hold A's rows in data-path layout B is figure-only): unspecified";
     }
     if f.kind == MmaKind::F8f6f4 && (d >> 7 & 7 > 1 || d >> 10 & 7 > 1) {
         return "OQ-29: an ld reads results of an f8f6f4 MMA with 6- or 4-bit operands (their packing in shared memory is figure-only): unspecified";

@@ -180,7 +180,16 @@ impl<'a> Ctx<'_, 'a> {
                 let acc = &self.accs[ai];
                 let Op::Mma(m) = acc.op else { return };
                 let prep = |cells: Option<Vec<u32>>| {
-                    let cells = cells?;
+                    let mut cells = cells?;
+                    if rows == 64 {
+                        // Layout B (M = 128): A's 64 rows duplicated over the lane halves
+                        // (`mma::pair_shape`), or not exact.
+                        let (lo, hi) = cells.split_at(64 * 8);
+                        if lo != hi {
+                            return None;
+                        }
+                        cells.truncate(64 * 8);
+                    }
                     let d = m.idesc;
                     let (alt, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
                     let mut arow = Vec::with_capacity(128 * 32);
