@@ -79,6 +79,10 @@ struct MmaPlan {
     shared_cluster: bool,
     a_src: ASrc,
     a_cols: Option<Cols>,
+    /// A in TMEM duplicated over the lane halves (a `cta_group::2` M = 128 MMA, data-path
+    /// layout B: row m in lanes m and m + 64, CUTLASS's `TmemAllocMode::Duplicated`): by st,
+    /// quarters 2 and 3 store with the seeds of quarters 0 and 1.
+    a_dup: bool,
     /// TMEM the quarter warps (ranks 0-3) fill by `tcgen05.st` before the sync, as
     /// (columns, seed): scale factors written with one seed by all four quarters (so every
     /// 32-lane partition holds the same values, MMA-BS-DUP) and sparse metadata.
@@ -242,6 +246,8 @@ impl<C: Choices> Builder<'_, C> {
         };
 
         let mut warps: Vec<Vec<Stmt>> = Vec::with_capacity(nwarps);
+        // The A seeds of quarters 0 and 1 (`MmaPlan::a_dup`).
+        let mut a_seeds = [0u32; 2];
         for w in 0..nwarps {
             let mut code = Vec::with_capacity(WARP_CAPACITY);
             // The peer CTA is launched with ours (a cluster is co-scheduled); the opening
@@ -301,11 +307,21 @@ impl<C: Choices> Builder<'_, C> {
                 let a = m.a_cols.expect("A columns planned");
                 let num = num_for(a.width);
                 let taddr = TmemRef::slot(a.slot, 32 * q, a.col as u16);
+                let mut seed = self.c.word();
+                if m.a_dup {
+                    // Lane 64 + t stores what lane t stores (`st_value` depends on the
+                    // thread, not the lane): A duplicated over the lane halves.
+                    if q < 2 {
+                        a_seeds[usize::from(q)] = seed;
+                    } else {
+                        seed = a_seeds[usize::from(q) - 2];
+                    }
+                }
                 code.push(st(
                     st_form(LdStShape::S32x32b, num, false),
                     taddr,
                     None,
-                    self.c.word(),
+                    seed,
                 ));
                 code.push(wait(WaitOp::St));
             }
@@ -1073,6 +1089,7 @@ impl<C: Choices> Builder<'_, C> {
             shared_cluster,
             a_src,
             a_cols,
+            a_dup: two && m == 128,
             st_fills,
             d,
             n,
