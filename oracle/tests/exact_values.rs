@@ -928,7 +928,7 @@ fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
 fn f16_small_at(seed: u32, row: u32, k: u32) -> i32 {
     let at = (row % 8) * 16 + (row / 8) * 1024 + (k / 8) * 128 + (k % 8) * 2;
     let h = (at / 4).wrapping_mul(0x9E37_79B9).wrapping_add(seed);
-    let s = if at % 4 == 0 { 8 } else { 20 };
+    let s = if at.is_multiple_of(4) { 8 } else { 20 };
     ((h >> s) & 7) as i32 - 4
 }
 
