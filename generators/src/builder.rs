@@ -79,6 +79,10 @@ struct MmaPlan {
     shared_cluster: bool,
     a_src: ASrc,
     a_cols: Option<Cols>,
+    /// A in TMEM duplicated over the lane halves (a `cta_group::2` M = 128 MMA, data-path
+    /// layout B: row m in lanes m and m + 64, CUTLASS's `TmemAllocMode::Duplicated`): by st,
+    /// quarters 2 and 3 store with the seeds of quarters 0 and 1.
+    a_dup: bool,
     /// TMEM the quarter warps (ranks 0-3) fill by `tcgen05.st` before the sync, as
     /// (columns, seed): scale factors written with one seed by all four quarters (so every
     /// 32-lane partition holds the same values, MMA-BS-DUP) and sparse metadata.
@@ -242,6 +246,8 @@ impl<C: Choices> Builder<'_, C> {
         };
 
         let mut warps: Vec<Vec<Stmt>> = Vec::with_capacity(nwarps);
+        // The A seeds of quarters 0 and 1 (`MmaPlan::a_dup`).
+        let mut a_seeds = [0u32; 2];
         for w in 0..nwarps {
             let mut code = Vec::with_capacity(WARP_CAPACITY);
             // The peer CTA is launched with ours (a cluster is co-scheduled); the opening
@@ -301,11 +307,21 @@ impl<C: Choices> Builder<'_, C> {
                 let a = m.a_cols.expect("A columns planned");
                 let num = num_for(a.width);
                 let taddr = TmemRef::slot(a.slot, 32 * q, a.col as u16);
+                let mut seed = self.c.word();
+                if m.a_dup {
+                    // Lane 64 + t stores what lane t stores (`st_value` depends on the
+                    // thread, not the lane): A duplicated over the lane halves.
+                    if q < 2 {
+                        a_seeds[usize::from(q)] = seed;
+                    } else {
+                        seed = a_seeds[usize::from(q) - 2];
+                    }
+                }
                 code.push(st(
                     st_form(LdStShape::S32x32b, num, false),
                     taddr,
                     None,
-                    self.c.word(),
+                    seed,
                 ));
                 code.push(wait(WaitOp::St));
             }
@@ -680,17 +696,41 @@ impl<C: Choices> Builder<'_, C> {
                 // from each one's own shared memory (CP-PAIR).
                 let r = self.region(128 * 32);
                 fills.push((r, elem));
-                issue.push(Stmt::Tc(Op::Cp {
-                    form: CpForm {
-                        cta_group: cg,
-                        shape: CpShape::S128x256b,
-                        multicast: None,
-                        dst_fmt: None,
-                        src_fmt: None,
-                    },
-                    taddr: TmemRef::slot(ac.slot, 0, ac.col as u16),
-                    src: mmaenc::kmajor_desc(r),
-                }));
+                if two && m == 128 {
+                    // A pair with M = 128 (data-path layout B) holds A's 64 rows per CTA
+                    // duplicated over the lane halves (CUTLASS `TmemAllocMode::Duplicated`:
+                    // row m in lanes m and m + 64): `cp.64x128b.warpx2::02_13` puts source
+                    // row m in lanes m and m + 64 (§3.5), 16 bytes per row, so two copies,
+                    // the second from the rows' second 16-byte chunk (LBO further) into the
+                    // next 4 columns.
+                    for half in 0..2u16 {
+                        let mut src = mmaenc::kmajor_desc(r);
+                        src.offset += u32::from(half) * u32::from(src.lbo_enc) * 16;
+                        issue.push(Stmt::Tc(Op::Cp {
+                            form: CpForm {
+                                cta_group: cg,
+                                shape: CpShape::S64x128b,
+                                multicast: Some(CpMulticast::Warpx2_02_13),
+                                dst_fmt: None,
+                                src_fmt: None,
+                            },
+                            taddr: TmemRef::slot(ac.slot, 0, ac.col as u16 + 4 * half),
+                            src,
+                        }));
+                    }
+                } else {
+                    issue.push(Stmt::Tc(Op::Cp {
+                        form: CpForm {
+                            cta_group: cg,
+                            shape: CpShape::S128x256b,
+                            multicast: None,
+                            dst_fmt: None,
+                            src_fmt: None,
+                        },
+                        taddr: TmemRef::slot(ac.slot, 0, ac.col as u16),
+                        src: mmaenc::kmajor_desc(r),
+                    }));
+                }
                 MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16))
             }
             (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),
@@ -1062,6 +1102,7 @@ impl<C: Choices> Builder<'_, C> {
             shared_cluster,
             a_src,
             a_cols,
+            a_dup: two && m == 128,
             st_fills,
             d,
             n,
