@@ -442,6 +442,8 @@ impl Prepared {
             kk,
             kind: MmaKind::F8f6f4,
             enable_input_d,
+            // Block-scaled kinds accumulate into an f32 D (§9.7.16.10.7).
+            d16: false,
             grain: 1.0,
             unit: step,
             arow,
