@@ -455,6 +455,9 @@ pub enum FillElem {
     /// two values valid for every sparse kind (tf32 lists only these two; the 2:4 and 4:8
     /// kinds list seven, these two among them; MMA-SP-META-TF32, -MXF4, -24).
     SpMeta,
+    /// bf16 pairs holding small integers in [-4, 3] (bf16 is the high half of an f32,
+    /// §9.7.16.10.1 formats: each half is the high half of a `Tf32Small` word).
+    Bf16Small,
 }
 
 /// One statement of a warp's code.

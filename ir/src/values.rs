@@ -35,7 +35,9 @@ pub fn st_coeffs(seed: u32, reg: u32) -> (u32, u32) {
 /// - `Tf32Small`: the f32 bits of `((h >> 8) & 7) - 4`;
 /// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22);
 /// - `SpMeta`: `((h >> 1) & 0x1111_1111) * 10 | 0x4444_4444`: each nibble is 0b0100, or
-///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7).
+///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7);
+/// - `Bf16Small`: two bf16 values, each `((h >> s) & 7) - 4` in [-4, 3] (s = 8 and 20), the
+///   high halves of the f32 bits of those integers.
 ///
 /// Small integers keep f16/tf32 products exact in an f32 accumulator (oracle, issue 3).
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
@@ -56,6 +58,7 @@ pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
         }
         // 0b1010 * bit: no carry between nibbles (10 < 16), so 0b0100 | 0b1010 = 0b1110.
         FillElem::SpMeta => ((h >> 1) & 0x1111_1111).wrapping_mul(10) | 0x4444_4444,
+        FillElem::Bf16Small => TF32_SMALL[field(8)] >> 16 | (TF32_SMALL[field(20)] & 0xFFFF_0000),
     }
 }
 
@@ -108,6 +111,11 @@ mod tests {
                 assert_eq!(fill_word(FillElem::F16Small, seed, i), f16);
                 let tf32 = (small(8) as f32).to_bits();
                 assert_eq!(fill_word(FillElem::Tf32Small, seed, i), tf32);
+                let bf16 = |v: i32| (v as f32).to_bits() >> 16;
+                assert_eq!(
+                    fill_word(FillElem::Bf16Small, seed, i),
+                    bf16(small(8)) | bf16(small(20)) << 16
+                );
             }
         }
     }
