@@ -371,16 +371,25 @@ impl<C: Choices> Builder<'_, C> {
                     self.maybe_spin(&mut code);
                     code.push(mbar_wait(0, Scope::Cta));
                     code.push(fence_after());
-                    let num = num_for(m.n.min(1 << self.cfg.max_num as u32));
-                    let off = self.c.below(m.n - num.count() + 1);
-                    let taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    let mut num = num_for(m.n.min(1 << self.cfg.max_num as u32));
+                    let mut off = self.c.below(m.n - num.count() + 1);
+                    let mut taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
                     // Now and then the warp first overwrites a column or two inside that
                     // range with a st (waited, MCM-ST-BEFORE-USE), so the ld reads D, the
                     // st's words, then D again: a model that tracks which cells the MMA
                     // still owns column by column shows. Only the quarter's one warp
                     // (at most 4 warps) touches these lanes (LDST-LANE-QUARTER).
-                    let count = num.count();
+                    let mut count = num.count();
                     if nwarps <= 4 && count >= 4 && self.c.percent(15) {
+                        // Half the time the ld reads 64 or 128 columns of a wide D from its
+                        // first, so the D cells after the st's form a run that starts deep
+                        // inside the ld.
+                        if m.n >= 64 && self.c.percent(50) {
+                            num = num_for(m.n.min(128));
+                            off = 0;
+                            count = num.count();
+                            taddr = TmemRef::slot(m.d.slot, 32 * q, m.d.col as u16);
+                        }
                         let width = if count >= 8 { 2 } else { 1 };
                         let at = m.d.col + off + 1 + self.c.below(count - 1 - width);
                         code.push(st(
@@ -1007,10 +1016,31 @@ impl<C: Choices> Builder<'_, C> {
                 if m.scale_input_d.is_none()
                     && m.form.collector.is_none_or(|c| c.op == CollectorOp::Discard));
             if loopable && self.c.percent(MMA_LOOP_PCT) {
+                // Half the time an MMA on 8 other columns follows (N = 8, overwriting, the
+                // loop's A and B): a model that folds its oldest write in as the new one comes
+                // must keep what the remaining writes own outside the new one's columns.
+                let tail = (!two && !ws && !block_scale && !sparse && self.c.percent(50))
+                    .then(|| take(allocs, 8))
+                    .flatten()
+                    .and_then(|t| match &mma2 {
+                        Stmt::Tc(Op::Mma(m)) => {
+                            let mut m = m.clone();
+                            m.d = TmemRef::slot(t.slot, 0, t.col as u16);
+                            // N >> 3 at bits 17-22 (§2.8 layout (a)): N = 8, legal for every
+                            // kind of `cta_group::1` (§2.7 table).
+                            m.idesc = m.idesc & !(0x3F << 17) | 1 << 17;
+                            m.enable_input_d = false;
+                            m.scale_input_d = None;
+                            m.disable_output_lane = None;
+                            Some(Stmt::Tc(Op::Mma(m)))
+                        }
+                        _ => None,
+                    });
                 issue.push(Stmt::Loop {
                     count: self.c.range(48, 63) as u8,
                     body: vec![mma2],
                 });
+                issue.extend(tail);
             } else {
                 issue.push(mma2);
             }
@@ -1109,7 +1139,11 @@ impl<C: Choices> Builder<'_, C> {
         // other warp commits its ops to mbarrier 1 and waits for it before the teardown (a
         // dealloc must not overtake an async write, OQ-4).
         let mut pre = None;
-        if !two && a_src != ASrc::Mma && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
+        // Not with A from an MMA (its wait stays with the issuer) nor a loop of MMAs (the
+        // issuer keeps every write of D; `writes_d` sees no loop's).
+        let splittable =
+            a_src != ASrc::Mma && !issue.iter().any(|s| matches!(s, Stmt::Loop { .. }));
+        if !two && splittable && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
             let writes_d = |st: &Stmt| match st {
                 Stmt::Tc(Op::Mma(_)) | Stmt::Tc(Op::Shift { .. }) => true,
                 Stmt::Tc(Op::Cp { taddr, .. }) => {
