@@ -51,6 +51,12 @@ fn mma_class(m: &tcgen05_ir::Mma) -> String {
     if matches!(m.a, MmaA::Tmem(_)) {
         c += "/atmem";
     }
+    if f.ashift {
+        c += "/ashift";
+    }
+    if d >> 15 & 3 != 0 {
+        c += &format!("/T{}", d >> 15 & 3);
+    }
     if m.zero_col_mask.is_some_and(|z| z != 0) {
         c += "/zcm";
     }
@@ -72,6 +78,8 @@ fn main() -> Result<(), String> {
     let mut by_note: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_mma: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut judged = 0u64;
+    // The unspecified words of cases holding one form only (so attributable to it).
+    let mut solo: BTreeMap<String, u64> = BTreeMap::new();
     for i in 0..n {
         let case = stream.case_at(i);
         let p = &case.program;
@@ -91,7 +99,14 @@ fn main() -> Result<(), String> {
             .ops()
             .into_iter()
             .filter_map(|o| match o {
-                Op::Mma(m) => Some(mma_class(m)),
+                Op::Mma(m) => {
+                    // Whether the oracle's MMA shapes cover it (`run::mma`); a covered MMA's
+                    // values may still be unknown (operand data, ordering).
+                    let covered = tcgen05_oracle::run::mma::exact_shape(m).is_some()
+                        || tcgen05_oracle::run::mma::pair_shape(m).is_some();
+                    let tag = if covered { "covered" } else { "not covered" };
+                    Some(format!("{} ({tag})", mma_class(m)))
+                }
                 Op::Cp { form, .. } if form.src_fmt.is_some() => Some("cp-decomp".into()),
                 Op::Shift { form, .. } if form.cta_group == CtaGroup::Two => {
                     Some("shift::2".into())
@@ -101,6 +116,9 @@ fn main() -> Result<(), String> {
             .collect();
         classes.sort();
         classes.dedup();
+        if let [only] = &classes[..] {
+            *solo.entry(only.clone()).or_default() += w.unspecified;
+        }
         for c in classes {
             let e = by_mma.entry(c).or_default();
             e.0 += w.unspecified;
@@ -122,6 +140,12 @@ fn main() -> Result<(), String> {
     }
     let mut mmas: Vec<_> = by_mma.into_iter().collect();
     mmas.sort_by_key(|x| std::cmp::Reverse(x.1.0));
+    let mut solo: Vec<_> = solo.into_iter().collect();
+    solo.sort_by_key(|x| std::cmp::Reverse(x.1));
+    println!("\nunspecified words of the cases holding one form only:");
+    for (k, v) in solo.iter().take(40) {
+        println!("{v:>12}  {k}");
+    }
     println!("\nunspecified words (cases) of the cases holding each form:");
     for (k, (v, c)) in mmas.iter().take(60) {
         println!("{v:>12} {c:>7}  {k}");

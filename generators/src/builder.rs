@@ -732,17 +732,41 @@ impl<C: Choices> Builder<'_, C> {
                 // from each one's own shared memory (CP-PAIR).
                 let r = self.region(128 * 32);
                 fills.push((r, elem));
-                issue.push(Stmt::Tc(Op::Cp {
-                    form: CpForm {
-                        cta_group: cg,
-                        shape: CpShape::S128x256b,
-                        multicast: None,
-                        dst_fmt: None,
-                        src_fmt: None,
-                    },
-                    taddr: TmemRef::slot(ac.slot, 0, ac.col as u16),
-                    src: mmaenc::kmajor_desc(r),
-                }));
+                if two && m == 128 {
+                    // A pair with M = 128 (data-path layout B) holds A's 64 rows per CTA
+                    // duplicated over the lane halves (CUTLASS `TmemAllocMode::Duplicated`:
+                    // row m in lanes m and m + 64): `cp.64x128b.warpx2::02_13` puts source
+                    // row m in lanes m and m + 64 (§3.5), 16 bytes per row, so two copies,
+                    // the second from the rows' second 16-byte chunk (LBO further) into the
+                    // next 4 columns.
+                    for half in 0..2u16 {
+                        let mut src = mmaenc::kmajor_desc(r);
+                        src.offset += u32::from(half) * u32::from(src.lbo_enc) * 16;
+                        issue.push(Stmt::Tc(Op::Cp {
+                            form: CpForm {
+                                cta_group: cg,
+                                shape: CpShape::S64x128b,
+                                multicast: Some(CpMulticast::Warpx2_02_13),
+                                dst_fmt: None,
+                                src_fmt: None,
+                            },
+                            taddr: TmemRef::slot(ac.slot, 0, ac.col as u16 + 4 * half),
+                            src,
+                        }));
+                    }
+                } else {
+                    issue.push(Stmt::Tc(Op::Cp {
+                        form: CpForm {
+                            cta_group: cg,
+                            shape: CpShape::S128x256b,
+                            multicast: None,
+                            dst_fmt: None,
+                            src_fmt: None,
+                        },
+                        taddr: TmemRef::slot(ac.slot, 0, ac.col as u16),
+                        src: mmaenc::kmajor_desc(r),
+                    }));
+                }
                 MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16))
             }
             (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),

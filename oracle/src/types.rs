@@ -275,8 +275,29 @@ pub enum WordExpect {
     Exact(u32),
     /// One of these values (a race between writes with known values).
     OneOf(Vec<u32>),
+    /// The bits set in `mask` are those of `value`; the others may hold anything: a 16-bit
+    /// MMA D element occupies the low half of its 32-bit cell and the high half is not
+    /// stated (MMA-D-UNPACKED, §9.7.16.10.4.1).
+    Masked {
+        /// The stated bits (0 outside `mask`).
+        value: u32,
+        /// Which bits are stated.
+        mask: u32,
+    },
     /// Anything.
     Unspecified,
+}
+
+impl WordExpect {
+    /// Whether `word` is allowed.
+    pub fn allows(&self, word: u32) -> bool {
+        match self {
+            WordExpect::Exact(v) => *v == word,
+            WordExpect::OneOf(vs) => vs.contains(&word),
+            WordExpect::Masked { value, mask } => word & mask == *value,
+            WordExpect::Unspecified => true,
+        }
+    }
 }
 
 /// The observation checks on an address that alloc stored (OQ-1: the address is opaque, so

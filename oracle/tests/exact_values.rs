@@ -509,6 +509,17 @@ fn s8_at(seed: u32, row: u32, k: u32) -> i32 {
 /// words, issues `m` and commits; after the mbarrier wait every warp loads 4 columns from
 /// `col` in its lane quarter (record site 1 of each warp).
 fn mma_quarters(m: &Mma, col: u16) -> Program {
+    mma_quarters_fill(std::slice::from_ref(m), col, FillElem::Word)
+}
+
+/// [`mma_quarters`] with the MMAs `ms` issued in order by one thread (then one commit) and
+/// the operands filled with `elem`.
+fn mma_quarters_fill(ms: &[Mma], col: u16, elem: FillElem) -> Program {
+    let mut issue: Vec<Stmt> = ms
+        .iter()
+        .map(|m| Stmt::Tc(Op::Mma(Box::new(m.clone()))))
+        .collect();
+    issue.push(commit());
     let warp = |w: u16| {
         let mut code = vec![];
         if w == 0 {
@@ -518,12 +529,12 @@ fn mma_quarters(m: &Mma, col: u16) -> Program {
                 Stmt::Fill {
                     region: 0,
                     seed: 1,
-                    elem: FillElem::Word,
+                    elem,
                 },
                 Stmt::Fill {
                     region: 1,
                     seed: 2,
-                    elem: FillElem::Word,
+                    elem,
                 },
                 Stmt::FenceProxyAsync,
             ]);
@@ -534,7 +545,7 @@ fn mma_quarters(m: &Mma, col: u16) -> Program {
         if w == 0 {
             code.push(Stmt::If {
                 cond: Cond::ElectOne,
-                then: vec![Stmt::Tc(Op::Mma(Box::new(m.clone()))), commit()],
+                then: issue.clone(),
                 els: vec![],
             });
         }
@@ -841,6 +852,43 @@ fn a_pair_mma_with_m_256_takes_each_ctas_a_rows_from_its_own_tmem() {
 }
 
 #[test]
+fn a_pair_mma_with_ashift_uses_the_a_row_above_in_each_cta() {
+    // `.ashift` (§9.7.16.10.9.1) on the M = 256 pair of the test above: in each CTA, D row
+    // m >= 1 uses A row m - 1 (lane 32w + t - 1, the stores' st_value(100 + 4h + w', t', j)
+    // of that lane); D row 0 of each CTA is not stated.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.form.ashift = true;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let e = expect(&pair_program(&[m], true, 20));
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                if row == 0 {
+                    assert_eq!(got[0], None, "CTA {cta}: D row 0 after .ashift");
+                    continue;
+                }
+                let src = row - 1;
+                let seed = 100 + 4 * cta + src / 32;
+                let a =
+                    |k: u32| (st_value(seed, src % 32, k / 4) >> (8 * (k % 4))) as u8 as i8 as i32;
+                let want: Vec<u32> = (20..24)
+                    .map(|n| (0..32).map(|k| a(k) * pair_b(32, n, k)).sum::<i32>() as u32)
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} row {row}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
     // MMA-ENABLE-D in both CTAs of a pair: D = A·B, then (pipelined, same accumulator and
     // shape, MCM-PIPE-MMA-MMA) D = A·B + D, so every cell of both CTAs is 2 A·B (layout A,
@@ -867,6 +915,326 @@ fn a_pair_mma_with_enable_input_d_adds_each_ctas_own_old_d() {
                     got[t as usize].as_deref(),
                     Some(&want[..]),
                     "CTA {cta} lane {row}"
+                );
+            }
+        }
+    }
+}
+
+/// Element (row, k) of an f16 operand filled with `FillElem::F16Small` in the probes'
+/// K-major no-swizzle layout (LBO 128 B along K, SBO 1024 B per 8 rows; 2 bytes per
+/// element), from the fill's definition (`values::fill_word`: `h = i·0x9E3779B9 + seed`,
+/// the low half's value `((h >> 8) & 7) - 4`, the high half's `((h >> 20) & 7) - 4`).
+fn f16_small_at(seed: u32, row: u32, k: u32) -> i32 {
+    let at = (row % 8) * 16 + (row / 8) * 1024 + (k / 8) * 128 + (k % 8) * 2;
+    let h = (at / 4).wrapping_mul(0x9E37_79B9).wrapping_add(seed);
+    let s = if at % 4 == 0 { 8 } else { 20 };
+    ((h >> s) & 7) as i32 - 4
+}
+
+/// The IEEE binary16 encoding of an integer of magnitude below 2048 (sign, exponent
+/// `e + 15` where 2^e <= |v| < 2^(e+1), the 10 bits below the leading one).
+fn f16_of_int(v: i32) -> u32 {
+    if v == 0 {
+        return 0;
+    }
+    let a = v.unsigned_abs();
+    assert!(a < 2048);
+    let e = 31 - a.leading_zeros();
+    let sign = if v < 0 { 0x8000 } else { 0 };
+    sign | (e + 15) << 10 | (a - (1 << e)) << (10 - e)
+}
+
+/// The words of the ld record of warp `w` (site 1), lane by lane, as `WordExpect`s.
+fn quarter_words(e: &Expected, w: u16) -> Vec<Vec<WordExpect>> {
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    let item = e
+        .obs
+        .iter()
+        .find(|o| o.key.warp == w as u8 && o.key.site == SiteRef::Warp(1))
+        .expect("the ld has a record");
+    (0..32)
+        .map(
+            |l| match item.lane(l).expect("every lane records").to_owned() {
+                ObsExpect::Exact(v) => v.into_iter().map(WordExpect::Exact).collect(),
+                ObsExpect::PerWord(v) => v,
+                other => panic!("lane {l}: {other:?}"),
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn an_f16_d_holds_the_f16_result_in_the_low_half_and_leaves_the_high_half_open() {
+    // kind::f16, f16 A/B, F16 D (idesc D type 0, §9.7.16.4.2), M = 128, N = 64, K = 16:
+    // D row m in lane m (layout D), each element in the low half of its cell, the high half
+    // not stated (MMA-D-UNPACKED, §9.7.16.10.4.1). The second MMA accumulates the same
+    // product (enable-input-d): D = 2·A·B. Every partial sum is an integer below 2048, exact
+    // in f16 in any order.
+    let mut m = probes::mma(MmaKind::F16, false);
+    m.idesc &= !(0b11 << 4);
+    let mut acc = m.clone();
+    acc.enable_input_d = true;
+    for (ms, times) in [(vec![m.clone()], 1), (vec![m, acc], 2)] {
+        let e = expect(&mma_quarters_fill(&ms, 4, FillElem::F16Small));
+        for w in 0..4u16 {
+            let got = quarter_words(&e, w);
+            for t in 0..32u32 {
+                let row = 32 * u32::from(w) + t;
+                let want: Vec<WordExpect> = (4..8)
+                    .map(|n| {
+                        let dot: i32 = (0..16)
+                            .map(|k| f16_small_at(1, row, k) * f16_small_at(2, n, k))
+                            .sum();
+                        WordExpect::Masked {
+                            value: f16_of_int(times * dot),
+                            mask: 0xFFFF,
+                        }
+                    })
+                    .collect();
+                assert_eq!(got[t as usize], want, "{times} MMA(s), row {row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_pair_shift_moves_the_rows_of_both_ctas_each_in_its_own_tmem() {
+    // Reference §3.6: "`::2` shifts in both CTAs of the pair". A cluster of two one-warp
+    // CTAs with a `::2` allocation: each stores `.32x32b.x8` rows (seed 17 in the even CTA,
+    // 21 in the odd), the even CTA's elected thread shifts and commits to both CTAs'
+    // mbarriers; each CTA's lane t >= 1 then holds its own row t - 1, lane 0 is open (OQ-16).
+    let cg = CtaGroup::Two;
+    let cluster_sync = || {
+        vec![
+            fence(FenceKind::BeforeThreadSync),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            fence(FenceKind::AfterThreadSync),
+        ]
+    };
+    let st_seed = |seed| st(LdStShape::S32x32b, Num::X8, false, 0, 0, seed);
+    let mut code = vec![alloc(cg, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }];
+    code.extend(cluster_sync());
+    code.push(Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![st_seed(21)],
+        els: vec![st_seed(17)],
+    });
+    code.push(wait(WaitOp::St));
+    code.extend(cluster_sync());
+    code.push(Stmt::If {
+        cond: Cond::CtaOdd,
+        then: vec![],
+        els: vec![Stmt::If {
+            cond: Cond::ElectOne,
+            then: vec![
+                Stmt::Tc(Op::Shift {
+                    form: ShiftForm {
+                        cta_group: cg,
+                        down_first: false,
+                    },
+                    taddr: TmemRef::slot(0, 0, 0),
+                }),
+                Stmt::Tc(Op::Commit {
+                    form: form::CommitForm {
+                        cta_group: cg,
+                        arrive_one: true,
+                        shared_cluster: true,
+                        multicast: true,
+                        ty: Ty::B64,
+                    },
+                    mbar: 0,
+                    addr: MbarAddr::Shared,
+                    cta_mask: Some(0b11),
+                }),
+            ],
+            els: vec![],
+        }],
+    });
+    code.extend([
+        Stmt::MbarWait {
+            bar: 0,
+            parity: false,
+            scope: Scope::Cta,
+            max_tries: 1 << 20,
+        },
+        fence(FenceKind::AfterThreadSync),
+        samples::ld(0, 0, 0, Num::X8),
+        wait(WaitOp::Ld),
+    ]);
+    code.extend(cluster_sync());
+    code.extend([dealloc(cg, 0, 256), relinquish(cg)]);
+    let p = Program {
+        launch: Launch {
+            cluster_size: 2,
+            declare_cluster: true,
+            ..samples::launch(1)
+        },
+        smem: Smem {
+            slots: 1,
+            mbarriers: 1,
+            regions: vec![],
+        },
+        warps: vec![code],
+        funcs: vec![],
+    };
+    let e = expect(&p);
+    assert_eq!(e.run.verdict, RunVerdict::Completes, "{:#?}", e.notes);
+    for (cta, seed) in [(0u32, 17u32), (1, 21)] {
+        let item = e
+            .obs
+            .iter()
+            .find(|o| o.key.cta == cta && o.key.site == SiteRef::Warp(1))
+            .expect("the ld has a record");
+        let got: Vec<Option<Vec<u32>>> = (0..32)
+            .map(|l| item.lane(l).and_then(|x| x.exact().map(<[u32]>::to_vec)))
+            .collect();
+        assert_eq!(
+            got[0], None,
+            "CTA {cta}: row 0 after the shift is not stated (OQ-16)"
+        );
+        for t in 1..32u32 {
+            let want: Vec<u32> = (0..8).map(|c| st_value(seed, t - 1, c)).collect();
+            assert_eq!(
+                got[t as usize].as_deref(),
+                Some(&want[..]),
+                "CTA {cta} lane {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_pair_mma_with_disable_output_lane_is_open_and_names_oq_31() {
+    // OQ-31: how bits 128-255 of a `::2` disable-output-lane mask map onto the peer CTA's
+    // lanes is not stated, so the results stay unspecified and the notes say why.
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 256, 32);
+    m.disable_output_lane = Some(vec![0b10; 8]);
+    let e = expect(&pair_program(&[m], false, 20));
+    assert!(quarter_record(&e, 0, 1).iter().all(Option::is_none));
+    assert!(
+        e.notes.iter().any(|n| n.starts_with("OQ-31")),
+        "{:?}",
+        e.notes
+    );
+}
+
+#[test]
+fn a_collector_use_after_its_fill_of_the_same_a_reads_that_a() {
+    // §9.7.16.10.9.1: `collector::a::fill` reads A from memory into the buffer, `::use`
+    // reads the buffer. Fill then use of the same A descriptor and unchanged data: the use
+    // computes with that A, so with enable-input-d every cell is 2·A·B (i8, layout D). With
+    // a different A descriptor on the use, what the buffer holds and what the descriptor
+    // points at differ: the values stay open.
+    let coll = |op| {
+        Some(form::Collector {
+            buf: CollectorBuf::A,
+            op,
+        })
+    };
+    let mut fill = probes::mma(MmaKind::I8, false);
+    fill.form.collector = coll(CollectorOp::Fill);
+    let mut use_ = probes::mma(MmaKind::I8, true);
+    use_.form.collector = coll(CollectorOp::Use);
+    let e = expect(&mma_quarters(&fill, 4));
+    assert!(quarter_record(&e, 0, 0).iter().all(Option::is_some));
+    let e = expect(&mma_quarters_fill(
+        &[fill.clone(), use_.clone()],
+        4,
+        FillElem::Word,
+    ));
+    for w in 0..4u16 {
+        let got = quarter_record(&e, 0, w);
+        for t in 0..32u32 {
+            let row = 32 * u32::from(w) + t;
+            let want: Vec<u32> = (4..8)
+                .map(|n| {
+                    (0..32)
+                        .map(|k| 2 * s8_at(1, row, k) * s8_at(2, n, k))
+                        .sum::<i32>() as u32
+                })
+                .collect();
+            assert_eq!(got[t as usize].as_deref(), Some(&want[..]), "row {row}");
+        }
+    }
+    let mut other = use_;
+    other.a = MmaA::Desc(probes::desc(1));
+    let e = expect(&mma_quarters_fill(&[fill, other], 4, FillElem::Word));
+    assert!(quarter_record(&e, 0, 0).iter().all(Option::is_none));
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.starts_with("MMA-COLLECTOR-DEFAULT")),
+        "{:?}",
+        e.notes
+    );
+}
+
+/// Inserts `ops` before the first MMA of the statements `code` (searching `if` branches).
+fn insert_before_mma(code: &mut Vec<Stmt>, ops: &[Stmt]) -> bool {
+    if let Some(i) = code.iter().position(|s| matches!(s, Stmt::Tc(Op::Mma(_)))) {
+        code.splice(i..i, ops.iter().cloned());
+        return true;
+    }
+    code.iter_mut().any(|s| match s {
+        Stmt::If { then, els, .. } => insert_before_mma(then, ops) || insert_before_mma(els, ops),
+        _ => false,
+    })
+}
+
+#[test]
+fn a_pair_mma_with_m_128_reads_a_duplicated_over_the_lane_halves() {
+    // Layout B (M = 128 pair): 64 rows of D per CTA, row m in lane m (columns 0..N/2) and
+    // lane m + 64 (columns N/2..N). A in TMEM at column 64, put there by two
+    // `cp.64x128b.warpx2::02_13` (source row m in lanes m and m + 64, §3.5) from region 0
+    // (seed 1 in both CTAs): 16 bytes of row m each, the second 128 bytes (LBO) further, so
+    // lane m and lane m + 64 both hold A row m (k 0..16 in columns 64..68, k 16..32 in
+    // 68..72). Each CTA's D row m = A row m · B (B rows 0..16 from the even CTA's region 1,
+    // seed 2; 16..32 from the odd CTA's, seed 3).
+    let mut m = probes::mma(MmaKind::I8, false);
+    m.form.cta_group = CtaGroup::Two;
+    m.idesc = probes::idesc(MmaKind::I8, 128, 32);
+    m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+    let cps: Vec<Stmt> = (0..2u16)
+        .map(|half| {
+            let mut src = probes::desc(0);
+            src.offset = 128 * u32::from(half);
+            Stmt::Tc(Op::Cp {
+                form: form::CpForm {
+                    cta_group: CtaGroup::Two,
+                    shape: CpShape::S64x128b,
+                    multicast: Some(CpMulticast::Warpx2_02_13),
+                    dst_fmt: None,
+                    src_fmt: None,
+                },
+                taddr: TmemRef::slot(0, 0, 64 + 4 * half),
+                src,
+            })
+        })
+        .collect();
+    let mut p = pair_program(&[m], false, 4);
+    assert!(insert_before_mma(&mut p.warps[0], &cps));
+    let e = expect(&p);
+    for cta in 0..2u32 {
+        for w in 0..4u16 {
+            let got = quarter_record(&e, cta, w);
+            for t in 0..32u32 {
+                let lane = 32 * u32::from(w) + t;
+                let (row, c0) = (lane % 64, 4 + 16 * (lane / 64));
+                let want: Vec<u32> = (c0..c0 + 4)
+                    .map(|n| {
+                        (0..32)
+                            .map(|k| s8_at(1, row, k) * pair_b(32, n, k))
+                            .sum::<i32>() as u32
+                    })
+                    .collect();
+                assert_eq!(
+                    got[t as usize].as_deref(),
+                    Some(&want[..]),
+                    "CTA {cta} lane {lane}"
                 );
             }
         }

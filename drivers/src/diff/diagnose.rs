@@ -765,9 +765,8 @@ fn word_verdict(e: LaneExpect<'_>, rec: &[u32], i: usize) -> Option<bool> {
         ObsExpect::Exact(v) => v.get(i).map(|w| *w == got),
         ObsExpect::OneOf(vs) if vs.len() == 1 => vs[0].get(i).map(|w| *w == got),
         ObsExpect::PerWord(ws) => match ws.get(i)? {
-            WordExpect::Exact(v) => Some(*v == got),
-            WordExpect::OneOf(vs) => Some(vs.contains(&got)),
             WordExpect::Unspecified => None,
+            w => Some(w.allows(got)),
         },
         _ => None,
     }

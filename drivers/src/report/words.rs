@@ -15,8 +15,9 @@ use tcgen05_oracle::{Expected, LaneExpect, ObsExpect, RunVerdict, SiteRef, WordE
 pub struct WordCounts {
     /// Words predicted exactly.
     pub exact: u64,
-    /// Words predicted as one of a few values (a race between known writes, an alloc
-    /// address checked against its observation checks).
+    /// Words predicted as one of a set of values (a race between known writes, an alloc
+    /// address checked against its observation checks, a 16-bit MMA D cell whose low half
+    /// is stated and high half is not, MMA-D-UNPACKED).
     pub one_of: u64,
     /// Words the oracle leaves unspecified.
     pub unspecified: u64,
@@ -77,7 +78,9 @@ impl WordCounts {
                         for x in ws {
                             match x {
                                 WordExpect::Exact(_) => w.exact += 1,
-                                WordExpect::OneOf(_) => w.one_of += 1,
+                                // A set of allowed values: the stated low half of a 16-bit
+                                // D cell (MMA-D-UNPACKED) with any high half.
+                                WordExpect::OneOf(_) | WordExpect::Masked { .. } => w.one_of += 1,
                                 WordExpect::Unspecified => w.unspecified += 1,
                             }
                         }

@@ -49,17 +49,24 @@ pub fn exact_shape(m: &Mma) -> Option<(u32, u32)> {
 /// (§9.7.16.10: "B ... in Shared Memory of the current CTA and optionally in peer CTA"; the
 /// simulator reads them the same way). With M = 256, A may also come from TMEM: CTA h's 128
 /// rows of A from its own TMEM at `[a-tmem]`, row m in lane m as for `cta_group::1`
-/// ([`tmem_a_row`]; layout A is layout D in each CTA), without `.ashift` (M = 128 would need
-/// A duplicated over the lane halves, CUTLASS's `TmemAllocMode::Duplicated`: not modelled).
+/// ([`tmem_a_row`]; layout A is layout D in each CTA), with or without `.ashift` (each CTA's
+/// D row m ≥ 1 uses its A row m - 1; what D row 0 of either CTA uses is not stated: row 127
+/// of the even CTA's A if the shift runs over the 256 rows, nothing stated if it runs per
+/// CTA, so it is unspecified). With M = 128 (layout B: D row m in lanes m and m + 64, one
+/// column half each), which lanes hold A's 64 rows is figure-only (OQ-22); CUTLASS keeps
+/// them duplicated over the lane halves (`TmemAllocMode::Duplicated`: row m in lanes m and
+/// m + 64), and where the program does so (every cell of lane m + 64 equal to lane m's,
+/// `tmem::Ctx::pair_values`) each reading gives the same values: exact there, without
+/// `.ashift` (D row 0 sits in two lanes of layout B).
 /// With enable-input-d each CTA's cells add its own old D (MMA-ENABLE-D). Without
 /// disable-output-lane (how bits 128-255 map onto the peer's lanes is open, OQ-31).
 pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
-    if m.disable_output_lane.is_some() || m.form.ashift {
+    if m.disable_output_lane.is_some() {
         return None;
     }
     let sizes: &[u32] = match m.a {
-        MmaA::Desc(_) => &[256, 128],
-        MmaA::Tmem(_) => &[256],
+        MmaA::Tmem(_) if m.form.ashift => &[256],
+        _ => &[256, 128],
     };
     sizes
         .iter()
@@ -70,7 +77,11 @@ pub fn pair_shape(m: &Mma) -> Option<(u32, u32)> {
 /// [`exact_shape`] and [`pair_shape`]: the checks for `.cta_group` `cg` and M `want_m`.
 fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     let f = &m.form;
-    let coll_ok = f.collector.is_none_or(|c| c.op == CollectorOp::Discard);
+    // `::fill` reads A from memory like `::discard`; `::use` / `::lastuse` read the collector
+    // buffer, exact only where it holds this MMA's own A (`tmem::Ctx::collector_holds_a`).
+    let coll_ok = f.collector.is_none_or(|c| {
+        matches!(c.op, CollectorOp::Discard | CollectorOp::Fill) || c.buf == CollectorBuf::A
+    });
     if f.sp || f.block_scale || f.cta_group != cg || !coll_ok {
         return None;
     }
@@ -97,18 +108,25 @@ fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
         return None;
     }
     let (dt, at, bt) = (d >> 4 & 3, d >> 7 & 7, d >> 10 & 7);
-    // F32 D only (a 16-bit D leaves the high half of its cell unstated, MMA-D-UNPACKED);
+    // F32 D, or F16 D for kind::f16 and kind::f8f6f4 (code 0: the low half of each cell
+    // is stated, the high half is not, MMA-D-UNPACKED, `super::d16`);
     // A/B type codes (§9.7.16.10.2, idesc bits 7-9 and 10-12): f16 0 / bf16 1 (the same for
     // A and B), tf32 2, u8 0 / s8 1, e4m3 0 / e5m2 1 (the 6- and 4-bit f8f6f4 types stay
     // unspecified: their packing in shared memory is figure-only, OQ-29).
     let ok = match f.kind {
-        MmaKind::F16 => dt == 1 && at == bt && at <= 1,
+        MmaKind::F16 => dt <= 1 && at == bt && at <= 1,
         MmaKind::Tf32 => dt == 1 && at == 2 && bt == 2,
         MmaKind::I8 => dt == 2 && at <= 1 && bt <= 1,
-        MmaKind::F8f6f4 => dt == 1 && at <= 1 && bt <= 1,
+        MmaKind::F8f6f4 => dt <= 1 && at <= 1 && bt <= 1,
         _ => false,
     };
     ok.then_some((mm, n))
+}
+
+/// Whether an MMA of an exact kind has F16 D (idesc bits 4-5, D type code 0 for kind::f16
+/// and kind::f8f6f4, §9.7.16.4.2).
+pub(crate) fn d16_of(m: &Mma) -> bool {
+    matches!(m.form.kind, MmaKind::F16 | MmaKind::F8f6f4) && m.idesc >> 4 & 3 == 0
 }
 
 fn f16_value(h: u16) -> f64 {
@@ -364,6 +382,9 @@ pub struct Prepared {
     kk: u32,
     kind: MmaKind,
     enable_input_d: bool,
+    /// F16 D (idesc D type code 0): a cell's value is the f16 in its low half, the high half
+    /// is not stated (MMA-D-UNPACKED, [`super::d16`]).
+    pub d16: bool,
     /// 2^-scale (MMA-SCALE-D-SEM), once.
     grain: f64,
     /// The value of one unit of the dot products as held (`unit(kind)`: f8f6f4 elements are
@@ -413,6 +434,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
             kk,
             kind,
             enable_input_d: m.enable_input_d,
+            d16: d16_of(m),
             grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
             unit: unit(kind),
             arow: Vec::new(),
@@ -442,6 +464,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -490,6 +513,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -554,6 +578,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         kk,
         kind,
         enable_input_d: m.enable_input_d,
+        d16: d16_of(m),
         grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
         unit: unit(kind),
         arow,
@@ -853,11 +878,26 @@ impl Prepared {
             // any order, is then an f32 (OQ-19).
             let (grain, unit) = (self.grain, self.unit);
             let g = grain.min(unit);
-            let prev = if self.enable_input_d {
-                old.map(|v| f64::from(f32::from_bits(v)) * grain)
-            } else {
+            let prev = if !self.enable_input_d {
                 Some(0.0)
+            } else if self.d16 {
+                // The old f16 sits in the low half of the cell (MMA-D-UNPACKED).
+                old.map(|v| f16_value(v as u16) * grain)
+            } else {
+                old.map(|v| f64::from(f32::from_bits(v)) * grain)
             };
+            if self.d16 {
+                // `super::d16`: fewer than 2^11 grid steps, exact in f16 in any order.
+                return prev.and_then(|p| {
+                    let exact = p.is_finite()
+                        && is_integer(p / g)
+                        && (abs * unit + p.abs()) / g < super::d16::F16_STEPS;
+                    exact
+                        .then(|| super::d16::f16_bits(sum * unit + p))
+                        .flatten()
+                        .map(u32::from)
+                });
+            }
             prev.and_then(|p| {
                 let exact =
                     p.is_finite() && is_integer(p / g) && (abs * unit + p.abs()) / g < 16_777_216.0;

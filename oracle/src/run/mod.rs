@@ -10,9 +10,11 @@
 //!    `tcgen05.ld` may deliver ([`mma`] for the exact MMA results).
 
 pub mod alloc;
+pub mod d16;
 pub mod dp_layout;
 pub mod ldst;
 pub mod mma;
+pub mod mma_open;
 pub mod mma_rules;
 pub mod symmetric;
 pub mod sync;

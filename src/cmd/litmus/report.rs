@@ -278,6 +278,11 @@ fn location(
         ObsExpect::PerWord(w) => match &w[word] {
             WordExpect::Exact(v) => ("exact", vec![*v]),
             WordExpect::OneOf(v) => ("one-of", v.clone()),
+            WordExpect::Masked { value, mask } => {
+                return Ok(unspecified(format!(
+                    "the bits {mask:#010x} hold {value:#010x}, the others are not stated ({rules})"
+                )));
+            }
             WordExpect::Unspecified => return Ok(unspecified(format!("unspecified ({rules})"))),
         },
         ObsExpect::Absent => return Ok(unspecified("this lane does not execute the ld".into())),

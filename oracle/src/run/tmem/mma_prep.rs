@@ -54,6 +54,13 @@ impl<'a> Ctx<'_, 'a> {
         }
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
+        if m.form
+            .collector
+            .is_some_and(|c| matches!(c.op, CollectorOp::Use | CollectorOp::Lastuse))
+            && !self.collector_holds_a(ai)
+        {
+            return;
+        }
         if self.opts.figure_layouts && acc.issuer.count_ones() == 1 && mma::pair_shape(m).is_some()
         {
             self.pair_values(ai, a_cells, sc);
@@ -173,12 +180,27 @@ impl<'a> Ctx<'_, 'a> {
                 let acc = &self.accs[ai];
                 let Op::Mma(m) = acc.op else { return };
                 let prep = |cells: Option<Vec<u32>>| {
-                    let cells = cells?;
+                    let mut cells = cells?;
+                    if rows == 64 {
+                        // Layout B (M = 128): A's 64 rows duplicated over the lane halves
+                        // (`mma::pair_shape`), or not exact.
+                        let (lo, hi) = cells.split_at(64 * 8);
+                        if lo != hi {
+                            return None;
+                        }
+                        cells.truncate(64 * 8);
+                    }
                     let d = m.idesc;
                     let (alt, neg) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
                     let mut arow = Vec::with_capacity(128 * 32);
                     for row in cells.chunks_exact(8) {
                         mma::tmem_a_row(m.form.kind, alt, neg, row, &mut arow)?;
+                    }
+                    if m.form.ashift {
+                        // `.ashift` in each CTA's rows (`mma::pair_shape`): D row m uses A
+                        // row m - 1; D row 0 is unspecified (`MmaVals::ashift`).
+                        let kk = arow.len() / 128;
+                        arow.copy_within(..127 * kk, kk);
                     }
                     mma::prepare_pair_rows(m, arow, [&b0, &b1]).map(std::rc::Rc::new)
                 };
@@ -205,10 +227,56 @@ impl<'a> Ctx<'_, 'a> {
             old,
             peer_old,
             dol: [0; 4],
-            ashift: false,
+            ashift: m.form.ashift,
             fold,
         }));
         self.accs[ai].known = true;
+    }
+
+    /// Whether the `collector::a` buffer that MMA `ai` (`::use` / `::lastuse`) reads holds its
+    /// own A operand, so that its values are those of A read from memory (§9.7.16.10.9.1:
+    /// `::fill` reads A from memory into the buffer, `::use` keeps it, `::lastuse` and
+    /// `::discard` drop it). Walking back through the MMAs of the issuing warp (one issuing
+    /// lane, MMA-SINGLE-THREAD): only `::use` MMAs of the same A descriptor down to a `::fill`
+    /// of it, with A's shared-memory data the same at that fill as now; no `.ws` MMA in
+    /// between (another family of buffers), and no other warp of the CTA or its pair filling
+    /// the buffer. A in TMEM is not followed (its cells may change in between).
+    pub(super) fn collector_holds_a(&self, ai: usize) -> bool {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else { return false };
+        let MmaA::Desc(ad) = &m.a else { return false };
+        if m.form.ws {
+            // `.ws` buffers hold B (`collector::b0..b3`): not followed.
+            return false;
+        }
+        let Some(now) = self.region_data(acc, ad.region) else {
+            return false;
+        };
+        let cta = self.cta(acc.g);
+        let fills_a = |x: &Acc<'_>| matches!(x.op, Op::Mma(o) if o.form.collector.is_some_and(|c| c.op == CollectorOp::Fill));
+        let foreign = self
+            .accs
+            .iter()
+            .any(|x| x.g != acc.g && self.cta(x.g) / 2 == cta / 2 && fills_a(x));
+        if foreign || acc.issuer.count_ones() != 1 {
+            return false;
+        }
+        for x in self.accs.iter().rev() {
+            if x.g != acc.g || x.i >= acc.i || x.kind != Kind::Mma {
+                continue;
+            }
+            let Op::Mma(o) = x.op else { return false };
+            let op = o.form.collector.map(|c| c.op);
+            if o.form.ws || x.issuer != acc.issuer || o.a != m.a {
+                return false;
+            }
+            match op {
+                Some(CollectorOp::Use) => {}
+                Some(CollectorOp::Fill) => return self.region_data(x, ad.region) == Some(now),
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// The cells of A in TMEM that MMA `ai` reads from allocation `inst` over `rect` (lanes
@@ -309,6 +377,7 @@ impl<'a> Ctx<'_, 'a> {
             race: sc.race.clone(),
             ord: sc.ord.clone(),
             memo: std::cell::RefCell::new(Vec::new()),
+            low16: low16(&self.accs[ai]),
         }
     }
 

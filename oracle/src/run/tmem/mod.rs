@@ -231,6 +231,9 @@ struct OldD {
     single: Option<usize>,
     /// Per cell (row-major 128 × n): `UNREAD`, `UNKNOWN` or the value.
     memo: std::cell::RefCell<Vec<u64>>,
+    /// The reading MMA has 16-bit D: it reads the low halves only, so a cell whose high half
+    /// is not stated ([`low16`] writers) still has a known old value.
+    low16: bool,
 }
 
 impl OldD {
@@ -301,6 +304,20 @@ struct Scratch {
     /// Set by [`Ctx::cells`] when every cell is `Unspecified` (some candidate of every cell
     /// is never known): the cells are then left unwritten (`out` empty).
     unknown: bool,
+}
+
+/// Whether `w` is an MMA with 16-bit D: its cells' values are the low halves only, the high
+/// halves are not stated (MMA-D-UNPACKED, `run::d16`).
+fn low16(w: &Acc<'_>) -> bool {
+    matches!(w.op, Op::Mma(m) if mma::d16_of(m))
+}
+
+/// The word of a cell whose one candidate wrote only its low half ([`low16`]).
+fn low_half(v: Option<u32>) -> WordExpect {
+    v.map_or(WordExpect::Unspecified, |v| WordExpect::Masked {
+        value: v & 0xFFFF,
+        mask: 0xFFFF,
+    })
 }
 
 /// The cell value candidates of one word (sorts `cands`).
@@ -780,7 +797,8 @@ fn pack_words(lo: &WordExpect, hi: &WordExpect) -> WordExpect {
     let set = |w: &WordExpect| match w {
         WordExpect::Exact(v) => Some(vec![*v]),
         WordExpect::OneOf(v) => Some(v.clone()),
-        WordExpect::Unspecified => None,
+        WordExpect::Masked { value, mask } if mask & 0xFFFF == 0xFFFF => Some(vec![*value]),
+        WordExpect::Masked { .. } | WordExpect::Unspecified => None,
     };
     let (Some(a), Some(b)) = (set(lo), set(hi)) else {
         return WordExpect::Unspecified;

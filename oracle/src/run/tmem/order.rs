@@ -477,14 +477,15 @@ impl<'a> Ctx<'_, 'a> {
             Op::Mma(_) if w.pos < as_of => self.mma_value(w, inst, lane - r.l0, col - r.c0),
             Op::Cp { .. } if w.pos < as_of => self.cp_value(w, inst, lane, col),
             Op::Shift { .. } if w.pos < as_of => {
-                // Only the issuing CTA's allocation (the first region) was read.
-                let own = w.regions.first()?;
+                // The rows of the issuing CTA's allocation, then (`::2`) the peer's
+                // (`Ctx::shift_values`).
+                let h = w.regions.iter().position(|x| x.inst == inst)?;
                 let old = w.shifted.as_ref()?;
-                if own.inst != inst || lane <= own.l0 {
+                if lane <= r.l0 {
                     // Row 0 after the shift: not stated (OQ-16).
                     return None;
                 }
-                *old.get(((lane - own.l0 - 1) * 8 + col - own.c0) as usize)?
+                *old.get(h * 31 * 8 + ((lane - r.l0 - 1) * 8 + col - r.c0) as usize)?
             }
             _ => None,
         }

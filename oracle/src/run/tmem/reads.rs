@@ -359,6 +359,24 @@ impl<'a> Ctx<'_, 'a> {
                     out.resize((l1 - l0) as usize * width, WordExpect::Unspecified);
                     filled = true;
                 }
+                // A 16-bit D MMA among the candidates states only the low halves: with it
+                // alone, the low half is known (MMA-D-UNPACKED); with other candidates, the
+                // cells stay unspecified.
+                let masked = !half && sc.block.iter().flatten().any(|&wi| low16(&self.accs[wi]));
+                if masked {
+                    let one = match sc.block[..] {
+                        [Some(wi)] => Some(&self.accs[wi]),
+                        _ => None,
+                    };
+                    for l in la..lb {
+                        let row = (l - l0) as usize * width;
+                        for c in ca..cb {
+                            out[row + (c - c0) as usize] =
+                                low_half(one.and_then(|w| self.value_at(w, inst, l, c)));
+                        }
+                    }
+                    continue;
+                }
                 for l in la..lb {
                     let row = (l - l0) as usize * width;
                     for c in ca..cb {
@@ -434,6 +452,8 @@ impl<'a> Ctx<'_, 'a> {
                 }
             }
             (Op::Mma(_), Some(r)) if w.mma.is_some() => {
+                // A 16-bit D states the low halves only (MMA-D-UNPACKED).
+                let word = if low16(w) { low_half } else { word };
                 for l in l0..l1 {
                     for c in c0..c1 {
                         out.push(word(self.mma_value(w, inst, l - r.l0, c - r.c0)));
@@ -585,9 +605,10 @@ impl<'a> Ctx<'_, 'a> {
                 continue;
             };
             let why = match w.op {
-                Op::Mma(_) if w.mma.is_none() => {
-                    "OQ-19, OQ-22: an ld reads MMA results the oracle does not compute (kind, shape, cta_group::2, sparse, block scale, or data that would round): unspecified"
+                Op::Mma(_) if w.mma.is_some() && low16(w) => {
+                    "MMA-D-UNPACKED: an ld reads cells of a 16-bit D, whose high halves are not stated (the low halves are exact)"
                 }
+                Op::Mma(m) if w.mma.is_none() => super::super::mma_open::open_reason(m),
                 Op::Cp { .. } if w.cp.is_none() => {
                     "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (decompression, a swizzled or unknown source): unspecified"
                 }

@@ -99,34 +99,47 @@ impl<'a> Ctx<'_, 'a> {
     /// `taddr`, 32-byte rows, each row but the last moved down by one lane): rows 0..31 of
     /// lanes `[l, l + 31)`, 8 columns, as an ld would read them at this point of the
     /// processing order. The races of that read are the shift's (cited by the lds of what it
-    /// wrote, like an MMA's A read).
+    /// wrote, like an MMA's A read). A `cta_group::2` shift moves the same matrix in both CTAs
+    /// of the pair (reference §3.6, "`::2` shifts in both CTAs"; like CP-PAIR, each CTA's
+    /// rows stay in that CTA): the peer's rows, read the same way from its paired allocation
+    /// (the second region), follow the issuing CTA's in `shifted`.
     pub(super) fn shift_values(&mut self, ai: usize, sc: &mut Scratch) {
-        let Some(own) = self.accs[ai].regions.first().copied() else {
-            return;
-        };
-        if own.l1 != own.l0 + 32 || own.c1 != own.c0 + 8 {
-            // Clamped at the allocation's edge: not the documented shape.
+        let regions = self.accs[ai].regions;
+        if regions.first().is_none() {
             return;
         }
-        let rect = (own.l0, own.l0 + 31, own.c0, own.c1);
-        self.plan(ai, own.inst, rect, sc);
-        let mut buf = Vec::new();
-        let races = self.cells(own.inst, rect, sc, &mut buf);
-        for &wi in &sc.writers {
-            self.accs[ai].in_races.0 |= self.accs[wi].in_races.0;
-        }
-        self.accs[ai].in_races.0 |= races.0;
-        if sc.unknown || buf.len() != 31 * 8 {
-            return;
-        }
-        let old: Box<[Option<u32>]> = buf
-            .iter()
-            .map(|w| match w {
+        let mut old: Vec<Option<u32>> = Vec::with_capacity(2 * 31 * 8);
+        for (h, r) in regions.iter().copied().enumerate() {
+            let cta = self.a.insts[r.inst as usize].cta as usize;
+            if r.l1 != r.l0 + 32 || r.c1 != r.c0 + 8 || (h > 0 && self.poisoned[cta]) {
+                // Clamped at the allocation's edge: not the documented shape.
+                if h == 0 {
+                    return;
+                }
+                old.resize(2 * 31 * 8, None);
+                continue;
+            }
+            let rect = (r.l0, r.l0 + 31, r.c0, r.c1);
+            self.plan(ai, r.inst, rect, sc);
+            let mut buf = Vec::new();
+            let races = self.cells(r.inst, rect, sc, &mut buf);
+            for &wi in &sc.writers {
+                self.accs[ai].in_races.0 |= self.accs[wi].in_races.0;
+            }
+            self.accs[ai].in_races.0 |= races.0;
+            if sc.unknown || buf.len() != 31 * 8 {
+                if h == 0 {
+                    return;
+                }
+                old.resize(2 * 31 * 8, None);
+                continue;
+            }
+            old.extend(buf.iter().map(|w| match w {
                 WordExpect::Exact(v) => Some(*v),
                 _ => None,
-            })
-            .collect();
-        self.accs[ai].shifted = Some(old);
+            }));
+        }
+        self.accs[ai].shifted = Some(old.into_boxed_slice());
         self.accs[ai].known = true;
     }
 
@@ -224,8 +237,17 @@ impl<'a> Ctx<'_, 'a> {
             return (v != OldD::UNKNOWN).then_some(v as u32);
         }
         let (l, c, inst) = (row, o.c0 + col, o.inst);
+        // A 16-bit D writer states only the low halves: known to a reader that reads only
+        // them (`OldD::low16`).
+        let value = |w: &Acc<'_>| {
+            if low16(w) && !o.low16 {
+                None
+            } else {
+                self.value_as_of(w, inst, l, c, x.pos)
+            }
+        };
         if let Some(wi) = o.single {
-            let v = self.value_as_of(&self.accs[wi], inst, l, c, x.pos);
+            let v = value(&self.accs[wi]);
             let mut memo = o.memo.borrow_mut();
             if memo.is_empty() {
                 memo.resize(128 * o.n as usize, OldD::UNREAD);
@@ -257,7 +279,7 @@ impl<'a> Ctx<'_, 'a> {
                 .iter()
                 .any(|&b| b != a && o.ord[a * k + b] && covers(o.writers[b]));
             if maximal {
-                add(self.value_as_of(&self.accs[o.writers[a]], inst, l, c, x.pos));
+                add(value(&self.accs[o.writers[a]]));
             }
         }
         if !covered {
@@ -266,7 +288,7 @@ impl<'a> Ctx<'_, 'a> {
         }
         for &wi in &o.race {
             if covers(wi) {
-                add(self.value_as_of(&self.accs[wi], inst, l, c, x.pos));
+                add(value(&self.accs[wi]));
             }
         }
         let v = val.flatten();
@@ -415,7 +437,8 @@ impl<'a> Ctx<'_, 'a> {
             return None;
         }
         let w = &self.accs[sc.writers[sc.before[0]]];
-        if !matches!(w.op, Op::Mma(_)) || w.mma.is_none() {
+        // A 16-bit D is not exact as whole words (MMA-D-UNPACKED): the general path.
+        if !matches!(w.op, Op::Mma(_)) || w.mma.is_none() || low16(w) {
             return None;
         }
         let full = w.regions.iter().any(|x| {
@@ -527,6 +550,7 @@ impl<'a> Ctx<'_, 'a> {
                     *v = values::st_value(*seed, row - r.l0, o.c0 + c - r.c0);
                 }
             }
+            Op::Mma(_) if low16(w) && !o.low16 => return None,
             Op::Mma(_) if w.pos < x.pos => {
                 let (s, e) = (o.c0 + cols.start - r.c0, o.c0 + cols.end - r.c0);
                 self.mma_row(w, o.inst, row - r.l0, s..e, out)?;
