@@ -375,9 +375,12 @@ fn an_mma_pair_of_two_kinds_on_one_accumulator_is_ordered_in_the_seeds_wording()
     }
 }
 
+/// A named predicate on programs.
+type Form = (&'static str, fn(&Program) -> bool);
+
 /// The MMA forms the builder makes so that the simulator's MMA paths are observed (the
 /// survivors of docs/mutants.md), each a predicate on a program.
-const MMA_FORMS: &[(&str, fn(&Program) -> bool)] = &[
+const MMA_FORMS: &[Form] = &[
     // MMA-SHAPE-VALID's largest N (§2.7 table).
     ("N = 256", |p| {
         mmas(p).iter().any(|m| mma_n(m) == 256 && dense(m))
