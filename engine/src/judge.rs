@@ -11,7 +11,7 @@
 use std::rc::Rc;
 use tcgen05_drivers::diff::{self, Signature, Verdict, WaitBound};
 use tcgen05_drivers::outcome::Outcome;
-use tcgen05_drivers::target::Target;
+use tcgen05_drivers::target::{Observed, Target};
 use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Program};
 use tcgen05_oracle::{Expected, Options};
@@ -71,21 +71,50 @@ pub fn rule(
     Ruling { verdict, signature }
 }
 
-/// Runs `case` on `target` and judges the outcome against `expected` (the oracle's
-/// expectation of `case.program`, computed by the caller).
+/// [`rule`] for each distinct outcome of a case's runs ([`Target::run_repeated`]): the index
+/// of the deciding outcome and its ruling, which is the first discrepancy (its detail then
+/// names the run, its perturbation and how many runs showed it), else the first outcome's.
+pub fn rule_observed(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    observed: &[Observed],
+    target: &str,
+    bound: WaitBound,
+) -> (usize, Ruling) {
+    let mut first = None;
+    for (i, o) in observed.iter().enumerate() {
+        let mut r = rule(program, layout, expected, &o.outcome, target, bound);
+        if let Verdict::Discrepancy(d) = &mut r.verdict {
+            if o.of > 1 {
+                d.detail = format!(
+                    "{} [run {} of {}, perturbation {:#010x}; {} run(s) showed it]",
+                    d.detail, o.first_run, o.of, o.perturbation, o.runs
+                );
+            }
+            return (i, r);
+        }
+        first.get_or_insert((i, r));
+    }
+    first.expect("a target gives at least one outcome")
+}
+
+/// Runs `case` on `target` (every run of [`Target::run_repeated`]) and judges the outcomes
+/// against `expected` (the oracle's expectation of `case.program`, computed by the caller):
+/// the deciding outcome of [`rule_observed`].
 pub fn judge_against(case: &Case, expected: Rc<Expected>, target: &mut dyn Target) -> Judgement {
-    let outcome = target.run(case);
-    let ruling = rule(
+    let mut observed = target.run_repeated(case);
+    let (i, ruling) = rule_observed(
         &case.program,
         &Layout::of(&case.program),
         &expected,
-        &outcome,
+        &observed,
         &target.name(),
         target.wait_bound(),
     );
     Judgement {
         expected,
-        outcome,
+        outcome: observed.swap_remove(i).outcome,
         ruling,
     }
 }

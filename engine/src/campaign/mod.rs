@@ -595,6 +595,13 @@ impl Target for StopOnInterrupt<'_> {
             self.0.run(case)
         }
     }
+    fn run_repeated(&mut self, case: &Case) -> Vec<target::Observed> {
+        if self.1.load(Ordering::SeqCst) {
+            vec![target::Observed::once(self.run(case))]
+        } else {
+            self.0.run_repeated(case)
+        }
+    }
 }
 
 fn record_finding(
