@@ -58,6 +58,7 @@ fn request(id: u64, ptx: String, runs: u32) -> RunRequest {
         timeout_ms: 1000,
         jit_opt: None,
         runs,
+        runs_budget_ms: 0,
         perturb_seed: id,
     }
 }

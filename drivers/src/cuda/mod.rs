@@ -16,6 +16,7 @@
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
+//! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -57,6 +58,12 @@ pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
 /// 200 ms, so the extra runs cost the campaign little; docs/blackwell.md has the measured
 /// runs per second.
 pub const DEFAULT_RUNS: u32 = 64;
+
+/// Default of `TCGEN05_CUDA_RUNS_BUDGET_MS`: the run time of a case's runs after which no
+/// further run starts. Fast cases (tens of microseconds a run) make all their runs; a case
+/// whose runs take long (a bounded wait that gives up: 0.13 s a run) stops after about this
+/// much, so a few slow cases do not take the GPU from the rest (docs/blackwell.md).
+pub const DEFAULT_RUNS_BUDGET: Duration = Duration::from_millis(50);
 
 /// The `--runs` of the command line: when non-zero, it overrides `TCGEN05_CUDA_RUNS` for the
 /// targets built afterwards.
@@ -166,6 +173,8 @@ pub struct Config {
     pub limits: Limits,
     /// Runs of each compiled case (at least 1; [`DEFAULT_RUNS`]).
     pub runs: u32,
+    /// Run time of a case's runs after which no further run starts ([`DEFAULT_RUNS_BUDGET`]).
+    pub runs_budget: Duration,
 }
 
 impl Config {
@@ -195,8 +204,12 @@ impl Config {
             n => n,
         }
         .max(1);
+        let runs_budget = var("TCGEN05_CUDA_RUNS_BUDGET_MS")
+            .and_then(|v| v.trim().parse().ok())
+            .map_or(DEFAULT_RUNS_BUDGET, Duration::from_millis);
         Config {
             runs,
+            runs_budget,
             device,
             timeout: Duration::from_millis(timeout),
             try_wait_ns,
@@ -444,6 +457,11 @@ impl CudaTarget {
         })
     }
 
+    /// Sets the runs of each compiled case from now on ([`Config::runs`], at least 1).
+    pub fn set_runs(&mut self, runs: u32) {
+        self.cfg.runs = runs.max(1);
+    }
+
     /// The device in use.
     pub fn device(&self) -> &DeviceInfo {
         &self.dev
@@ -519,6 +537,7 @@ impl CudaTarget {
             timeout_ms: case_timeout(self.flavour, &self.cfg, p).as_millis() as u64,
             jit_opt: self.jit_opt(),
             runs: self.cfg.runs,
+            runs_budget_ms: self.cfg.runs_budget.as_millis().max(1) as u64,
             perturb_seed: fnv1a(ptx.as_bytes()),
             ptx,
         })

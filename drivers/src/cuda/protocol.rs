@@ -75,9 +75,12 @@ pub struct RunRequest {
     pub jit_opt: Option<u32>,
     /// How many times to run the compiled kernel (0 and 1: once). The runs stop early when
     /// one ends in anything but a completion, or when together they have run for
-    /// `timeout_ms` (so a case costs at most about twice its watchdog).
+    /// `runs_budget_ms` (so a case costs at most that plus one watchdog).
     #[serde(default)]
     pub runs: u32,
+    /// Run time after which no further run starts, milliseconds (0: `timeout_ms`).
+    #[serde(default)]
+    pub runs_budget_ms: u64,
     /// The seed of the runs' perturbations ([`perturbation`]); used only with a status block.
     #[serde(default)]
     pub perturb_seed: u64,
@@ -298,6 +301,7 @@ mod tests {
             timeout_ms: 2000,
             jit_opt: Some(0),
             runs: 3,
+            runs_budget_ms: 50,
             perturb_seed: 5,
         })
     }

@@ -49,7 +49,7 @@ impl Judged {
 /// One family's runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Histogram {
-    /// Cases (family members) run.
+    /// Compiled cases (family members; a member run in several rounds counts each time).
     pub cases: u64,
     /// Runs in all.
     pub runs: u64,
@@ -181,7 +181,7 @@ pub fn alternatives(program: &Program, expected: &Expected, observed: &[Observed
 pub fn markdown(families: &BTreeMap<String, Histogram>) -> String {
     use std::fmt::Write as _;
     let mut s = String::from(
-        "| family | members | runs | distinct outcomes | forbidden runs | allowed alternatives seen / never seen |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
+        "| family | compiles | runs | distinct outcomes | forbidden runs | allowed alternatives seen / never seen |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
     );
     for (name, h) in families {
         let _ = writeln!(
@@ -200,6 +200,59 @@ pub fn markdown(families: &BTreeMap<String, Histogram>) -> String {
         for (k, (runs, j)) in &h.outcomes {
             let _ = writeln!(s, "- {k}: {runs} runs, {}", j.name());
         }
+    }
+    s
+}
+
+/// A campaign's repeated runs of one case family on one target (`runs.md` of the campaign
+/// folder): only cases that ran more than once are counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FamilyRuns {
+    /// Cases.
+    pub cases: u64,
+    /// Runs.
+    pub runs: u64,
+    /// Runs whose outcome the spec forbids.
+    pub forbidden_runs: u64,
+    /// Distinct outcomes, summed over the cases.
+    pub distinct: u64,
+    /// Cases whose runs gave more than one distinct outcome.
+    pub varied: u64,
+}
+
+impl FamilyRuns {
+    /// Adds one case: its distinct outcomes and, for each, whether the spec forbids it.
+    pub fn add(&mut self, observed: &[Observed], forbidden: &[bool]) {
+        self.cases += 1;
+        self.distinct += observed.len() as u64;
+        self.varied += u64::from(observed.len() > 1);
+        for (o, f) in observed.iter().zip(forbidden) {
+            self.runs += u64::from(o.runs);
+            if *f {
+                self.forbidden_runs += u64::from(o.runs);
+            }
+        }
+    }
+}
+
+/// A campaign's [`FamilyRuns`] (keys `target / family`) as Markdown.
+pub fn campaign_markdown(runs: &BTreeMap<String, FamilyRuns>) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "# Repeated runs
+
+Each case compiled once and run several times (`--runs`), every run after the first perturbed; every distinct outcome judged.
+
+| target / family | cases | runs | distinct outcomes | cases with several outcomes | forbidden runs |
+| --- | ---: | ---: | ---: | ---: | ---: |
+",
+    );
+    for (k, r) in runs {
+        let _ = writeln!(
+            s,
+            "| {k} | {} | {} | {} | {} | {} |",
+            r.cases, r.runs, r.distinct, r.varied, r.forbidden_runs
+        );
     }
     s
 }
@@ -248,5 +301,24 @@ mod tests {
         let row = &h.outcomes[&format!("m: {}", key(&Outcome::Completed { words: vec![1, 2] }))];
         assert_eq!(*row, (11, Judged::Skipped));
         assert!(markdown(&BTreeMap::from([("f".to_string(), h)])).contains("| f | 2 | 15 | 3 | 0 |"));
+    }
+
+    #[test]
+    fn family_runs_count_forbidden_runs_and_varied_cases() {
+        let mut f = FamilyRuns::default();
+        f.add(&[obs(vec![1], 60), obs(vec![2], 4)], &[false, true]);
+        f.add(&[obs(vec![1], 64)], &[false]);
+        assert_eq!(
+            f,
+            FamilyRuns {
+                cases: 2,
+                runs: 128,
+                forbidden_runs: 4,
+                distinct: 3,
+                varied: 1
+            }
+        );
+        let md = campaign_markdown(&BTreeMap::from([("cuda-emu / x".to_string(), f)]));
+        assert!(md.contains("| cuda-emu / x | 2 | 128 | 3 | 1 | 4 |"), "{md}");
     }
 }

@@ -327,10 +327,14 @@ impl Supervisor {
                 Ok(Ok(Reply::Launched { id, compile_us: c })) if id == req.id => {
                     launched = true;
                     compile_us = c;
-                    // Several runs stop once they have run for `timeout` together, and the
-                    // last may run `timeout` more before the worker calls it hung.
-                    let runs = if req.runs > 1 { 2 } else { 1 };
-                    deadline = Instant::now() + timeout * runs + self.limits.grace;
+                    // Several runs stop once they have run for their budget together, and
+                    // the last may run `timeout` more before the worker calls it hung.
+                    let budget = match (req.runs > 1, req.runs_budget_ms) {
+                        (false, _) => Duration::ZERO,
+                        (true, 0) => timeout,
+                        (true, b) => Duration::from_millis(b),
+                    };
+                    deadline = Instant::now() + timeout + budget + self.limits.grace;
                 }
                 Ok(Ok(Reply::Done {
                     id,

@@ -258,7 +258,10 @@ mod cuda {
         }
         protocol::write_frame(w, &Reply::Launched { id, compile_us })?;
         let runs = run.runs.max(1);
-        let budget = Duration::from_millis(run.timeout_ms);
+        let budget = Duration::from_millis(match run.runs_budget_ms {
+            0 => run.timeout_ms,
+            b => b,
+        });
         let mut classes: Vec<RunClass> = Vec::new();
         let mut first: Option<RunResult> = None;
         let mut total = Timing {

@@ -103,6 +103,9 @@ pub struct Judged {
     pub watched: BSet,
     /// Of those, the ones whose written words the oracle expects exactly.
     pub observed: BSet,
+    /// Per target that ran the case more than once (`--runs`): its distinct outcomes and,
+    /// for each, whether the spec forbids it (for `runs.md`).
+    pub runs: Vec<Option<(Vec<Observed>, Vec<bool>)>>,
 }
 
 /// [`judge_batch`], with the signatures of the discrepancies and the behaviours each case
@@ -160,14 +163,23 @@ pub fn judge_batch_observed(
         .map(|(i, (case, (exp, settled)))| {
             // The layout: to read a run outcome's observations, and to count the words.
             let mut layout = None;
+            let mut runs = vec![None; outcomes.len()];
             let (verdicts, signatures) = outcomes
                 .iter()
                 .enumerate()
                 .map(|(k, o)| match &o[i] {
                     Some(o) => {
                         let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-                        let (_, r) =
-                            judge::rule_observed(&case.program, l, exp, o, &names[k], bounds[k]);
+                        let mut all =
+                            judge::rule_each(&case.program, l, exp, o, &names[k], bounds[k]);
+                        if o.iter().any(|x| x.of > 1) {
+                            let forbidden = all
+                                .iter()
+                                .map(|r| matches!(r.verdict, Verdict::Discrepancy(_)))
+                                .collect();
+                            runs[k] = Some((o.clone(), forbidden));
+                        }
+                        let r = all.swap_remove(judge::decisive(&all));
                         (r.verdict, r.signature)
                     }
                     // A settled verdict is a skip: no signature.
@@ -188,6 +200,7 @@ pub fn judge_batch_observed(
                 exercised: a.exercised,
                 watched: a.watched(),
                 observed: report::behaviours::observed(&a, exp),
+                runs,
             }
         })
         .collect()
