@@ -116,7 +116,12 @@ fn faults_in_the_middle_of_runs_belong_to_their_case_and_run() {
         assert_eq!((classes[0].runs, classes[0].first_run), (1, 0), "{e:?}");
         match (name, result) {
             ("hang", RunResult::Hung { words, .. }) => assert_eq!(words[0], 7),
-            (_, RunResult::Fault { code: c, sticky, .. }) if name != "hang" => {
+            (
+                _,
+                RunResult::Fault {
+                    code: c, sticky, ..
+                },
+            ) if name != "hang" => {
                 assert!(*sticky, "{name}: {e:?}");
                 if let Some(want) = code {
                     assert_eq!(*c, want, "{name}: {e:?}");

@@ -815,8 +815,12 @@ fn emu_outcome(status: &[u32], layout: &Layout, words: &[u32]) -> Option<Outcome
             columns: 32 * status.get(4).copied().unwrap_or(0).count_ones(),
             words,
         },
-        emu::CodeClass::NotRun => Outcome::NotRun(format!(
+        emu::CodeClass::NotRun if code == emu::Code::Capacity => Outcome::NotRun(format!(
             "cuda-emu: the program uses TMEM beyond the emulated columns ({note})"
+        )),
+        emu::CodeClass::NotRun => Outcome::NotRun(format!(
+            "cuda-emu: a TMEM access outside the allocation, whose result the spec leaves \
+             unstated (OQ-9), stops the emulation ({note})"
         )),
     })
 }

@@ -300,7 +300,9 @@ mod tests {
         assert_eq!(h.distinct(), 3, "{h:?}");
         let row = &h.outcomes[&format!("m: {}", key(&Outcome::Completed { words: vec![1, 2] }))];
         assert_eq!(*row, (11, Judged::Skipped));
-        assert!(markdown(&BTreeMap::from([("f".to_string(), h)])).contains("| f | 2 | 15 | 3 | 0 |"));
+        assert!(
+            markdown(&BTreeMap::from([("f".to_string(), h)])).contains("| f | 2 | 15 | 3 | 0 |")
+        );
     }
 
     #[test]
@@ -319,6 +321,9 @@ mod tests {
             }
         );
         let md = campaign_markdown(&BTreeMap::from([("cuda-emu / x".to_string(), f)]));
-        assert!(md.contains("| cuda-emu / x | 2 | 128 | 3 | 1 | 4 |"), "{md}");
+        assert!(
+            md.contains("| cuda-emu / x | 2 | 128 | 3 | 1 | 4 |"),
+            "{md}"
+        );
     }
 }

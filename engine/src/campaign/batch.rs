@@ -145,7 +145,9 @@ pub fn judge_batch_observed(
                     "{}: run_batch must give one outcome per case",
                     t.name()
                 );
-                o.into_iter().map(|o| Some(vec![Observed::once(o)])).collect()
+                o.into_iter()
+                    .map(|o| Some(vec![Observed::once(o)]))
+                    .collect()
             } else {
                 let only_runs = t.only_runs();
                 cases
