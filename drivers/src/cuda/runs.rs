@@ -156,7 +156,7 @@ pub fn alternatives(program: &Program, expected: &Expected, observed: &[Observed
                 ObsExpect::OneOf(vs) if vs.len() > 1 => {
                     for v in vs {
                         n += 1;
-                        seen += u64::from(recs.iter().any(|r| *r == v.as_slice()));
+                        seen += u64::from(recs.contains(&v.as_slice()));
                     }
                 }
                 ObsExpect::PerWord(ws) => {
