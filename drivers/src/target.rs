@@ -97,6 +97,13 @@ pub trait Target: Send {
     fn run_batch(&mut self, cases: &[Case]) -> Vec<Outcome> {
         cases.iter().map(|c| self.run(c)).collect()
     }
+    /// Runs one case as many times as the target is set to (`--runs`: a hardware target
+    /// compiles once and launches the kernel repeatedly, each run perturbed, docs/blackwell.md)
+    /// and returns each distinct outcome once, with how many runs gave it. Default: one run
+    /// ([`Target::run`]). The judge checks every returned outcome against the oracle.
+    fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
+        vec![Observed::once(self.run(case))]
+    }
     /// Whether this target only runs programs: it never rejects one and never crashes, so
     /// every outcome it gives is a run outcome, "not run" or its own step bound. The diff
     /// engine does not run such a target where no run outcome can change the verdict
@@ -111,6 +118,34 @@ pub trait Target: Send {
     /// one); the simulator, which gives up only when nothing can move, is fair.
     fn wait_bound(&self) -> crate::diff::WaitBound {
         crate::diff::WaitBound::Watchdog
+    }
+}
+
+/// One distinct outcome of a case's runs ([`Target::run_repeated`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observed {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// How many runs gave it.
+    pub runs: u32,
+    /// The first of them (0-based); with its perturbation, what reruns it.
+    pub first_run: u32,
+    /// The perturbation of that run (0: none, the program as printed).
+    pub perturbation: u32,
+    /// Runs made in all (the same in every element of one case's list).
+    pub of: u32,
+}
+
+impl Observed {
+    /// The outcome of a single run.
+    pub fn once(outcome: Outcome) -> Observed {
+        Observed {
+            outcome,
+            runs: 1,
+            first_run: 0,
+            perturbation: 0,
+            of: 1,
+        }
     }
 }
 

@@ -36,6 +36,8 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
             compile: Duration::from_secs(20),
             grace: Duration::from_millis(500),
         },
+        runs: 1,
+        runs_budget: cuda::DEFAULT_RUNS_BUDGET,
     }
 }
 

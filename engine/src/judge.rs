@@ -11,7 +11,7 @@
 use std::rc::Rc;
 use tcgen05_drivers::diff::{self, Signature, Verdict, WaitBound};
 use tcgen05_drivers::outcome::Outcome;
-use tcgen05_drivers::target::Target;
+use tcgen05_drivers::target::{Observed, Target};
 use tcgen05_ir::observe::Layout;
 use tcgen05_ir::{Case, Program};
 use tcgen05_oracle::{Expected, Options};
@@ -71,21 +71,73 @@ pub fn rule(
     Ruling { verdict, signature }
 }
 
-/// Runs `case` on `target` and judges the outcome against `expected` (the oracle's
-/// expectation of `case.program`, computed by the caller).
+/// [`rule`] for each distinct outcome of a case's runs ([`Target::run_repeated`]), in order;
+/// a discrepancy's detail names the run that first showed it, its perturbation and how many
+/// runs showed it (when the case ran more than once).
+pub fn rule_each(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    observed: &[Observed],
+    target: &str,
+    bound: WaitBound,
+) -> Vec<Ruling> {
+    observed
+        .iter()
+        .map(|o| {
+            let mut r = rule(program, layout, expected, &o.outcome, target, bound);
+            if let Verdict::Discrepancy(d) = &mut r.verdict
+                && o.of > 1
+            {
+                d.detail = format!(
+                    "{} [run {} of {}, perturbation {:#010x}; {} run(s) showed it]",
+                    d.detail, o.first_run, o.of, o.perturbation, o.runs
+                );
+            }
+            r
+        })
+        .collect()
+}
+
+/// The ruling that decides a case among those of its distinct outcomes ([`rule_each`]): the
+/// first discrepancy, else the first outcome's.
+pub fn decisive(rulings: &[Ruling]) -> usize {
+    rulings
+        .iter()
+        .position(|r| matches!(r.verdict, Verdict::Discrepancy(_)))
+        .unwrap_or(0)
+}
+
+/// [`rule_each`] and [`decisive`]: the index of the deciding outcome and its ruling.
+pub fn rule_observed(
+    program: &Program,
+    layout: &Layout,
+    expected: &Expected,
+    observed: &[Observed],
+    target: &str,
+    bound: WaitBound,
+) -> (usize, Ruling) {
+    let mut all = rule_each(program, layout, expected, observed, target, bound);
+    let i = decisive(&all);
+    (i, all.swap_remove(i))
+}
+
+/// Runs `case` on `target` (every run of [`Target::run_repeated`]) and judges the outcomes
+/// against `expected` (the oracle's expectation of `case.program`, computed by the caller):
+/// the deciding outcome of [`rule_observed`].
 pub fn judge_against(case: &Case, expected: Rc<Expected>, target: &mut dyn Target) -> Judgement {
-    let outcome = target.run(case);
-    let ruling = rule(
+    let mut observed = target.run_repeated(case);
+    let (i, ruling) = rule_observed(
         &case.program,
         &Layout::of(&case.program),
         &expected,
-        &outcome,
+        &observed,
         &target.name(),
         target.wait_bound(),
     );
     Judgement {
         expected,
-        outcome,
+        outcome: observed.swap_remove(i).outcome,
         ruling,
     }
 }
@@ -117,6 +169,54 @@ pub fn wait_bound_of(name: &str) -> WaitBound {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tcgen05_drivers::outcome::TrapKind;
+    use tcgen05_oracle::RunVerdict;
+
+    /// Of several distinct outcomes the first forbidden one decides, with its run and
+    /// perturbation in the detail; with none forbidden, the first outcome decides.
+    #[test]
+    fn the_first_forbidden_run_decides_and_is_named() {
+        let p = tcgen05_ir::samples::single_warp_roundtrip();
+        let layout = Layout::of(&p);
+        // A program the oracle says completes: a trap is forbidden (reference §6).
+        let e = tcgen05_oracle::expect(&p);
+        assert_eq!(e.run.verdict, RunVerdict::Completes);
+        let Some(Ok(cfg)) = tcgen05_drivers::sim::SimConfig::parse("sim") else {
+            panic!("sim is a simulator name")
+        };
+        let sim = tcgen05_drivers::sim::simulate(&p, cfg, 1);
+        let good = Observed {
+            outcome: sim,
+            runs: 60,
+            first_run: 0,
+            perturbation: 0,
+            of: 64,
+        };
+        let trap = Observed {
+            outcome: Outcome::Trapped {
+                kind: TrapKind::IllegalAddress,
+                words: vec![],
+            },
+            runs: 4,
+            first_run: 17,
+            perturbation: 0xabcd,
+            of: 64,
+        };
+        let both = [good.clone(), trap];
+        let (i, r) = rule_observed(&p, &layout, &e, &both, "t", WaitBound::Watchdog);
+        assert_eq!(i, 1);
+        let Verdict::Discrepancy(d) = &r.verdict else {
+            panic!("{r:?}")
+        };
+        assert!(
+            d.detail
+                .ends_with("[run 17 of 64, perturbation 0x0000abcd; 4 run(s) showed it]"),
+            "{}",
+            d.detail
+        );
+        let (i, r) = rule_observed(&p, &layout, &e, &[good], "t", WaitBound::Watchdog);
+        assert_eq!((i, r.verdict), (0, Verdict::Agree));
+    }
     use tcgen05_drivers::target;
     use tcgen05_generators::{Config, case_seed, valid_case};
 

@@ -69,6 +69,11 @@ pub struct Args {
     /// How often the reports are rewritten while running.
     #[arg(long, value_parser = parse_duration, default_value = "30s", hide = true)]
     pub reports_every: Duration,
+    /// GPU targets (`cuda`, `cuda-emu`): runs of each compiled case, every run but the first
+    /// perturbed and every outcome judged (default: `$TCGEN05_CUDA_RUNS`, else 64;
+    /// docs/blackwell.md). Other targets run each case once.
+    #[arg(long)]
+    pub runs: Option<u32>,
 }
 
 /// The `--mix` values: the engine's [`CaseMix`] as a command-line value (named as
@@ -126,6 +131,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let targets = tcgen05_drivers::target::from_env(args.targets.as_deref());
     if targets.is_empty() {
         return Err(bad_input("--targets names no target"));
+    }
+    if let Some(n) = args.runs {
+        if n == 0 {
+            return Err(bad_input("--runs 0: a case runs at least once"));
+        }
+        tcgen05_drivers::cuda::set_runs(n);
     }
     if args.time.is_none() && args.cases.is_none() {
         return Err(bad_input(

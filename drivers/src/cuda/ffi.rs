@@ -184,6 +184,15 @@ impl Mapped {
         unsafe { ptr::write_bytes(self.host, 0, n) };
     }
 
+    /// Writes word `i` (`i < capacity`; ignored otherwise) before a launch.
+    pub fn write(&mut self, i: usize, v: u32) {
+        if i < self.words {
+            // SAFETY: i < words; the memory is valid and aligned for u32, and no kernel runs
+            // while the worker writes it (it is called before the launch).
+            unsafe { ptr::write_volatile(self.host.add(i), v) };
+        }
+    }
+
     /// Copies the first `n` words out with volatile reads (a hung kernel may still write).
     pub fn read(&self, n: usize) -> Vec<u32> {
         let n = n.min(self.words);

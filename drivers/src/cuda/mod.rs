@@ -15,6 +15,8 @@
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
+//! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
+//! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -26,11 +28,12 @@ pub mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 pub mod protocol;
+pub mod runs;
 pub mod supervisor;
 pub mod worker;
 
 use crate::outcome::{Diagnostic, HangSite, Outcome, Severity, TrapKind};
-use crate::target::{Availability, Target, TargetInfo, TargetKind, Unavailable};
+use crate::target::{Availability, Observed, Target, TargetInfo, TargetKind, Unavailable};
 use error::{StartError, WorkerError};
 use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
@@ -49,6 +52,28 @@ pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 /// contexts time-slicing the GPU). Measure it on each Blackwell box (`mbarrier-wait.log` of
 /// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
 pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
+
+/// Default runs of each compiled case (`TCGEN05_CUDA_RUNS`, `--runs`). A run (launch, wait,
+/// readback of the host-mapped buffers) costs tens of microseconds against a compile of about
+/// 200 ms, so the extra runs cost the campaign little; docs/blackwell.md has the measured
+/// runs per second.
+pub const DEFAULT_RUNS: u32 = 64;
+
+/// Default of `TCGEN05_CUDA_RUNS_BUDGET_MS`: the run time of a case's runs after which no
+/// further run starts. Fast cases (tens of microseconds a run) make all their runs; a case
+/// whose runs take long (a bounded wait that gives up: 0.13 s a run) stops after about this
+/// much, so a few slow cases do not take the GPU from the rest (docs/blackwell.md).
+pub const DEFAULT_RUNS_BUDGET: Duration = Duration::from_millis(50);
+
+/// The `--runs` of the command line: when non-zero, it overrides `TCGEN05_CUDA_RUNS` for the
+/// targets built afterwards.
+static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Sets the runs of each compiled case for the CUDA targets built from now on (`--runs N`;
+/// 0 goes back to `TCGEN05_CUDA_RUNS` or [`DEFAULT_RUNS`]).
+pub fn set_runs(n: u32) {
+    RUNS.store(n, std::sync::atomic::Ordering::Relaxed);
+}
 
 /// The most a case's bounded waits may add to its watchdog (a wait of `u32::MAX` tries is a
 /// deliberate deadlock, not a slow give-up).
@@ -146,6 +171,10 @@ pub struct Config {
     pub worker_env: Vec<(String, String)>,
     /// Watchdog limits of the parent.
     pub limits: Limits,
+    /// Runs of each compiled case (at least 1; [`DEFAULT_RUNS`]).
+    pub runs: u32,
+    /// Run time of a case's runs after which no further run starts ([`DEFAULT_RUNS_BUDGET`]).
+    pub runs_budget: Duration,
 }
 
 impl Config {
@@ -168,7 +197,19 @@ impl Config {
         if let Some(f) = var("TCGEN05_CUDA_FAKE") {
             worker_env.push(("TCGEN05_CUDA_FAKE".to_string(), f));
         }
+        let runs = match RUNS.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => var("TCGEN05_CUDA_RUNS")
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(DEFAULT_RUNS),
+            n => n,
+        }
+        .max(1);
+        let runs_budget = var("TCGEN05_CUDA_RUNS_BUDGET_MS")
+            .and_then(|v| v.trim().parse().ok())
+            .map_or(DEFAULT_RUNS_BUDGET, Duration::from_millis);
         Config {
+            runs,
+            runs_budget,
             device,
             timeout: Duration::from_millis(timeout),
             try_wait_ns,
@@ -332,6 +373,8 @@ pub struct Profile {
     pub cases: u64,
     /// Of those, the cases that reached the worker (the others were not run: not emulated).
     pub sent: u64,
+    /// Kernel runs made (several per case with [`Config::runs`]).
+    pub runs: u64,
     /// Microseconds preparing the requests (the emulation's lowering, the PTX printer).
     pub prepare_us: u64,
     /// Microseconds from sending a request to its end, seen from the parent.
@@ -349,9 +392,10 @@ impl std::fmt::Display for Profile {
         let ms = |us: u64| us as f64 / 1000.0;
         write!(
             f,
-            "{} cases, {} sent to the worker; prepare {:.0} ms, worker {:.0} ms (compile {:.0} ms, run {:.0} ms, readback {:.0} ms)",
+            "{} cases, {} sent to the worker, {} runs; prepare {:.0} ms, worker {:.0} ms (compile {:.0} ms, run {:.0} ms, readback {:.0} ms)",
             self.cases,
             self.sent,
+            self.runs,
             ms(self.prepare_us),
             ms(self.worker_us),
             ms(self.compile_us),
@@ -411,6 +455,11 @@ impl CudaTarget {
             last: CaseTiming::default(),
             profile: Profile::default(),
         })
+    }
+
+    /// Sets the runs of each compiled case from now on ([`Config::runs`], at least 1).
+    pub fn set_runs(&mut self, runs: u32) {
+        self.cfg.runs = runs.max(1);
     }
 
     /// The device in use.
@@ -477,7 +526,6 @@ impl CudaTarget {
         };
         Ok(RunRequest {
             id,
-            ptx,
             kernel: "tc_kernel".into(),
             compile,
             grid_x: l.ctas(),
@@ -488,11 +536,29 @@ impl CudaTarget {
             status_words,
             timeout_ms: case_timeout(self.flavour, &self.cfg, p).as_millis() as u64,
             jit_opt: self.jit_opt(),
+            runs: self.cfg.runs,
+            runs_budget_ms: self.cfg.runs_budget.as_millis().max(1) as u64,
+            perturb_seed: fnv1a(ptx.as_bytes()),
+            ptx,
         })
     }
 
-    /// Runs a program and returns the outcome with the figures of the run.
+    /// Runs a program and returns the outcome of its first run (or of the run that ended the
+    /// series in a fault or a hang), with the figures of the runs.
     pub fn run_program(&mut self, p: &Program) -> Outcome {
+        let mut v = self.run_program_repeated(p);
+        // The run that ended the series, if it did not complete, is the last.
+        let last = v.len() - 1;
+        if !matches!(v[last].outcome, Outcome::Completed { .. }) {
+            return v.swap_remove(last).outcome;
+        }
+        v.swap_remove(0).outcome
+    }
+
+    /// Runs a program [`Config::runs`] times (one compile) and returns each distinct outcome
+    /// with its count, in the order first seen; an outcome other than a completion ends the
+    /// series and comes last.
+    pub fn run_program_repeated(&mut self, p: &Program) -> Vec<Observed> {
         self.last = CaseTiming::default();
         self.profile.cases += 1;
         let id = self.sup.stats.cases + 1;
@@ -501,7 +567,7 @@ impl CudaTarget {
         self.profile.prepare_us += t0.elapsed().as_micros() as u64;
         let req = match req {
             Ok(r) => r,
-            Err(o) => return o,
+            Err(o) => return vec![Observed::once(o)],
         };
         self.profile.sent += 1;
         let t1 = std::time::Instant::now();
@@ -517,11 +583,49 @@ impl CudaTarget {
             self.profile.readback_us += timing.readback_us;
         }
         let layout = Layout::of(p);
-        match ended {
-            Ended::Reported { result, compile_us } => {
+        let seed = req.perturb_seed;
+        let single = match ended {
+            Ended::Reported {
+                result,
+                compile_us,
+                classes,
+                runs_done,
+            } => {
                 self.last.launched =
                     compile_us > 0 || !matches!(result, RunResult::CompileError { .. });
-                self.outcome(result, &layout)
+                self.profile.runs += u64::from(runs_done.max(1));
+                if classes.is_empty() {
+                    return vec![Observed::once(self.outcome(result, &layout))];
+                }
+                let of = runs_done;
+                let mut v: Vec<Observed> = classes
+                    .into_iter()
+                    .map(|c| Observed {
+                        outcome: self.outcome(
+                            RunResult::Completed {
+                                words: c.words,
+                                status: c.status,
+                                timing: Timing::default(),
+                            },
+                            &layout,
+                        ),
+                        runs: c.runs,
+                        first_run: c.first_run,
+                        perturbation: protocol::perturbation(seed, c.first_run),
+                        of,
+                    })
+                    .collect();
+                if !matches!(result, RunResult::Completed { .. }) {
+                    let r = runs_done.saturating_sub(1);
+                    v.push(Observed {
+                        outcome: self.outcome(result, &layout),
+                        runs: 1,
+                        first_run: r,
+                        perturbation: protocol::perturbation(seed, r),
+                        of,
+                    });
+                }
+                return v;
             }
             Ended::CompileTimeout { limit_ms } => Outcome::TimedOut { limit_ms },
             Ended::Unresponsive { waited_ms } => Outcome::Hung {
@@ -545,7 +649,8 @@ impl CudaTarget {
             Ended::NoWorker(e) => Outcome::Crashed {
                 detail: e.to_string(),
             },
-        }
+        };
+        vec![Observed::once(single)]
     }
 
     fn outcome(&mut self, result: RunResult, layout: &Layout) -> Outcome {
@@ -555,8 +660,19 @@ impl CudaTarget {
                 code,
                 detail: format!("launch refused: {name}"),
             },
-            RunResult::Completed { words, timing, .. } => {
+            RunResult::Completed {
+                words,
+                status,
+                timing,
+            } => {
                 self.last.timing = timing;
+                // The emulation ends a violation with an exit, not a trap: the recorded code
+                // decides the outcome (`emu` module docs).
+                if self.flavour == Flavour::Emu
+                    && let Some(o) = emu_outcome(&status, layout, &words)
+                {
+                    return o;
+                }
                 Outcome::Completed { words }
             }
             RunResult::Hung {
@@ -565,6 +681,13 @@ impl CudaTarget {
                 timing,
             } => {
                 self.last.timing = timing;
+                // A recorded violation (a thread exited with it, others then hung, e.g. at a
+                // barrier) is what the hardware would have reported: a trap stops them all.
+                if self.flavour == Flavour::Emu
+                    && let Some(o) = emu_outcome(&status, layout, &words)
+                {
+                    return o;
+                }
                 let note = emu_note(&status);
                 Outcome::Hung {
                     blocked: hang_sites(layout, &words, note.as_deref()),
@@ -692,8 +815,12 @@ fn emu_outcome(status: &[u32], layout: &Layout, words: &[u32]) -> Option<Outcome
             columns: 32 * status.get(4).copied().unwrap_or(0).count_ones(),
             words,
         },
-        emu::CodeClass::NotRun => Outcome::NotRun(format!(
+        emu::CodeClass::NotRun if code == emu::Code::Capacity => Outcome::NotRun(format!(
             "cuda-emu: the program uses TMEM beyond the emulated columns ({note})"
+        )),
+        emu::CodeClass::NotRun => Outcome::NotRun(format!(
+            "cuda-emu: a TMEM access outside the allocation, whose result the spec leaves \
+             unstated (OQ-9), stops the emulation ({note})"
         )),
     })
 }
@@ -763,6 +890,18 @@ impl Target for CudaTarget {
     fn run(&mut self, case: &Case) -> Outcome {
         self.run_program(&case.program)
     }
+
+    fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
+        self.run_program_repeated(&case.program)
+    }
+}
+
+/// FNV-1a of `bytes`: the perturbation seed of a case, from its printed module, so a rerun of
+/// the same case perturbs its runs the same way.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]

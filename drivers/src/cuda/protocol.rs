@@ -73,6 +73,45 @@ pub struct RunRequest {
     /// `None` keeps the driver's default (4).
     #[serde(default)]
     pub jit_opt: Option<u32>,
+    /// How many times to run the compiled kernel (0 and 1: once). The runs stop early when
+    /// one ends in anything but a completion, or when together they have run for
+    /// `runs_budget_ms` (so a case costs at most that plus one watchdog).
+    #[serde(default)]
+    pub runs: u32,
+    /// Run time after which no further run starts, milliseconds (0: `timeout_ms`).
+    #[serde(default)]
+    pub runs_budget_ms: u64,
+    /// The seed of the runs' perturbations ([`perturbation`]); used only with a status block.
+    #[serde(default)]
+    pub perturb_seed: u64,
+}
+
+/// The perturbation word of run `run` of a case whose seed is `seed`: 0 (none) for run 0, so
+/// the first run is the program as printed; else a non-zero pseudo-random word (SplitMix64 of
+/// the seed and the run). The worker writes it to the status block's perturbation word
+/// (`cuda-emu`: `emu::PERTURB_WORD`) before the launch; a finding records it with the run.
+pub fn perturbation(seed: u64, run: u32) -> u32 {
+    if run == 0 {
+        return 0;
+    }
+    let mut z = seed ^ u64::from(run).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z as u32) | 1
+}
+
+/// The runs of one case that completed with the same observation and status words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunClass {
+    /// Observation words.
+    pub words: Vec<u32>,
+    /// Status block words (the perturbation word cleared).
+    pub status: Vec<u32>,
+    /// How many runs ended so.
+    pub runs: u32,
+    /// The first of them (its perturbation: [`perturbation`] of the request's seed).
+    pub first_run: u32,
 }
 
 /// A request from the parent.
@@ -187,8 +226,15 @@ pub enum Reply {
     Done {
         /// The case.
         id: u64,
-        /// How it ended.
+        /// How it ended: the first run's completion, or the run that ended the series in
+        /// anything else (run number `runs_done - 1`).
         result: RunResult,
+        /// With more than one run: the completed runs, by distinct observation and status.
+        #[serde(default)]
+        classes: Vec<RunClass>,
+        /// Runs made (the one that gave `result` included).
+        #[serde(default)]
+        runs_done: u32,
     },
 }
 
@@ -254,6 +300,9 @@ mod tests {
             status_words: 8,
             timeout_ms: 2000,
             jit_opt: Some(0),
+            runs: 3,
+            runs_budget_ms: 50,
+            perturb_seed: 5,
         })
     }
 
@@ -272,6 +321,13 @@ mod tests {
                 status: vec![],
                 timing: Timing::default(),
             },
+            classes: vec![RunClass {
+                words: vec![3],
+                status: vec![0],
+                runs: 2,
+                first_run: 0,
+            }],
+            runs_done: 3,
         };
         write_frame(&mut buf, &done).unwrap();
         let mut r = &buf[..];
@@ -282,6 +338,31 @@ mod tests {
         );
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), Some(done));
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn the_first_run_is_unperturbed_and_the_others_differ() {
+        assert_eq!(perturbation(42, 0), 0);
+        let v: Vec<u32> = (1..100).map(|r| perturbation(42, r)).collect();
+        assert!(v.iter().all(|p| *p != 0));
+        let mut d = v.clone();
+        d.sort_unstable();
+        d.dedup();
+        assert_eq!(d.len(), v.len(), "99 runs, 99 distinct perturbations");
+        assert_ne!(perturbation(42, 1), perturbation(43, 1));
+    }
+
+    #[test]
+    fn an_older_done_without_runs_still_reads() {
+        let old = br#"{"Done":{"id":1,"result":{"WorkerError":"x"}}}"#;
+        let mut buf = (old.len() as u32).to_le_bytes().to_vec();
+        buf.extend_from_slice(old);
+        match read_frame::<Reply>(&mut &buf[..]).unwrap() {
+            Some(Reply::Done {
+                classes, runs_done, ..
+            }) => assert_eq!((classes.len(), runs_done), (0, 0)),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -6,11 +6,11 @@
 //! the end of every case, so whatever ends a case (its `Done`, the watchdog, the worker's
 //! death) belongs to that case; a worker that ended a case with a fault is never given another.
 //!
-//! Respawns are the cost that bounds a `cuda-emu` campaign: every trap (the emulation's
-//! violations end the kernel with `trap`, which poisons the context) and every hang costs a
-//! worker, and a worker's start (driver initialization, context creation) took 5.4 to 9.3 s
-//! on average while 16 campaign jobs shared the lent H200 ([`Stats::spawn_wait_us`];
-//! docs/blackwell.md).
+//! Respawns are what a fault costs: every hang and every sticky fault (a `trap`, an illegal
+//! address) costs a worker, and a worker's start (driver initialization, context creation)
+//! took 5.4 to 9.3 s on average while 16 campaign jobs shared the lent H200
+//! ([`Stats::spawn_wait_us`]; docs/blackwell.md). The `cuda-emu` lowering therefore ends its
+//! violations with an exit, not a `trap` (`emu` module docs).
 //! A killed worker is reaped on a thread of its own, so the next case does not wait for the
 //! old context's teardown.
 
@@ -66,6 +66,10 @@ pub enum Ended {
         result: RunResult,
         /// Compile time from the `Launched` message, microseconds (0 if none came).
         compile_us: u64,
+        /// With several runs: the completed runs by distinct words ([`Reply::Done`]).
+        classes: Vec<protocol::RunClass>,
+        /// Runs made.
+        runs_done: u32,
     },
     /// The worker took longer than the compile limit, and was killed.
     CompileTimeout {
@@ -323,9 +327,21 @@ impl Supervisor {
                 Ok(Ok(Reply::Launched { id, compile_us: c })) if id == req.id => {
                     launched = true;
                     compile_us = c;
-                    deadline = Instant::now() + timeout + self.limits.grace;
+                    // Several runs stop once they have run for their budget together, and
+                    // the last may run `timeout` more before the worker calls it hung.
+                    let budget = match (req.runs > 1, req.runs_budget_ms) {
+                        (false, _) => Duration::ZERO,
+                        (true, 0) => timeout,
+                        (true, b) => Duration::from_millis(b),
+                    };
+                    deadline = Instant::now() + timeout + budget + self.limits.grace;
                 }
-                Ok(Ok(Reply::Done { id, result })) if id == req.id => {
+                Ok(Ok(Reply::Done {
+                    id,
+                    result,
+                    classes,
+                    runs_done,
+                })) if id == req.id => {
                     let fatal = matches!(
                         result,
                         RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. }
@@ -334,7 +350,12 @@ impl Supervisor {
                         // It exits on its own; make sure, and respawn on the next case.
                         self.drop_worker();
                     }
-                    return Ended::Reported { result, compile_us };
+                    return Ended::Reported {
+                        result,
+                        compile_us,
+                        classes,
+                        runs_done,
+                    };
                 }
                 Ok(Ok(other)) => {
                     // A message about another case would mean a broken worker: never

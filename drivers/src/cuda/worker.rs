@@ -64,13 +64,23 @@ fn serve_device(_ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) ->
     refuse_all(r, w, &reason)
 }
 
+/// A `Done` of one run.
+fn done(id: u64, result: RunResult) -> Reply {
+    Reply::Done {
+        id,
+        result,
+        classes: vec![],
+        runs_done: 1,
+    }
+}
+
 /// Answers every run with a worker error until shutdown (no device).
 fn refuse_all(r: &mut impl io::Read, w: &mut impl io::Write, reason: &str) -> io::Result<()> {
     while let Some(req) = protocol::read_frame::<Request>(r)? {
         match req {
             Request::Run(run) => {
                 let result = RunResult::WorkerError(reason.to_string());
-                protocol::write_frame(w, &Reply::Done { id: run.id, result })?;
+                protocol::write_frame(w, &done(run.id, result))?;
             }
             Request::Shutdown => break,
         }
@@ -108,13 +118,15 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
     while let Some(req) = protocol::read_frame::<Request>(r)? {
         match req {
             Request::Run(run) => {
-                let id = run.id;
-                let result = cuda::run_case(&gpu, &mut bufs, &run, w)?;
+                let reply = cuda::run_case(&gpu, &mut bufs, &run, w)?;
                 let fatal = matches!(
-                    result,
-                    RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. }
+                    reply,
+                    Reply::Done {
+                        result: RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. },
+                        ..
+                    }
                 );
-                protocol::write_frame(w, &Reply::Done { id, result })?;
+                protocol::write_frame(w, &reply)?;
                 if fatal {
                     // The context is poisoned (sticky fault) or still runs a hung kernel:
                     // leave, and let the parent start a fresh worker.
@@ -130,8 +142,8 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
 #[cfg(feature = "cuda")]
 mod cuda {
     use super::super::arch;
-    use super::super::ffi::{Geometry, Gpu, Mapped};
-    use super::super::protocol::{self, Compile, Reply, RunRequest, RunResult, Timing};
+    use super::super::ffi::{DriverError, Geometry, Gpu, Kernel, Mapped};
+    use super::super::protocol::{self, Compile, Reply, RunClass, RunRequest, RunResult, Timing};
     use std::io;
     use std::time::{Duration, Instant};
 
@@ -196,34 +208,39 @@ mod cuda {
         }
     }
 
-    /// Runs one case: compile, launch, poll, read back.
+    /// Runs one case: compile and load once, then [`RunRequest::runs`] runs (launch, poll,
+    /// read back), each with its perturbation ([`protocol::perturbation`]) in the status
+    /// block's perturbation word; the reply groups the completed runs by their words.
     pub fn run_case(
         gpu: &Gpu,
         bufs: &mut Buffers,
         run: &RunRequest,
         w: &mut impl io::Write,
-    ) -> io::Result<RunResult> {
+    ) -> io::Result<Reply> {
+        let id = run.id;
         let t0 = Instant::now();
         let image = match compile_image(run) {
             Ok(i) => i,
-            Err(log) => return Ok(RunResult::CompileError { code: 0, log }),
+            Err(log) => return Ok(super::done(id, RunResult::CompileError { code: 0, log })),
         };
         let kernel = match gpu.load_module(&image, &run.kernel, run.jit_opt) {
             Ok(k) => k,
             Err((code, log)) => {
                 // A load error that poisons the context (rare) must not leak into the next case.
-                if arch::is_sticky(code) {
+                let result = if arch::is_sticky(code) {
                     let name = gpu.error(code, "cuModuleLoadDataEx").name;
-                    return Ok(RunResult::Fault {
+                    RunResult::Fault {
                         code,
                         name,
                         sticky: true,
                         words: vec![],
                         status: vec![],
                         timing: Timing::default(),
-                    });
-                }
-                return Ok(RunResult::CompileError { code, log });
+                    }
+                } else {
+                    RunResult::CompileError { code, log }
+                };
+                return Ok(super::done(id, result));
             }
         };
         let compile_us = t0.elapsed().as_micros() as u64;
@@ -237,14 +254,116 @@ mod cuda {
             }
         }) {
             gpu.unload(kernel);
-            return Ok(RunResult::WorkerError(e));
+            return Ok(super::done(id, RunResult::WorkerError(e)));
         }
+        protocol::write_frame(w, &Reply::Launched { id, compile_us })?;
+        let runs = run.runs.max(1);
+        let budget = Duration::from_millis(match run.runs_budget_ms {
+            0 => run.timeout_ms,
+            b => b,
+        });
+        let mut classes: Vec<RunClass> = Vec::new();
+        let mut first: Option<RunResult> = None;
+        let mut total = Timing {
+            compile_us,
+            ..Timing::default()
+        };
+        let mut runs_done = 0;
+        for r in 0..runs {
+            let perturb = protocol::perturbation(run.perturb_seed, r);
+            let result = run_once(gpu, bufs, run, &kernel, compile_us, perturb);
+            runs_done = r + 1;
+            let RunResult::Completed {
+                words,
+                mut status,
+                timing,
+            } = result
+            else {
+                // Anything but a completion ends the series (a sticky fault or a hang also
+                // ends the worker); the reply names this run.
+                if !matches!(
+                    result,
+                    RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. }
+                ) {
+                    gpu.unload(kernel);
+                }
+                return Ok(Reply::Done {
+                    id,
+                    result,
+                    classes: if runs > 1 { classes } else { vec![] },
+                    runs_done,
+                });
+            };
+            total.run_us += timing.run_us;
+            total.readback_us += timing.readback_us;
+            if let Some(p) = status.get_mut(PERTURB_WORD) {
+                *p = 0;
+            }
+            match classes
+                .iter()
+                .position(|c| c.words == words && c.status == status)
+            {
+                Some(i) => classes[i].runs += 1,
+                None if classes.len() < MAX_CLASSES => classes.push(RunClass {
+                    words: words.clone(),
+                    status: status.clone(),
+                    runs: 1,
+                    first_run: r,
+                }),
+                // Past MAX_CLASSES distinct observations the series stops: each needs judging.
+                None => break,
+            }
+            if first.is_none() {
+                first = Some(RunResult::Completed {
+                    words,
+                    status,
+                    timing,
+                });
+            }
+            if Duration::from_micros(total.run_us) >= budget {
+                break;
+            }
+        }
+        gpu.unload(kernel);
+        let mut result = first.expect("at least one run completed");
+        if let RunResult::Completed { timing, .. } = &mut result {
+            *timing = total;
+        }
+        Ok(Reply::Done {
+            id,
+            result,
+            classes: if runs > 1 { classes } else { vec![] },
+            runs_done,
+        })
+    }
+
+    /// Distinct observations kept of one case's runs; the series stops at the next new one.
+    pub const MAX_CLASSES: usize = 256;
+
+    /// The status word of the perturbation (`emu::PERTURB_WORD`).
+    const PERTURB_WORD: usize = super::super::emu::PERTURB_WORD as usize;
+
+    /// One launch of a loaded kernel: zero the buffers, set the perturbation, launch, poll
+    /// until it ends or `run.timeout_ms` passes, read back.
+    fn run_once(
+        gpu: &Gpu,
+        bufs: &mut Buffers,
+        run: &RunRequest,
+        kernel: &Kernel,
+        compile_us: u64,
+        perturb: u32,
+    ) -> RunResult {
+        let obs_words = run.obs_words as usize;
+        let status_words = run.status_words as usize;
         let (obs, status) = (bufs.obs.as_mut().expect("ensured"), &mut bufs.status);
         obs.zero(obs_words);
         let mut params = vec![obs.device_ptr()];
         if status_words > 0 {
             let s = status.as_mut().expect("ensured");
             s.zero(status_words);
+            if status_words > PERTURB_WORD {
+                s.write(PERTURB_WORD, perturb);
+            }
             params.push(s.device_ptr());
         }
         let geometry = Geometry {
@@ -253,13 +372,6 @@ mod cuda {
             cluster_x: run.cluster_x,
             dyn_smem: run.dyn_smem,
         };
-        protocol::write_frame(
-            w,
-            &Reply::Launched {
-                id: run.id,
-                compile_us,
-            },
-        )?;
         let t1 = Instant::now();
         let read_status = |status: &Option<Mapped>| -> Vec<u32> {
             match status {
@@ -267,28 +379,26 @@ mod cuda {
                 _ => vec![],
             }
         };
-        if let Err(e) = gpu.launch(&kernel, geometry, &params) {
-            let sticky = arch::is_sticky(e.code);
-            if !sticky {
-                gpu.unload(kernel);
-                return Ok(RunResult::LaunchError {
+        let fault = |e: DriverError, run_us: u64, status: &Option<Mapped>| RunResult::Fault {
+            code: e.code,
+            sticky: arch::is_sticky(e.code),
+            name: e.name,
+            words: obs.read(obs_words),
+            status: read_status(status),
+            timing: Timing {
+                compile_us,
+                run_us,
+                readback_us: 0,
+            },
+        };
+        if let Err(e) = gpu.launch(kernel, geometry, &params) {
+            if !arch::is_sticky(e.code) {
+                return RunResult::LaunchError {
                     code: e.code,
                     name: e.name,
-                });
+                };
             }
-            let timing = Timing {
-                compile_us,
-                run_us: t1.elapsed().as_micros() as u64,
-                readback_us: 0,
-            };
-            return Ok(RunResult::Fault {
-                code: e.code,
-                name: e.name,
-                sticky,
-                words: obs.read(obs_words),
-                status: read_status(status),
-                timing,
-            });
+            return fault(e, t1.elapsed().as_micros() as u64, status);
         }
         let deadline = t1 + Duration::from_millis(run.timeout_ms);
         let mut spins = 0u32;
@@ -305,11 +415,11 @@ mod cuda {
                             run_us,
                             readback_us: t2.elapsed().as_micros() as u64,
                         };
-                        return Ok(RunResult::Hung {
+                        return RunResult::Hung {
                             words,
                             status: read_status(status),
                             timing,
-                        });
+                        };
                     }
                     // Spin briefly (small kernels finish in microseconds), then sleep.
                     spins += 1;
@@ -319,53 +429,20 @@ mod cuda {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                 }
-                Err(e) => {
-                    let run_us = t1.elapsed().as_micros() as u64;
-                    let t2 = Instant::now();
-                    let words = obs.read(obs_words);
-                    let timing = Timing {
-                        compile_us,
-                        run_us,
-                        readback_us: t2.elapsed().as_micros() as u64,
-                    };
-                    let sticky = arch::is_sticky(e.code);
-                    return Ok(RunResult::Fault {
-                        code: e.code,
-                        name: e.name,
-                        sticky,
-                        words,
-                        status: read_status(status),
-                        timing,
-                    });
-                }
+                Err(e) => return fault(e, t1.elapsed().as_micros() as u64, status),
             }
         }
         let run_us = t1.elapsed().as_micros() as u64;
-        // Any error the kernel left behind surfaces here, and is this case's (the previous
-        // case ended with a clean synchronization too).
+        // Any error the kernel left behind surfaces here, and is this run's (the previous
+        // run ended with a clean synchronization too).
         if let Err(e) = gpu.synchronize() {
-            let words = obs.read(obs_words);
-            let sticky = arch::is_sticky(e.code);
-            let timing = Timing {
-                compile_us,
-                run_us,
-                readback_us: 0,
-            };
-            return Ok(RunResult::Fault {
-                code: e.code,
-                name: e.name,
-                sticky,
-                words,
-                status: read_status(status),
-                timing,
-            });
+            return fault(e, run_us, status);
         }
         let t2 = Instant::now();
         let words = obs.read(obs_words);
         let status_v = read_status(status);
         let readback_us = t2.elapsed().as_micros() as u64;
-        gpu.unload(kernel);
-        Ok(RunResult::Completed {
+        RunResult::Completed {
             words,
             status: status_v,
             timing: Timing {
@@ -373,7 +450,7 @@ mod cuda {
                 run_us,
                 readback_us,
             },
-        })
+        }
     }
 }
 
@@ -448,13 +525,13 @@ pub mod fake {
                     .to_string();
                 protocol::write_frame(
                     w,
-                    &Reply::Done {
+                    &super::done(
                         id,
-                        result: RunResult::CompileError {
+                        RunResult::CompileError {
                             code: arch::code::INVALID_PTX,
                             log,
                         },
-                    },
+                    ),
                 )?;
                 continue;
             }
@@ -498,7 +575,7 @@ pub mod fake {
                 }
             };
             let fatal = matches!(result, RunResult::Hung { .. } | RunResult::Fault { .. });
-            protocol::write_frame(w, &Reply::Done { id, result })?;
+            protocol::write_frame(w, &super::done(id, result))?;
             if fatal {
                 std::process::exit(0);
             }

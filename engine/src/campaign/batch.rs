@@ -9,7 +9,7 @@ use std::time::Duration;
 use tcgen05_drivers::diff::{self, Signature, Verdict};
 use tcgen05_drivers::outcome::Outcome as TargetOutcome;
 use tcgen05_drivers::report::{self, RuleSet, WordCounts, coverage::rules_exercised};
-use tcgen05_drivers::target::{Target, TargetKind};
+use tcgen05_drivers::target::{Observed, Target, TargetKind};
 use tcgen05_generators::behaviours::{self, BSet};
 use tcgen05_ir::Case;
 use tcgen05_ir::observe::Layout;
@@ -103,6 +103,9 @@ pub struct Judged {
     pub watched: BSet,
     /// Of those, the ones whose written words the oracle expects exactly.
     pub observed: BSet,
+    /// Per target that ran the case more than once (`--runs`): its distinct outcomes and,
+    /// for each, whether the spec forbids it (for `runs.md`).
+    pub runs: Vec<Option<(Vec<Observed>, Vec<bool>)>>,
 }
 
 /// [`judge_batch`], with the signatures of the discrepancies and the behaviours each case
@@ -124,16 +127,15 @@ pub fn judge_batch_observed(
     // How each target's bounded waits end (`diff::WaitBound`), for judging a wait that gave up.
     let bounds: Vec<diff::WaitBound> = targets.iter().map(|t| t.wait_bound()).collect();
     let names: Vec<String> = targets.iter().map(|t| t.name()).collect();
-    // outcomes[k][i]: target k on case i; `None`: not run, `settled[i]` is the verdict.
-    let outcomes: Vec<Vec<Option<TargetOutcome>>> = targets
+    // outcomes[k][i]: the distinct outcomes of target k's runs of case i
+    // (`Target::run_repeated`); `None`: not run, `settled[i]` is the verdict.
+    let outcomes: Vec<Vec<Option<Vec<Observed>>>> = targets
         .iter_mut()
         .map(|t| {
             if stop.load(Ordering::Relaxed) {
                 // The caller abandons the whole claim: the rest of the targets need not run.
-                return vec![
-                    Some(TargetOutcome::NotRun("the campaign was interrupted".into()));
-                    cases.len()
-                ];
+                let o = TargetOutcome::NotRun("the campaign was interrupted".into());
+                return vec![Some(vec![Observed::once(o)]); cases.len()];
             }
             if t.kind() == TargetKind::CompileOnly && cases.len() > 1 {
                 let o = t.run_batch(cases);
@@ -143,13 +145,15 @@ pub fn judge_batch_observed(
                     "{}: run_batch must give one outcome per case",
                     t.name()
                 );
-                o.into_iter().map(Some).collect()
+                o.into_iter()
+                    .map(|o| Some(vec![Observed::once(o)]))
+                    .collect()
             } else {
                 let only_runs = t.only_runs();
                 cases
                     .iter()
                     .zip(&settled)
-                    .map(|(c, s)| (!(only_runs && s.is_some())).then(|| t.run(c)))
+                    .map(|(c, s)| (!(only_runs && s.is_some())).then(|| t.run_repeated(c)))
                     .collect()
             }
         })
@@ -161,13 +165,23 @@ pub fn judge_batch_observed(
         .map(|(i, (case, (exp, settled)))| {
             // The layout: to read a run outcome's observations, and to count the words.
             let mut layout = None;
+            let mut runs = vec![None; outcomes.len()];
             let (verdicts, signatures) = outcomes
                 .iter()
                 .enumerate()
                 .map(|(k, o)| match &o[i] {
                     Some(o) => {
                         let l = layout.get_or_insert_with(|| Layout::of(&case.program));
-                        let r = judge::rule(&case.program, l, exp, o, &names[k], bounds[k]);
+                        let mut all =
+                            judge::rule_each(&case.program, l, exp, o, &names[k], bounds[k]);
+                        if o.iter().any(|x| x.of > 1) {
+                            let forbidden = all
+                                .iter()
+                                .map(|r| matches!(r.verdict, Verdict::Discrepancy(_)))
+                                .collect();
+                            runs[k] = Some((o.clone(), forbidden));
+                        }
+                        let r = all.swap_remove(judge::decisive(&all));
                         (r.verdict, r.signature)
                     }
                     // A settled verdict is a skip: no signature.
@@ -188,6 +202,7 @@ pub fn judge_batch_observed(
                 exercised: a.exercised,
                 watched: a.watched(),
                 observed: report::behaviours::observed(&a, exp),
+                runs,
             }
         })
         .collect()

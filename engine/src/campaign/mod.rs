@@ -277,6 +277,9 @@ pub struct State {
     pub done: Done,
     /// Whether the campaign reached its limit.
     pub complete: bool,
+    /// Repeated runs (`--runs`) per `target / family` (`runs.md`).
+    #[serde(default)]
+    pub runs: std::collections::BTreeMap<String, tcgen05_drivers::cuda::runs::FamilyRuns>,
     /// Verdict counts per target.
     pub targets: Vec<TargetCounts>,
     /// The coverage matrix.
@@ -388,7 +391,14 @@ impl Shared<'_> {
 
     fn write_reports(&self, summary: &Summary) -> Result<(), EngineError> {
         report::write_all(&self.cfg.out, summary)
-            .map_err(|e| EngineError::io("writing the reports in", &self.cfg.out, e))
+            .map_err(|e| EngineError::io("writing the reports in", &self.cfg.out, e))?;
+        let runs = lock(&self.state).runs.clone();
+        if runs.is_empty() {
+            return Ok(());
+        }
+        let p = self.cfg.out.join("runs.md");
+        let text = tcgen05_drivers::cuda::runs::campaign_markdown(&runs);
+        report::write_atomic(&p, text.as_bytes()).map_err(|e| EngineError::io("writing", &p, e))
     }
 
     fn summary(&self) -> Summary {
@@ -533,6 +543,20 @@ fn worker(sh: &Shared<'_>, w: usize) {
             }
             s.behaviours
                 .record(j.exercised, j.watched, j.observed, verdicts);
+            for (k, r) in j.runs.iter().enumerate() {
+                if let Some((observed, forbidden)) = r {
+                    // A litmus case's family is `family/member`: count the family.
+                    let family = case.provenance.family.as_deref();
+                    let family = family.map(|f| f.split('/').next().unwrap_or(f));
+                    let family = family.unwrap_or(match case.intent {
+                        tcgen05_ir::Intent::Valid => "generated",
+                        tcgen05_ir::Intent::NearMiss { .. } => "near misses",
+                        _ => "other",
+                    });
+                    let key = format!("{} / {family}", s.targets[k].target);
+                    s.runs.entry(key).or_default().add(observed, forbidden);
+                }
+            }
             s.done.insert(p);
         }
     }
@@ -596,6 +620,13 @@ impl Target for StopOnInterrupt<'_> {
             TargetOutcome::NotRun("the campaign was interrupted".into())
         } else {
             self.0.run(case)
+        }
+    }
+    fn run_repeated(&mut self, case: &Case) -> Vec<target::Observed> {
+        if self.1.load(Ordering::SeqCst) {
+            vec![target::Observed::once(self.run(case))]
+        } else {
+            self.0.run_repeated(case)
         }
     }
 }
@@ -732,6 +763,7 @@ pub fn run(
                 .collect(),
             coverage: Coverage::new(&probe.iter().map(|t| t.name()).collect::<Vec<_>>()),
             behaviours: Behaviours::default(),
+            runs: Default::default(),
         },
     };
     drop(probe);

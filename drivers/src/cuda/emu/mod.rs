@@ -32,11 +32,21 @@
 //!
 //! # Violations the emulation can see
 //!
-//! Each becomes a `trap` after the first trapping thread recorded a [`Code`] (with its CTA,
-//! warp, lane and a detail word) in a status block in host-mapped memory, which survives the
-//! dead context. [`Code::class`] says how the `cuda-emu` target reports each code: a trap (with
-//! the rule it breaks), a hang (bounded spin exhausted), a leak (ALLOC-FREE-BEFORE-EXIT) or
-//! "not run" (emulation capacity).
+//! The first thread that sees one records a [`Code`] (with its CTA, warp, lane and a detail
+//! word) in a status block in host-mapped memory and exits; so does every other thread that
+//! sees one, and every thread in a bounded spin stops at its next check of the status word
+//! ([`ABORT_EVERY`]). The kernel ends without a `trap`, so the CUDA context (and the worker
+//! process that owns it) survives for the next case; a kernel that still hangs, or faults,
+//! is reported with the recorded code all the same. [`Code::class`] says how the `cuda-emu`
+//! target reports each code: a trap (with the rule it breaks: what the hardware would do),
+//! a hang (bounded spin exhausted), a leak (ALLOC-FREE-BEFORE-EXIT) or "not run" (emulation
+//! capacity).
+//!
+//! # Perturbed runs
+//!
+//! A compiled case can run many times in one worker (`--runs`); before each run the worker
+//! writes a perturbation to status word [`PERTURB_WORD`], and each warp then starts after a
+//! pseudo-random delay of up to [`MAX_START_DELAY_NS`] ns, so the runs see other interleavings.
 
 use std::fmt::Write as _;
 use tcgen05_ir::observe::{Layout, Site};
@@ -55,8 +65,20 @@ pub const SPIN_NS: u32 = 1000;
 /// far inside the default 2 s watchdog even when a few contexts share the GPU by time slices,
 /// and still far longer than any emulated operation a legitimate wait waits for.
 pub const TRY_SLEEP_NS: u32 = 100;
-/// Words of the status block (second kernel parameter).
+/// Words of the status block (second kernel parameter): words 0-4 are the recorded
+/// violation (code, CTA, warp, lane, detail), word [`PERTURB_WORD`] the run's perturbation.
 pub const STATUS_WORDS: u32 = 8;
+/// The status word the worker sets before each run to perturb its schedule: 0 runs the
+/// program as printed; another value delays the start of each warp by a pseudo-random
+/// 0 to [`MAX_START_DELAY_NS`] ns derived from the value, the CTA and the warp
+/// ([`start_delay`]), so repeated runs of one compiled case see other interleavings.
+pub const PERTURB_WORD: u32 = 5;
+/// The longest start delay of a warp under a perturbation, nanoseconds (`nanosleep`, which the
+/// PTX ISA bounds by twice the request).
+pub const MAX_START_DELAY_NS: u32 = 4095;
+/// A bounded spin checks the status word (host-mapped memory, a read over the bus) once
+/// every this many rounds, and exits when another thread recorded a violation.
+pub const ABORT_EVERY: u32 = 256;
 /// Largest dynamic shared memory a block may use on sm_90 (227 KiB), the default capacity.
 pub const SM90_MAX_DYN_SMEM: u32 = 232_448;
 
@@ -99,7 +121,8 @@ pub enum CodeClass {
     Hang,
     /// TMEM allocated at exit: `Outcome::Leaked`.
     Leak,
-    /// Beyond what the emulation holds: `Outcome::NotRun`.
+    /// Beyond what the emulation holds (its columns, or an access whose result the spec
+    /// leaves unstated): `Outcome::NotRun`.
     NotRun,
 }
 
@@ -122,10 +145,12 @@ codes! {
     DeallocNotAllocated = 8, Trap, "DEALLOC-TADDR-PREV (OQ-3)";
     /// ld/st outside the warp's lane quarter.
     LaneQuarter = 9, Trap, "LDST-LANE-QUARTER (OQ-11)";
-    /// A TMEM access to columns that are not allocated.
-    Unallocated = 10, Trap, "OQ-9 (access to unallocated columns)";
-    /// A TMEM address beyond 128 lanes or 512 columns.
-    OutOfRange = 11, Trap, "OQ-9 (lane >= 128 or column >= 512)";
+    /// A TMEM access to columns that are not allocated. The result is unstated (OQ-9) and
+    /// the oracle lets the run complete with the cells' values unspecified, so the
+    /// emulation, which stops there, has no outcome to compare: not run.
+    Unallocated = 10, NotRun, "OQ-9 (access to unallocated columns)";
+    /// A TMEM address beyond 128 lanes or 512 columns (OQ-9, as [`Code::Unallocated`]).
+    OutOfRange = 11, NotRun, "OQ-9 (lane >= 128 or column >= 512)";
     /// A `::2` operation in a cluster without the peer CTA.
     PeerMissing = 12, Trap, "GEN-PEER-EXISTS";
     /// The two warps of a `::2` collective issued different operations or sizes.
@@ -388,6 +413,7 @@ impl Lowering for Emu<'_> {
             b.line("barrier.cluster.arrive.release;");
             b.line("barrier.cluster.wait.acquire;");
         }
+        start_delay(b);
     }
 
     fn before_exit(b: &mut Body<'_, Self>) {
@@ -414,8 +440,13 @@ impl Lowering for Emu<'_> {
         format!("%rd{}", b.rd())
     }
 
-    /// The shared trap tail: the first thread to trap records the code, its place and the
-    /// detail word in the host-mapped status block, then everyone traps.
+    /// The shared violation tail: the first thread to get there records the code, its place
+    /// and the detail word in the host-mapped status block; every thread that gets there
+    /// exits. No `trap`: a trap poisons the CUDA context, which costs the worker (a new
+    /// process, 5-9 s on the lent H200 while 16 campaign jobs shared it), whereas an exit
+    /// leaves the context usable. The other threads stop at their next bounded spin, which
+    /// checks the status word ([`ABORT_EVERY`]); the target reports the recorded code,
+    /// whatever the rest of the kernel did.
     fn tail(b: &mut Body<'_, Self>) {
         if !b.low.traps {
             return;
@@ -432,7 +463,7 @@ impl Lowering for Emu<'_> {
         b.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
         b.line("@%tfirst st.volatile.global.u32 [%emust+16], %tdet;");
         b.line("membar.sys;");
-        b.line("trap;");
+        b.line("exit;");
     }
 
     fn extra_regs(&self) -> &'static str {
@@ -442,6 +473,30 @@ impl Lowering for Emu<'_> {
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
         b.lower_op(op, site, pending);
     }
+}
+
+/// The perturbation of a run ([`PERTURB_WORD`]): each warp sleeps `hash(seed, CTA, warp) &
+/// MAX_START_DELAY_NS` ns after the emulated state is initialised and before its program
+/// starts. A seed of 0 sleeps nowhere.
+fn start_delay<L: Lowering>(b: &mut Body<'_, L>) {
+    let (s, d, p) = (b.r(), b.r(), b.pr());
+    b.line(&format!(
+        "ld.volatile.global.u32 %r{s}, [%emust+{}];",
+        4 * PERTURB_WORD
+    ));
+    b.line(&format!("setp.ne.u32 %p{p}, %r{s}, 0;"));
+    // d = (ctaid * 32 + warp) * 0x85EBCA77 + seed * 0x9E3779B1, then a murmur-style mix.
+    b.line(&format!("mov.u32 %r{d}, %ctaid.x;"));
+    b.line(&format!("mad.lo.u32 %r{d}, %r{d}, 32, %warp;"));
+    b.line(&format!("mul.lo.u32 %r{d}, %r{d}, -2048144777;"));
+    b.line(&format!("mad.lo.u32 %r{d}, %r{s}, -1640531535, %r{d};"));
+    b.line(&format!("shr.u32 %r{s}, %r{d}, 15;"));
+    b.line(&format!("xor.b32 %r{d}, %r{d}, %r{s};"));
+    b.line(&format!("mul.lo.u32 %r{d}, %r{d}, 739982445;"));
+    b.line(&format!("shr.u32 %r{s}, %r{d}, 12;"));
+    b.line(&format!("xor.b32 %r{d}, %r{d}, %r{s};"));
+    b.line(&format!("and.b32 %r{d}, %r{d}, {MAX_START_DELAY_NS};"));
+    b.line(&format!("@%p{p} nanosleep.u32 %r{d};"));
 }
 
 #[cfg(test)]
@@ -459,6 +514,58 @@ mod tests {
         assert_eq!(Code::from_u32(0), None);
         assert_eq!(Code::Leak.class(), CodeClass::Leak);
         assert_eq!(Code::HangAlloc.class(), CodeClass::Hang);
+        // OQ-9: the oracle completes such a run with unspecified cells; the emulation stops.
+        assert_eq!(Code::Unallocated.class(), CodeClass::NotRun);
+        assert_eq!(Code::OutOfRange.class(), CodeClass::NotRun);
+    }
+
+    /// A violation records its code and exits: no `trap` (which would poison the context and
+    /// cost the worker) anywhere in a lowered module that has violation checks, and every
+    /// bounded spin checks the status word and exits once a violation is recorded.
+    #[test]
+    fn violations_exit_instead_of_trapping() {
+        let mut p = samples::single_warp_roundtrip();
+        p.warps[0].push(samples::alloc(CtaGroup::One, 0, 32));
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(l.ptx.contains("$TRAP:"), "{}", l.ptx);
+        assert!(!l.ptx.contains("trap;"), "{}", l.ptx);
+        let tail = &l.ptx[l.ptx.find("$TRAP:").unwrap()..];
+        let cas = tail.find("atom.global.cas.b32").unwrap();
+        let exit = tail.find("exit;").unwrap();
+        assert!(cas < exit, "{tail}");
+        // The alloc's bounded spin on a full allocator (ALLOC-BLOCKS) reads the status word
+        // every ABORT_EVERY rounds and exits if it is set.
+        let spin = &l.ptx[l.ptx.find("_full:").unwrap()..];
+        let spin = &spin[..spin.find("_try:").unwrap()];
+        assert!(spin.contains(&format!(", {};", ABORT_EVERY - 1)), "{spin}");
+        assert!(
+            spin.contains("ld.volatile.global.u32") && spin.contains("exit;"),
+            "{spin}"
+        );
+    }
+
+    /// Each warp reads the run's perturbation after the emulated state is set up (after the
+    /// CTA barrier, so the delay is not absorbed by it) and before its program, and sleeps
+    /// only when it is non-zero.
+    #[test]
+    fn warps_start_after_the_runs_perturbation() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let read = format!("[%emust+{}];", 4 * PERTURB_WORD);
+        let at = l.ptx.find(&read).unwrap_or_else(|| panic!("{}", l.ptx));
+        let barrier = l.ptx.find("barrier.sync 0;").unwrap();
+        let dispatch = l.ptx.find("bra $W0;").unwrap();
+        assert!(barrier < at && at < dispatch, "{}", l.ptx);
+        let delay = &l.ptx[at..dispatch];
+        assert!(
+            delay.contains(&format!(", {MAX_START_DELAY_NS};")),
+            "{delay}"
+        );
+        let sleep = delay
+            .lines()
+            .find(|x| x.contains("nanosleep.u32"))
+            .unwrap_or_else(|| panic!("{delay}"));
+        assert!(sleep.trim_start().starts_with("@%p"), "{sleep}");
     }
 
     #[test]

@@ -1,10 +1,10 @@
 //! The emulation's lowering of each tcgen05 instruction: the checks of the rules it can see
-//! (each a `trap` with its [`Code`]) and the operation on the emulated state (module docs of
-//! [`super`]).
+//! (each a recorded [`Code`] and an exit) and the operation on the emulated state (module docs
+//! of [`super`]).
 
 use super::cp::EmuCp;
 use super::mma::EmuMma;
-use super::{Code, Emu, SPIN_LIMIT, SPIN_NS, st};
+use super::{ABORT_EVERY, Code, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
 use tcgen05_ir::ptx::{Body, Pending};
 use tcgen05_ir::{
@@ -16,6 +16,7 @@ pub(super) trait EmuOps {
     fn trap_if(&mut self, p: u32, code: Code, detail: &str);
     fn trap(&mut self, code: Code, detail: &str);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
+    fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn converged(&mut self);
     fn uniform(&mut self, r: u32, code: Code);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
@@ -44,7 +45,8 @@ pub(super) trait EmuOps {
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
-    /// Traps with `code` where predicate `p` holds; `detail` is a register or an immediate.
+    /// Branches to the violation tail (record `code`, exit) where predicate `p` holds; `detail`
+    /// is a register or an immediate.
     fn trap_if(&mut self, p: u32, code: Code, detail: &str) {
         self.low.traps = true;
         self.line(&format!("@%p{p} mov.u32 %tcode, {};", code as u32));
@@ -52,7 +54,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("@%p{p} bra $TRAP;"));
     }
 
-    /// Traps with `code` unconditionally.
+    /// Branches to the violation tail with `code` unconditionally.
     fn trap(&mut self, code: Code, detail: &str) {
         self.low.traps = true;
         self.line(&format!("mov.u32 %tcode, {};", code as u32));
@@ -61,22 +63,38 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
-    /// sleeping between rounds; after [`SPIN_LIMIT`] rounds, traps with `code`.
+    /// sleeping between rounds; after [`SPIN_LIMIT`] rounds, records `code` and exits. Every
+    /// [`ABORT_EVERY`] rounds it reads the status word and exits if another thread recorded a
+    /// violation (the violation tail exits instead of trapping, so nothing else stops a
+    /// thread that waits for one that left).
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str) {
         let n = self.next_label();
         let c = self.r();
         let q = self.pr();
+        let a = self.r();
         self.line(&format!("mov.u32 %r{c}, 0;"));
         self.label(&format!("$SP{n}_top"));
         self.line(load);
         self.line(test);
         self.line(&format!("@%p{p} bra $SP{n}_done;"));
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
+        self.abort_check(c, a, q);
         self.line(&format!("setp.ge.u32 %p{q}, %r{c}, {SPIN_LIMIT};"));
         self.trap_if(q, code, detail);
         self.line(&format!("nanosleep.u32 {SPIN_NS};"));
         self.line(&format!("bra $SP{n}_top;"));
         self.label(&format!("$SP{n}_done"));
+    }
+
+    /// In a bounded spin whose round counter is register `c`: every [`ABORT_EVERY`] rounds,
+    /// reads the status word (register `a`, predicate `q` as scratch) and exits if a
+    /// violation was recorded.
+    fn abort_check(&mut self, c: u32, a: u32, q: u32) {
+        self.line(&format!("and.b32 %r{a}, %r{c}, {};", ABORT_EVERY - 1));
+        self.line(&format!("setp.eq.u32 %p{q}, %r{a}, 0;"));
+        self.line(&format!("@%p{q} ld.volatile.global.u32 %r{a}, [%emust];"));
+        self.line(&format!("@%p{q} setp.ne.u32 %p{q}, %r{a}, 0;"));
+        self.line(&format!("@%p{q} exit;"));
     }
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
@@ -446,6 +464,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("bra $C{l}_scan;"));
         self.label(&format!("$C{l}_full"));
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
+        let a = self.r();
+        self.abort_check(c, a, p);
         self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {SPIN_LIMIT};"));
         self.trap_if(p, Code::HangAlloc, &format!("%r{both}"));
         self.line(&format!("nanosleep.u32 {SPIN_NS};"));

@@ -1,0 +1,195 @@
+//! GPU tests of repeated runs (`--runs`) and fault attribution: a trap, a hang and a sticky
+//! error in the middle of a case's runs end that case at that run, and the cases after them
+//! still run; an emulated violation does not cost the worker. They need a CUDA device
+//! (compute capability 9.0+) and show as ignored elsewhere: run them with `scripts/gpu-tests`.
+
+use std::time::Duration;
+use tcgen05_drivers::cuda::protocol::{self, Compile, RunRequest, RunResult};
+use tcgen05_drivers::cuda::supervisor::{Ended, Limits, Supervisor, WorkerSpec};
+use tcgen05_drivers::cuda::{self, Config, CudaTarget, Flavour, arch, emu};
+use tcgen05_drivers::outcome::Outcome;
+use tcgen05_drivers::target::Target;
+use tcgen05_ir::*;
+
+fn supervisor() -> Supervisor {
+    let exe = cuda::find_worker(Config::from_env(0).worker.as_ref()).expect("worker");
+    Supervisor::start(
+        WorkerSpec {
+            exe,
+            args: vec!["--device".into(), "0".into()],
+            env: vec![],
+        },
+        Limits::default(),
+    )
+    .expect("device")
+}
+
+/// A kernel with the emulation's two parameters that writes 7 to the observation buffer and,
+/// from the first perturbed run on (status word `emu::PERTURB_WORD` non-zero), does `fault`.
+fn kernel(fault: &str) -> String {
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\n\
+         .visible .entry tc_kernel(.param .u64 obs, .param .u64 st)\n{{\n\
+         \t.reg .b64 %rd<4>;\n\t.reg .b32 %r<4>;\n\t.reg .pred %p<2>;\n\
+         \tld.param.u64 %rd0, [obs];\n\tcvta.to.global.u64 %rd0, %rd0;\n\
+         \tld.param.u64 %rd1, [st];\n\tcvta.to.global.u64 %rd1, %rd1;\n\
+         \tld.volatile.global.u32 %r0, [%rd1+{}];\n\
+         \tst.volatile.global.u32 [%rd0], 7;\n\
+         \tsetp.ne.u32 %p0, %r0, 0;\n\
+         \t@!%p0 bra $DONE;\n\
+         {fault}\n\
+         $DONE:\n\tret;\n}}\n",
+        4 * emu::PERTURB_WORD
+    )
+}
+
+fn request(id: u64, ptx: String, runs: u32) -> RunRequest {
+    RunRequest {
+        id,
+        ptx,
+        kernel: "tc_kernel".into(),
+        compile: Compile::Jit,
+        grid_x: 1,
+        block_x: 32,
+        cluster_x: 1,
+        dyn_smem: 0,
+        obs_words: 4,
+        status_words: emu::STATUS_WORDS,
+        timeout_ms: 1000,
+        jit_opt: None,
+        runs,
+        runs_budget_ms: 0,
+        perturb_seed: id,
+    }
+}
+
+/// Good, trap at run 1, good, hang at run 1, good, illegal address at run 1, good: each fault
+/// is its own case's at run 1 (run 0 completed and is kept), every good case after it runs all
+/// its runs on a fresh worker, and only the three faults cost a worker.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn faults_in_the_middle_of_runs_belong_to_their_case_and_run() {
+    let mut sup = supervisor();
+    let good = kernel("");
+    let faults = [
+        ("trap", "\ttrap;", None),
+        ("hang", "$SPIN:\n\tbra $SPIN;", None),
+        (
+            "illegal address",
+            "\tmov.u64 %rd2, 0;\n\tst.volatile.global.u32 [%rd2], 1;",
+            Some(arch::code::ILLEGAL_ADDRESS),
+        ),
+    ];
+    let mut id = 0;
+    let run_good = |sup: &mut Supervisor, id: &mut u64| {
+        *id += 1;
+        let e = sup.run(&request(*id, good.clone(), 8));
+        let Ended::Reported {
+            result: RunResult::Completed { words, .. },
+            classes,
+            runs_done,
+            ..
+        } = &e
+        else {
+            panic!("good case {id}: {e:?}")
+        };
+        assert_eq!(words[0], 7, "{e:?}");
+        assert_eq!(*runs_done, 8, "{e:?}");
+        assert_eq!(classes.len(), 1, "{e:?}");
+        assert_eq!((classes[0].runs, classes[0].first_run), (8, 0), "{e:?}");
+    };
+    run_good(&mut sup, &mut id);
+    for (name, fault, code) in faults {
+        id += 1;
+        let e = sup.run(&request(id, kernel(fault), 8));
+        let Ended::Reported {
+            result,
+            classes,
+            runs_done,
+            ..
+        } = &e
+        else {
+            panic!("{name}: {e:?}")
+        };
+        assert_eq!(*runs_done, 2, "{name}: the series ends at run 1: {e:?}");
+        assert_eq!(classes.len(), 1, "{name}: run 0 completed: {e:?}");
+        assert_eq!((classes[0].runs, classes[0].first_run), (1, 0), "{e:?}");
+        match (name, result) {
+            ("hang", RunResult::Hung { words, .. }) => assert_eq!(words[0], 7),
+            (
+                _,
+                RunResult::Fault {
+                    code: c, sticky, ..
+                },
+            ) if name != "hang" => {
+                assert!(*sticky, "{name}: {e:?}");
+                if let Some(want) = code {
+                    assert_eq!(*c, want, "{name}: {e:?}");
+                }
+            }
+            _ => panic!("{name}: {e:?}"),
+        }
+        run_good(&mut sup, &mut id);
+    }
+    assert_eq!(sup.stats.spawned, 4, "{:?}", sup.stats);
+    eprintln!("workers: {:?}", sup.stats);
+}
+
+/// An emulated violation ends the kernel with an exit, not a trap: it is reported as the trap
+/// the hardware would give, with its rule, and the next case runs on the same worker.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn an_emulated_violation_keeps_the_worker() {
+    let mut cfg = Config::from_env(0);
+    cfg.runs = 4;
+    let mut t = CudaTarget::new("cuda-emu", Flavour::Emu, cfg).expect("cuda-emu");
+    let case = |p: Program| Case {
+        program: p,
+        intent: Intent::Unknown,
+        provenance: Provenance::default(),
+    };
+    let mut bad = samples::single_warp_roundtrip();
+    bad.warps[0].push(samples::alloc(CtaGroup::One, 0, 32));
+    for round in 0..3 {
+        let v = t.run_repeated(&case(bad.clone()));
+        assert_eq!(v.len(), 1, "every run gives the same violation: {v:?}");
+        assert_eq!(v[0].runs, 4, "{v:?}");
+        match &v[0].outcome {
+            Outcome::Trapped { kind, .. } => assert!(
+                kind.to_string().contains("ALLOC-AFTER-RELINQUISH"),
+                "{kind}"
+            ),
+            other => panic!("round {round}: {other:?}"),
+        }
+        let o = t.run(&case(samples::single_warp_roundtrip()));
+        assert!(matches!(o, Outcome::Completed { .. }), "{o:?}");
+    }
+    assert_eq!(t.stats().spawned, 1, "{:?}", t.stats());
+}
+
+/// Runs per second of one worker on a small case (compile once, launch many): the figure
+/// `--runs` buys. Logged, and at least 1,000 runs/s (an H100 makes tens of thousands).
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn runs_per_second_of_one_worker() {
+    let mut sup = supervisor();
+    let runs = 20_000;
+    let mut req = request(1, kernel(""), runs);
+    req.timeout_ms = 60_000;
+    let t0 = std::time::Instant::now();
+    let e = sup.run(&req);
+    let took = t0.elapsed();
+    let Ended::Reported {
+        runs_done,
+        compile_us,
+        ..
+    } = &e
+    else {
+        panic!("{e:?}")
+    };
+    assert_eq!(*runs_done, runs, "{e:?}");
+    let per_s = f64::from(runs) / (took - Duration::from_micros(*compile_us)).as_secs_f64();
+    eprintln!("{runs} runs in {took:?} (compile {compile_us} us): {per_s:.0} runs/s");
+    assert!(per_s > 1000.0, "{per_s}");
+    assert_eq!(protocol::perturbation(1, 0), 0);
+}
