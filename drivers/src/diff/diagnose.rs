@@ -28,7 +28,8 @@ pub(super) struct Diagnosis {
 ///   repetitions differs: the repetitions after the first were not delivered, the behaviour of
 ///   `.num` (LDST-NUM, §9.7.16.8.3; the register layout of reference §2.6: the registers of
 ///   repetition `r` follow those of `r - 1`). A record wrong in only some later registers, or
-///   right in none of the first repetition's, is not that. For an `ld.red` the record's
+///   right in none of the first repetition's, is not that; with one register per repetition
+///   the later registers must also hold one value (undelivered). For an `ld.red` the record's
 ///   registers are followed by `redval` (the min or max across the loaded columns,
 ///   §9.7.16.8.3), which is computed from them and not looked at.
 pub(super) fn diagnose(
@@ -52,6 +53,12 @@ pub(super) fn diagnose(
     let later = &words[per..];
     let later_wrong = later.contains(&Some(false)) && !later.contains(&Some(true));
     if !(first_right && later_wrong) {
+        return None;
+    }
+    // With one register per repetition, one right word is weak evidence (small-integer values
+    // often coincide, as another lane quarter's record may with this one's first word): the
+    // later registers must then also look undelivered, all holding one value.
+    if per == 1 && !rec[per..n].windows(2).all(|w| w[0] == w[1]) {
         return None;
     }
     Some(Diagnosis {
