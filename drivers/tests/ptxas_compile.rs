@@ -332,9 +332,13 @@ fn probes() -> Vec<(String, String, String)> {
 
 /// A verdict as the campaign judges it: accepted or not, and every diagnostic (line, message).
 fn verdict_key(v: &CompileVerdict) -> (bool, Vec<(Option<u32>, String)>) {
+    // A diagnostic about ptxas's own added code (`<macro util> line 8: ...`, no module line)
+    // is left out: a batch cannot tell which case it came from and attaches it to none, while
+    // the verdict itself (accepted or not) is compared all the same.
     let mut d: Vec<(Option<u32>, String)> = v
         .diagnostics()
         .iter()
+        .filter(|d| !(d.diag.line.is_none() && d.diag.message.starts_with('<')))
         .map(|d| (d.diag.line, d.diag.message.clone()))
         .collect();
     d.sort();
