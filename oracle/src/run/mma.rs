@@ -1254,15 +1254,19 @@ mod tests {
             }
         }
         // An accumulating pair is exact (each CTA's own old D); M = 128 (layout B) holds 64
-        // rows per CTA; disable-output-lane (OQ-31) and an A in TMEM with M = 128 (A
-        // duplicated over the lane halves, not modelled) stay unspecified.
+        // rows per CTA, also with A in TMEM (exact only where the program duplicates A over
+        // the lane halves, which `tmem::Ctx::pair_values` checks), but not with `.ashift`
+        // (D row 0 sits in two lanes); disable-output-lane (OQ-31) stays unspecified.
         m.enable_input_d = true;
         assert_eq!(pair_shape(&m), Some((128, n)));
         m.enable_input_d = false;
         m.idesc = idesc & !(0x1F << 24) | (128 >> 4) << 24;
         assert_eq!(pair_shape(&m), Some((64, n)));
         m.a = MmaA::Tmem(TmemRef::slot(0, 0, 64));
+        assert_eq!(pair_shape(&m), Some((64, n)));
+        m.form.ashift = true;
         assert!(pair_shape(&m).is_none());
+        m.form.ashift = false;
         m.a = MmaA::Desc(desc(0));
         m.disable_output_lane = Some(vec![0; 8]);
         assert!(pair_shape(&m).is_none());
