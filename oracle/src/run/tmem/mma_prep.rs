@@ -297,21 +297,7 @@ impl<'a> Ctx<'_, 'a> {
         if rect.0 != 0 || rect.1 != 128 || rect.3 != rect.2 + 8 {
             return None;
         }
-        self.plan(ai, inst, rect, sc);
-        if let Some(v) = self.single_known(inst, rect, sc, false) {
-            return Some(v);
-        }
-        let mut buf = Vec::new();
-        let races = self.cells_or_races(inst, rect, sc, Some(&mut buf), false);
-        if sc.unknown || races != Races::default() {
-            return None;
-        }
-        buf.iter()
-            .map(|w| match w {
-                WordExpect::Exact(v) => Some(*v),
-                _ => None,
-            })
-            .collect()
+        self.known_cells(ai, inst, rect, sc)
     }
 
     /// [`mma::prepare`] of an MMA with A in shared memory, reused for an MMA issued again with

@@ -106,8 +106,9 @@ impl<'a> Ctx<'_, 'a> {
     }
 
     /// The cells of allocation `inst` over `rect`, lane-major, when each has one value known
-    /// at MMA `ai`'s issue and nothing races with the read; `None` otherwise.
-    fn known_cells(
+    /// at MMA `ai`'s issue and nothing races with the read; `None` otherwise (also A in TMEM,
+    /// `tmem_a_cells`).
+    pub(super) fn known_cells(
         &self,
         ai: usize,
         inst: u32,
