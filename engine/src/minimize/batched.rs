@@ -36,7 +36,7 @@ pub fn minimize_batched(
     seen.insert(hash(&best));
     'outer: loop {
         let mut progressed = false;
-        for pass in PASSES {
+        for (_, pass) in PASSES {
             loop {
                 let mut fresh_hashes = HashSet::new();
                 let fresh: Vec<Program> = pass(&best)

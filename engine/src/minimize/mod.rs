@@ -22,8 +22,11 @@
 //! 7. operands (`operands.rs`): every `.cta_group::2` made `::1` (then in a one-CTA cluster);
 //!    one shared-memory operand made to read another operand's region or descriptor, an
 //!    mma's A from TMEM replaced by a descriptor, so the fills and copies that fed only it
-//!    can go; every nCols toward 32 (all occurrences of one value at once, so alloc and
-//!    dealloc stay matched), ld/st shapes toward `.32x32b.x1`.
+//!    can go (only toward more sharing, so the step ends); a block-scaled `mxf8f6f4` mma made
+//!    the unscaled `f8f6f4` one, and an mma's two scale-factor addresses made one, so the
+//!    copies and fills of scale factors can go; every nCols toward 32 (all occurrences of one
+//!    value at once, so alloc and dealloc stay matched, never below a column the program
+//!    addresses), ld/st shapes toward `.32x32b.x1`.
 //!
 //! A candidate is kept when the predicate holds: it breaks no rule the original does not break
 //! (by the oracle's static and run verdicts, [`broken_rules`]: a minimized program frees what it
@@ -35,7 +38,9 @@
 //! later random choice, and the bug it shows usually needs only some schedule, not that one.
 //! Candidates already tried are skipped (by hash). The search is deterministic, reports each
 //! new smallest case through a callback, and stops at a fixed point or when the time budget
-//! is spent.
+//! is spent. Every pass makes a program smaller by some measure that cannot decrease forever
+//! (statements, warps, CTAs, distinct operands, nCols), so a fixed point is always reached;
+//! [`Profile`] tells where the time went.
 
 pub mod batched;
 mod groups;
@@ -45,7 +50,9 @@ mod tree;
 
 use crate::judge;
 use groups::{drop_barrier_rounds, drop_resources};
-use operands::{share_operands, simplify_ncols, simplify_shapes, single_cta_group};
+use operands::{
+    share_operands, share_scales, simplify_ncols, simplify_shapes, single_cta_group, unscale_mmas,
+};
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
@@ -90,6 +97,33 @@ pub struct Minimized {
     pub sizes: (usize, usize),
     /// Whether the time budget ran out before a fixed point.
     pub timed_out: bool,
+    /// Where the time went, pass by pass.
+    pub profile: Profile,
+}
+
+/// Where a minimization's time went: per pass, and over all candidates the oracle's
+/// expectation and the target's run with the comparison.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// Per pass, in [`PASSES`] order: its name and statistics.
+    pub passes: Vec<(&'static str, PassStats)>,
+    /// Time in the oracle's expectation of candidates.
+    pub expect: Duration,
+    /// Time in the target's runs and the comparisons (all seeds tried).
+    pub judge: Duration,
+}
+
+/// One pass's share of a minimization.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PassStats {
+    /// Candidates judged (not counting those skipped as already seen).
+    pub tries: u64,
+    /// Of those, dropped by the rule check without running.
+    pub rejected: u64,
+    /// Candidates kept.
+    pub kept: u64,
+    /// Time spent, making and judging candidates.
+    pub time: Duration,
 }
 
 /// The rules a program breaks by the oracle's verdicts on it: its static violations, the rules
@@ -140,27 +174,41 @@ pub fn minimize(
     let mut tries = 0u64;
     let mut timed_out = false;
     let reseed = seeded_by_case(&target.name());
+    let mut profile = Profile {
+        passes: PASSES
+            .iter()
+            .map(|(n, _)| (*n, PassStats::default()))
+            .collect(),
+        ..Profile::default()
+    };
     'outer: loop {
         let mut progressed = false;
-        for pass in PASSES {
+        for (pass_index, (_, pass)) in PASSES.iter().enumerate() {
+            let pass_start = Instant::now();
+            let stats = &mut profile.passes[pass_index].1;
             loop {
                 let cands = pass(&cur.program);
                 let mut took = false;
                 for p in cands {
                     if start.elapsed() > budget {
                         timed_out = true;
+                        stats.time += pass_start.elapsed();
                         break 'outer;
                     }
                     if !seen.insert(hash(&p)) {
                         continue;
                     }
                     tries += 1;
+                    stats.tries += 1;
                     // A smaller program that breaks a rule the original kept (drops the
                     // dealloc, a wait, a barrier) would be handed on as a reproducer of that
                     // other mistake too: never kept, and never run.
+                    let t = Instant::now();
                     let expected = Rc::new(tcgen05_oracle::expect_with(&p, opts));
+                    profile.expect += t.elapsed();
                     if !broken_rules(&expected).is_subset(&allowed) {
                         rejected += 1;
+                        stats.rejected += 1;
                         continue;
                     }
                     let mut cand = Case {
@@ -173,6 +221,7 @@ pub fn minimize(
                     // The same signature, or the same discrepancy filed under a sharper
                     // rule (`Signature::sharpens`), which is kept from then on.
                     let mut sharper = None;
+                    let t = Instant::now();
                     let found = (0..=seeds).any(|k| {
                         if k > 0 {
                             cand.provenance.seed = Some(reseeded(seed, k));
@@ -187,12 +236,14 @@ pub fn minimize(
                             _ => false,
                         }
                     });
+                    profile.judge += t.elapsed();
                     if found {
                         if let Some(s) = sharper {
                             signature = s;
                         }
                         cur = cand;
                         on_smaller(&cur);
+                        stats.kept += 1;
                         took = true;
                         progressed = true;
                         break;
@@ -202,6 +253,7 @@ pub fn minimize(
                     break;
                 }
             }
+            stats.time += pass_start.elapsed();
         }
         if !progressed {
             break;
@@ -215,6 +267,7 @@ pub fn minimize(
         rejected,
         sizes,
         timed_out,
+        profile,
     })
 }
 
@@ -243,19 +296,22 @@ fn hash(p: &Program) -> u64 {
 
 type Pass = fn(&Program) -> Vec<Program>;
 
-const PASSES: &[Pass] = &[
-    shrink_grid,
-    drop_warps,
-    merge_warps,
-    drop_resources,
-    drop_barrier_rounds,
-    drop_statements,
-    unwrap,
-    drop_spins,
-    single_cta_group,
-    share_operands,
-    simplify_ncols,
-    simplify_shapes,
+/// The passes, in the order they are tried, with their names (for [`Profile`]).
+const PASSES: &[(&str, Pass)] = &[
+    ("shrink_grid", shrink_grid),
+    ("drop_warps", drop_warps),
+    ("merge_warps", merge_warps),
+    ("drop_resources", drop_resources),
+    ("drop_barrier_rounds", drop_barrier_rounds),
+    ("drop_statements", drop_statements),
+    ("unwrap", unwrap),
+    ("drop_spins", drop_spins),
+    ("single_cta_group", single_cta_group),
+    ("share_operands", share_operands),
+    ("unscale_mmas", unscale_mmas),
+    ("share_scales", share_scales),
+    ("simplify_ncols", simplify_ncols),
+    ("simplify_shapes", simplify_shapes),
 ];
 
 /// The size measure of the fault table: statements, not counting the `If` and `Loop`
