@@ -38,9 +38,11 @@
 //! later random choice, and the bug it shows usually needs only some schedule, not that one.
 //! Candidates already tried are skipped (by hash). The search is deterministic, reports each
 //! new smallest case through a callback, and stops at a fixed point or when the time budget
-//! is spent. Every pass makes a program smaller by some measure that cannot decrease forever
-//! (statements, warps, CTAs, distinct operands, nCols), so a fixed point is always reached;
-//! [`Profile`] tells where the time went.
+//! is spent. Every pass either makes the program smaller by a measure that cannot decrease
+//! forever (statements, CTAs, warps, `::2` and block-scaled instructions, operands not yet
+//! shared, nCols, shapes) or moves code between warps, of which there are finitely many
+//! arrangements, each tried once; so a fixed point is always reached. [`Profile`] tells where
+//! the time went.
 
 pub mod batched;
 mod groups;
