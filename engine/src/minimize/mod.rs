@@ -107,7 +107,7 @@ pub struct Minimized {
 /// expectation and the target's run with the comparison.
 #[derive(Debug, Clone, Default)]
 pub struct Profile {
-    /// Per pass, in [`PASSES`] order: its name and statistics.
+    /// Per pass, in the order the passes are tried: its name and statistics.
     pub passes: Vec<(&'static str, PassStats)>,
     /// Time in the oracle's expectation of candidates.
     pub expect: Duration,
