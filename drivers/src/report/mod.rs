@@ -1,4 +1,4 @@
-//! Campaign reports (issue 8, point 2): the counts a campaign keeps, and the files it writes at
+//! Campaign reports: the counts a campaign keeps, and the files it writes at
 //! the top of its output folder.
 //!
 //! | file | for | made by |
