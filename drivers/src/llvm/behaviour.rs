@@ -439,7 +439,7 @@ impl Behaviour {
         };
         let v = match &self.verdict {
             Verdict::Agree => "allowed by the oracle".to_string(),
-            Verdict::Skip(r) => format!("not compared ({})", skip_words(r)),
+            Verdict::Skip(r) => format!("not compared ({})", crate::report::skip_words(r)),
             Verdict::Discrepancy(d) => format!(
                 "outside what the oracle allows: {} / {}: {}",
                 d.kind.as_str(),
@@ -485,18 +485,5 @@ pub fn check(source: &Program, produced: &str, lifter: Lifter, seed: u64) -> Beh
     Behaviour {
         subject,
         verdict: ruling.verdict,
-    }
-}
-
-fn skip_words(r: &diff::SkipReason) -> String {
-    use diff::SkipReason as S;
-    let rules =
-        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
-    match r {
-        S::Unspecified(v) => format!("unspecified: {}", rules(v)),
-        S::TargetCannotRun(w) => format!("the simulator cannot run it: {w}"),
-        S::IllFormedProgram(v) => format!("ill-formed program: {}", rules(v)),
-        S::WaitGaveUp => "an mbarrier wait gave up".into(),
-        S::Incomparable(w) => format!("incomparable: {w}"),
     }
 }

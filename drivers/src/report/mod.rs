@@ -131,6 +131,22 @@ impl TargetCounts {
     }
 }
 
+/// A skip reason in words, with the rules or the target's reason it carries (one line of a
+/// reproducer or a summary); [`skip_name`] is its class, for tables.
+pub fn skip_words(r: &SkipReason) -> String {
+    let rules =
+        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    match r {
+        SkipReason::Unspecified(v) => {
+            format!("the spec leaves the outcome unspecified: {}", rules(v))
+        }
+        SkipReason::TargetCannotRun(why) => format!("the target cannot run it: {why}"),
+        SkipReason::IllFormedProgram(v) => format!("ill-formed program, not run: {}", rules(v)),
+        SkipReason::WaitGaveUp => "an mbarrier wait gave up, later values not judged".to_string(),
+        SkipReason::Incomparable(why) => format!("not comparable: {why}"),
+    }
+}
+
 /// A short name of a skip reason, for tables (the reason's class, without per-case detail).
 pub fn skip_name(r: &SkipReason) -> String {
     match r {
