@@ -145,3 +145,38 @@ pub enum ImageError {
         source: std::io::Error,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::protocol::{self, DeviceInfo};
+
+    /// A hello's reason travels as the bare text (the frame a `Result<DeviceInfo, String>`
+    /// gives), so workers and parents of either typing read each other's hello.
+    #[test]
+    fn no_device_is_the_bare_text_on_the_wire() {
+        let typed: Result<DeviceInfo, NoDevice> = Err(NoDevice("no driver".into()));
+        let text: Result<DeviceInfo, String> = Err("no driver".into());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        protocol::write_frame(&mut a, &typed).unwrap();
+        protocol::write_frame(&mut b, &text).unwrap();
+        assert_eq!(a, b);
+        let back: Option<Result<DeviceInfo, NoDevice>> =
+            protocol::read_frame(&mut a.as_slice()).unwrap();
+        assert_eq!(back, Some(typed));
+    }
+
+    /// The reader's errors keep the words the parent reports a dead worker with.
+    #[test]
+    fn reply_errors_name_their_cause() {
+        assert_eq!(
+            ReplyError::Closed.to_string(),
+            "the worker closed its output"
+        );
+        let bad = ReplyError::BadFrame(std::io::Error::other("frame of 9 bytes exceeds the limit"));
+        assert_eq!(
+            bad.to_string(),
+            "bad frame from the worker: frame of 9 bytes exceeds the limit"
+        );
+    }
+}
