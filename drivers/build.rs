@@ -1,7 +1,7 @@
 //! Sets `cfg(tcgen05_no_ptxas)` when no ptxas can be found at build time, and
 //! `cfg(tcgen05_no_disassembler)` when no nvdisasm or cuobjdump is in the install folder, so that
 //! the tests that need them show as ignored instead of passing without checking anything
-//! (issue 6). A ptxas installed after the build is seen once `.tools/cuda` changes (or after
+//! (docs/ptxas.md). A ptxas installed after the build is seen once `.tools/cuda` changes (or after
 //! `touch drivers/build.rs`).
 //! Owned by the ptxas target (docs/ptxas.md, "Tests without ptxas"); the fuzz targets' package
 //! uses it as its build script too (`build = "../drivers/build.rs"`), for its `ptxas` smoke

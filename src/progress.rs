@@ -246,7 +246,7 @@ mod tests {
 
     #[test]
     fn the_live_display_shows_what_the_issue_asks() {
-        // Issue 8: cases/s, per-target agree / skip / discrepancy counts, findings so far,
+        // Cases/s, per-target agree / skip / discrepancy counts, findings so far,
         // elapsed and remaining time.
         let header = "tcgen05-fuzz campaign: seed 0\n  targets sim\n  out o";
         let l = live_lines(header, &snap()).join("\n");

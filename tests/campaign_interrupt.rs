@@ -1,5 +1,5 @@
-//! Ctrl-C during a campaign (issue 8: "after Ctrl-C or a killed process, nothing already
-//! recorded is lost and a restart with the same `--out` continues where it stopped").
+//! Ctrl-C during a campaign: after Ctrl-C or a killed process, nothing already recorded is
+//! lost, and a restart with the same `--out` continues where it stopped.
 //!
 //! The first SIGINT stops the campaign cleanly: it writes its checkpoint and every report,
 //! says where they are and exits 130 (README, exit codes); the restart runs exactly the cases

@@ -1,4 +1,4 @@
-//! Issue 8, "Done when": a campaign killed with SIGKILL mid-run and restarted with the same
+//! A campaign killed with SIGKILL mid-run and restarted with the same
 //! `--out` loses nothing that was recorded, and ends exactly where an uninterrupted run ends.
 
 #[path = "campaign_common.rs"]

@@ -1,4 +1,4 @@
-//! Issue 8, "Done when": `--shard 0/2` and `--shard 1/2`, merged with `corpus merge`, give the
+//! `--shard 0/2` and `--shard 1/2`, merged with `corpus merge`, give the
 //! same findings (and the same counts and coverage) as one unsharded run over the same seeds.
 
 #[path = "campaign_common.rs"]

@@ -184,7 +184,7 @@ const ALSO_FLAGGED: &[(&str, RuleId, &str)] = &[
 
 #[test]
 fn run_near_misses_flag_no_other_rule() {
-    // "Breaks that rule and only that rule" (issue 4), for the run: the verdict's rules, the
+    // "Breaks that rule and only that rule", for the run: the verdict's rules, the
     // static violations and a possible leak name nothing but the mutator's rule (race values
     // are left to the test above: a race makes values unspecified under several rules).
     let mut failures = Vec::new();

@@ -1,5 +1,5 @@
 //! `--targets ptxas` means every ptxas found, `ptxas@<version>` one, and `TCGEN05_PTXAS`
-//! adds binaries (issue 6, item 1), through the CLI: `tcgen05-fuzz targets` and a short
+//! adds binaries, through the CLI: `tcgen05-fuzz targets` and a short
 //! `tcgen05-fuzz campaign`.
 //!
 //! The binaries are two stand-in scripts named by `TCGEN05_PTXAS`, so the test needs no real

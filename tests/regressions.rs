@@ -1,4 +1,4 @@
-//! The regression suite (issue 8, point 5): every case in `corpus/regressions/` replays against
+//! The regression suite: every case in `corpus/regressions/` replays against
 //! the oracle and the targets named in its `expected.json` (the simulator always; ptxas and GPU
 //! targets where installed), and must give the verdicts stored beside it.
 //!

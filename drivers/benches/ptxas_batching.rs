@@ -1,4 +1,4 @@
-//! Batching throughput (issue 6, item 3): cases/s with one ptxas process per case against one
+//! Batching throughput: cases/s with one ptxas process per case against one
 //! process per batch, side by side in one run, on the same cases with the same flags.
 //!
 //! `cargo bench -p tcgen05-drivers --bench ptxas_batching` (set `PTXAS_BENCH_VERSIONS=12.8,13.5`

@@ -26,9 +26,11 @@
 //! program edited so one instruction misbehaves, checked against the oracle).
 
 mod diagnose;
+mod ruling;
 
 use crate::outcome::Outcome;
 use diagnose::{diagnose, diagnose_edits, diagnose_quarter};
+pub use ruling::{Ruling, rule};
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::observe::{Layout, MBAR_GAVE_UP, Site, View, site_of};
 use tcgen05_ir::{Op, Program, RuleId, Stmt};
@@ -71,7 +73,7 @@ pub enum WaitBound {
     Watchdog,
 }
 
-/// The kind of a discrepancy (issue 5, point 4).
+/// The kind of a discrepancy.
 ///
 /// In JSON as [`DiscrepancyKind::as_str`] spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

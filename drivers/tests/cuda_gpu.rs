@@ -1,4 +1,4 @@
-//! GPU tests of the hardware targets (issue 7). They need a CUDA device and show as ignored
+//! GPU tests of the hardware targets (docs/blackwell.md). They need a CUDA device and show as ignored
 //! elsewhere: run them with `scripts/gpu-tests` (which passes `--ignored`).
 //!
 //! Settings: `TCGEN05_GPU_CASES` (cases of the emulation campaign, default 10000),
@@ -88,7 +88,7 @@ fn cuda_target_reports_why_it_is_unavailable_on_this_device() {
         Err(e) => {
             log("availability.log", &format!("cuda is unavailable: {e}"));
             let t = emu(2000);
-            // On Hopper the reason names the compute capability (issue 7 part 1).
+            // On Hopper the reason names the compute capability.
             if t.device().cc.major == 9 {
                 assert!(
                     e.0.contains("found compute capability 9.0") && e.0.contains("10.x or 11.x"),

@@ -1,4 +1,4 @@
-//! Issue 22: a finding is filed under the rule of the behaviour that differed (the instruction
+//! A finding is filed under the rule of the behaviour that differed (the instruction
 //! whose result or progress is wrong), with the observing instruction named as well.
 //!
 //! Each injected simulator fault (`sim+<fault>`, `sim:adversarial+<fault>`) runs on generated
@@ -119,7 +119,7 @@ fn findings(fault: &str, prepare: fn(Program) -> Option<Program>) -> Vec<(u64, D
     out
 }
 
-/// Whether `d` is filed as issue 22 asks for a fault breaking `rules` (or a behaviour
+/// Whether `d` is filed as it should be for a fault breaking `rules` (or a behaviour
 /// equivalent there, `same`): under one of them, with the observing ld named (an address
 /// record: with the barrier named); or, for a record no edited program accounts for, under
 /// the observation's own rules (an ld's LD-ASYNC, an address record's ALLOC-ADDR-STORE),

@@ -1,4 +1,4 @@
-//! The `llvm@<version>` and `mlir@<version>` targets against the installed LLVM (issue 21).
+//! The `llvm@<version>` and `mlir@<version>` targets against the installed LLVM (docs/llvm.md).
 //!
 //! Without LLVM at build time the tests that run it are ignored (`cfg(tcgen05_no_llvm)`, set
 //! by `drivers/build.rs`), so `cargo test` lists them as ignored instead of passing them
@@ -360,7 +360,7 @@ fn tcgen05_calls(text: &str) -> BTreeMap<String, usize> {
     out
 }
 
-/// MLIR reach (issue 21, point 2): for generated programs, every tcgen05 intrinsic call of the
+/// MLIR reach: for generated programs, every tcgen05 intrinsic call of the
 /// imported module is raised to its `nvvm.tcgen05.*` op or stays a call with the reason
 /// `mlir::not_raised` gives, and `mlir-translate --mlir-to-llvmir` turns the raised module
 /// back into the same intrinsic calls as the lowered `.ll` (the ops' own translation agrees
@@ -620,7 +620,7 @@ fn a_hung_crashing_or_garbage_printing_llc_is_a_clear_verdict() {
     );
 }
 
-/// The produced PTX's behaviour (issue 21, point 3): the printer's own PTX lifts, and its run on
+/// The produced PTX's behaviour: the printer's own PTX lifts, and its run on
 /// the simulator is one the oracle allows for the source.
 #[test]
 fn the_lifted_printer_ptx_runs_within_what_the_oracle_allows() {
@@ -766,7 +766,7 @@ fn a_wrong_st_in_llvms_ptx_lifts_and_is_disallowed() {
     }
 }
 
-/// Lift rate of LLVM's PTX (issue 21, point 3): generated valid programs through `llvm@`
+/// Lift rate of LLVM's PTX: generated valid programs through `llvm@`
 /// (`-O0`, `-O3`) and `mlir@` (`-O3`); prints, per level, how many validated modules the
 /// general lifter reads and the reasons of the others, by count (docs/llvm.md). `N` programs
 /// per level from `TCGEN05_LIFT_SURVEY` (default 200).

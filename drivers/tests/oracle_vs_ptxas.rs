@@ -1,5 +1,5 @@
 //! The static verdict of the oracle against every installed ptxas, on the probe programs of
-//! `tcgen05_oracle::probes` (issue 3, "Done when": ≥ 100 probes).
+//! `tcgen05_oracle::probes` (at least 100 probes).
 //!
 //! ptxas is found where the ptxas targets find it (`ptxas::installed`: `.tools/cuda` of
 //! `scripts/setup-ptxas`, `TCGEN05_PTXAS`, `PATH`). Without any at build time the test is

@@ -1,4 +1,4 @@
-//! The ptxas targets against the real binaries installed by `scripts/setup-ptxas` (issue 6).
+//! The ptxas targets against the real binaries installed by `scripts/setup-ptxas` (docs/ptxas.md).
 //!
 //! Without any ptxas at build time, the tests that need one are ignored (`cfg(tcgen05_no_ptxas)`,
 //! set by `drivers/build.rs`), so `cargo test` lists them as ignored instead of passing them

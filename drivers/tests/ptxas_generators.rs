@@ -1,4 +1,4 @@
-//! Every installed ptxas >= 13.0 accepts a sample of 1,000 Valid generated cases (issue 4).
+//! Every installed ptxas >= 13.0 accepts a sample of 1,000 Valid generated cases.
 //!
 //! ptxas is found where the ptxas targets find it (`ptxas::installed`: `.tools/cuda` of
 //! `scripts/setup-ptxas`, `TCGEN05_PTXAS`, `PATH`). Without any ptxas at build time the test is

@@ -1,4 +1,4 @@
-//! Minimizing a discrepancy in a 500-instruction case (issue 5: at most 2 s).
+//! Minimizing a discrepancy in a 500-instruction case (the goal: at most 2 s).
 //!
 //! The case is built deterministically: the first generated valid case (seed 1) that shows a
 //! discrepancy on `sim:adversarial+wait-ld-early` (an injected fault), padded to 500

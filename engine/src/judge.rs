@@ -4,12 +4,13 @@
 //! Every caller that judges a target's behaviour goes through this module: the campaign
 //! engine, the minimizer, `reproduce`, `corpus verify`, the regression replay, the benchmarks
 //! and the fuzz targets. The comparison itself is `tcgen05_drivers::diff` (the table of
-//! outcome × expectation, reference §6); what this module adds is that the comparison always
-//! takes the target's own wait bound ([`tcgen05_drivers::target::Target::wait_bound`]) and
-//! that a discrepancy always carries its [`Signature`] under the target's name.
+//! outcome × expectation, reference §6); its verdict step, [`rule`], takes the target's own
+//! wait bound ([`tcgen05_drivers::target::Target::wait_bound`]) and signs a discrepancy
+//! ([`Signature`]) under the target's name. [`rule`] lives in `tcgen05_drivers::diff` so that
+//! the LLVM target's behaviour check, inside that crate, uses the same step.
 
 use std::rc::Rc;
-use tcgen05_drivers::diff::{self, Signature, Verdict, WaitBound};
+use tcgen05_drivers::diff::{Signature, Verdict, WaitBound};
 use tcgen05_drivers::outcome::Outcome;
 use tcgen05_drivers::target::{Observed, Target};
 use tcgen05_ir::observe::Layout;
@@ -17,16 +18,10 @@ use tcgen05_ir::{Case, Program};
 use tcgen05_oracle::{Expected, Options};
 
 pub use crate::expectations::Expectations;
-
-/// A verdict with the signature of its discrepancy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ruling {
-    /// Agree, skip (with its reason) or discrepancy.
-    pub verdict: Verdict,
-    /// The discrepancy's signature under the target's name; `None` unless the verdict is a
-    /// discrepancy.
-    pub signature: Option<Signature>,
-}
+/// The verdict step (compare with the target's wait bound, sign a discrepancy): one
+/// implementation, in `tcgen05_drivers::diff`, shared with the checks that run inside a
+/// target of that crate.
+pub use tcgen05_drivers::diff::{Ruling, rule};
 
 /// What the judge found of one case on one target.
 #[derive(Debug, Clone)]
@@ -49,26 +44,6 @@ impl Judgement {
     pub fn signature(&self) -> Option<&Signature> {
         self.ruling.signature.as_ref()
     }
-}
-
-/// Compares `outcome` of the target named `target`, whose bounded waits end as `bound` says,
-/// with `expected` (`diff::compare_with_bound`, with `layout` the layout of `program`), and
-/// signs a discrepancy: the step of the judge that needs no target, for outcomes already
-/// at hand (a batch of compile-only runs, a stored finding).
-pub fn rule(
-    program: &Program,
-    layout: &Layout,
-    expected: &Expected,
-    outcome: &Outcome,
-    target: &str,
-    bound: WaitBound,
-) -> Ruling {
-    let verdict = diff::compare_with_bound(program, layout, expected, outcome, bound);
-    let signature = match &verdict {
-        Verdict::Discrepancy(d) => Some(Signature::of(d, target)),
-        _ => None,
-    };
-    Ruling { verdict, signature }
 }
 
 /// [`rule`] for each distinct outcome of a case's runs ([`Target::run_repeated`]), in order;

@@ -2,7 +2,7 @@
 //! members) through [`tcgen05_drivers::llvm::pipeline`], verdicts counted per intent, findings deduplicated and
 //! written as reproducers in the compiler's own terms ([`write_reproducer`]).
 //!
-//! What is a finding (issue 21):
+//! What is a finding (docs/llvm.md):
 //! - on a valid program: any tool failure (crash, "Cannot select", verifier failure,
 //!   diagnostic), a time-out, ptxas rejecting the produced PTX, or a translation-validation
 //!   mismatch;

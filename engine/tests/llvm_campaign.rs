@@ -1,4 +1,4 @@
-//! The LLVM campaign's findings (issue 21 point 4): minimized with the engine's minimizer, written
+//! The LLVM campaign's findings: minimized with the engine's minimizer, written
 //! as reproducers in LLVM's own terms. Without LLVM at build time the test is ignored
 //! (`cfg(tcgen05_no_llvm)`, set by `drivers/build.rs`, this package's build script too).
 
@@ -22,7 +22,7 @@ fn is_generic_commit_finding(v: &LlvmVerdict) -> bool {
     }))
 }
 
-/// Issue 21, point 4: a finding's program model is minimized (the shared minimizer, keeping
+/// A finding's program model is minimized (the shared minimizer, keeping
 /// candidates that still show the same finding and break no new rule), its folder holds the
 /// reproducer in LLVM's terms, and the `.ll` is valid input for `opt -passes=verify` and for
 /// `llvm-reduce` (run with an interestingness test on the finding: llc still prints the

@@ -1,4 +1,4 @@
-//! Generation throughput on one core (issue 4: >= 100,000 programs/s with the default config).
+//! Generation throughput on one core (the goal: >= 100,000 programs/s with the default config).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! The valid-by-construction builder (issue 4, item 2).
+//! The valid-by-construction builder.
 //!
 //! A program is a sequence of *phases* separated by synchronization points that every warp of
 //! every CTA executes (so barrier counts always match):

@@ -1,4 +1,4 @@
-//! `tcgen05-generators`: well-formed and near-miss tcgen05 programs (issue 4).
+//! `tcgen05-generators`: well-formed and near-miss tcgen05 programs.
 //!
 //! - [`config`]: the swarm [`Config`] (sane `Default`, swarm `Arbitrary`, `sanitize` only
 //!   removes);

@@ -1,4 +1,4 @@
-//! Litmus families (issue 4, item 4): the canonical synchronization patterns of reference §4.4,
+//! Litmus families: the canonical synchronization patterns of reference §4.4,
 //! each with every one-step weakening (one synchronizing step removed), plus targeted families
 //! for lane quarters, capacity boundaries and 2-CTA pairing under timing skew.
 //!

@@ -1,4 +1,4 @@
-//! proptest strategies (issue 4, item 5) wrapping the builder, with shrinking.
+//! proptest strategies wrapping the builder, with shrinking.
 //!
 //! The strategies draw a byte string and run the builder on it through
 //! [`crate::choice::BytesChoices`]. proptest shrinks the bytes (shorter, smaller values), and

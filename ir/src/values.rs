@@ -43,7 +43,7 @@ pub const FILL_MUL: u32 = 0x9E37_79B9;
 /// - `ScaleSmall`: four bytes, each `((h >> s) & 3) + 126` (s = 3, 9, 15, 21): UE8M0 scale
 ///   factors 2^-1 .. 2^2 (§3.7 `.block_scale`).
 ///
-/// Small integers keep f16/tf32 products exact in an f32 accumulator (oracle, issue 3).
+/// Small integers keep f16/tf32 products exact in an f32 accumulator, so the oracle can state them.
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
     let h = i.wrapping_mul(FILL_MUL).wrapping_add(seed);
     let small = |s: u32, mask: u32, bias: i32| ((h >> s) & mask) as i32 - bias;

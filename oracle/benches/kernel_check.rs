@@ -1,5 +1,5 @@
-//! `check` of real kernels (issue 9): time to parse, build the control flow and walk every warp
-//! of the largest corpus files. The issue's budget: a 250 KB PTX file in at most 200 ms on one
+//! `check` of real kernels: time to parse, build the control flow and walk every warp
+//! of the largest corpus files. The budget: a 250 KB PTX file in at most 200 ms on one
 //! core; the corpus's largest file is 352 KB (Triton bf16 GEMM, 8 warps), and its attention
 //! kernels are the most expensive per byte (98 blocks, 8 or 12 warps).
 

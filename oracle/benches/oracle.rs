@@ -1,4 +1,4 @@
-//! Throughput of `check` + `expect` (issue 3: ≥ 50,000 programs/s on one core for programs of
+//! Throughput of `check` + `expect` (the goal: ≥ 50,000 programs/s on one core for programs of
 //! 4 warps × 32 instructions) and its growth with program size (×1, ×10, ×100 instructions;
 //! ×1, ×4, ×16 warps).
 

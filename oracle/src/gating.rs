@@ -60,7 +60,7 @@ pub fn target_and_version_ok(t: Target, v: PtxVersion) -> bool {
 /// The gating violations of one instruction: `(rule, message)`.
 #[inline]
 pub fn gate(form: &Form, t: Target, v: PtxVersion) -> Vec<(RuleId, String)> {
-    // Fast path (speed, issue 3), inlined into the checker: a form with no gating row of its
+    // Fast path (speed), inlined into the checker: a form with no gating row of its
     // own, on a tcgen05 target, at a version that knows tcgen05 and the target, passes every
     // check of `gate_rows`.
     if ungated(form) && target_and_version_ok(t, v) {

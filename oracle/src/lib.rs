@@ -1,4 +1,4 @@
-//! `tcgen05-oracle`: the tcgen05 spec as an executable model (issue 3).
+//! `tcgen05-oracle`: the tcgen05 spec as an executable model.
 //!
 //! - [`catalogue`]: every row of the rules catalogue (reference §6) as data;
 //! - [`check()`]: the static rules, as [`Violation`]s;

@@ -2,7 +2,7 @@
 //! express in the program model is judged exactly by [`crate::expect`]; its static
 //! violations, undefined behaviour, certain deadlock and possible leak become findings of the
 //! same shape as `check`'s path analysis ([`crate::kernel::Finding`]), so `check` reports them
-//! for every liftable kernel (issue 19 point 2). A kernel that cannot be lifted keeps the
+//! for every liftable kernel. A kernel that cannot be lifted keeps the
 //! path analysis alone, with the lifter's reason.
 
 use crate::kernel::Finding;

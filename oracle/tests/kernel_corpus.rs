@@ -1,4 +1,4 @@
-//! `check` on the unmodified real-world corpus (issue 9): every kernel is clean, except the
+//! `check` on the unmodified real-world corpus: every kernel is clean, except the
 //! findings documented as real bugs in docs/check.md.
 
 use std::path::PathBuf;

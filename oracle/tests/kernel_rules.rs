@@ -1,4 +1,4 @@
-//! `check` rule by rule on small kernels written for the purpose (issue 9): each rule is reported
+//! `check` rule by rule on small kernels written for the purpose: each rule is reported
 //! where the spec says the kernel breaks it, and not where the kernel follows it.
 
 use tcgen05_ir::RuleId;

@@ -1,4 +1,4 @@
-//! Seeded-bug variants of the real-world corpus (issue 9): each edit of the PTX text breaks one
+//! Seeded-bug variants of the real-world corpus: each edit of the PTX text breaks one
 //! rule, and `check` must report that rule.
 //!
 //! The edits (each applied to a copy of one corpus file):

@@ -1,5 +1,5 @@
 //! Fault injection: named, realistic implementation bugs the simulator can be told to have, to
-//! prove that the harness finds bugs (issue 5, point 8). A faulty simulator is built from a
+//! prove that the harness finds bugs (the table in drivers/README.md). A faulty simulator is built from a
 //! target name with `+<fault>` suffixes, e.g. `sim:adversarial+wait-ld-early`; `tcgen05-fuzz
 //! targets` lists them after the targets.
 

@@ -385,7 +385,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stages.push(stage(name, n, spent[i], note));
     }
 
-    // ptxas (issue 6): the same cases through one process per case and through batches, with
+    // ptxas: the same cases through one process per case and through batches, with
     // the same flags (the targets' verdict level, -O0), alternately `--repeat` times, best of
     // each kept; one pass of one process per case at ptxas's default level (-O3) for scale.
     let mut ptxas_speedup = None;

@@ -66,8 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             multi_warp_alloc: !args.single_warp_alloc && lit.multi_warp_alloc.unwrap_or(true),
             figure_layouts: !args.no_figure_layouts,
         };
-        let r =
-            report::judge(&name, &src, &lit, &opts, args.targets.as_deref()).map_err(bad_input)?;
+        let r = report::judge(&name, &src, &lit, &opts, args.targets.as_deref())?;
         reports.push(r);
     }
     let failed = reports.iter().any(report::Report::failed);

@@ -5,9 +5,9 @@ use super::{Format, bad_input};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
-use tcgen05_drivers::diff::{self, Verdict};
-use tcgen05_drivers::store;
+use tcgen05_drivers::diff::Verdict;
 use tcgen05_drivers::target;
+use tcgen05_drivers::{report, store};
 use tcgen05_engine::judge;
 use tcgen05_ir::{Case, Intent, Provenance};
 use tcgen05_oracle::{Edition, Options, RunVerdict};
@@ -164,7 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 outln!("  observed: {}", o.summary());
                 match d {
                     Verdict::Agree => outln!("  verdict: agree"),
-                    Verdict::Skip(r) => outln!("  verdict: skip ({})", skip_words(r)),
+                    Verdict::Skip(r) => outln!("  verdict: skip ({})", report::skip_words(r)),
                     Verdict::Discrepancy(x) => {
                         outln!("  verdict: DISCREPANCY {}", x.kind.as_str());
                         outln!("  {}", x.detail);
@@ -188,18 +188,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// A skip reason in words, with the rules or the target's reason it carries.
-fn skip_words(r: &diff::SkipReason) -> String {
-    use diff::SkipReason as S;
-    let rules =
-        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
-    match r {
-        S::Unspecified(v) => format!("the spec leaves the outcome unspecified: {}", rules(v)),
-        S::TargetCannotRun(why) => format!("the target cannot run it: {why}"),
-        S::IllFormedProgram(v) => format!("ill-formed program, not run: {}", rules(v)),
-        S::WaitGaveUp => "an mbarrier wait gave up, later values not judged".to_string(),
-        S::Incomparable(why) => format!("not comparable: {why}"),
-    }
 }

@@ -20,6 +20,7 @@
 //! 4. [`Request::Shutdown`] (or the end of stdin) ends the worker.
 
 use super::arch::Cc;
+use super::error::NoDevice;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Read, Write};
 
@@ -213,7 +214,7 @@ pub enum Reply {
         /// The worker's process id.
         pid: u32,
         /// The device, or the reason it is unavailable.
-        device: Result<DeviceInfo, String>,
+        device: Result<DeviceInfo, NoDevice>,
     },
     /// The case's module is loaded and its kernel launched.
     Launched {

@@ -14,7 +14,7 @@
 //! A killed worker is reaped on a thread of its own, so the next case does not wait for the
 //! old context's teardown.
 
-use super::error::StartError;
+use super::error::{NoDevice, ReplyError, StartError};
 use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Write};
@@ -108,7 +108,7 @@ pub struct Stats {
 struct Worker {
     child: Child,
     stdin: BufWriter<ChildStdin>,
-    rx: Receiver<Result<Reply, String>>,
+    rx: Receiver<Result<Reply, ReplyError>>,
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
 }
 
@@ -136,7 +136,7 @@ impl std::fmt::Debug for Supervisor {
 fn spawn(
     spec: &WorkerSpec,
     limits: &Limits,
-) -> Result<(Worker, Result<DeviceInfo, String>), StartError> {
+) -> Result<(Worker, Result<DeviceInfo, NoDevice>), StartError> {
     let mut cmd = Command::new(&spec.exe);
     // Its own process group: a terminal's Ctrl-C reaches the campaign, which stops cleanly,
     // not the worker mid-case (that would read as a crash verdict).
@@ -167,11 +167,11 @@ fn spawn(
                     }
                 }
                 Ok(None) => {
-                    let _ = tx.send(Err("the worker closed its output".into()));
+                    let _ = tx.send(Err(ReplyError::Closed));
                     break;
                 }
                 Err(e) => {
-                    let _ = tx.send(Err(format!("bad frame from the worker: {e}")));
+                    let _ = tx.send(Err(ReplyError::BadFrame(e)));
                     break;
                 }
             }
@@ -204,7 +204,10 @@ fn spawn(
         }
         Ok(Err(reason)) => {
             let death = death(&mut w);
-            Err(StartError::Died { reason, death })
+            Err(StartError::Died {
+                reason: reason.to_string(),
+                death,
+            })
         }
         Err(_) => {
             kill(&mut w);

@@ -8,6 +8,7 @@
 //! and reads the observation buffer (host-mapped, so it is readable after a trap or during a
 //! hang). After a sticky fault or a hang it replies and exits: the parent respawns it.
 
+use super::error::NoDevice;
 use super::protocol::{self, Reply, Request, RunResult};
 use std::io::{self, BufReader, BufWriter};
 
@@ -58,7 +59,7 @@ fn serve_device(_ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) ->
         w,
         &Reply::Hello {
             pid: std::process::id(),
-            device: Err(reason.clone()),
+            device: Err(NoDevice(reason.clone())),
         },
     )?;
     refuse_all(r, w, &reason)
@@ -101,7 +102,7 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
                 w,
                 &Reply::Hello {
                     pid: std::process::id(),
-                    device: Err(reason.clone()),
+                    device: Err(NoDevice(reason.clone())),
                 },
             )?;
             return refuse_all(r, w, &reason);
@@ -142,6 +143,7 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
 #[cfg(feature = "cuda")]
 mod cuda {
     use super::super::arch;
+    use super::super::error::ImageError;
     use super::super::ffi::{DriverError, Geometry, Gpu, Kernel, Mapped};
     use super::super::protocol::{self, Compile, Reply, RunClass, RunRequest, RunResult, Timing};
     use std::io;
@@ -154,21 +156,19 @@ mod cuda {
         status: Option<Mapped>,
     }
 
-    fn ensure(gpu: &Gpu, slot: &mut Option<Mapped>, words: usize) -> Result<(), String> {
+    fn ensure(gpu: &Gpu, slot: &mut Option<Mapped>, words: usize) -> Result<(), DriverError> {
         if slot.as_ref().is_some_and(|m| m.capacity() >= words) {
             return Ok(());
         }
         if let Some(old) = slot.take() {
             gpu.free_mapped(old);
         }
-        let m = gpu
-            .alloc_mapped(words.next_power_of_two().max(1024))
-            .map_err(|e| e.to_string())?;
+        let m = gpu.alloc_mapped(words.next_power_of_two().max(1024))?;
         *slot = Some(m);
         Ok(())
     }
 
-    fn compile_image(run: &RunRequest) -> Result<Vec<u8>, String> {
+    fn compile_image(run: &RunRequest) -> Result<Vec<u8>, ImageError> {
         match &run.compile {
             Compile::Jit => Ok(run.ptx.as_bytes().to_vec()),
             Compile::Ptxas {
@@ -180,8 +180,10 @@ mod cuda {
                 let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
                 let ptx = stem.with_extension("ptx");
                 let cubin = stem.with_extension("cubin");
-                std::fs::write(&ptx, &run.ptx)
-                    .map_err(|e| format!("writing {}: {e}", ptx.display()))?;
+                std::fs::write(&ptx, &run.ptx).map_err(|source| ImageError::WritePtx {
+                    path: ptx.clone(),
+                    source,
+                })?;
                 let out = std::process::Command::new(path)
                     .arg(format!("-arch={arch}"))
                     .args(options)
@@ -190,18 +192,22 @@ mod cuda {
                     .arg(&ptx)
                     .output();
                 let _ = std::fs::remove_file(&ptx);
-                let out = out.map_err(|e| format!("running {path}: {e}"))?;
+                let out = out.map_err(|source| ImageError::Spawn {
+                    ptxas: path.clone(),
+                    source,
+                })?;
                 if !out.status.success() {
                     let _ = std::fs::remove_file(&cubin);
-                    return Err(format!(
-                        "{path} -arch={arch} {}: {}\n{}",
-                        options.join(" "),
-                        out.status,
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    ));
+                    return Err(ImageError::Rejected {
+                        command: format!("{path} -arch={arch} {}", options.join(" ")),
+                        status: out.status,
+                        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+                    });
                 }
-                let image =
-                    std::fs::read(&cubin).map_err(|e| format!("reading {}: {e}", cubin.display()));
+                let image = std::fs::read(&cubin).map_err(|source| ImageError::ReadCubin {
+                    path: cubin.clone(),
+                    source,
+                });
                 let _ = std::fs::remove_file(&cubin);
                 image
             }
@@ -221,7 +227,10 @@ mod cuda {
         let t0 = Instant::now();
         let image = match compile_image(run) {
             Ok(i) => i,
-            Err(log) => return Ok(super::done(id, RunResult::CompileError { code: 0, log })),
+            Err(e) => {
+                let log = e.to_string();
+                return Ok(super::done(id, RunResult::CompileError { code: 0, log }));
+            }
         };
         let kernel = match gpu.load_module(&image, &run.kernel, run.jit_opt) {
             Ok(k) => k,
@@ -254,7 +263,7 @@ mod cuda {
             }
         }) {
             gpu.unload(kernel);
-            return Ok(super::done(id, RunResult::WorkerError(e)));
+            return Ok(super::done(id, RunResult::WorkerError(e.to_string())));
         }
         protocol::write_frame(w, &Reply::Launched { id, compile_us })?;
         let runs = run.runs.max(1);

@@ -384,7 +384,7 @@ fn row_a_fair_target_giving_up_where_every_arrive_happens_is_a_discrepancy() {
         assert_eq!(d.kind, DiscrepancyKind::WaitGaveUpWhereArriveRequired);
         assert_eq!(d.rules[0], RuleId::CommitArrive);
         assert_eq!(d.key, Some(e.assumes_completed[0]));
-        // The site as the value details name it (issue 22: no `Warp(1)` in a report).
+        // The site as the value details name it (no `Warp(1)` in a report).
         let site = e.assumes_completed[0].site;
         assert!(
             d.detail.contains(&format!("observation {site}:")) && !d.detail.contains("Warp("),

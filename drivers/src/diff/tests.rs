@@ -6,8 +6,7 @@ fn expected(verdict: RunVerdict) -> Expected {
 }
 
 /// A finding filed under the observing ld's rule is sharpened by the same discrepancy
-/// under the rule of the behaviour that differed (issue: findings filed under the
-/// behaviour's rule), never by another kind, target, or a finding that already names one.
+/// under the rule of the behaviour that differed, never by another kind, target, or a finding that already names one.
 #[test]
 fn only_an_observers_rule_is_sharpened() {
     let sig = |kind, rule, target: &str, forms: &[&str]| Signature {
@@ -103,7 +102,7 @@ fn exact_site_records_are_compared_lane_by_lane() {
     assert_eq!(lane_named(words), Some(5));
 }
 
-/// Issue 22, end to end: the simulator with an injected MMA bug (`sim+<fault>`) on generated
+/// End to end: the simulator with an injected MMA bug (`sim+<fault>`) on generated
 /// programs gives value discrepancies observed by an ld; those the oracle can account for
 /// (the program with that MMA behaving as the fault does has a specified expectation that
 /// allows the record) are filed under the rule of the MMA behaviour the fault breaks, with
@@ -174,7 +173,7 @@ fn injected_mma_bugs_are_filed_under_the_mma_rule_they_break() {
     }
 }
 
-/// Issue 22: a value discrepancy is filed under the rule of the behaviour that differed.
+/// A value discrepancy is filed under the rule of the behaviour that differed.
 /// The roundtrip's ld is `.32x32b.x2` (one register per repetition, reference §2.6): a
 /// wrong second register with a right first one is the ld's `.num` (LDST-NUM); a wrong
 /// first register stays under the ld's completion rule (LD-ASYNC). Both name the ld.

@@ -1,10 +1,13 @@
 //! The PTX LLVM produced, run: its outcome on the simulator must be one the oracle allows for
-//! the source program (issue 21, point 3).
+//! the source program (docs/llvm.md).
 //!
 //! [`check`] reads the produced PTX back into a program with a [`Lifter`], runs that program
-//! on the built-in simulator (`sim`, seeded random scheduler) and compares the outcome with the
-//! oracle's expectation of the *source* program (`diff::compare`). An outcome the oracle does
-//! not allow is a finding against the compiler ([`Subject::Lifted`]).
+//! on the built-in simulator (`sim`, seeded random scheduler) and judges the outcome against the
+//! oracle's expectation of the *source* program with the judge's verdict step (`diff::rule`,
+//! with the `sim` target's name and wait bound, as `tcgen05_engine::judge` does). An outcome
+//! the oracle does not allow is a finding against the compiler ([`Subject::Lifted`]).
+//! The check runs inside the LLVM target of this crate, below the engine, so it calls the
+//! verdict step where that lives rather than the engine's judge.
 //!
 //! Where the lifter cannot read the PTX, the run falls back to the source program itself
 //! ([`Subject::Source`], with the lifter's reason): translation validation has established,
@@ -22,6 +25,8 @@
 
 use crate::diff::{self, Verdict};
 use crate::sim::{SimConfig, simulate};
+use crate::sim_target::SimTarget;
+use crate::target::Target;
 use std::collections::HashMap;
 use tcgen05_ir::observe::Layout;
 use tcgen05_ir::ptx::model::{self, Shape};
@@ -100,7 +105,7 @@ pub fn lift_produced(source: &Program, ptx: &str) -> Result<Program, NotLifted> 
 
 /// The general lifter (`tcgen05_ir::ptx::model::lift_source`) with the source's launch shape
 /// (the produced PTX declares no cluster count), its result held to the source's observation
-/// words so that `diff::compare` reads the lifted run's outcome in the source's layout:
+/// words so that the comparison (`diff::rule`) reads the lifted run's outcome in the source's layout:
 /// - the observation layout (`observe::Layout`: the sites of every warp, in order) must be the
 ///   source's;
 /// - the values of every lifted `tcgen05.st` must be known (evaluated by the lifter) and are
@@ -434,7 +439,7 @@ impl Behaviour {
         };
         let v = match &self.verdict {
             Verdict::Agree => "allowed by the oracle".to_string(),
-            Verdict::Skip(r) => format!("not compared ({})", skip_words(r)),
+            Verdict::Skip(r) => format!("not compared ({})", crate::report::skip_words(r)),
             Verdict::Discrepancy(d) => format!(
                 "outside what the oracle allows: {} / {}: {}",
                 d.kind.as_str(),
@@ -466,23 +471,19 @@ pub fn check(source: &Program, produced: &str, lifter: Lifter, seed: u64) -> Beh
     let Some(Ok(config)) = SimConfig::parse("sim") else {
         unreachable!("`sim` is the simulator's own name")
     };
-    let outcome = simulate(ran, config, seed);
+    let sim = SimTarget::new("sim", config);
+    let outcome = simulate(ran, sim.config(), seed);
     let expected = tcgen05_oracle::expect(&judged);
+    let ruling = diff::rule(
+        &judged,
+        &Layout::of(&judged),
+        &expected,
+        &outcome,
+        &sim.name(),
+        sim.wait_bound(),
+    );
     Behaviour {
         subject,
-        verdict: diff::compare(&judged, &expected, &outcome),
-    }
-}
-
-fn skip_words(r: &diff::SkipReason) -> String {
-    use diff::SkipReason as S;
-    let rules =
-        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
-    match r {
-        S::Unspecified(v) => format!("unspecified: {}", rules(v)),
-        S::TargetCannotRun(w) => format!("the simulator cannot run it: {w}"),
-        S::IllFormedProgram(v) => format!("ill-formed program: {}", rules(v)),
-        S::WaitGaveUp => "an mbarrier wait gave up".into(),
-        S::Incomparable(w) => format!("incomparable: {w}"),
+        verdict: ruling.verdict,
     }
 }

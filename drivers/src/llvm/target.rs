@@ -127,8 +127,24 @@ impl Target for LlvmTarget {
 /// A parsed target name: front end, version wanted (`None`: newest), level.
 type Parsed = (Frontend, Option<u16>, Level);
 
+/// Why a name of this module's form (`llvm...`, `mlir...`) names no target.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The part after `:` is not an optimization level.
+    #[error("`{level}` is not an opt level: write {base}:O0 or {base}:O3")]
+    Level {
+        /// What the name has after `:`.
+        level: String,
+        /// The name before `:`.
+        base: String,
+    },
+    /// The part after `@` is not a major version.
+    #[error("`{0}` is not an LLVM major version: write llvm@22")]
+    Version(String),
+}
+
 /// Parses a target name of this module (`None`: not one; `Some(Err)`: malformed, and why).
-fn parse_name(name: &str) -> Option<Result<Parsed, String>> {
+fn parse_name(name: &str) -> Option<Result<Parsed, NameError>> {
     let (front, rest) = if let Some(r) = name.strip_prefix("llvm") {
         (Frontend::Llvm, r)
     } else if let Some(r) = name.strip_prefix("mlir") {
@@ -147,10 +163,10 @@ fn parse_name(name: &str) -> Option<Result<Parsed, String>> {
         None | Some("O3") => Level::O3,
         Some("O0") => Level::O0,
         Some(other) => {
-            return Some(Err(format!(
-                "`{other}` is not an opt level: write {name_base}:O0 or {name_base}:O3",
-                name_base = name.split(':').next().unwrap_or(name)
-            )));
+            return Some(Err(NameError::Level {
+                level: other.to_string(),
+                base: name.split(':').next().unwrap_or(name).to_string(),
+            }));
         }
     };
     let ver = match ver.strip_prefix('@') {
@@ -158,9 +174,7 @@ fn parse_name(name: &str) -> Option<Result<Parsed, String>> {
         Some(v) => match v.parse::<u16>() {
             Ok(n) => Some(n),
             Err(_) => {
-                return Some(Err(format!(
-                    "`{v}` is not an LLVM major version: write llvm@22"
-                )));
+                return Some(Err(NameError::Version(v.to_string())));
             }
         },
         None => return None,
@@ -174,7 +188,7 @@ fn parse_name(name: &str) -> Option<Result<Parsed, String>> {
 pub fn configure(name: &str) -> Option<Result<(LlvmInstall, Options), Unavailable>> {
     let (front, ver, level) = match parse_name(name)? {
         Ok(x) => x,
-        Err(e) => return Some(Err(Unavailable(e))),
+        Err(e) => return Some(Err(Unavailable(e.to_string()))),
     };
     let (all, problems) = discover();
     let pick = match ver {
@@ -313,8 +327,17 @@ mod tests {
             parse_name("llvm"),
             Some(Ok((Frontend::Llvm, None, Level::O3)))
         );
-        assert!(matches!(parse_name("llvm@x"), Some(Err(_))));
-        assert!(matches!(parse_name("llvm@22:O2"), Some(Err(_))));
+        assert_eq!(
+            parse_name("llvm@x"),
+            Some(Err(NameError::Version("x".into())))
+        );
+        let Some(Err(e)) = parse_name("llvm@22:O2") else {
+            panic!("O2 is no level of the target names")
+        };
+        assert_eq!(
+            e.to_string(),
+            "`O2` is not an opt level: write llvm@22:O0 or llvm@22:O3"
+        );
         assert_eq!(parse_name("ptxas@12.8"), None);
         assert_eq!(parse_name("llvmfoo"), None);
     }

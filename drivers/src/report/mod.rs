@@ -1,4 +1,4 @@
-//! Campaign reports (issue 8, point 2): the counts a campaign keeps, and the files it writes at
+//! Campaign reports: the counts a campaign keeps, and the files it writes at
 //! the top of its output folder.
 //!
 //! | file | for | made by |
@@ -128,6 +128,22 @@ impl TargetCounts {
         if self.version.is_empty() {
             self.version.clone_from(&o.version);
         }
+    }
+}
+
+/// A skip reason in words, with the rules or the target's reason it carries (one line of a
+/// reproducer or a summary); [`skip_name`] is its class, for tables.
+pub fn skip_words(r: &SkipReason) -> String {
+    let rules =
+        |v: &[tcgen05_ir::RuleId]| v.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ");
+    match r {
+        SkipReason::Unspecified(v) => {
+            format!("the spec leaves the outcome unspecified: {}", rules(v))
+        }
+        SkipReason::TargetCannotRun(why) => format!("the target cannot run it: {why}"),
+        SkipReason::IllFormedProgram(v) => format!("ill-formed program, not run: {}", rules(v)),
+        SkipReason::WaitGaveUp => "an mbarrier wait gave up, later values not judged".to_string(),
+        SkipReason::Incomparable(why) => format!("not comparable: {why}"),
     }
 }
 

@@ -1,4 +1,4 @@
-//! How precisely the oracle predicted the observed words (issue 18): per target, the data
+//! How precisely the oracle predicted the observed words: per target, the data
 //! words of the records of judged cases, split by what the oracle expected of each word.
 //!
 //! Only valid programs (no static violation, run verdict `Completes`) that the oracle judges

@@ -29,7 +29,7 @@ pub fn judge(
 
 /// Cases a worker claims at once when one of its targets is compile-only: those targets judge
 /// them through [`Target::run_batch`] (ptxas: one process per batch instead of one per case,
-/// issue 6). ptxas can merge only cases of the same `.version` and `.target`, and the mixed
+/// docs/ptxas.md). ptxas can merge only cases of the same `.version` and `.target`, and the mixed
 /// stream has about a dozen such headers, so a claim of 32 gives groups of about three. 128:
 /// 512 mixed cases on ptxas 13.5 took 22.5 s of CPU one process per case, 14.7 s with claims
 /// of 32 and 12.7 s with claims of 128 (docs/ptxas.md, "Campaigns"). Under `--time` the claim

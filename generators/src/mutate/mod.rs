@@ -1,4 +1,4 @@
-//! Near-miss mutators (issue 4, item 3): each takes a valid program and breaks exactly one row
+//! Near-miss mutators: each takes a valid program and breaks exactly one row
 //! of the rules catalogue (reference §6), leaving every other rule intact.
 //!
 //! A [`Mutator`] has a config patch (so the builder makes programs that contain what the

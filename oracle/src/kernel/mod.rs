@@ -1,4 +1,4 @@
-//! `check` for real kernels (issue 9): checks every tcgen05 instruction of every kernel and
+//! `check` for real kernels (docs/check.md): checks every tcgen05 instruction of every kernel and
 //! device function against the instruction-level and target rows of the catalogue (`rules.rs`,
 //! through the oracle's shared instruction check), recovers each kernel's TMEM protocol from
 //! the PTX and applies the rules of the catalogue (reference §6) along its paths. Calls of

@@ -2,6 +2,7 @@
 //! location's allowed values and each condition; optionally run targets.
 
 use super::format::{Litmus, eval};
+use crate::cmd::bad_input;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -214,11 +215,12 @@ fn st_map(l: &Lifted) -> StMap {
 }
 
 fn location(
+    file: &str,
     lit_obs: &super::format::Observe,
     l: &Lifted,
     e: &Expected,
     sts: &StMap,
-) -> Result<Location, String> {
+) -> anyhow::Result<Location> {
     let site = l
         .lds
         .iter()
@@ -227,10 +229,10 @@ fn location(
             s.cta == lit_obs.cta && s.warp == lit_obs.warp && s.info.regs.contains(&lit_obs.reg)
         })
         .ok_or_else(|| {
-            format!(
-                "{}: observe {}: {} is not written by a tcgen05.ld of warp {} of CTA {}",
+            bad_input(format!(
+                "{file}:{}: observe {}: {} is not written by a tcgen05.ld of warp {} of CTA {}",
                 lit_obs.line, lit_obs.name, lit_obs.reg, lit_obs.warp, lit_obs.cta
-            )
+            ))
         })?;
     let word = site
         .info
@@ -351,27 +353,27 @@ fn location(
     })
 }
 
-/// Judges one litmus file; `Err` is a message for a bad input (exit 2).
+/// Judges one litmus file; `Err` is a bad input naming the file and line (exit 2).
 pub fn judge(
     file: &str,
     src: &str,
     lit: &Litmus,
     opts: &Options,
     targets: Option<&str>,
-) -> Result<Report, String> {
+) -> anyhow::Result<Report> {
     let lifted = lift_source(src, file, None, lit.shape).map_err(|e| match e {
-        LiftFailure::Parse(p) => p.to_string(),
-        LiftFailure::Unliftable(u) => format!(
+        LiftFailure::Parse(p) => bad_input(p.to_string()),
+        LiftFailure::Unliftable(u) => bad_input(format!(
             "{file}:{}:{}: unsupported construct `{}`: {}",
             u.line, u.col, u.instr, u.why
-        ),
+        )),
     })?;
     let e = tcgen05_oracle::lifted::expect_lifted(&lifted, opts);
     let (v, rules, detail) = verdict(&e);
     let sts = st_map(&lifted);
     let mut locations = Vec::new();
     for o in &lit.observe {
-        locations.push(location(o, &lifted, &e, &sts).map_err(|m| format!("{file}:{m}"))?);
+        locations.push(location(file, o, &lifted, &e, &sts)?);
     }
     let sets: Vec<Option<Vec<u64>>> = locations
         .iter()
@@ -424,7 +426,8 @@ pub fn judge(
             },
         };
         for n in target::from_env(Some(flag)) {
-            let mut t = target::resolve_in(&n, opts.edition).map_err(|e| e.to_string())?;
+            let mut t =
+                target::resolve_in(&n, opts.edition).map_err(|e| bad_input(e.to_string()))?;
             let outcome = t.run(&case);
             let layout = Layout::of(&case.program);
             let ruling = judge::rule(
