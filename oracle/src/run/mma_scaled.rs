@@ -238,25 +238,31 @@ pub fn ue4m3(b: u8) -> Result<Factor, &'static str> {
     })
 }
 
-/// The scale factors of one MMA: `a[row * blocks + j]`, `b[col * blocks + j]`.
+/// The scale factors of one MMA: `a[row * blocks + j]`, `b[col * blocks + j]`; `None` for a
+/// factor with no value (NaN, or a UE4M3 byte with bit 7 set), which leaves the cells that use
+/// it unspecified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scales {
     blocks: u32,
-    a: Vec<Factor>,
-    b: Vec<Factor>,
+    a: Vec<Option<Factor>>,
+    b: Vec<Option<Factor>>,
+    /// Why some cells may be left unspecified: a factor with no value, or one outside
+    /// 2^-64 .. 2^64 (whose cells [`Scales::cell`] may leave); `None` when neither occurs.
+    pub open: Option<&'static str>,
 }
 
 /// The values of `count` scale factors, `blocks` each, with the first in byte `id` of
 /// their cell, from the cells of the factor matrix in TMEM: `cells` lane-major, 128 lanes ×
 /// `cols` columns from the matrix's address (the layout of the module documentation), each
-/// byte a UE4M3 (`ue4m3`) or else a UE8M0. `Err` names why they give no exact result.
+/// byte a UE4M3 (`ue4m3`) or else a UE8M0: `Err` for a factor with no value, with its note.
+/// `Err` as a whole names why they give no exact result.
 pub fn decode_factors(
     cells: &[u32],
     cols: u32,
     count: u32,
     (blocks, id): (u32, u32),
     ue4m3: bool,
-) -> Result<Vec<Factor>, &'static str> {
+) -> Result<Vec<Result<Factor, &'static str>>, &'static str> {
     if id + blocks > 4 {
         return Err("MMA-BS-SFID: the scale-factor ID selects bytes past the cell: unspecified");
     }
@@ -276,9 +282,9 @@ pub fn decode_factors(
                 );
             }
             out.push(if ue4m3 {
-                self::ue4m3(e as u8)?
+                self::ue4m3(e as u8)
             } else {
-                ue8m0(e as u8).ok_or("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified")?
+                ue8m0(e as u8).ok_or("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified")
             });
         }
     }
@@ -290,10 +296,19 @@ impl Scales {
     /// lanes × [`ScaledForm::sf_cols`] each).
     pub fn read(form: &ScaledForm, sfa: &[u32], sfb: &[u32]) -> Result<Scales, &'static str> {
         let (ca, cb) = form.sf_cols();
+        let a = decode_factors(sfa, ca, form.rows(), (form.blocks, form.sfa_id), form.ue4m3)?;
+        let b = decode_factors(sfb, cb, form.n, (form.blocks, form.sfb_id), form.ue4m3)?;
+        let wide = "OQ-19: a scale factor outside 2^-64 .. 2^64 (cells whose factors, their product or a scaled element leave the f32 normal range): unspecified";
+        let open = a.iter().chain(&b).fold(None, |open, f| match f {
+            Err(why) => Some(*why),
+            Ok(f) if open.is_none() && f.mult != 0 && f.exp.abs() > 64 => Some(wide),
+            _ => open,
+        });
         Ok(Scales {
             blocks: form.blocks,
-            a: decode_factors(sfa, ca, form.rows(), (form.blocks, form.sfa_id), form.ue4m3)?,
-            b: decode_factors(sfb, cb, form.n, (form.blocks, form.sfb_id), form.ue4m3)?,
+            a: a.into_iter().map(Result::ok).collect(),
+            b: b.into_iter().map(Result::ok).collect(),
+            open,
         })
     }
 
@@ -331,14 +346,15 @@ impl Scales {
         let elem_unit = unit.sqrt();
         for j in 0..nb {
             let (fa, fb) = (
-                *self.a.get(r as usize * nb + j)?,
-                *self.b.get(c as usize * nb + j)?,
+                (*self.a.get(r as usize * nb + j)?)?,
+                (*self.b.get(c as usize * nb + j)?)?,
             );
             let grid = unit * 2f64.powi(fa.exp + fb.exp);
             g = g.min(grid);
             let both = f64::from(fa.mult * fb.mult);
             let (mut dot, mut mag) = (0f64, 0f64);
-            let (mut amax, mut amin, mut bmax, mut bmin) = (0f64, f64::INFINITY, 0f64, f64::INFINITY);
+            let (mut amax, mut amin, mut bmax, mut bmin) =
+                (0f64, f64::INFINITY, 0f64, f64::INFINITY);
             for k in j * per..(j + 1) * per {
                 let t = arow[k] * bcol[k];
                 dot += t;
@@ -607,19 +623,19 @@ mod tests {
             }
         }
         let e = decode_factors(&cells, 4, 128, (1, 2), false).expect("exact");
-        let want: Vec<Factor> = (0..128)
-            .map(|i| Factor {
-                mult: 1,
-                exp: i % 5 - 2,
+        let want: Vec<_> = (0..128)
+            .map(|i| {
+                Ok(Factor {
+                    mult: 1,
+                    exp: i % 5 - 2,
+                })
             })
             .collect();
         assert_eq!(e, want);
-        // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
-        assert!(
-            decode_factors(&cells, 4, 128, (1, 0), false)
-                .unwrap_err()
-                .contains("NaN")
-        );
+        // Byte 0 is NaN (each factor on its own); byte 3 would need 2 bytes from 3 on (past
+        // the cell).
+        let nan = decode_factors(&cells, 4, 128, (1, 0), false).expect("read");
+        assert!(nan.iter().all(|f| f.is_err_and(|w| w.contains("NaN"))));
         assert!(
             decode_factors(&cells, 4, 128, (2, 3), false)
                 .unwrap_err()
@@ -651,8 +667,10 @@ mod tests {
     }
 
     /// UE8M0-style factors `2^e`.
-    fn pow2(exps: &[i32]) -> Vec<Factor> {
-        exps.iter().map(|&exp| Factor { mult: 1, exp }).collect()
+    fn pow2(exps: &[i32]) -> Vec<Option<Factor>> {
+        exps.iter()
+            .map(|&exp| Some(Factor { mult: 1, exp }))
+            .collect()
     }
 
     /// UE4M3 bytes decoded by hand from §5.2.3 (4 exponent bits, bias 7, 3 mantissa bits,
@@ -684,17 +702,21 @@ mod tests {
     /// block of 16 gives 16 · 1.5 · 2^j · 0.5, in all 12 · (1 + 2 + 4 + 8) = 180.
     #[test]
     fn ue4m3_factors_scale_their_blocks() {
-        let a: Result<Vec<Factor>, _> = (0..4).map(|j| ue4m3(0x3C + 8 * j)).collect();
-        let s = Scales {
+        let a = (0..4).map(|j| ue4m3(0x3C + 8 * j).ok()).collect();
+        let mut s = Scales {
             blocks: 4,
-            a: a.expect("valid"),
-            b: vec![ue4m3(0x30).expect("valid"); 4],
+            a,
+            b: vec![ue4m3(0x30).ok(); 4],
+            open: None,
         };
         let ones = vec![2.0; 64];
         assert_eq!(
             s.cell(&ones, &ones, 0, 0, 0.25, false, None),
             Some(180f32.to_bits())
         );
+        // A factor with no value (bit 7 set) leaves the cells that use it.
+        s.b[3] = ue4m3(0xBC).ok();
+        assert_eq!(s.cell(&ones, &ones, 0, 0, 0.25, false, None), None);
     }
 
     /// Extreme UE8M0 factors: exact where every intermediate stays an f32 normal, not where
@@ -706,6 +728,7 @@ mod tests {
                 blocks: 1,
                 a: pow2(&[ea]),
                 b: pow2(&[eb]),
+                open: None,
             };
             // f8 1.0 (×16) in every element: the dot product is 32.
             let row = vec![16.0; 32];
@@ -713,7 +736,10 @@ mod tests {
         };
         // 32 · 2^(100 - 90) and 32 · 2^(-120 + 20): far outside ±64, still exact.
         assert_eq!(cell(100, -90), Some((32.0f32 * 1024.0).to_bits()));
-        assert_eq!(cell(-120, 20), Some((32.0 * 2f64.powi(-100)) as f32).map(f32::to_bits));
+        assert_eq!(
+            cell(-120, 20),
+            Some((32.0 * 2f64.powi(-100)) as f32).map(f32::to_bits)
+        );
         assert_eq!(cell(-127, 10), None);
         assert_eq!(cell(100, 100), None);
         // The combined factor 2^-130 is subnormal though the result 32 · 2^-130 = 2^-125
@@ -729,6 +755,7 @@ mod tests {
             blocks: 2,
             a: pow2(&[1, -1]),
             b: pow2(&[0, 2]),
+            open: None,
         };
         let arow: Vec<f64> = (0..64).map(|k| if k < 32 { 2.0 } else { 4.0 }).collect();
         let bcol = vec![2.0; 64];
@@ -747,6 +774,7 @@ mod tests {
             blocks: 1,
             a: pow2(&[0, -1]),
             b: pow2(&[2, 0]),
+            open: None,
         };
         let mut arow = vec![0f64; 32];
         let mut bcol = vec![0f64; 32];

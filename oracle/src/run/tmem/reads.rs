@@ -606,6 +606,10 @@ impl<'a> Ctx<'_, 'a> {
             };
             let why = match w.op {
                 Op::Mma(_) if w.mma.is_none() && w.open.is_some() => w.open.unwrap_or_default(),
+                // A block-scaled MMA some of whose cells a factor leaves unspecified.
+                Op::Mma(_) if let Some(why) = w.mma.as_ref().and_then(|m| m.p.scales()?.open) => {
+                    why
+                }
                 Op::Mma(_) if w.mma.is_some() && low16(w) => {
                     "MMA-D-UNPACKED: an ld reads cells of a 16-bit D, whose high halves are not stated (the low halves are exact)"
                 }
