@@ -41,12 +41,7 @@ fn run(cfg: &Config, seed: u64, count: u64) -> (u32, WordCounts) {
 }
 
 /// [`run`] over the programs one of whose statement lists `keep` accepts.
-fn run_where(
-    cfg: &Config,
-    seed: u64,
-    count: u64,
-    keep: fn(&[Stmt]) -> bool,
-) -> (u32, WordCounts) {
+fn run_where(cfg: &Config, seed: u64, count: u64, keep: fn(&[Stmt]) -> bool) -> (u32, WordCounts) {
     let (mut cases, mut all) = (0, WordCounts::default());
     let mut notes = std::collections::BTreeMap::<String, u32>::new();
     for i in 0..count {

@@ -91,7 +91,10 @@ mod tests {
         let ones = (1u128 << 96) - 1;
         for c in 0..4 {
             assert_eq!(decompress_word(CpSrcFmt::B6x16P32, ones, c), 0x3F3F_3F3F);
-            assert_eq!(decompress_word(CpSrcFmt::B4x16P64, u128::MAX, c), 0x3C3C_3C3C);
+            assert_eq!(
+                decompress_word(CpSrcFmt::B4x16P64, u128::MAX, c),
+                0x3C3C_3C3C
+            );
         }
     }
 }
