@@ -10,28 +10,44 @@ use tcgen05_drivers::report::WordCounts;
 use tcgen05_drivers::sim::{Sched, SimConfig, simulate};
 use tcgen05_generators::{Config, case_seed, valid_program};
 use tcgen05_ir::observe::Layout;
-use tcgen05_ir::{CtaGroup, MmaKind, Op, Stmt, Target};
+use tcgen05_ir::{CtaGroup, Mma, MmaKind, Op, Stmt, Target};
+
+/// Whether a statement list holds a block-scaled MMA that `pick` accepts.
+fn has_mma(code: &[Stmt], pick: fn(&Mma) -> bool) -> bool {
+    code.iter().any(|s| match s {
+        Stmt::Tc(Op::Mma(m)) => m.form.block_scale && pick(m),
+        Stmt::If { then, els, .. } => has_mma(then, pick) || has_mma(els, pick),
+        Stmt::Loop { body, .. } => has_mma(body, pick),
+        _ => false,
+    })
+}
 
 /// Whether a statement list holds a block-scaled MMA.
 fn has_block_scale(code: &[Stmt]) -> bool {
-    code.iter().any(|s| match s {
-        Stmt::Tc(Op::Mma(m)) => m.form.block_scale,
-        Stmt::If { then, els, .. } => has_block_scale(then) || has_block_scale(els),
-        Stmt::Loop { body, .. } => has_block_scale(body),
-        _ => false,
-    })
+    has_mma(code, |_| true)
+}
+
+/// Whether a statement list holds a block-scaled MMA with UE4M3 scale factors (idesc bit
+/// 23 clear, PTX ISA §5.2.3).
+fn has_ue4m3(code: &[Stmt]) -> bool {
+    has_mma(code, |m| m.idesc >> 23 & 1 == 0)
 }
 
 /// Runs `count` generated programs of `cfg` holding a block-scaled MMA on the simulator
 /// (round-robin and adversarial schedulers) against the oracle; every case must agree, and
 /// the words of the valid race-free cases are counted.
 fn run(cfg: &Config, seed: u64, count: u64) -> (u32, WordCounts) {
+    run_where(cfg, seed, count, has_block_scale)
+}
+
+/// [`run`] over the programs one of whose statement lists `keep` accepts.
+fn run_where(cfg: &Config, seed: u64, count: u64, keep: fn(&[Stmt]) -> bool) -> (u32, WordCounts) {
     let (mut cases, mut all) = (0, WordCounts::default());
     let mut notes = std::collections::BTreeMap::<String, u32>::new();
     for i in 0..count {
         let p = valid_program(cfg, case_seed(seed, i));
         let bodies = p.warps.iter().chain(p.funcs.iter().map(|f| &f.body));
-        if !bodies.into_iter().any(|c| has_block_scale(c)) {
+        if !bodies.into_iter().any(|c| keep(c)) {
             continue;
         }
         let e = tcgen05_oracle::expect(&p);
@@ -103,8 +119,8 @@ fn block_scaled_pairs_agree_with_the_oracle_and_are_exact() {
     );
 }
 
-/// Kinds mxf4 and mxf4nvf4 (packed e2m1, 2X / block32 and 4X / block16 with UE8M0 factors;
-/// UE4M3 factors and K = 96 stay unspecified, OQ-19 / OQ-32), `::1` and `::2`.
+/// Kinds mxf4 and mxf4nvf4 (packed e2m1, 2X / block32 and 4X / block16 with UE8M0 or UE4M3
+/// factors; K = 96 stays unspecified, OQ-32), `::1` and `::2`.
 #[test]
 fn block_scaled_mxf4_kinds_agree_with_the_oracle() {
     let mut all = WordCounts::default();
@@ -123,5 +139,18 @@ fn block_scaled_mxf4_kinds_agree_with_the_oracle() {
     assert!(
         all.unspecified * 4 < all.total(),
         "{all:?} over {total} cases"
+    );
+}
+
+/// mxf4nvf4 with UE4M3 scale factors (4X / block16): the oracle's decoding (an integer times
+/// a power of two) and the simulator's (f32 bits) agree, and most words read are exact.
+#[test]
+fn ue4m3_scale_factors_agree_with_the_oracle_and_are_exact() {
+    let cfg = kinds_config(CtaGroup::One, MmaKind::Mxf4nvf4);
+    let (cases, all) = run_where(&cfg, 0xB5CD, 300, has_ue4m3);
+    assert!(cases >= 20, "only {cases} valid race-free UE4M3 cases");
+    assert!(
+        all.unspecified * 4 < all.total(),
+        "{all:?} over {cases} cases"
     );
 }

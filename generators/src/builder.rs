@@ -811,7 +811,8 @@ impl<C: Choices> Builder<'_, C> {
         // without cp): one seed per matrix in all four quarters, so the 32-lane partitions
         // hold the same bytes (MMA-BS-DUP); else by cp.32x128b.warpx4 below. The st words
         // are arbitrary, so their factors are mostly outside the range the oracle computes
-        // exactly (OQ-19); the cp source holds `FillElem::ScaleSmall` factors 2^-1 .. 2^2.
+        // exactly (OQ-19); the cp source holds `FillElem::ScaleSmall` factors (UE8M0 2^-4 ..
+        // 2^-1, UE4M3 352 .. 448).
         let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(15));
         if by_st {
             let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);

@@ -40,8 +40,9 @@ pub const FILL_MUL: u32 = 0x9E37_79B9;
 /// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22);
 /// - `SpMeta`: `((h >> 1) & 0x1111_1111) * 10 | 0x4444_4444`: each nibble is 0b0100, or
 ///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7).
-/// - `ScaleSmall`: four bytes, each `((h >> s) & 3) + 126` (s = 3, 9, 15, 21): UE8M0 scale
-///   factors 2^-1 .. 2^2 (§3.7 `.block_scale`).
+/// - `ScaleSmall`: four bytes, each `((h >> s) & 3) + 123` (s = 3, 9, 15, 21): scale factors
+///   valid as UE8M0 (2^-4 .. 2^-1) and as UE4M3 (0x7B..0x7E: 352, 384, 416, 448; 0x7F would
+///   be NaN), so the same fill serves both scale types (§3.7 `.block_scale`, PTX ISA §5.2.3).
 ///
 /// Small integers keep f16/tf32 products exact in an f32 accumulator, so the oracle can state them.
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
@@ -63,7 +64,7 @@ pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
         // 0b1010 * bit: no carry between nibbles (10 < 16), so 0b0100 | 0b1010 = 0b1110.
         FillElem::SpMeta => ((h >> 1) & 0x1111_1111).wrapping_mul(10) | 0x4444_4444,
         FillElem::ScaleSmall => {
-            let b = |s: u32| ((h >> s) & 3) + 126;
+            let b = |s: u32| ((h >> s) & 3) + 123;
             b(3) | b(9) << 8 | b(15) << 16 | b(21) << 24
         }
     }
@@ -151,8 +152,9 @@ mod tests {
     }
 
     #[test]
-    fn scale_fill_bytes_are_ue8m0_powers_near_one() {
-        // Every byte is 126..=129 (UE8M0 2^-1 .. 2^2), from its own two bits of h.
+    fn scale_fill_bytes_are_valid_ue8m0_and_ue4m3() {
+        // Every byte is 123..=126 (UE8M0 2^-4 .. 2^-1; UE4M3 352 .. 448, below the NaN 0x7F
+        // and with bit 7 clear), from its own two bits of h.
         let mut seen = [false; 4];
         for seed in [0, 7, 0xFFFF_FFFF, 0x1234_5678] {
             for i in 0..256u32 {
@@ -160,8 +162,9 @@ mod tests {
                 let w = fill_word(FillElem::ScaleSmall, seed, i);
                 for (k, s) in [3u32, 9, 15, 21].into_iter().enumerate() {
                     let b = w >> (8 * k) & 0xFF;
-                    assert_eq!(b, 126 + (h >> s & 3), "{w:#010x} byte {k}");
-                    seen[(b - 126) as usize] = true;
+                    assert_eq!(b, 123 + (h >> s & 3), "{w:#010x} byte {k}");
+                    assert!(b < 0x7F, "{b:#x}");
+                    seen[(b - 123) as usize] = true;
                 }
             }
         }

@@ -79,7 +79,8 @@
 //! | mma numerics and layouts | OQ-19, OQ-22, OQ-29 | see [`mma`] |
 //! | cp source layout | OQ-29 | K-major, no swizzle: row r, byte b at `start + (r % 8) * 16 + (r / 8) * SBO + b % 16 + (b / 16) * LBO` (core matrices of 8 rows x 16 bytes, as for MMA operands) |
 //! | cp source bytes beyond the data region | — | read as 0 |
-//! | cp decompression (`.b8x16` with `.b6x16_p32` / `.b4x16_p64`) | OQ-29 | not applied: the source bytes are copied as they are |
+//! | cp decompression (`.b8x16` with `.b6x16_p32` / `.b4x16_p64`) | §9.7.16.9.1 (figures) | each 16-byte source unit expands into the 16 bytes of the same four columns: element i (bits `w·i..w·i + w`) into byte i, 6-bit elements in bits 0-5, 4-bit ones in bits 2-5, padding bits 0 ([`machine`]'s `decomp`) |
+//! | UE4M3 scale factor byte with bit 7 set | §5.2.3 (7 bits, the byte's MSB zero) | bit 7 ignored ([`mma`]'s `scaled::ue4m3`) |
 //! | `cta_group::2` mma | OQ-22, OQ-31 | D rows split across the pair: M = 256 puts rows 0-127 in the even CTA's lanes 0-127 and rows 128-255 in the odd CTA's; M = 128 puts 64 rows in lanes 0-63 of each. Each CTA's A rows come from its own shared memory (or TMEM) at the same descriptor; B rows 0..N/2 from the even CTA's, N/2..N from the odd CTA's. disable-output-lane bit `128 * h + m` is lane m of the pair's CTA h. Without a peer CTA only the executing CTA's half is written |
 //! | `.ashift` | — | D row m uses A row m - 1 (row 0 uses A row 0), in each CTA |
 //! | `.sp`, `.block_scale` mma | OQ-22, OQ-23, OQ-32 | not computed: lanes 0..min(M, 128) of columns `[d, d + N)` (in both CTAs for `::2`, disable-output-lane applied) get `0x5BA5_0000 ^ (lane * 512 + column)` ([`mma::OPAQUE`]) |

@@ -591,7 +591,7 @@ impl<'a> Fb<'a> {
                 self.ins(&format!("{v} = or i32 {w}, 1145324612"));
                 v
             }
-            // values::fill_word: bytes ((h >> s) & 3) + 126, s = 3, 9, 15, 21.
+            // values::fill_word: bytes ((h >> s) & 3) + 123, s = 3, 9, 15, 21.
             FillElem::ScaleSmall => {
                 let mut acc = "0".to_string();
                 for (k, s) in [3u32, 9, 15, 21].into_iter().enumerate() {
@@ -600,7 +600,7 @@ impl<'a> Fb<'a> {
                     let u = self.val();
                     self.ins(&format!("{u} = and i32 {t}, 3"));
                     let w = self.val();
-                    self.ins(&format!("{w} = add i32 {u}, 126"));
+                    self.ins(&format!("{w} = add i32 {u}, 123"));
                     let y = self.val();
                     self.ins(&format!("{y} = shl i32 {w}, {}", 8 * k));
                     let o = self.val();

@@ -607,14 +607,14 @@ impl<'a, L: Lowering> Body<'a, L> {
                 ln!(self, "mul.lo.u32 %r{t}, %r{t}, 10;");
                 ln!(self, "or.b32 %r{v}, %r{t}, 1145324612;");
             }
-            // values::fill_word: bytes ((h >> s) & 3) + 126, s = 3, 9, 15, 21.
+            // values::fill_word: bytes ((h >> s) & 3) + 123, s = 3, 9, 15, 21.
             FillElem::ScaleSmall => {
                 let t = self.r();
                 ln!(self, "mov.u32 %r{v}, 0;");
                 for (k, s) in [3, 9, 15, 21].into_iter().enumerate() {
                     ln!(self, "shr.u32 %r{t}, %r{h}, {s};");
                     ln!(self, "and.b32 %r{t}, %r{t}, 3;");
-                    ln!(self, "add.u32 %r{t}, %r{t}, 126;");
+                    ln!(self, "add.u32 %r{t}, %r{t}, 123;");
                     ln!(self, "shl.b32 %r{t}, %r{t}, {};", 8 * k);
                     ln!(self, "or.b32 %r{v}, %r{v}, %r{t};");
                 }

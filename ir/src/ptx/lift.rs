@@ -474,8 +474,8 @@ impl<'a, 'm> Lifter<'a, 'm> {
                         "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => {
                             elem = FillElem::I8Small
                         }
-                        // 126: the printer's ScaleSmall fill (values::fill_word).
-                        "add.u32" if ins.operands.get(2).and_then(imm) == Some(126) => {
+                        // 123: the printer's ScaleSmall fill (values::fill_word).
+                        "add.u32" if ins.operands.get(2).and_then(imm) == Some(123) => {
                             elem = FillElem::ScaleSmall
                         }
                         // 0x44444444: the printer's SpMeta fill (values::fill_word).

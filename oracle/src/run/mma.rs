@@ -424,6 +424,11 @@ pub(crate) fn f8_operand(
 }
 
 impl Prepared {
+    /// A block-scaled MMA's scale factors, if it is one.
+    pub(crate) fn scales(&self) -> Option<&super::mma_scaled::Scales> {
+        self.scaled.as_deref()
+    }
+
     /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
     /// N × K elements as integers of the grid step `step` (products: `step` is the step of
     /// one product), and the scale factors.

@@ -8,8 +8,8 @@
 //! `scale_vec::1X` / `.block32` (one factor per row of A and per column of B at K = 32), and
 //! kinds mxf4 / mxf4nvf4 with e2m1 A and B ([`fp4_value`], packed two to a byte:
 //! [`fp4_operand`]) and UE8M0 factors, `scale_vec::2X` / `.block32` (two blocks of 32 at
-//! K = 64) and, for mxf4nvf4, `scale_vec::4X` / `.block16` (four blocks of 16); UE4M3
-//! factors and K = 96 (OQ-32) stay unspecified;
+//! K = 64) and, for mxf4nvf4, `scale_vec::4X` / `.block16` (four blocks of 16) with UE8M0
+//! or UE4M3 factors ([`ue4m3`]); K = 96 (OQ-32) stays unspecified;
 //! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory, K-major, no
 //! transpose. Every other
 //! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
@@ -46,11 +46,20 @@
 //! §9.7.16.10.1 (the figure places element 0 in the least significant bits, OQ-29). A from
 //! TMEM packs the same 32 bytes into the row's 8 cells, little-endian.
 //!
-//! A UE8M0 byte e is the power of two `2^(e - 127)`; 0xFF is NaN (OCP MX). With the
-//! exponents kept within [-64, 64] every scaled element and product is an f32 without
-//! rounding, and the result is exact under the same condition as an unscaled one
-//! ([`Scales::cell`]: every term a multiple of one grid step, fewer than 2^24 steps in all),
-//! whatever the accumulation order (OQ-19).
+//! # Scale-factor values and when a result is exact
+//!
+//! A UE8M0 byte e is the power of two `2^(e - 127)`; 0xFF is NaN (§5.2.3, OCP MX). A UE4M3
+//! byte is the 7-bit unsigned E4M3 of §5.2.3 ([`ue4m3`]). Each factor is held as
+//! `mult · 2^exp` with an integer `mult` (1 for UE8M0, at most 15 for UE4M3).
+//!
+//! The order and precision of the intermediate steps are open (OQ-19): the hardware may
+//! form `A·scale_A`, `B·scale_B`, `scale_A·scale_B` or the element products first. A cell is
+//! exact where every one of these candidates is an f32 normal (or zero) for every element
+//! and block it uses, and the sum is exact under the same condition as an unscaled one
+//! (every term a multiple of one grid step of at least 2^-126, fewer than 2^24 steps and
+//! less than 2^127 in all): then every order computes the same f32 without rounding
+//! ([`Scales::cell`]). A cell outside these bounds (an extreme factor, a subnormal UE8M0
+//! 0x00 = 2^-127) is left unspecified; its neighbours with other factors may be exact.
 
 use super::mma::{self, Prepared};
 use tcgen05_ir::*;
@@ -75,6 +84,9 @@ pub struct ScaledForm {
     pub pair: bool,
     /// Packed e2m1 elements (kinds mxf4, mxf4nvf4; K = 64), else e4m3 / e5m2 (K = 32).
     pub fp4: bool,
+    /// UE4M3 scale factors (idesc bit 23 clear; mxf4nvf4 with 4X / block16 only), else
+    /// UE8M0.
+    pub ue4m3: bool,
 }
 
 impl ScaledForm {
@@ -139,8 +151,11 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
     if reserved != 0 || d >> 15 & 3 != 0 {
         return Err("OQ-24: a block-scaled MMA with reserved or transpose bits set: unspecified");
     }
-    if d >> 23 & 1 != 1 {
-        return Err("OQ-19: UE4M3 scale factors (not computed by the oracle): unspecified");
+    // Scale type (bit 23): UE8M0 = 1; UE4M3 = 0 only for mxf4nvf4 with four factors per
+    // row (MMA-BS-VEC, reference §3.7 table).
+    let ue4m3 = d >> 23 & 1 == 0;
+    if ue4m3 && (f.kind != MmaKind::Mxf4nvf4 || blocks != 4) {
+        return Err("MMA-BS-VEC: UE4M3 scale factors outside mxf4nvf4 4X / block16: unspecified");
     }
     // Element types: e4m3 0 / e5m2 1 for mxf8f6f4; E2M1 = 1 for the mxf4 kinds.
     let types_ok = if fp4 {
@@ -169,28 +184,85 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
         sfb_id: d >> 4 & 3,
         pair,
         fp4,
+        ue4m3,
     })
 }
 
-/// The scale factors of one MMA as powers of two: `a[row * blocks + j]`, `b[col * blocks + j]`.
+/// One scale factor's value, `mult · 2^exp` (module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Factor {
+    /// The integer significand: 1 for UE8M0, 0..=15 for UE4M3.
+    pub mult: u32,
+    /// The power of two.
+    pub exp: i32,
+}
+
+impl Factor {
+    /// The value as an f64 (exact: at most 4 significant bits, exponents within ±140).
+    pub fn value(self) -> f64 {
+        f64::from(self.mult) * 2f64.powi(self.exp)
+    }
+}
+
+/// A UE8M0 byte (§5.2.3: 8 exponent bits, bias 127, no mantissa): `2^(e - 127)`; 0xFF is
+/// NaN (`None`).
+pub fn ue8m0(e: u8) -> Option<Factor> {
+    (e != 0xFF).then_some(Factor {
+        mult: 1,
+        exp: i32::from(e) - 127,
+    })
+}
+
+/// A UE4M3 byte (§5.2.3: "a 7-bit unsigned floating-point format with 4 bits for exponent
+/// and 3 bits for mantissa", no infinity, "NaN value is limited to 0x7f", held in a byte
+/// "having MSB bit padded with zero"; exponent bias 7 as for E4M3): exponent field e (bits
+/// 3-6), mantissa m (bits 0-2); e = 0 is subnormal, `m/8 · 2^-6 = m · 2^-9`; otherwise
+/// `(1 + m/8) · 2^(e - 7) = (8 + m) · 2^(e - 10)`. `Err` for NaN (0x7F) and for a byte with
+/// bit 7 set (not a UE4M3 encoding).
+pub fn ue4m3(b: u8) -> Result<Factor, &'static str> {
+    if b & 0x80 != 0 {
+        return Err(
+            "OQ-19: a UE4M3 scale factor with bit 7 set (a 7-bit format whose byte has its MSB zero, §5.2.3): unspecified",
+        );
+    }
+    if b == 0x7F {
+        return Err("OQ-19: a UE4M3 scale factor is NaN (0x7F): unspecified");
+    }
+    let (e, m) = (i32::from(b >> 3), u32::from(b & 7));
+    Ok(match e {
+        0 => Factor { mult: m, exp: -9 },
+        _ => Factor {
+            mult: 8 + m,
+            exp: e - 10,
+        },
+    })
+}
+
+/// The scale factors of one MMA: `a[row * blocks + j]`, `b[col * blocks + j]`; `None` for a
+/// factor with no value (NaN, or a UE4M3 byte with bit 7 set), which leaves the cells that use
+/// it unspecified.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scales {
     blocks: u32,
-    a: Vec<i32>,
-    b: Vec<i32>,
+    a: Vec<Option<Factor>>,
+    b: Vec<Option<Factor>>,
+    /// Why some cells may be left unspecified: a factor with no value, or one outside
+    /// 2^-64 .. 2^64 (whose cells [`Scales::cell`] may leave); `None` when neither occurs.
+    pub open: Option<&'static str>,
 }
 
-/// The exponents of `count` scale factors, `blocks` each, with the first in byte `id` of
+/// The values of `count` scale factors, `blocks` each, with the first in byte `id` of
 /// their cell, from the cells of the factor matrix in TMEM: `cells` lane-major, 128 lanes ×
-/// `cols` columns from the matrix's address (the layout of the module documentation).
-/// `Err` names why they give no exact result.
+/// `cols` columns from the matrix's address (the layout of the module documentation), each
+/// byte a UE4M3 (`ue4m3`) or else a UE8M0: `Err` for a factor with no value, with its note.
+/// `Err` as a whole names why they give no exact result.
 pub fn decode_factors(
     cells: &[u32],
     cols: u32,
     count: u32,
-    blocks: u32,
-    id: u32,
-) -> Result<Vec<i32>, &'static str> {
+    (blocks, id): (u32, u32),
+    ue4m3: bool,
+) -> Result<Vec<Result<Factor, &'static str>>, &'static str> {
     if id + blocks > 4 {
         return Err("MMA-BS-SFID: the scale-factor ID selects bytes past the cell: unspecified");
     }
@@ -209,16 +281,11 @@ pub fn decode_factors(
                     "MMA-BS-DUP: a scale factor differs between the 32-lane partitions of TMEM (which copy is read is not stated): unspecified",
                 );
             }
-            if e == 0xFF {
-                return Err("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified");
-            }
-            let k = e as i32 - 127;
-            if k.abs() > 64 {
-                return Err(
-                    "OQ-19: a scale factor outside 2^-64 .. 2^64 (scaled products might leave the f32 range): unspecified",
-                );
-            }
-            out.push(k);
+            out.push(if ue4m3 {
+                self::ue4m3(e as u8)
+            } else {
+                ue8m0(e as u8).ok_or("OQ-19: a UE8M0 scale factor is NaN (0xFF): unspecified")
+            });
         }
     }
     Ok(out)
@@ -229,10 +296,19 @@ impl Scales {
     /// lanes × [`ScaledForm::sf_cols`] each).
     pub fn read(form: &ScaledForm, sfa: &[u32], sfb: &[u32]) -> Result<Scales, &'static str> {
         let (ca, cb) = form.sf_cols();
+        let a = decode_factors(sfa, ca, form.rows(), (form.blocks, form.sfa_id), form.ue4m3)?;
+        let b = decode_factors(sfb, cb, form.n, (form.blocks, form.sfb_id), form.ue4m3)?;
+        let wide = "OQ-19: a scale factor outside 2^-64 .. 2^64 (cells whose factors, their product or a scaled element leave the f32 normal range): unspecified";
+        let open = a.iter().chain(&b).fold(None, |open, f| match f {
+            Err(why) => Some(*why),
+            Ok(f) if open.is_none() && f.mult != 0 && f.exp.abs() > 64 => Some(wide),
+            _ => open,
+        });
         Ok(Scales {
             blocks: form.blocks,
-            a: decode_factors(sfa, ca, form.rows(), form.blocks, form.sfa_id)?,
-            b: decode_factors(sfb, cb, form.n, form.blocks, form.sfb_id)?,
+            a: a.into_iter().map(Result::ok).collect(),
+            b: b.into_iter().map(Result::ok).collect(),
+            open,
         })
     }
 
@@ -240,10 +316,13 @@ impl Scales {
     /// integers of the grid step `unit`), the old D cell `old` when enable-input-d is set
     /// (`prev_on`): `Some(bits)` where exact.
     ///
-    /// Block j contributes `dot_j · unit · 2^(a[r][j] + b[c][j])`. Every term is a multiple
-    /// of the finest of these steps, g; with g at least 2^-126 (no subnormal), the old value
-    /// a multiple of g and fewer than 2^24 steps in the sum of the magnitudes, every partial
-    /// sum in any order is an f32, so the result is exact (OQ-19 leaves the order open).
+    /// Block j contributes `dot_j · unit · sA · sB` with `sA · sB = mA · mB · 2^(eA + eB)`.
+    /// Every term is a multiple of the finest `unit · 2^(eA + eB)`, g; with g at least
+    /// 2^-126 (no subnormal), the old value a multiple of g, fewer than 2^24 steps and less
+    /// than 2^127 in the sum of the magnitudes, and every intermediate the hardware may form
+    /// first (`sA`, `sB`, `sA · sB`, each element times its factor) an f32 normal or zero,
+    /// every partial sum in any order is an f32, so the result is exact (OQ-19 leaves the
+    /// order open; module documentation).
     #[allow(clippy::too_many_arguments)] // one cell: its operands, position, old value, flags
     pub fn cell(
         &self,
@@ -263,18 +342,46 @@ impl Scales {
         let per = kk / nb;
         let (mut sum, mut abs) = (0f64, 0f64);
         let mut g = f64::INFINITY;
+        // One operand's elements are integers of `unit.sqrt()` (`unit` is a product's step).
+        let elem_unit = unit.sqrt();
         for j in 0..nb {
-            let e = self.a.get(r as usize * nb + j)? + self.b.get(c as usize * nb + j)?;
-            let step = unit * 2f64.powi(e);
-            g = g.min(step);
+            let (fa, fb) = (
+                (*self.a.get(r as usize * nb + j)?)?,
+                (*self.b.get(c as usize * nb + j)?)?,
+            );
+            let grid = unit * 2f64.powi(fa.exp + fb.exp);
+            g = g.min(grid);
+            let both = f64::from(fa.mult * fb.mult);
             let (mut dot, mut mag) = (0f64, 0f64);
+            let (mut amax, mut amin, mut bmax, mut bmin) =
+                (0f64, f64::INFINITY, 0f64, f64::INFINITY);
             for k in j * per..(j + 1) * per {
                 let t = arow[k] * bcol[k];
                 dot += t;
                 mag += t.abs();
+                let (x, y) = (arow[k].abs(), bcol[k].abs());
+                if x != 0.0 {
+                    (amax, amin) = (amax.max(x), amin.min(x));
+                }
+                if y != 0.0 {
+                    (bmax, bmin) = (bmax.max(y), bmin.min(y));
+                }
             }
-            sum += dot * step;
-            abs += mag * step;
+            let (sa, sb) = (fa.value(), fb.value());
+            let normal = |lo: f64, hi: f64| lo >= 2f64.powi(-126) && hi < 2f64.powi(127);
+            let scaled_ok = |max: f64, min: f64, s: f64| {
+                max == 0.0 || s == 0.0 || normal(min * elem_unit * s, max * elem_unit * s)
+            };
+            if !(sa == 0.0 || normal(sa, sa))
+                || !(sb == 0.0 || normal(sb, sb))
+                || !(sa * sb == 0.0 || normal(sa * sb, sa * sb))
+                || !scaled_ok(amax, amin, sa)
+                || !scaled_ok(bmax, bmin, sb)
+            {
+                return None;
+            }
+            sum += dot * grid * both;
+            abs += mag * grid * both;
         }
         let prev = if prev_on {
             f64::from(f32::from_bits(old?))
@@ -285,7 +392,8 @@ impl Scales {
         let exact = prev.is_finite()
             && g >= 2f64.powi(-126)
             && on_grid(prev)
-            && (abs + prev.abs()) / g < 16_777_216.0;
+            && (abs + prev.abs()) / g < 16_777_216.0
+            && abs + prev.abs() < 2f64.powi(127);
         exact.then(|| ((sum + prev) as f32).to_bits())
     }
 }
@@ -493,8 +601,11 @@ mod tests {
         assert_eq!(scaled_form(&m).map(|f| f.blocks), Ok(4));
         m.idesc |= 1 << 31;
         assert!(scaled_form(&m).unwrap_err().contains("OQ-32"));
+        // UE4M3 (bit 23 clear): computed with four factors per row, refused with two.
         m.idesc &= !(1 << 31 | 1 << 23);
-        assert!(scaled_form(&m).unwrap_err().contains("UE4M3"));
+        assert_eq!(scaled_form(&m).map(|f| (f.blocks, f.ue4m3)), Ok((4, true)));
+        m.form.scale_vec = Some(ScaleVec::X2);
+        assert!(scaled_form(&m).unwrap_err().contains("MMA-BS-VEC"));
     }
 
     /// Scale-factor cells laid out by hand from the figures' reading (module documentation):
@@ -511,24 +622,29 @@ mod tests {
                 cells[at] = 0xFF00_FFFF | (125 + i % 5) << 16;
             }
         }
-        let e = decode_factors(&cells, 4, 128, 1, 2).expect("exact");
-        let want: Vec<i32> = (0..128).map(|i| i % 5 - 2).collect();
+        let e = decode_factors(&cells, 4, 128, (1, 2), false).expect("exact");
+        let want: Vec<_> = (0..128)
+            .map(|i| {
+                Ok(Factor {
+                    mult: 1,
+                    exp: i % 5 - 2,
+                })
+            })
+            .collect();
         assert_eq!(e, want);
-        // Byte 0 is NaN; byte 3 would need 2 bytes from 3 on (past the cell).
+        // Byte 0 is NaN (each factor on its own); byte 3 would need 2 bytes from 3 on (past
+        // the cell).
+        let nan = decode_factors(&cells, 4, 128, (1, 0), false).expect("read");
+        assert!(nan.iter().all(|f| f.is_err_and(|w| w.contains("NaN"))));
         assert!(
-            decode_factors(&cells, 4, 128, 1, 0)
-                .unwrap_err()
-                .contains("NaN")
-        );
-        assert!(
-            decode_factors(&cells, 4, 128, 2, 3)
+            decode_factors(&cells, 4, 128, (2, 3), false)
                 .unwrap_err()
                 .contains("MMA-BS-SFID")
         );
         // A copy in partition 3 that differs: MMA-BS-DUP.
         cells[(5 + 96) * cols] ^= 1 << 16;
         assert!(
-            decode_factors(&cells, 4, 128, 1, 2)
+            decode_factors(&cells, 4, 128, (1, 2), false)
                 .unwrap_err()
                 .contains("MMA-BS-DUP")
         );
@@ -550,14 +666,93 @@ mod tests {
         assert_eq!(v, [-1.0, -12.0]);
     }
 
+    /// UE8M0-style factors `2^e`.
+    fn pow2(exps: &[i32]) -> Vec<Option<Factor>> {
+        exps.iter()
+            .map(|&exp| Some(Factor { mult: 1, exp }))
+            .collect()
+    }
+
+    /// UE4M3 bytes decoded by hand from §5.2.3 (4 exponent bits, bias 7, 3 mantissa bits,
+    /// subnormal at exponent 0, NaN 0x7F, 7 bits in a byte whose MSB is 0).
+    #[test]
+    fn ue4m3_follows_the_isa_format() {
+        let v = |b: u8| ue4m3(b).map(Factor::value);
+        // 0x38 = 0 0111 000: exponent 7 - 7 = 0, mantissa 0: 1.0.
+        assert_eq!(v(0x38), Ok(1.0));
+        // 0x3C = 0 0111 100: 1 + 4/8 = 1.5; 0x40 = 0 1000 000: 2.0; 0x30 = 0 0110 000: 0.5.
+        assert_eq!(v(0x3C), Ok(1.5));
+        assert_eq!(v(0x40), Ok(2.0));
+        assert_eq!(v(0x30), Ok(0.5));
+        // Largest: 0x7E = 0 1111 110: (1 + 6/8) · 2^8 = 448.
+        assert_eq!(v(0x7E), Ok(448.0));
+        // Smallest normal 0x08 = 2^-6; subnormals m/8 · 2^-6: 0x01 = 2^-9, 0x07 = 7 · 2^-9.
+        assert_eq!(v(0x08), Ok(2f64.powi(-6)));
+        assert_eq!(v(0x01), Ok(2f64.powi(-9)));
+        assert_eq!(v(0x07), Ok(7.0 * 2f64.powi(-9)));
+        assert_eq!(v(0x00), Ok(0.0));
+        // NaN, and a byte with the padding bit set: no value.
+        assert!(v(0x7F).unwrap_err().contains("NaN"));
+        assert!(v(0x80).unwrap_err().contains("bit 7"));
+        assert!(v(0xB8).unwrap_err().contains("bit 7"));
+    }
+
+    /// A UE4M3 cell with four blocks (mxf4nvf4 4X): block j of A's row scaled by 1.5 · 2^j
+    /// (bytes 0x3C + 8j), B by 0.5 (0x30); e2m1 1.0 everywhere (held ×2, step 1/4): each
+    /// block of 16 gives 16 · 1.5 · 2^j · 0.5, in all 12 · (1 + 2 + 4 + 8) = 180.
+    #[test]
+    fn ue4m3_factors_scale_their_blocks() {
+        let a = (0..4).map(|j| ue4m3(0x3C + 8 * j).ok()).collect();
+        let mut s = Scales {
+            blocks: 4,
+            a,
+            b: vec![ue4m3(0x30).ok(); 4],
+            open: None,
+        };
+        let ones = vec![2.0; 64];
+        assert_eq!(
+            s.cell(&ones, &ones, 0, 0, 0.25, false, None),
+            Some(180f32.to_bits())
+        );
+        // A factor with no value (bit 7 set) leaves the cells that use it.
+        s.b[3] = ue4m3(0xBC).ok();
+        assert_eq!(s.cell(&ones, &ones, 0, 0, 0.25, false, None), None);
+    }
+
+    /// Extreme UE8M0 factors: exact where every intermediate stays an f32 normal, not where
+    /// one leaves the range (2^-127 is subnormal; 2^100 · 2^100 overflows).
+    #[test]
+    fn extreme_factors_are_exact_only_inside_the_f32_normal_range() {
+        let cell = |ea: i32, eb: i32| {
+            let s = Scales {
+                blocks: 1,
+                a: pow2(&[ea]),
+                b: pow2(&[eb]),
+                open: None,
+            };
+            // f8 1.0 (×16) in every element: the dot product is 32.
+            let row = vec![16.0; 32];
+            s.cell(&row, &row, 0, 0, 1.0 / 256.0, false, None)
+        };
+        // 32 · 2^(100 - 90) and 32 · 2^(-120 + 20): far outside ±64, still exact.
+        assert_eq!(cell(100, -90), Some((32.0f32 * 1024.0).to_bits()));
+        assert_eq!(cell(-120, 20), Some(2f32.powi(-95).to_bits()));
+        assert_eq!(cell(-127, 10), None);
+        assert_eq!(cell(100, 100), None);
+        // The combined factor 2^-130 is subnormal though the result 32 · 2^-130 = 2^-125
+        // would be normal.
+        assert_eq!(cell(-65, -65), None);
+    }
+
     /// Two blocks (2X): row (1 ×32, 2 ×32) · column (1 ×64) with factors (2^1, 2^-1) for A
     /// and (2^0, 2^2) for B, e2m1 held ×2 (step 1/4): 32·1·2^1 + 32·2·2^1 = 64 + 128 = 192.
     #[test]
     fn each_block_takes_its_own_factors() {
         let s = Scales {
             blocks: 2,
-            a: vec![1, -1],
-            b: vec![0, 2],
+            a: pow2(&[1, -1]),
+            b: pow2(&[0, 2]),
+            open: None,
         };
         let arow: Vec<f64> = (0..64).map(|k| if k < 32 { 2.0 } else { 4.0 }).collect();
         let bcol = vec![2.0; 64];
@@ -574,8 +769,9 @@ mod tests {
     fn a_cell_is_the_dot_product_times_both_factors() {
         let s = Scales {
             blocks: 1,
-            a: vec![0, -1],
-            b: vec![2, 0],
+            a: pow2(&[0, -1]),
+            b: pow2(&[2, 0]),
+            open: None,
         };
         let mut arow = vec![0f64; 32];
         let mut bcol = vec![0f64; 32];

@@ -280,6 +280,8 @@ impl<'p> Machine<'p> {
                         multicast: form.multicast,
                         lane0: l0,
                         both: form.cta_group == CtaGroup::Two,
+                        // CP-DECOMP-FMT: a source format without `.b8x16` is not a form.
+                        decomp: form.dst_fmt.and(form.src_fmt),
                     };
                     let id = self.new_op(w, lane, Some(form.cta_group), kind, preds);
                     self.warps[w].pending_mma.push(id);

@@ -16,6 +16,7 @@ use tcgen05_ir::outcome::{HangSite, Outcome, TrapKind};
 use tcgen05_ir::values::{st_coeffs, st_value};
 use tcgen05_ir::*;
 
+mod decomp;
 mod exec;
 mod issue;
 mod perform;
@@ -171,6 +172,8 @@ enum AKind {
         multicast: Option<CpMulticast>,
         lane0: u32,
         both: bool,
+        /// The decompression source format (`.b8x16` with it): [`decomp`].
+        decomp: Option<CpSrcFmt>,
     },
 }
 

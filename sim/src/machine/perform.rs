@@ -315,6 +315,7 @@ impl<'p> Machine<'p> {
             multicast,
             lane0,
             both,
+            decomp,
         } = *kind
         else {
             return;
@@ -353,6 +354,9 @@ impl<'p> Machine<'p> {
                             let addr = at.wrapping_add(4 * j as u32);
                             *v = region.get((addr / 4) as usize).unwrap_or(0);
                         }
+                    }
+                    if let Some(fmt) = decomp {
+                        decomp::expand_unit(fmt, chunk);
                     }
                 }
                 for l in cp_lanes(multicast, lane0, r) {

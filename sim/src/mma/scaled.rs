@@ -28,7 +28,8 @@
 //! 32`), for scale_A and for scale_B alike: with the factors duplicated (MMA-BS-DUP) every
 //! replica is the same; without, rows of different partitions see different factors.
 //!
-//! A UE8M0 byte e is `2^(e - 127)`, 0xFF NaN. The scaled dot product is the f32 dot product
+//! A UE8M0 byte e is `2^(e - 127)`, 0xFF NaN; mxf4nvf4 with four factors per row may take
+//! UE4M3 factors instead (idesc bit 23 clear, [`ue4m3`]). The scaled dot product is the f32 dot product
 //! of the module's order ([`super::dot8`]) times `scale_A · scale_B`, then added to D.
 
 use super::*;
@@ -46,6 +47,8 @@ pub(super) struct SfSpec {
     blocks: u32,
     /// Packed e2m1 operands (mxf4 kinds): the rows hold bytes, decoded per cell.
     fp4: bool,
+    /// UE4M3 factor bytes ([`ue4m3`]), else UE8M0 ([`ue8m0`]).
+    ue4m3: bool,
     /// The product of the negate bits' signs (fp4: applied to the dot product, the byte rows
     /// are not negated).
     sign: f32,
@@ -138,6 +141,19 @@ pub(super) fn ue8m0(e: u8) -> f32 {
     }
 }
 
+/// A UE4M3 scale factor's value (PTX ISA §5.2.3: 7 bits, 4 exponent bits with E4M3's bias
+/// 7, 3 mantissa bits, no infinity, NaN 0x7F): built as the f32 with the same exponent and
+/// the mantissa in its top bits; exponent 0 is subnormal, `m · 2^-9`. The byte's bit 7 (0
+/// in a valid factor) is ignored.
+pub(super) fn ue4m3(b: u8) -> f32 {
+    let (e, m) = (u32::from(b >> 3 & 0xF), u32::from(b & 7));
+    match (e, m) {
+        (15, 7) => f32::NAN,
+        (0, _) => m as f32 / 512.0,
+        _ => f32::from_bits((e + 120) << 23 | m << 20),
+    }
+}
+
 impl SfSpec {
     /// Sets the columns from the addresses as issued; `Err` where a lane field is not 0.
     pub(super) fn at(&mut self, a: u32, b: u32) -> Result<(), MmaError> {
@@ -153,11 +169,12 @@ impl SfSpec {
     /// Reads the factors of the 128 rows × N columns of D one CTA holds from its `tmem`.
     pub(super) fn read(&self, tmem: &mut Tmem, n: u32) -> Result<Factors, MmaError> {
         let nb = self.blocks;
+        let value = if self.ue4m3 { ue4m3 } else { ue8m0 };
         let mut a = Vec::with_capacity(128 * nb as usize);
         for m in 0..128 {
             for s in 0..nb {
                 let e = factor_at(tmem, self.a_col, self.a_id, m, s, m / 32);
-                a.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
+                a.push(value(e.ok_or(MmaError::ScaleOutsideTmem)?));
             }
         }
         let mut b = Vec::with_capacity((4 * n * nb) as usize);
@@ -165,7 +182,7 @@ impl SfSpec {
             for c in 0..n {
                 for s in 0..nb {
                     let e = factor_at(tmem, self.b_col, self.b_id, c, s, rep);
-                    b.push(ue8m0(e.ok_or(MmaError::ScaleOutsideTmem)?));
+                    b.push(value(e.ok_or(MmaError::ScaleOutsideTmem)?));
                 }
             }
         }
@@ -212,10 +229,12 @@ pub(super) fn plan_scaled(
     // The mxf4 kinds: bit 12 reserved (B type at 10-11), bit 31 the K selector (K = 96 not
     // implemented).
     let pair = f.cta_group == CtaGroup::Two;
+    // Scale type (bit 23): UE8M0 = 1, or UE4M3 = 0 for mxf4nvf4 with four factors per row.
+    let ue4m3 = idesc >> 23 & 1 == 0;
     let fields_ok = idesc & 0x8700_004F == 0
         && !(fp4 && idesc >> 12 & 1 == 1)
         && idesc >> 15 & 3 == 0
-        && idesc >> 23 & 1 == 1
+        && (!ue4m3 || (f.kind == MmaKind::Mxf4nvf4 && blocks == 4))
         && idesc >> 27 & 3 == if pair { 2 } else { 1 };
     let (Some(sa), Some(sb)) = (&m.scale_a, &m.scale_b) else {
         return None;
@@ -282,6 +301,7 @@ pub(super) fn plan_scaled(
             b_id: idesc >> 4 & 3,
             blocks,
             fp4,
+            ue4m3,
             sign: if fp4 && neg_a != neg_b { -1.0 } else { 1.0 },
         }),
     })
@@ -316,6 +336,15 @@ mod tests {
         assert_eq!(ue8m0(125), 0.25);
         assert_eq!(ue8m0(130), 8.0);
         assert!(ue8m0(0xFF).is_nan());
+        // UE4M3 (§5.2.3), by hand: 0x38 = exponent 7 (bias 7), mantissa 0: 1.0; 0x3C: 1.5;
+        // 0x7E: 1.75 · 2^8 = 448; 0x08: 2^-6; subnormal 0x03: 3/8 · 2^-6; 0x7F NaN.
+        assert_eq!(ue4m3(0x38), 1.0);
+        assert_eq!(ue4m3(0x3C), 1.5);
+        assert_eq!(ue4m3(0x7E), 448.0);
+        assert_eq!(ue4m3(0x08), 2f32.powi(-6));
+        assert_eq!(ue4m3(0x03), 3.0 * 2f32.powi(-9));
+        assert_eq!(ue4m3(0x00), 0.0);
+        assert!(ue4m3(0x7F).is_nan());
     }
 
     /// Two blocks of packed e2m1 (2X): A bytes 0x22 (every element 1.0), B bytes 0x44 (2.0);

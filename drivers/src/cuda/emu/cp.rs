@@ -3,10 +3,11 @@
 //! `cp_values` and `cp_row`): the source rows are read through the descriptor in the K-major
 //! no-swizzle layout of the MMA operands (core matrices of 8 rows × 16 bytes, LBO between the
 //! 16-byte chunks of a row, SBO between groups of 8 rows, §9.7.16.4), one 32-bit word per
-//! column, and land in the lanes the shape and multicast name. Forms whose values the oracle
-//! leaves unspecified (the decompressions `.b8x16` with `.b6x16_p32` / `.b4x16_p64`, whose
-//! expansion the ISA shows only in figures (OQ-29), swizzled or unusual descriptors, a shape
-//! without the multicast it requires) check their footprint and leave the cells unchanged.
+//! column, and land in the lanes the shape and multicast name. The decompressions (`.b8x16`
+//! with `.b6x16_p32` / `.b4x16_p64`, which the oracle computes: `oracle::run::tmem`'s
+//! `decomp`) are not emulated, nor are forms whose values the oracle leaves unspecified
+//! (swizzled or unusual descriptors, a shape without the multicast it requires): they check
+//! their footprint (the shape's columns, decompressing or not) and leave the cells unchanged.
 
 use super::ops::EmuOps;
 use super::{Code, Emu};
@@ -16,22 +17,16 @@ use tcgen05_ir::{CpMulticast, CpShape, CtaGroup, SmemDesc, TmemRef};
 
 /// The lanes and columns a cp writes from its `taddr` (CP-SHAPE, §3.5; the oracle's
 /// footprint): the 128-lane shapes (and the multicasts, which cover all four lane quarters)
-/// from lane 0, the others from the address's lane; a decompression doubles the columns.
+/// from lane 0, the others from the address's lane. A decompression covers the same columns:
+/// each 16-byte source unit (16 elements and their padding) becomes 16 bytes of TMEM
+/// (§9.7.16.9.1), and the shape counts TMEM bits (§9.7.16.2.3).
 pub(super) fn footprint(form: &CpForm) -> (u32, u32) {
-    let (lanes, cols) = match form.shape {
+    match form.shape {
         CpShape::S128x256b => (128, 8),
         CpShape::S4x256b => (4, 8),
         CpShape::S128x128b | CpShape::S64x128b | CpShape::S32x128b => (128, 4),
         CpShape::S64x256b => (64, 8),
-    };
-    (
-        lanes,
-        if form.dst_fmt.is_some() {
-            cols * 2
-        } else {
-            cols
-        },
-    )
+    }
 }
 
 /// The source rows and bytes per row of the forms whose values are computed: no

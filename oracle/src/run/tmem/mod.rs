@@ -26,6 +26,7 @@ use crate::types::*;
 use tcgen05_ir::form::LdForm;
 use tcgen05_ir::*;
 
+mod decomp;
 mod mma_prep;
 mod order;
 mod reads;
@@ -152,6 +153,8 @@ struct CpVals {
     /// `cta_group::2` (CP-PAIR): the peer CTA's allocation and the data of its own copy of the
     /// source region (each CTA copies from its own shared memory).
     peer: Option<(u32, RegionData)>,
+    /// The decompression source format (`.b8x16` with it), if any ([`decomp`]).
+    decomp: Option<CpSrcFmt>,
 }
 
 /// The source row of a cp that lands in `lane` (§9.7.16.9.2, reference §3.5), if one does:

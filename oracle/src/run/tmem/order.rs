@@ -217,6 +217,9 @@ impl<'a> Ctx<'_, 'a> {
                             None => wild = true,
                         }
                     }
+                    // CP: the shape's lanes and TMEM columns; a decompressing cp covers the
+                    // same columns (each 16-byte source unit gives 16 bytes, §9.7.16.9.1:
+                    // `decomp`).
                     Op::Cp { form, taddr, .. } => {
                         let (ln, cols) = match form.shape {
                             CpShape::S128x256b => (128, 8),
@@ -225,11 +228,6 @@ impl<'a> Ctx<'_, 'a> {
                             CpShape::S64x128b | CpShape::S32x128b => (128, 4),
                             // CP-SHAPE: statically ill-formed, so never run.
                             CpShape::S64x256b => (64, 8),
-                        };
-                        let cols = if form.dst_fmt.is_some() {
-                            cols * 2
-                        } else {
-                            cols
                         };
                         match self.resolve(taddr, g, i) {
                             Some((inst, l, c)) => {

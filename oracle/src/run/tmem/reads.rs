@@ -592,7 +592,7 @@ impl<'a> Ctx<'_, 'a> {
     /// Notes the open questions that leave the cells of the read planned last in `sc`
     /// unspecified when nothing races: cells no write is ordered before (OQ-9), and writers
     /// whose values the oracle does not compute (an MMA: OQ-19 numerics, OQ-22 layouts; a cp
-    /// with decompression or an unknown source: OQ-29; the upper half of an unpacked st:
+    /// from a swizzled or unknown source: OQ-29; the upper half of an unpacked st:
     /// OQ-10; a shift whose rows were not known).
     pub(super) fn note_open(&self, sc: &Scratch, f: &mut Findings) {
         if sc.before.is_empty() {
@@ -606,12 +606,16 @@ impl<'a> Ctx<'_, 'a> {
             };
             let why = match w.op {
                 Op::Mma(_) if w.mma.is_none() && w.open.is_some() => w.open.unwrap_or_default(),
+                // A block-scaled MMA some of whose cells a factor leaves unspecified.
+                Op::Mma(_) if let Some(why) = w.mma.as_ref().and_then(|m| m.p.scales()?.open) => {
+                    why
+                }
                 Op::Mma(_) if w.mma.is_some() && low16(w) => {
                     "MMA-D-UNPACKED: an ld reads cells of a 16-bit D, whose high halves are not stated (the low halves are exact)"
                 }
                 Op::Mma(m) if w.mma.is_none() => super::super::mma_open::open_reason(m),
                 Op::Cp { .. } if w.cp.is_none() => {
-                    "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (decompression, a swizzled or unknown source): unspecified"
+                    "OQ-29: an ld reads a cp's cells whose values the oracle does not compute (a swizzled or unknown source): unspecified"
                 }
                 Op::Shift { .. } => {
                     "OQ-16: an ld reads rows of a shift that are not stated (row 0) or were not known: unspecified"

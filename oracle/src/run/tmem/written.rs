@@ -31,27 +31,41 @@ impl<'a> Ctx<'_, 'a> {
         if j >= cv.row_bytes / 4 {
             return None;
         }
-        let at = mma::chunk_base(src, row, u64::from(j / 4)) + u64::from(4 * (j % 4));
-        if !at.is_multiple_of(4) || at + 4 > u64::from(data.bytes) {
+        let word = |at: u64| {
             // A word across two source words, or beyond the data region: not modelled.
-            return None;
+            (at.is_multiple_of(4) && at + 4 <= u64::from(data.bytes))
+                .then(|| values::fill_word(data.elem, data.seed, (at / 4) as u32))
+        };
+        let base = mma::chunk_base(src, row, u64::from(j / 4));
+        match cv.decomp {
+            None => word(base + u64::from(4 * (j % 4))),
+            // Decompression: the whole 16-byte source unit of the chunk (`decomp`).
+            Some(fmt) => {
+                let mut unit = 0u128;
+                for k in 0..4 {
+                    unit |= u128::from(word(base + 4 * k)?) << (32 * k);
+                }
+                Some(decomp::decompress_word(fmt, unit, j % 4))
+            }
         }
-        Some(values::fill_word(data.elem, data.seed, (at / 4) as u32))
     }
 
     /// Records what a cp's values need, if they are known: a source region filled once and
     /// fenced into the async proxy before it (MCM-PROXY, as for MMA operands), a descriptor
     /// the K-major no-swizzle layout reads, the multicast its shape requires (CP-MULTICAST),
-    /// and no decompression (`.b8x16` with `.b6x16_p32` / `.b4x16_p64`: the expansion of
-    /// each element is shown only in figures, OQ-29: unspecified).
+    /// and both decompression formats or neither (CP-DECOMP-FMT; `.b8x16` with `.b6x16_p32`
+    /// / `.b4x16_p64` expands each 16-byte source unit into the same columns, [`decomp`]).
     pub(super) fn cp_values(&mut self, ai: usize) {
         let acc = &self.accs[ai];
         let Op::Cp { form, taddr, src } = acc.op else {
             return;
         };
-        if form.dst_fmt.is_some()
-            || form.src_fmt.is_some()
-            || src.swizzle != 0
+        let decomp = match (form.dst_fmt, form.src_fmt) {
+            (None, None) => None,
+            (Some(CpDstFmt::B8x16), Some(fmt)) => Some(fmt),
+            _ => return,
+        };
+        if src.swizzle != 0
             || src.lbo_abs
             || src.base_offset != 0
             || src.fixed != 1
@@ -91,6 +105,7 @@ impl<'a> Ctx<'_, 'a> {
             rows,
             row_bytes,
             peer,
+            decomp,
         });
         self.accs[ai].known = true;
     }
