@@ -284,6 +284,7 @@ pub(super) fn plan_scaled(
             fp4,
             sign: if fp4 && neg_a != neg_b { -1.0 } else { 1.0 },
         }),
+        sp: None,
     })
 }
 
