@@ -58,6 +58,10 @@ impl<'a> Ctx<'_, 'a> {
             self.scaled_values(ai, sc);
             return;
         }
+        if m.form.sp {
+            self.sparse_values(ai, sc);
+            return;
+        }
         if m.form
             .collector
             .is_some_and(|c| matches!(c.op, CollectorOp::Use | CollectorOp::Lastuse))
