@@ -8,9 +8,10 @@ impl<'a> Ctx<'_, 'a> {
     /// The values of a sparse MMA of a layout-(a) kind (`mma_sparse`), or the reason they are
     /// not computed (`Acc::open`). The metadata cells must each hold one value known at the
     /// issue with no write racing with the read (`known_cells`), in both CTAs for
-    /// `cta_group::2` (each CTA's rows use its own copy, like its own A).
-    pub(super) fn sparse_values(&mut self, ai: usize, sc: &mut Scratch) {
-        match self.sparse_prepare(ai, sc) {
+    /// `cta_group::2` (each CTA's rows use its own copy, like its own A). `a_cells`: the
+    /// issuing CTA's A cells in TMEM, read as for a dense MMA (`mma_values`), when known.
+    pub(super) fn sparse_values(&mut self, ai: usize, a_cells: Option<Vec<u32>>, sc: &mut Scratch) {
+        match self.sparse_prepare(ai, a_cells, sc) {
             Ok((p, None)) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
             Ok((p, Some((peer, pp)))) => {
                 let acc = &self.accs[ai];
@@ -50,6 +51,7 @@ impl<'a> Ctx<'_, 'a> {
     fn sparse_prepare(
         &self,
         ai: usize,
+        a_cells: Option<Vec<u32>>,
         sc: &mut Scratch,
     ) -> Result<(mma::Prepared, Option<(u32, mma::Prepared)>), &'static str> {
         let acc = &self.accs[ai];
@@ -97,16 +99,19 @@ impl<'a> Ctx<'_, 'a> {
         let unknown_smem = "OQ-19: a sparse MMA reads shared memory whose data is not known at its issue: unspecified";
         let unknown_a = "OQ-19: a sparse MMA reads A cells in TMEM whose values are not known (from lane 0, 8 columns; unwritten or racing): unspecified";
         let a_rect = acc.a_read.map(|r| (r.inst, (r.l0, r.l1, r.c0, r.c1)));
+        // A from TMEM: the issuing CTA's cells as given, the peer's (`x`) read here.
         let a_of = |c: u32, x: Option<u32>, sc: &mut Scratch| -> Result<SparseA, &'static str> {
-            match (&m.a, a_rect) {
-                (MmaA::Desc(ad), _) => Ok(SparseA::Smem(
+            match (&m.a, a_rect, x) {
+                (MmaA::Desc(ad), _, _) => Ok(SparseA::Smem(
                     self.region_data_in(acc, ad.region, c).ok_or(unknown_smem)?,
                 )),
-                (MmaA::Tmem(_), Some((own, rc))) => Ok(SparseA::Tmem(
-                    self.tmem_a_cells(ai, x.unwrap_or(own), rc, sc)
-                        .ok_or(unknown_a)?,
+                (MmaA::Tmem(_), Some((_, rc)), Some(x)) => Ok(SparseA::Tmem(
+                    self.tmem_a_cells(ai, x, rc, sc).ok_or(unknown_a)?,
                 )),
-                (MmaA::Tmem(_), None) => Err(unknown_a),
+                (MmaA::Tmem(_), Some(_), None) => {
+                    Ok(SparseA::Tmem(a_cells.clone().ok_or(unknown_a)?))
+                }
+                (MmaA::Tmem(_), None, _) => Err(unknown_a),
             }
         };
         let own_cta = cta(regions[0].inst);
