@@ -107,3 +107,25 @@ fn sparse_kinds_agree_with_the_oracle_and_are_exact() {
         }
     }
 }
+
+/// The block-scaled kinds with sparse A (mxf8f6f4 2:4; mxf4 and mxf4nvf4 4:8 in pairs),
+/// `::1` (M = 128) and `::2` (M = 256): the metadata as for the other kinds, the scale
+/// factors as for dense block-scaled MMAs (UE4M3 factors stay unspecified, OQ-19).
+#[test]
+fn sparse_block_scaled_kinds_agree_with_the_oracle_and_are_exact() {
+    let kinds = [MmaKind::Mxf8f6f4, MmaKind::Mxf4, MmaKind::Mxf4nvf4];
+    for (k, kind) in kinds.into_iter().enumerate() {
+        for cg in [CtaGroup::One, CtaGroup::Two] {
+            let (cases, open, all) = run(&sparse_config(cg, kind), 0x5BB0 + k as u64, 120);
+            assert!(cases >= 20, "{kind:?} {cg:?}: only {cases} valid race-free cases");
+            assert!(
+                open * 10 < cases,
+                "{kind:?} {cg:?}: {open} of {cases} cases leave a sparse MMA uncomputed"
+            );
+            assert!(
+                all.unspecified * 4 < all.total(),
+                "{kind:?} {cg:?}: {all:?} over {cases} cases"
+            );
+        }
+    }
+}

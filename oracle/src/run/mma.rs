@@ -424,7 +424,8 @@ pub struct Prepared {
     scaled: Option<Box<super::mma_scaled::Scales>>,
 }
 
-/// The rows (0..`rows`, K = 32 each, row-major) of an operand of kind::f8f6f4 elements (e4m3,
+/// The rows (0..`rows`, `kk` elements each: 32, or 64 for the B of a sparse MMA,
+/// row-major) of an operand of kind::f8f6f4 elements (e4m3,
 /// or e5m2 with `alt`; negated with `neg`) held as integers of the [`unit`] grid, read through
 /// its descriptor as [`prepare`] reads them; `None` where [`operand_ok`] or [`read_rows`]
 /// misses. Also the element reads of the block-scaled kind::mxf8f6f4 (`super::mma_scaled`),
@@ -435,12 +436,13 @@ pub(crate) fn f8_operand(
     alt: bool,
     neg: bool,
     rows: u32,
+    kk: u32,
 ) -> Option<Vec<f64>> {
     if !operand_ok(desc, data, MmaKind::F8f6f4, alt) {
         return None;
     }
-    let mut out = Vec::with_capacity(rows as usize * 32);
-    read_rows(desc, data, MmaKind::F8f6f4, (alt, neg), rows, &mut out)?;
+    let mut out = Vec::with_capacity((rows * kk) as usize);
+    read_rows_k(desc, data, MmaKind::F8f6f4, (alt, neg), rows, kk, &mut out)?;
     Some(out)
 }
 

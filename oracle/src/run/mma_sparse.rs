@@ -1,5 +1,7 @@
 //! Exact results of sparse MMAs (`tcgen05.mma.sp`, §9.7.16.10.8; reference §3.7 "Sparse A")
-//! of kinds f16 (f16 / bf16), tf32, f8f6f4 (e4m3 / e5m2) and i8: a sparse M × N × K MMA is
+//! of kinds f16 (f16 / bf16), tf32, f8f6f4 (e4m3 / e5m2) and i8 (the block-scaled kinds
+//! mxf8f6f4, mxf4 and mxf4nvf4 take [`expand`] from `super::mma_scaled`): a sparse M × N × K
+//! MMA is
 //! the dense MMA of the M × K matrix A whose row holds, in each chunk, the stored elements
 //! at the positions the metadata names and zeros elsewhere, with B's K rows
 //! (§9.7.16.10.8: "the matrix A of shape MxK is stored in a packed form as Mx(K/2)").
@@ -18,7 +20,10 @@
 //!   first stored element and bits 2-3 that of the second. Of the seven listed meaningful
 //!   values, the six with increasing indices are computed; `0b0110` (indices 2 then 1) is
 //!   listed, but which stored element lands where is shown only in a figure (OQ-29), and the
-//!   unlisted values have no stated meaning (OQ-23).
+//!   unlisted values have no stated meaning (OQ-23). mxf8f6f4 reads its nibbles the same way;
+//! - mxf4, mxf4nvf4 (4:8 in pairs, chunks of 8): the two indices name pairs of elements
+//!   (§9.7.16.10.8.3), so stored elements 2s, 2s + 1 go to elements 2i_s, 2i_s + 1; values
+//!   outside the seven listed ones are UB (MMA-SP-META-MXF4).
 //!
 //! # Where the metadata is in TMEM (derived from §9.7.16.10.8.4, figures 262-267)
 //!
@@ -33,8 +38,10 @@
 //!   `((8,2,8),(X,2)):((1,Y,16),(128,8))` puts row m's chunks 0-3 in lane
 //!   `m & !8` and chunks 4-7 in lane `m | 8`, nibble `4·((m >> 3) & 1) + (j & 3)` of the
 //!   cell: lanes m and m ^ 8 exchange the K halves of rows m and m ^ 8;
-//! - kinds f8f6f4 and i8 (16 chunks of 4, K = 64): the atom `(128,64):(1,128)`: row m in
-//!   lane m, chunk j in nibble `j mod 8` of column `c + j / 8` (two columns).
+//! - kinds f8f6f4, i8 and mxf8f6f4 (16 chunks of 4, K = 64): the atom `(128,64):(1,128)`;
+//!   mxf4 and mxf4nvf4 (16 chunks of 8, K = 128) the atom `(128,128):(1,128)` at half a bit
+//!   per element: row m in lane m, chunk j in nibble `j mod 8` of column `c + j / 8` (two
+//!   columns).
 //!
 //! The same 16-bit-per-row pattern follows from JAX's `format_tcgen05_sparse_metadata`,
 //! written against figure 263 (`jax/experimental/mosaic/gpu/utils.py`, checked in the
@@ -42,7 +49,8 @@
 //!
 //! The sparsity selector (idesc bits 0-1, §9.7.16.4.2) "selects the sub-columns" of the
 //! metadata matrix (§9.7.16.10.8.4). It must be 0 for i8 and f8f6f4 (MMA-SP-SELECTOR, with
-//! no stated consequence otherwise: unspecified). For f16 and tf32 the single-column
+//! no stated consequence otherwise: unspecified) and is taken as 0 by the block-scaled
+//! kinds (whose instruction descriptor has no selector field). For f16 and tf32 the single-column
 //! fragment of K block b sits in column `base + b`, and CUTLASS issues it with the even
 //! column `base + (b & !1)` and selector `b & 1` (`id2 = tmem_e & 1`): selector s reads
 //! column `[sp-meta-tmem] + s`, for s = 0, 1 from an even column. Selectors 2 and 3, and
@@ -74,9 +82,24 @@ impl SparseForm {
     }
 }
 
-/// Elements of A per metadata chunk (one nibble): 2 for tf32, 4 for the 2:4 kinds.
+/// Elements of A per metadata chunk (one nibble): 2 for tf32, 8 for the 4:8 kinds (mxf4,
+/// mxf4nvf4), 4 for the 2:4 kinds.
 fn chunk_len(kind: MmaKind) -> u32 {
-    if kind == MmaKind::Tf32 { 2 } else { 4 }
+    match kind {
+        MmaKind::Tf32 => 2,
+        MmaKind::Mxf4 | MmaKind::Mxf4nvf4 => 8,
+        _ => 4,
+    }
+}
+
+/// Elements per position a metadata index names: 2 for the pairwise 4:8 kinds (mxf4,
+/// mxf4nvf4: "sub-chunks of two elements", §9.7.16.10.8.3), 1 for the others.
+fn group_len(kind: MmaKind) -> u32 {
+    if matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4) {
+        2
+    } else {
+        1
+    }
 }
 
 /// The metadata columns a sparse MMA of kind `kind` with selector `sel` reads, relative to
@@ -115,6 +138,11 @@ pub fn positions(kind: MmaKind, nibble: u32) -> Result<[u32; 2], &'static str> {
     }
     debug_assert_eq!(META_TF32.len(), 2);
     if !META_SEVEN.contains(&nibble) {
+        if matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4) {
+            return Err(
+                "MMA-SP-META-MXF4: mxf4 / mxf4nvf4 sparse metadata outside the seven listed values is undefined behaviour: unspecified",
+            );
+        }
         return Err(
             "OQ-23: 2:4 sparse metadata outside the seven listed values (its meaning is not stated): unspecified",
         );
@@ -222,9 +250,9 @@ pub fn expand(
 ) -> Result<Vec<f64>, &'static str> {
     let half = (kk / 2) as usize;
     let rows = packed.len() / half.max(1);
-    let cl = chunk_len(kind);
+    let (cl, unit) = (chunk_len(kind), group_len(kind) as usize);
     let chunks = kk / cl;
-    // Stored elements per chunk: 1 for tf32 (1:2), 2 for 2:4.
+    // Stored elements per chunk: 1 for tf32 (1:2), 2 for 2:4, 4 for 4:8 (two pairs).
     let per = (cl / 2) as usize;
     let mut out = vec![0f64; rows * kk as usize];
     for m in 0..rows as u32 {
@@ -234,9 +262,11 @@ pub fn expand(
                 .get((lane * cols + col) as usize)
                 .ok_or("OQ-29: the metadata cells were not read whole: unspecified")?;
             let pos = positions(kind, cell >> shift & 0xF)?;
-            for (s, &p) in pos.iter().enumerate().take(per) {
+            // Stored element s of the chunk goes to element `unit · pos[s / unit] + s % unit`.
+            for s in 0..per {
+                let p = pos[(s / unit).min(1)] as usize * unit + s % unit;
                 let src = m as usize * half + (j as usize) * per + s;
-                let dst = m as usize * kk as usize + (j * cl + p) as usize;
+                let dst = m as usize * kk as usize + (j * cl) as usize + p;
                 out[dst] = packed[src];
             }
         }
@@ -312,18 +342,18 @@ mod tests {
     }
 
     /// CUTLASS's `UMMA::tmem_e_frg` atoms (`cute/atom/mma_traits_sm100_frag.hpp`, M = 128):
-    /// the M modes, the K modes and the bits of one logical element of A (the `sparse_elem`
-    /// width, with `upcast<2>` for tf32). The "virtual" index v is lane `v % 128`, element
-    /// unit `v / 128` of the lane (`tmem_restride`: lane stride `TMEM::DP_b`, bit
-    /// addressing).
-    const ATOMS: [(MmaKind, Modes, Modes, u32); 3] = [
+    /// the M modes, the K modes and the bits of one logical element of A as a fraction
+    /// (the `sparse_elem` width, with `upcast<2>` for tf32; F4's `tmem_restride1` counts
+    /// half bits). The "virtual" index v is lane `v % 128`, element unit `v / 128` of the
+    /// lane (`tmem_restride`: lane stride `TMEM::DP_b`, bit addressing).
+    const ATOMS: [(MmaKind, Modes, Modes, (u32, u32)); 4] = [
         // FP16: Shape <Shape <_8,_2,_8>, Shape <_16,_2>>, Stride<Stride<_1,_2048,_16>,
         // Stride<_128,_8>>; sparse_elem<8, uint8_t>: 1 bit per element.
         (
             MmaKind::F16,
             &[(8, 1), (2, 2048), (8, 16)],
             &[(16, 128), (2, 8)],
-            1,
+            (1, 1),
         ),
         // TF32: Shape <Shape <_8,_2,_8>, Shape <_8,_2>>, Stride<Stride<_1,_1024,_16>,
         // Stride<_128,_8>>; sparse_elem<4, uint8_t> with upcast<2>: 2 bits per element.
@@ -331,38 +361,43 @@ mod tests {
             MmaKind::Tf32,
             &[(8, 1), (2, 1024), (8, 16)],
             &[(8, 128), (2, 8)],
-            2,
+            (2, 1),
         ),
         // S8 / F8F6F4: Shape <_128,_64>, Stride<_1,_128>; 1 bit per element.
-        (MmaKind::I8, &[(128, 1)], &[(64, 128)], 1),
+        (MmaKind::I8, &[(128, 1)], &[(64, 128)], (1, 1)),
+        // F4: Shape <_128,_128>, Stride<_1,_128>; sparse_elem<16, uint8_t>, half a bit per
+        // element (K = 128 of the 4:8 kinds).
+        (MmaKind::Mxf4, &[(128, 1)], &[(128, 128)], (1, 2)),
     ];
 
     #[test]
     fn the_metadata_layout_is_cutlass_tmem_e_frg() {
-        for (kind, mm, km, bits) in ATOMS {
-            let kk = 2 * mma::elem_k(kind).1;
+        for (kind, mm, km, (num, den)) in ATOMS {
+            // Chunks per row: 8 (f16, tf32), 16 (the 8-bit kinds, K = 64; mxf4, K = 128).
+            let chunks = if matches!(kind, MmaKind::F16 | MmaKind::Tf32) { 8 } else { 16 };
+            let kk = chunks * chunk_len(kind);
             let cl = chunk_len(kind);
             for m in 0..128 {
                 for k in 0..kk {
                     let v = eval(mm, m) + eval(km, k);
-                    let (lane, bit) = (v % 128, v / 128 * bits);
+                    let (lane, bit) = (v % 128, v / 128 * num / den);
                     let (l, col, shift) = meta_at(kind, m, k / cl);
                     assert_eq!(lane, l, "{kind:?} row {m} element {k}");
                     assert_eq!(
                         bit,
-                        32 * col + shift + (k % cl) * bits,
+                        32 * col + shift + (k % cl) * num / den,
                         "{kind:?} row {m} element {k}"
                     );
                 }
             }
         }
-        // f8f6f4 shares i8's atom (one 8-bit `ValueType`).
+        // f8f6f4 and mxf8f6f4 share i8's atom (one 8-bit `ValueType`), mxf4nvf4 mxf4's.
         for m in 0..128 {
             for j in 0..16 {
-                assert_eq!(
-                    meta_at(MmaKind::F8f6f4, m, j),
-                    meta_at(MmaKind::I8, m, j)
-                );
+                let i8 = meta_at(MmaKind::I8, m, j);
+                assert_eq!(meta_at(MmaKind::F8f6f4, m, j), i8);
+                assert_eq!(meta_at(MmaKind::Mxf8f6f4, m, j), i8);
+                assert_eq!(meta_at(MmaKind::Mxf4nvf4, m, j), meta_at(MmaKind::Mxf4, m, j));
             }
         }
     }
@@ -441,5 +476,19 @@ mod tests {
         assert_eq!(&full[..4], &[0.0, 1.0, 0.0, 0.0]);
         // Row 8's chunk 4 is in lane 8 (m | 8), nibble 4: 0b0100, elements 8 and 9.
         assert_eq!(&full[8 * 32 + 16..8 * 32 + 20], &[8.0, 9.0, 0.0, 0.0]);
+        // mxf4 (K = 128, 4:8 in pairs): 0b1101 names pairs 1 and 3 of the chunk of 8.
+        let packed: Vec<f64> = (0..128 * 64).map(|x| f64::from(x % 64 + 1)).collect();
+        let mut meta = vec![0x4444_4444u32; 128 * 2];
+        meta[0] = 0x4444_444D;
+        let full = expand(MmaKind::Mxf4, &packed, &meta, 2, 128).expect("valid");
+        let want = [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.0, 0.0, 0.0, 0.0];
+        assert_eq!(&full[..16], &want);
+        // Row 0's chunk 8 is in column 1, nibble 0.
+        assert_eq!(&full[64..68], &[33.0, 34.0, 35.0, 36.0]);
+        assert!(
+            expand(MmaKind::Mxf4, &packed, &[0; 256], 2, 128)
+                .unwrap_err()
+                .starts_with("MMA-SP-META-MXF4")
+        );
     }
 }

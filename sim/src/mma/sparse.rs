@@ -1,5 +1,8 @@
 //! Sparse A (`tcgen05.mma.sp`, §9.7.16.10.8) for kinds f16, tf32, f8f6f4 (e4m3 / e5m2) and
-//! i8, `cta_group::1` M = 128 and `cta_group::2` M = 256 (128 rows in each CTA), not `.ws`.
+//! i8, `cta_group::1` M = 128 and `cta_group::2` M = 256 (128 rows in each CTA), not `.ws`;
+//! and for the block-scaled kinds `scaled` implements (mxf8f6f4 2:4 on its f8 elements;
+//! mxf4 / mxf4nvf4 4:8 in pairs, which on the bytes `scaled` reads, two e2m1 a byte, is
+//! 2:4 on bytes).
 //!
 //! A is stored packed, K/2 elements per row (the dense A layout of the kind: 32 bytes per
 //! row). The metadata in TMEM gives, per chunk of each row, where the stored elements go;
@@ -11,8 +14,9 @@
 //! - f16 / tf32 (8 chunks of 4 / 2 elements per row): the column `c + selector`; the cell
 //!   of lane `l` holds 8 nibbles; nibble `q` describes row `(l & !8) | (q / 4) · 8`,
 //!   chunk `(q mod 4) + 4 · ((l / 8) mod 2)`;
-//! - f8f6f4 / i8 (16 chunks of 4): columns `c` and `c + 1`; nibble `q` of column `c + h`
-//!   in lane `l` describes row `l`, chunk `8h + q`.
+//! - f8f6f4 / i8 / the block-scaled kinds (16 chunks): columns `c` and `c + 1`; nibble `q`
+//!   of column `c + h` in lane `l` describes row `l`, chunk `8h + q`. The selector is not
+//!   used (it must be 0, or is taken as 0).
 //!
 //! A nibble's bits `2s..2s+2` give the position in the chunk of stored element s (2:4);
 //! for tf32 (1:2) the position is bit 1 of the nibble (`0b0100` → 0, `0b1110` → 1: the
@@ -48,7 +52,7 @@ pub(super) fn implemented(m: &Mma) -> bool {
 /// `tmem` at column `col` (module documentation).
 fn nibbles(kind: MmaKind, tmem: &mut Tmem, sp: Sp) -> Result<Vec<u8>, MmaError> {
     let mut out = vec![0u8; 128 * 16];
-    let wide = matches!(kind, MmaKind::I8 | MmaKind::F8f6f4);
+    let wide = !matches!(kind, MmaKind::F16 | MmaKind::Tf32);
     let cols: &[u32] = if wide { &[0, 1] } else { &[0] };
     let first = if wide { sp.col } else { sp.col + sp.sel };
     for l in 0..128u32 {

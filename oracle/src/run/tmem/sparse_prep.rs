@@ -77,25 +77,7 @@ impl<'a> Ctx<'_, 'a> {
                 "OQ-9: a sparse MMA's D (from lane 0) or the CTA's TMEM is not whole in its allocation: unspecified",
             );
         }
-        // The metadata: lane field 0, an even column (`mma_sparse`: what CUTLASS issues).
-        let unknown_meta = "OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified";
-        let (inst, lane, col) = m
-            .sp_meta
-            .as_ref()
-            .and_then(|t| self.resolve(t, acc.g, acc.i))
-            .ok_or(unknown_meta)?;
-        if lane != 0 || col % 2 != 0 {
-            return Err(
-                "OQ-29: sparse metadata addressed from a lane other than 0 or an odd column (the layouts CUTLASS witnesses start at lane 0 of an even column): unspecified",
-            );
-        }
-        let (off, w) =
-            mma_sparse::meta_cols(m.form.kind, form.sel).ok_or("OQ-29: selector not placed")?;
-        let rect = (0, 128, col + off, col + off + w);
-        if rect.3 > self.a.insts[inst as usize].ncols {
-            return Err("OQ-9: sparse metadata past its allocation: unspecified");
-        }
-        let meta = self.known_cells(ai, inst, rect, sc).ok_or(unknown_meta)?;
+        let (meta, p_meta) = self.meta_cells(ai, form.sel, form.pair, sc)?;
         let unknown_smem = "OQ-19: a sparse MMA reads shared memory whose data is not known at its issue: unspecified";
         let unknown_a = "OQ-19: a sparse MMA reads A cells in TMEM whose values are not known (from lane 0, 8 columns; unwritten or racing): unspecified";
         let a_rect = acc.a_read.map(|r| (r.inst, (r.l0, r.l1, r.c0, r.c1)));
@@ -128,9 +110,7 @@ impl<'a> Ctx<'_, 'a> {
             return Err("OQ-29: a cta_group::2 MMA outside a CTA pair: unspecified");
         }
         let peer_of = |x: u32| self.a.insts[x as usize].peer;
-        let p_meta = peer_of(inst)
-            .and_then(|x| self.known_cells(ai, x, rect, sc))
-            .ok_or(unknown_meta)?;
+        let p_meta = p_meta.ok_or("OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified")?;
         let (even, odd) = if own_cta % 2 == 0 {
             (own_cta, peer_cta)
         } else {
@@ -147,5 +127,48 @@ impl<'a> Ctx<'_, 'a> {
         let own = mma_sparse::prepare_sparse(m, &form, &a_own, &b, &meta)?;
         let theirs = mma_sparse::prepare_sparse(m, &form, &a_peer, &b, &p_meta)?;
         Ok((own, Some((peer, theirs))))
+    }
+
+    /// The metadata cells sparse MMA `ai` reads (selector `sel`, [`mma_sparse::meta_cols`]):
+    /// 128 lanes × the columns read, lane-major, in the issuing CTA's allocation and, with
+    /// `pair`, in the peer allocation; each cell known at the issue with no write racing
+    /// (`known_cells`). The address must be lane 0 of an even column (`mma_sparse`: what
+    /// CUTLASS issues). Also the metadata of sparse block-scaled MMAs (`scaled_prep`).
+    pub(super) fn meta_cells(
+        &self,
+        ai: usize,
+        sel: u32,
+        pair: bool,
+        sc: &mut Scratch,
+    ) -> Result<(Vec<u32>, Option<Vec<u32>>), &'static str> {
+        let acc = &self.accs[ai];
+        let Op::Mma(m) = acc.op else {
+            return Err("not an MMA");
+        };
+        let unknown_meta = "OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified";
+        let (inst, lane, col) = m
+            .sp_meta
+            .as_ref()
+            .and_then(|t| self.resolve(t, acc.g, acc.i))
+            .ok_or(unknown_meta)?;
+        if lane != 0 || col % 2 != 0 {
+            return Err(
+                "OQ-29: sparse metadata addressed from a lane other than 0 or an odd column (the layouts CUTLASS witnesses start at lane 0 of an even column): unspecified",
+            );
+        }
+        let (off, w) =
+            mma_sparse::meta_cols(m.form.kind, sel).ok_or("OQ-29: selector not placed")?;
+        let rect = (0, 128, col + off, col + off + w);
+        if rect.3 > self.a.insts[inst as usize].ncols {
+            return Err("OQ-9: sparse metadata past its allocation: unspecified");
+        }
+        let own = self.known_cells(ai, inst, rect, sc).ok_or(unknown_meta)?;
+        let peer = if pair {
+            let x = self.a.insts[inst as usize].peer.ok_or(unknown_meta)?;
+            Some(self.known_cells(ai, x, rect, sc).ok_or(unknown_meta)?)
+        } else {
+            None
+        };
+        Ok((own, peer))
     }
 }
