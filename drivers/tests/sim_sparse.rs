@@ -95,7 +95,10 @@ fn sparse_kinds_agree_with_the_oracle_and_are_exact() {
     for (k, kind) in kinds.into_iter().enumerate() {
         for cg in [CtaGroup::One, CtaGroup::Two] {
             let (cases, open, all) = run(&sparse_config(cg, kind), 0x5BA0 + k as u64, 120);
-            assert!(cases >= 20, "{kind:?} {cg:?}: only {cases} valid race-free cases");
+            assert!(
+                cases >= 20,
+                "{kind:?} {cg:?}: only {cases} valid race-free cases"
+            );
             assert!(
                 open * 10 < cases,
                 "{kind:?} {cg:?}: {open} of {cases} cases leave a sparse MMA uncomputed"
@@ -117,7 +120,10 @@ fn sparse_block_scaled_kinds_agree_with_the_oracle_and_are_exact() {
     for (k, kind) in kinds.into_iter().enumerate() {
         for cg in [CtaGroup::One, CtaGroup::Two] {
             let (cases, open, all) = run(&sparse_config(cg, kind), 0x5BB0 + k as u64, 120);
-            assert!(cases >= 20, "{kind:?} {cg:?}: only {cases} valid race-free cases");
+            assert!(
+                cases >= 20,
+                "{kind:?} {cg:?}: only {cases} valid race-free cases"
+            );
             assert!(
                 open * 10 < cases,
                 "{kind:?} {cg:?}: {open} of {cases} cases leave a sparse MMA uncomputed"

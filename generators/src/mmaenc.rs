@@ -181,7 +181,7 @@ pub fn kmajor_desc(region: u8) -> SmemDesc {
 /// M × K stored as M × K/2, B is K × N), so 64-byte rows.
 pub fn kmajor_desc_rows(region: u8, row_bytes: u32) -> SmemDesc {
     SmemDesc {
-        sbo_enc: (8 * row_bytes >> 4) as u16,
+        sbo_enc: ((8 * row_bytes) >> 4) as u16,
         ..kmajor_desc(region)
     }
 }

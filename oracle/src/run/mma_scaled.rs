@@ -136,13 +136,12 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
     // Bit 2 is the sparse flag: set exactly for `.sp` (the mx kinds treat the selector bits
     // 0-1 as 0, §9.7.16.10.8.4; they are reserved here).
     if (d >> 2 & 1 == 1) != f.sp {
-        return Err("OQ-24: a block-scaled MMA whose idesc sparse bit differs from its form: unspecified");
+        return Err(
+            "OQ-24: a block-scaled MMA whose idesc sparse bit differs from its form: unspecified",
+        );
     }
-    let reserved = d & 0b1011
-        | d & 1 << 6
-        | d & 0b111 << 24
-        | d & 1 << 31
-        | d & u32::from(fp4) << 12;
+    let reserved =
+        d & 0b1011 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31 | d & u32::from(fp4) << 12;
     let (at, bt) = (d >> 7 & 7, d >> 10 & 7);
     let mm = (d >> 27 & 3) << 7;
     let n = (d >> 17 & 0x3F) << 3;
@@ -338,9 +337,7 @@ pub fn prepare_scaled(
     let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
     let rows = form.rows() as usize;
     let arow = match (&m.a, a) {
-        (MmaA::Desc(ad), ScaledA::Smem(data)) => {
-            operand(ad, &data, alt_a, neg_a, form.rows(), kk)?
-        }
+        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows(), kk)?,
         (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
             let mut out = Vec::with_capacity(rows * kk);
             for row in cells.chunks_exact(8).take(rows) {
@@ -361,11 +358,11 @@ pub fn prepare_scaled(
     };
     let arow = match (form.sp, meta) {
         (false, _) => arow,
-        (true, Some(meta)) => {
-            super::mma_sparse::expand(m.form.kind, &arow, meta, 2, kb as u32)?
-        }
+        (true, Some(meta)) => super::mma_sparse::expand(m.form.kind, &arow, meta, 2, kb as u32)?,
         (true, None) => {
-            return Err("OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified");
+            return Err(
+                "OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified",
+            );
         }
     };
     // B: N rows from one region, or N / 2 from each CTA of the pair (even first).

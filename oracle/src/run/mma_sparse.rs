@@ -297,8 +297,7 @@ pub fn prepare_sparse(
             if !mma::operand_ok(ad, data, kind, sa) {
                 return Err(not_exact);
             }
-            mma::read_rows_k(ad, data, kind, (sa, na), rows, half, &mut packed)
-                .ok_or(not_exact)?;
+            mma::read_rows_k(ad, data, kind, (sa, na), rows, half, &mut packed).ok_or(not_exact)?;
         }
         (SparseA::Tmem(cells), MmaA::Tmem(_)) => {
             if cells.len() != 8 * rows as usize {
@@ -374,7 +373,11 @@ mod tests {
     fn the_metadata_layout_is_cutlass_tmem_e_frg() {
         for (kind, mm, km, (num, den)) in ATOMS {
             // Chunks per row: 8 (f16, tf32), 16 (the 8-bit kinds, K = 64; mxf4, K = 128).
-            let chunks = if matches!(kind, MmaKind::F16 | MmaKind::Tf32) { 8 } else { 16 };
+            let chunks = if matches!(kind, MmaKind::F16 | MmaKind::Tf32) {
+                8
+            } else {
+                16
+            };
             let kk = chunks * chunk_len(kind);
             let cl = chunk_len(kind);
             for m in 0..128 {
@@ -397,7 +400,10 @@ mod tests {
                 let i8 = meta_at(MmaKind::I8, m, j);
                 assert_eq!(meta_at(MmaKind::F8f6f4, m, j), i8);
                 assert_eq!(meta_at(MmaKind::Mxf8f6f4, m, j), i8);
-                assert_eq!(meta_at(MmaKind::Mxf4nvf4, m, j), meta_at(MmaKind::Mxf4, m, j));
+                assert_eq!(
+                    meta_at(MmaKind::Mxf4nvf4, m, j),
+                    meta_at(MmaKind::Mxf4, m, j)
+                );
             }
         }
     }
@@ -417,7 +423,11 @@ mod tests {
                     let (d, e, f) = (idx / 16, idx / 8 % 2, idx % 8);
                     let (lane, bit) = (16 * a + 8 * e + c, 2 * (16 * d + 8 * b + f));
                     let (l, col, shift) = meta_at(MmaKind::F16, m, j);
-                    assert_eq!((lane, bit), (l, 32 * col + shift + 2 * s), "row {m} chunk {j}");
+                    assert_eq!(
+                        (lane, bit),
+                        (l, 32 * col + shift + 2 * s),
+                        "row {m} chunk {j}"
+                    );
                 }
             }
         }
@@ -439,7 +449,10 @@ mod tests {
                 assert_eq!(positions(kind, v), Ok(p), "{kind:?} {v:#06b}");
             }
             for v in [0b0000, 0b0101, 0b1010, 0b1111, 0b0001] {
-                assert!(positions(kind, v).unwrap_err().starts_with("OQ-23"), "{v:#06b}");
+                assert!(
+                    positions(kind, v).unwrap_err().starts_with("OQ-23"),
+                    "{v:#06b}"
+                );
             }
             assert!(positions(kind, 0b0110).unwrap_err().starts_with("OQ-29"));
         }
@@ -481,7 +494,9 @@ mod tests {
         let mut meta = vec![0x4444_4444u32; 128 * 2];
         meta[0] = 0x4444_444D;
         let full = expand(MmaKind::Mxf4, &packed, &meta, 2, 128).expect("valid");
-        let want = [0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.0, 0.0, 0.0, 0.0];
+        let want = [
+            0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 0.0, 0.0, 0.0, 0.0,
+        ];
         assert_eq!(&full[..16], &want);
         // Row 0's chunk 8 is in column 1, nibble 0.
         assert_eq!(&full[64..68], &[33.0, 34.0, 35.0, 36.0]);

@@ -220,7 +220,11 @@ impl MmaPlan {
             )?))
         };
         // A's stored elements per row: K, or K / 2 for sparse A (`sparse`).
-        let ak = if self.sp.is_some() { self.k / 2 } else { self.k };
+        let ak = if self.sp.is_some() {
+            self.k / 2
+        } else {
+            self.k
+        };
         for (h, half) in halves.iter_mut().enumerate().take(parts) {
             let Some((regions, tmem)) = half else {
                 continue;

@@ -45,7 +45,12 @@ pub(super) fn implemented(m: &Mma) -> bool {
             f.kind,
             MmaKind::F16 | MmaKind::Tf32 | MmaKind::I8 | MmaKind::F8f6f4
         )
-        && mm == if f.cta_group == CtaGroup::Two { 256 } else { 128 }
+        && mm
+            == if f.cta_group == CtaGroup::Two {
+                256
+            } else {
+                128
+            }
 }
 
 /// The metadata nibbles of the CTA's 128 rows, `chunks` per row (row-major), read from
@@ -63,7 +68,7 @@ fn nibbles(kind: MmaKind, tmem: &mut Tmem, sp: Sp) -> Result<Vec<u8>, MmaError> 
                 let (row, chunk) = if wide {
                     (l, 8 * h + q)
                 } else {
-                    ((l & !8) | (q / 4) * 8, q % 4 + 4 * (l / 8 % 2))
+                    ((l & !8) | ((q / 4) * 8), q % 4 + 4 * (l / 8 % 2))
                 };
                 out[(row * 16 + chunk) as usize] = v;
             }
@@ -150,7 +155,7 @@ mod tests {
         let mut seen = vec![0u32; 128 * 8];
         for l in 0..128u32 {
             for q in 0..8u32 {
-                let (row, chunk) = ((l & !8) | (q / 4) * 8, q % 4 + 4 * (l / 8 % 2));
+                let (row, chunk) = ((l & !8) | ((q / 4) * 8), q % 4 + 4 * (l / 8 % 2));
                 seen[(row * 8 + chunk) as usize] += 1;
             }
         }

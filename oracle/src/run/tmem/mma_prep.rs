@@ -61,7 +61,7 @@ impl<'a> Ctx<'_, 'a> {
             return;
         }
         if m.form.sp {
-            self.sparse_values(ai, a_cells, sc);
+            self.sparse_values(ai, a_cells.as_deref(), sc);
             return;
         }
         if m.form

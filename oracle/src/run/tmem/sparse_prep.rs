@@ -10,7 +10,7 @@ impl<'a> Ctx<'_, 'a> {
     /// issue with no write racing with the read (`known_cells`), in both CTAs for
     /// `cta_group::2` (each CTA's rows use its own copy, like its own A). `a_cells`: the
     /// issuing CTA's A cells in TMEM, read as for a dense MMA (`mma_values`), when known.
-    pub(super) fn sparse_values(&mut self, ai: usize, a_cells: Option<Vec<u32>>, sc: &mut Scratch) {
+    pub(super) fn sparse_values(&mut self, ai: usize, a_cells: Option<&[u32]>, sc: &mut Scratch) {
         match self.sparse_prepare(ai, a_cells, sc) {
             Ok((p, None)) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
             Ok((p, Some((peer, pp)))) => {
@@ -51,7 +51,7 @@ impl<'a> Ctx<'_, 'a> {
     fn sparse_prepare(
         &self,
         ai: usize,
-        a_cells: Option<Vec<u32>>,
+        a_cells: Option<&[u32]>,
         sc: &mut Scratch,
     ) -> Result<(mma::Prepared, Option<(u32, mma::Prepared)>), &'static str> {
         let acc = &self.accs[ai];
@@ -91,7 +91,7 @@ impl<'a> Ctx<'_, 'a> {
                     self.tmem_a_cells(ai, x, rc, sc).ok_or(unknown_a)?,
                 )),
                 (MmaA::Tmem(_), Some(_), None) => {
-                    Ok(SparseA::Tmem(a_cells.clone().ok_or(unknown_a)?))
+                    Ok(SparseA::Tmem(a_cells.ok_or(unknown_a)?.to_vec()))
                 }
                 (MmaA::Tmem(_), None, _) => Err(unknown_a),
             }
