@@ -44,7 +44,7 @@
 //!   columns).
 //!
 //! The same 16-bit-per-row pattern follows from JAX's `format_tcgen05_sparse_metadata`,
-//! written against figure 263 (`jax/experimental/mosaic/gpu/utils.py`, checked in the
+//! written against figure 263 (JAX's Mosaic GPU utilities; checked in the
 //! tests with CUTLASS's atoms).
 //!
 //! The sparsity selector (idesc bits 0-1, §9.7.16.4.2) "selects the sub-columns" of the
