@@ -735,7 +735,8 @@ impl<C: Choices> Builder<'_, C> {
             }
             (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),
         };
-        let rb = self.region(n * row);
+        // B: K × N, K twice the dense K for `.sp` (§9.7.16.10.8): 64-byte rows.
+        let rb = self.region(n * if sparse { 2 * row } else { row });
         fills.push((rb, elem));
         let mut st_fills = Vec::with_capacity(3);
         // Sparse metadata (§3.7 "Sparse A"): at most two columns per row are read (the 4:8
@@ -900,7 +901,10 @@ impl<C: Choices> Builder<'_, C> {
             matches!(kind, MmaKind::F16 | MmaKind::Tf32) && target::has_scale_input_d(tgt);
         // MMA-DOL-SIZE: 4 elements for ::1, 8 for ::2.
         let dol_len = if two { 8 } else { 4 };
-        let b0 = mmaenc::kmajor_desc(rb);
+        // Sparse B rows are twice as long (`mmaenc::kmajor_desc_rows`); `sparse` may have
+        // been dropped after B's region was sized for it (no metadata columns).
+        let b_row = if sparse { 2 * row } else { row };
+        let b0 = mmaenc::kmajor_desc_rows(rb, b_row);
         let mk = |c: &mut C, form: MmaForm, a: MmaA, b: SmemDesc, enable: bool| -> Stmt {
             Stmt::Tc(Op::Mma(Box::new(Mma {
                 form,
@@ -924,7 +928,7 @@ impl<C: Choices> Builder<'_, C> {
         // Fresh operands of a later accumulating MMA: a new B region, and a new A region when
         // A is in shared memory and not kept by the collector.
         let fresh = |this: &mut Self, fills: &mut Vec<(u8, FillElem)>, keep_a: bool| {
-            let rb2 = this.region(n * row);
+            let rb2 = this.region(n * b_row);
             fills.push((rb2, elem));
             let a2 = match a {
                 MmaA::Desc(_) if !keep_a => {
@@ -934,7 +938,7 @@ impl<C: Choices> Builder<'_, C> {
                 }
                 other => other,
             };
-            (a2, mmaenc::kmajor_desc(rb2))
+            (a2, mmaenc::kmajor_desc_rows(rb2, b_row))
         };
         if second {
             let (a2, b2) = fresh(self, &mut fills, reuse);

@@ -175,6 +175,17 @@ pub fn kmajor_desc(region: u8) -> SmemDesc {
     }
 }
 
+/// [`kmajor_desc`] for rows of `row_bytes` bytes (a multiple of 16): chunks of 16 bytes
+/// along K 128 bytes apart (LBO), 8-row groups `8 × row_bytes` apart (SBO), so that no two
+/// elements share a byte. The B of a sparse MMA has K twice the dense K (§9.7.16.10.8: A is
+/// M × K stored as M × K/2, B is K × N), so 64-byte rows.
+pub fn kmajor_desc_rows(region: u8, row_bytes: u32) -> SmemDesc {
+    SmemDesc {
+        sbo_enc: ((8 * row_bytes) >> 4) as u16,
+        ..kmajor_desc(region)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

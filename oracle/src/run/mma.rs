@@ -107,20 +107,26 @@ fn shape_of(m: &Mma, cg: CtaGroup, want_m: u32) -> Option<(u32, u32)> {
     if mm != want_m || d & 0b111 != 0 || d & (0b11 << 15) != 0 || d >> 30 != 0 || n == 0 {
         return None;
     }
+    exact_types(f.kind, d).then_some((mm, n))
+}
+
+/// Whether the D, A and B types of instruction descriptor `d` (layout (a)) are ones whose
+/// elements the oracle reads exactly, for kind `kind` (also the sparse forms,
+/// `super::mma_sparse`).
+pub(crate) fn exact_types(kind: MmaKind, d: u32) -> bool {
     let (dt, at, bt) = (d >> 4 & 3, d >> 7 & 7, d >> 10 & 7);
     // F32 D, or F16 D for kind::f16 and kind::f8f6f4 (code 0: the low half of each cell
     // is stated, the high half is not, MMA-D-UNPACKED, `super::d16`);
     // A/B type codes (§9.7.16.10.2, idesc bits 7-9 and 10-12): f16 0 / bf16 1 (the same for
     // A and B), tf32 2, u8 0 / s8 1, e4m3 0 / e5m2 1 (the 6- and 4-bit f8f6f4 types stay
     // unspecified: their packing in shared memory is figure-only, OQ-29).
-    let ok = match f.kind {
+    match kind {
         MmaKind::F16 => dt <= 1 && at == bt && at <= 1,
         MmaKind::Tf32 => dt == 1 && at == 2 && bt == 2,
         MmaKind::I8 => dt == 2 && at <= 1 && bt <= 1,
         MmaKind::F8f6f4 => dt <= 1 && at <= 1 && bt <= 1,
         _ => false,
-    };
-    ok.then_some((mm, n))
+    }
 }
 
 /// Whether an MMA of an exact kind has F16 D (idesc bits 4-5, D type code 0 for kind::f16
@@ -211,7 +217,7 @@ fn is_integer(x: f64) -> bool {
 }
 
 /// Element bytes and K (dense) of a kind.
-fn elem_k(kind: MmaKind) -> (u32, u32) {
+pub(crate) fn elem_k(kind: MmaKind) -> (u32, u32) {
     match kind {
         MmaKind::F16 => (2, 16),
         MmaKind::Tf32 => (4, 8),
@@ -221,7 +227,7 @@ fn elem_k(kind: MmaKind) -> (u32, u32) {
 
 /// Whether an operand's descriptor and data can give exact elements at all (the checks of
 /// every element that do not depend on its position).
-fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind, alt: bool) -> bool {
+pub(crate) fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind, alt: bool) -> bool {
     if desc.swizzle != 0
         || desc.lbo_abs
         || desc.base_offset != 0
@@ -258,8 +264,22 @@ fn read_rows(
     rows: u32,
     out: &mut Vec<f64>,
 ) -> Option<()> {
+    read_rows_k(desc, data, kind, flags, rows, elem_k(kind).1, out)
+}
+
+/// [`read_rows`] with `kk` elements per row instead of the kind's dense K (a multiple of
+/// 16 bytes of elements): the K = 2 × dense rows of B of a sparse MMA (`super::mma_sparse`).
+pub(crate) fn read_rows_k(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    flags: (bool, bool),
+    rows: u32,
+    kk: u32,
+    out: &mut Vec<f64>,
+) -> Option<()> {
     for row in 0..rows {
-        read_row(desc, data, kind, flags, row, out)?;
+        read_row(desc, data, kind, flags, row, kk, out)?;
     }
     Some(())
 }
@@ -283,16 +303,17 @@ fn rows_inside(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32) -> 
         .all(|row| (0..u64::from(kk * eb / 16)).all(|j| chunk_base(desc, row, j) + 16 <= limit))
 }
 
-/// [`read_rows`] for the one row `row`.
+/// [`read_rows_k`] for the one row `row` (`kk` elements).
 fn read_row(
     desc: &SmemDesc,
     data: &RegionData,
     kind: MmaKind,
     (alt, neg): (bool, bool),
     row: u32,
+    kk: u32,
     out: &mut Vec<f64>,
 ) -> Option<()> {
-    let (eb, kk) = elem_k(kind);
+    let (eb, _) = elem_k(kind);
     debug_assert_eq!(kk * eb % 16, 0);
     let limit = u64::from(data.bytes.max(16));
     let per_chunk = u64::from(16 / eb);
@@ -403,7 +424,8 @@ pub struct Prepared {
     scaled: Option<Box<super::mma_scaled::Scales>>,
 }
 
-/// The rows (0..`rows`, K = 32 each, row-major) of an operand of kind::f8f6f4 elements (e4m3,
+/// The rows (0..`rows`, `kk` elements each: 32, or 64 for the B of a sparse MMA,
+/// row-major) of an operand of kind::f8f6f4 elements (e4m3,
 /// or e5m2 with `alt`; negated with `neg`) held as integers of the [`unit`] grid, read through
 /// its descriptor as [`prepare`] reads them; `None` where [`operand_ok`] or [`read_rows`]
 /// misses. Also the element reads of the block-scaled kind::mxf8f6f4 (`super::mma_scaled`),
@@ -414,12 +436,13 @@ pub(crate) fn f8_operand(
     alt: bool,
     neg: bool,
     rows: u32,
+    kk: u32,
 ) -> Option<Vec<f64>> {
     if !operand_ok(desc, data, MmaKind::F8f6f4, alt) {
         return None;
     }
-    let mut out = Vec::with_capacity(rows as usize * 32);
-    read_rows(desc, data, MmaKind::F8f6f4, (alt, neg), rows, &mut out)?;
+    let mut out = Vec::with_capacity((rows * kk) as usize);
+    read_rows_k(desc, data, MmaKind::F8f6f4, (alt, neg), rows, kk, &mut out)?;
     Some(out)
 }
 
@@ -457,6 +480,39 @@ impl Prepared {
             lazy: None,
             scaled: Some(scales),
         }
+    }
+}
+
+impl Prepared {
+    /// The operands of an exact sparse MMA (`super::mma_sparse`): A's rows expanded to K
+    /// elements (zeros where the metadata says), B's columns of K elements, `(M, N, K)`;
+    /// the rest as [`prepare`] sets it from the instruction.
+    pub(crate) fn from_rows(
+        m: &Mma,
+        (mm, n, kk): (u32, u32, u32),
+        arow: Vec<f64>,
+        bcol: Vec<f64>,
+    ) -> Option<Prepared> {
+        let kind = m.form.kind;
+        if arow.len() != (mm * kk) as usize || bcol.len() != (n * kk) as usize {
+            return None;
+        }
+        let ints = as_ints(&arow).zip(as_ints(&bcol));
+        Some(Prepared {
+            mm,
+            n,
+            kk,
+            kind,
+            enable_input_d: m.enable_input_d,
+            d16: d16_of(m),
+            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+            unit: unit(kind),
+            arow,
+            bcol,
+            ints,
+            lazy: None,
+            scaled: None,
+        })
     }
 }
 
@@ -1064,7 +1120,7 @@ mod tests {
                     for row in 0..16 {
                         let (_, kk) = elem_k(kind);
                         let mut f = Vec::new();
-                        read_row(&d, &data, kind, flags, row, &mut f).expect("inside");
+                        read_row(&d, &data, kind, flags, row, kk, &mut f).expect("inside");
                         let mut ints = vec![0; kk as usize];
                         read_row_ints(&d, &data, kind, flags, row, &mut ints).expect("inside");
                         let want: Vec<i32> = f.iter().map(|&x| x as i32).collect();

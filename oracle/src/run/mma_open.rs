@@ -25,7 +25,7 @@ pub fn open_reason(m: &Mma) -> &'static str {
         return "OQ-29, OQ-32: an ld reads block-scale MMA results (the scale-factor layouts in TMEM are figure-only): unspecified";
     }
     if f.sp {
-        return "OQ-29: an ld reads sparse MMA results (the metadata layout is figure-only): unspecified";
+        return "OQ-19, OQ-29: an ld reads results of a sparse MMA the oracle does not compute (kind, shape, metadata or operands not known exactly; `run::mma_sparse`): unspecified";
     }
     if f.cta_group == CtaGroup::Two && m.disable_output_lane.is_some() {
         return "OQ-31: an ld reads results of a cta_group::2 MMA with disable-output-lane (how mask bits 128-255 map onto the peer's lanes is not stated): unspecified";

@@ -379,10 +379,10 @@ pub fn collector(p: &Program, u: &Unrolled<'_>, f: &mut Findings) {
 
 /// The 4-bit sparse-metadata values the reference lists as meaningful for 2:4 and 4:8
 /// sparsity (§3.7, §9.7.16.10.8.2-3).
-const META_SEVEN: [u32; 7] = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110];
+pub(crate) const META_SEVEN: [u32; 7] = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b0110, 0b1110];
 
 /// The tf32 (1:2) metadata values (§9.7.16.10.8.1).
-const META_TF32: [u32; 2] = [0b1110, 0b0100];
+pub(crate) const META_TF32: [u32; 2] = [0b1110, 0b0100];
 
 /// Whether every nibble of `v` is outside `valid`.
 fn all_nibbles_invalid(v: u32, valid: &[u32]) -> bool {

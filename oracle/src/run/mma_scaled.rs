@@ -11,7 +11,8 @@
 //! K = 64) and, for mxf4nvf4, `scale_vec::4X` / `.block16` (four blocks of 16) with UE8M0
 //! or UE4M3 factors ([`ue4m3`]); K = 96 (OQ-32) stays unspecified;
 //! `cta_group::1`, M = 128, A in shared memory or TMEM, B in shared memory, K-major, no
-//! transpose. Every other
+//! transpose; and the same with sparse A (`.sp`, K doubled, A expanded through its
+//! metadata: [`super::mma_sparse`], [`ScaledForm::sp`]). Every other
 //! block-scaled form is left unspecified with its reason ([`scaled_form`]'s `Err`, naming the
 //! open question), and so is a result whose scale factors are not duplicated (MMA-BS-DUP) or
 //! would leave the exact range ([`Scales::cell`]).
@@ -87,6 +88,12 @@ pub struct ScaledForm {
     /// UE4M3 scale factors (idesc bit 23 clear; mxf4nvf4 with 4X / block16 only), else
     /// UE8M0.
     pub ue4m3: bool,
+    /// `.sp` (`super::mma_sparse`): A stored with half of K (the dense K above), expanded
+    /// through the metadata; B and the products over twice that K. The factor counts are the
+    /// table's for every K (§3.7: M × 1 for 1X, M × 2 for 2X, M × 4 for 4X), each block
+    /// covering its share of the sparse K (the stored elements of a block's chunks are
+    /// that share of the stored row, so a block is the same whichever K it is counted in).
+    pub sp: bool,
 }
 
 impl ScaledForm {
@@ -109,11 +116,6 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
     let d = m.idesc;
     if !f.block_scale {
         return Err("not block-scaled");
-    }
-    if f.sp {
-        return Err(
-            "OQ-29: a sparse block-scaled MMA (the metadata layout is given only in figures): unspecified",
-        );
     }
     let fp4 = f.kind != MmaKind::Mxf8f6f4;
     let pair = f.cta_group == CtaGroup::Two;
@@ -143,8 +145,15 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
             "OQ-32: a K = 96 block-scaled MMA (its scale-factor counts and IDs contradict each other): unspecified",
         );
     }
+    // Bit 2 is the sparse flag: set exactly for `.sp` (the mx kinds treat the selector bits
+    // 0-1 as 0, §9.7.16.10.8.4; they are reserved here).
+    if (d >> 2 & 1 == 1) != f.sp {
+        return Err(
+            "OQ-24: a block-scaled MMA whose idesc sparse bit differs from its form: unspecified",
+        );
+    }
     let reserved =
-        d & 0b1111 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31 | d & u32::from(fp4) << 12;
+        d & 0b1011 | d & 1 << 6 | d & 0b111 << 24 | d & 1 << 31 | d & u32::from(fp4) << 12;
     let (at, bt) = (d >> 7 & 7, d >> 10 & 7);
     let mm = (d >> 27 & 3) << 7;
     let n = (d >> 17 & 0x3F) << 3;
@@ -185,6 +194,7 @@ pub fn scaled_form(m: &Mma) -> Result<ScaledForm, &'static str> {
         pair,
         fp4,
         ue4m3,
+        sp: f.sp,
     })
 }
 
@@ -410,28 +420,32 @@ pub enum ScaledA {
 
 /// The operands of an exact block-scaled MMA ([`scaled_form`]) with the scale factors
 /// `scales`: A (M rows) and B (N rows) read as kind::f8f6f4 elements ([`mma::f8_operand`],
-/// [`mma::tmem_a_row`]). `Err` names why the result is not exact.
+/// [`mma::tmem_a_row`]); a sparse one's A expanded through its metadata cells `meta`
+/// ([`super::mma_sparse::expand`]). `Err` names why the result is not exact.
 pub fn prepare_scaled(
     m: &Mma,
     form: &ScaledForm,
     a: ScaledA,
     b: &[mma::RegionData],
     scales: Scales,
+    meta: Option<&[u32]>,
 ) -> Result<Prepared, &'static str> {
     let d = m.idesc;
+    // K of the stored rows of A; B's rows and the products take twice it when sparse.
     let kk = if form.fp4 { 64 } else { 32 };
+    let kb = if form.sp { 2 * kk } else { kk };
     let not_exact = "OQ-19: block-scaled operands that are not small integers of the element type, or outside their region: unspecified";
-    let operand = |desc: &SmemDesc, data: &mma::RegionData, alt: bool, neg: bool, rows: u32| {
+    let operand = |desc: &SmemDesc, data: &mma::RegionData, alt, neg, rows, k: usize| {
         if form.fp4 {
-            fp4_operand(desc, data, neg, rows).ok_or(not_exact)
+            fp4_operand(desc, data, neg, rows, k as u32).ok_or(not_exact)
         } else {
-            mma::f8_operand(desc, data, alt, neg, rows).ok_or(not_exact)
+            mma::f8_operand(desc, data, alt, neg, rows, k as u32).ok_or(not_exact)
         }
     };
     let (alt_a, neg_a) = (d >> 7 & 7 == 1, d >> 13 & 1 == 1);
     let rows = form.rows() as usize;
     let arow = match (&m.a, a) {
-        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows())?,
+        (MmaA::Desc(ad), ScaledA::Smem(data)) => operand(ad, &data, alt_a, neg_a, form.rows(), kk)?,
         (MmaA::Tmem(_), ScaledA::Tmem(cells)) => {
             let mut out = Vec::with_capacity(rows * kk);
             for row in cells.chunks_exact(8).take(rows) {
@@ -450,20 +464,29 @@ pub fn prepare_scaled(
         }
         _ => return Err("OQ-29: the A operand does not match its source: unspecified"),
     };
+    let arow = match (form.sp, meta) {
+        (false, _) => arow,
+        (true, Some(meta)) => super::mma_sparse::expand(m.form.kind, &arow, meta, 2, kb as u32)?,
+        (true, None) => {
+            return Err(
+                "OQ-19: a sparse MMA reads metadata whose values are not known (unwritten, racing or not computed): unspecified",
+            );
+        }
+    };
     // B: N rows from one region, or N / 2 from each CTA of the pair (even first).
     if b.is_empty() || !form.n.is_multiple_of(b.len() as u32) {
         return Err("OQ-29: B's regions do not split N: unspecified");
     }
-    let mut bcol = Vec::with_capacity(form.n as usize * kk);
+    let mut bcol = Vec::with_capacity(form.n as usize * kb);
     let (alt_b, neg_b) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
     for part in b {
         let rows = form.n / b.len() as u32;
-        bcol.extend(operand(&m.b, part, alt_b, neg_b, rows)?);
+        bcol.extend(operand(&m.b, part, alt_b, neg_b, rows, kb)?);
     }
     // The grid step of one product: f8 elements are held ×16 (`mma::f8_operand`), e2m1 ×2.
     let step = if form.fp4 { 0.25 } else { 1.0 / 256.0 };
     Ok(Prepared::scaled(
-        (form.rows(), form.n, kk as u32),
+        (form.rows(), form.n, kb as u32),
         m.enable_input_d,
         arow,
         bcol,
@@ -492,15 +515,17 @@ fn fp4_bytes(bytes: impl Iterator<Item = u8>, neg: bool) -> impl Iterator<Item =
     bytes.flat_map(move |b| [fp4_value(b & 0xF) * sign, fp4_value(b >> 4) * sign])
 }
 
-/// The rows (0..`rows`, K = 64 each, row-major) of a packed e2m1 operand in shared memory,
-/// held ×2 ([`fp4_bytes`]), through its descriptor (K-major, no swizzle: the two 16-byte
-/// chunks of a row at [`mma::chunk_base`]); `None` for a descriptor the oracle does not read
-/// or a chunk outside the region.
+/// The rows (0..`rows`, `kk` elements each: 64, or 128 for the B of a sparse MMA,
+/// row-major) of a packed e2m1 operand in shared memory, held ×2 ([`fp4_bytes`]), through
+/// its descriptor (K-major, no swizzle: the 16-byte chunks of a row at
+/// [`mma::chunk_base`]); `None` for a descriptor the oracle does not read or a chunk
+/// outside the region.
 pub fn fp4_operand(
     desc: &SmemDesc,
     data: &mma::RegionData,
     neg: bool,
     rows: u32,
+    kk: u32,
 ) -> Option<Vec<f64>> {
     if desc.swizzle != 0
         || desc.lbo_abs
@@ -511,9 +536,9 @@ pub fn fp4_operand(
         return None;
     }
     let limit = u64::from(data.bytes.max(16));
-    let mut out = Vec::with_capacity(rows as usize * 64);
+    let mut out = Vec::with_capacity((rows * kk) as usize);
     for row in 0..rows {
-        for j in 0..2 {
+        for j in 0..u64::from(kk / 32) {
             let base = mma::chunk_base(desc, row, j);
             if base + 16 > limit {
                 return None;

@@ -17,6 +17,7 @@ pub mod mma;
 pub mod mma_open;
 pub mod mma_rules;
 pub mod mma_scaled;
+pub mod mma_sparse;
 pub mod symmetric;
 pub mod sync;
 pub mod tmem;

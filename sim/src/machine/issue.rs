@@ -197,6 +197,13 @@ impl<'p> Machine<'p> {
                         self.abort = Some(Outcome::NotRun(why.to_string()));
                         return self.advance(w);
                     }
+                    // Sparse A: the metadata's TMEM address.
+                    if let Some(t) = &m.sp_meta
+                        && let Err(why) = plan.meta_addr(self.taddr(w, t))
+                    {
+                        self.abort = Some(Outcome::NotRun(why.to_string()));
+                        return self.advance(w);
+                    }
                     let mut preds = self.pipeline_preds(
                         w,
                         lane,

@@ -27,8 +27,10 @@
 //! - disable-output-lane: lane m is not written when bit m is set (MMA-DOL-SEM).
 //!
 //! - Block scaling (`.block_scale`): kinds mxf8f6f4 (e4m3/e5m2), mxf4 and mxf4nvf4 (e2m1)
-//!   with UE8M0 factors, `::1` M = 128 and `::2` M = 256: module `scaled`; other block-scaled
-//!   forms and `.sp` write placeholder values ([`OPAQUE`]).
+//!   with UE8M0 factors, `::1` M = 128 and `::2` M = 256: module `scaled`.
+//! - Sparse A (`.sp`) of kinds f16, tf32, f8f6f4 and i8, `::1` M = 128 and `::2` M = 256,
+//!   not `.ws`: module `sparse` (A packed, expanded through the metadata in TMEM, K doubled).
+//!   Other block-scaled and sparse forms write placeholder values ([`OPAQUE`]).
 //!
 //! Every other form makes the run `NotRun` (the target cannot run it), decided at issue.
 
@@ -42,6 +44,7 @@ use tcgen05_ir::{CtaGroup, Mma, MmaA, MmaKind, Program, SmemDesc};
 mod numbers;
 mod operands;
 mod scaled;
+mod sparse;
 
 /// Why the simulator cannot run an MMA: a form it does not implement (decided at issue), or an
 /// operand outside its memory (found when the MMA performs). The run becomes
@@ -69,6 +72,9 @@ pub enum MmaError {
     /// Block-scale factors reach past the 128 x 512 cells.
     #[error("MMA scale factors outside TMEM")]
     ScaleOutsideTmem,
+    /// Sparse metadata reaches past the 128 x 512 cells, or its address has a lane field.
+    #[error("MMA sparse metadata outside TMEM (or not from lane 0)")]
+    MetaOutsideTmem,
 }
 
 use numbers::*;
@@ -125,6 +131,9 @@ pub struct MmaPlan {
     opaque: bool,
     /// An implemented `.block_scale` form (`scaled`): where its scale factors are.
     sf: Option<scaled::SfSpec>,
+    /// An implemented `.sp` form (`sparse`): its selector and metadata column; `k` is the
+    /// sparse K, A's stored rows hold `k / 2` elements.
+    sp: Option<sparse::Sp>,
 }
 
 /// The value base of the cells a `.sp` MMA or a block-scaled form that `scaled` does not
@@ -146,6 +155,19 @@ impl MmaPlan {
     pub fn scale_addrs(&mut self, a: u32, b: u32) -> Result<(), MmaError> {
         match &mut self.sf {
             Some(sf) => sf.at(a, b),
+            None => Ok(()),
+        }
+    }
+
+    /// Sparse A: the TMEM address `[sp-meta-tmem]` as issued (`sparse`); nothing for other
+    /// MMAs. `Err` for an address whose lane field is not 0.
+    pub fn meta_addr(&mut self, a: u32) -> Result<(), MmaError> {
+        match &mut self.sp {
+            Some(sp) if a >> 16 == 0 => {
+                sp.col = a & 0xFFFF;
+                Ok(())
+            }
+            Some(_) => Err(MmaError::MetaOutsideTmem),
             None => Ok(()),
         }
     }
@@ -197,6 +219,12 @@ impl MmaPlan {
                 &b_parts, &self.b, self.b_ty, self.neg_b, self.n, self.k,
             )?))
         };
+        // A's stored elements per row: K, or K / 2 for sparse A (`sparse`).
+        let ak = if self.sp.is_some() {
+            self.k / 2
+        } else {
+            self.k
+        };
         for (h, half) in halves.iter_mut().enumerate().take(parts) {
             let Some((regions, tmem)) = half else {
                 continue;
@@ -206,14 +234,14 @@ impl MmaPlan {
             } else {
                 Some(match &self.a {
                     Some(desc) => {
-                        Rows::smem(&[(0, *regions)], desc, self.a_ty, self.neg_a, rows, self.k)?
+                        Rows::smem(&[(0, *regions)], desc, self.a_ty, self.neg_a, rows, ak)?
                     }
                     None => {
-                        let mut a = Vec::with_capacity(rows as usize * kk);
+                        let mut a = Vec::with_capacity(rows as usize * ak as usize);
                         let at = vec![Cell::new(NOT_YET); rows as usize];
                         let mut raw = Vec::new();
                         // Every kind's K elements fill 32 bytes: 8 cells, 2 core-matrix rows.
-                        let cells = (self.k * self.a_ty.bytes()).div_ceil(4);
+                        let cells = (ak * self.a_ty.bytes()).div_ceil(4);
                         let last_col = self.a_col + cells.max(1) - 1;
                         // The lanes that a lazy layer owns in A's columns, looked up once
                         // (`Tmem::lane_clean` of lane r is its bit being clear; reading a
@@ -237,7 +265,7 @@ impl MmaPlan {
                             at[r as usize].set(a.len() as u32);
                             // Elements narrower than a cell share it: read each cell once.
                             let mut last: Option<(u32, u32)> = None;
-                            for k in 0..self.k {
+                            for k in 0..ak {
                                 let byte = k * self.a_ty.bytes();
                                 let col = self.a_col + byte / 4;
                                 let cell = match last {
@@ -252,9 +280,25 @@ impl MmaPlan {
                                 a.push(if self.neg_a { -v } else { v });
                             }
                         }
-                        Rows::decoded(a, at, raw, self.a_ty, self.neg_a, self.k)
+                        Rows::decoded(a, at, raw, self.a_ty, self.neg_a, ak)
                     }
                 })
+            };
+            // Sparse A: the stored rows placed through this CTA's metadata (`sparse`).
+            let a = match (a, self.sp) {
+                (Some(packed), Some(sp)) => {
+                    let full = sparse::expand(self.kind, &packed, kk, tmem, sp)?;
+                    let at = (0..rows).map(|r| Cell::new(r * self.k)).collect();
+                    Some(Rows::decoded(
+                        full,
+                        at,
+                        Vec::new(),
+                        self.a_ty,
+                        self.neg_a,
+                        self.k,
+                    ))
+                }
+                (a, _) => a,
             };
             // The folded layouts B, E and G (module documentation): every lane, N·R/128
             // columns. `.sp` and `.block_scale` results keep rows in lanes (their values are
@@ -660,7 +704,7 @@ pub fn plan(
     {
         return Ok(plan);
     }
-    if f.sp || f.block_scale {
+    if f.block_scale || (f.sp && !sparse::implemented(m)) {
         if d >> 16 != 0 || n == 0 || n > 256 {
             return no("a D lane field other than 0 (or N outside 8..256)");
         }
@@ -687,6 +731,7 @@ pub fn plan(
             ashift: false,
             opaque: true,
             sf: None,
+            sp: None,
         });
     }
     let (a, a_col) = match (&m.a, a_tmem) {
@@ -701,7 +746,14 @@ pub fn plan(
         MmaKind::I8 | MmaKind::F8f6f4 => 32,
         _ => return no("this kind"),
     };
-    if idesc & 0b111 != 0 || idesc >> 15 & 3 != 0 || (!f.ws && idesc >> 30 != 0) {
+    // Sparse A (`sparse`): idesc bit 2 set, bits 0-1 the selector; K doubles.
+    let (k, sp, sp_bits) = if f.sp {
+        let sel = idesc & 3;
+        (2 * k, Some(sparse::Sp { sel, col: 0 }), 0b100 | sel)
+    } else {
+        (k, None, 0)
+    };
+    if idesc & 0b111 != sp_bits || idesc >> 15 & 3 != 0 || (!f.ws && idesc >> 30 != 0) {
         return no("sparse, transposed or B-reuse instruction descriptors");
     }
     let mm = (idesc >> 24 & 0x1F) << 4;
@@ -756,6 +808,7 @@ pub fn plan(
         ashift: f.ashift,
         opaque: false,
         sf: None,
+        sp,
     })
 }
 
@@ -763,7 +816,7 @@ pub fn plan(
 mod tests {
     use super::*;
 
-    fn mma(cg: CtaGroup, idesc: u32, sp: bool) -> (Program, Mma) {
+    pub(super) fn mma(cg: CtaGroup, idesc: u32, sp: bool) -> (Program, Mma) {
         let desc = |region| SmemDesc {
             region,
             offset: 0,
@@ -956,14 +1009,15 @@ mod tests {
     }
 
     #[test]
-    fn a_sparse_mma_writes_documented_values_in_its_region() {
-        let idesc = 2 << 4 | 1 << 7 | 1 << 10 | 2 << 17 | 8 << 24;
+    fn an_unimplemented_sparse_mma_writes_documented_values_in_its_region() {
+        // M = 64 `::1` (the half data path, layout F): not computed.
+        let idesc = 1 << 2 | 2 << 4 | 1 << 7 | 1 << 10 | 2 << 17 | 4 << 24;
         let (p, m) = mma(CtaGroup::One, idesc, true);
         let plan = plan(&p, &m, 32, None, Faults::NONE).expect("runs");
         let mut t = Tmem::new();
         let regions = vec![Rc::new(Region::zeroed(1024)), Rc::new(Region::zeroed(1024))];
         plan.perform(&regions, &mut t).expect("in range");
-        // N = 16 columns from column 32, lanes 0..128.
+        // N = 16 columns from column 32, lanes 0..64 (lanes 0..128 are written).
         assert_eq!(t.get(3, 40), Some(OPAQUE ^ (3 * 512 + 40)));
         assert_eq!(t.get(3, 48), Some(crate::tmem::poison(3, 48)));
     }

@@ -87,22 +87,23 @@ impl Factors {
         if !self.fp4 && self.blocks == 1 {
             return dot8(a, b) * self.of(m, col, 0);
         }
-        // The elements of both rows (at most 64: K = 32 bytes of e2m1 pairs, or 32 f8).
-        let expand = |v: &[f32], out: &mut [f32; 64]| -> usize {
+        // The elements of both rows (at most 128: K = 64 bytes of e2m1 pairs of a sparse
+        // MMA, or 64 f8).
+        let expand = |v: &[f32], out: &mut [f32; 128]| -> usize {
             if self.fp4 {
                 for (pair, &x) in out.chunks_exact_mut(2).zip(v) {
                     let byte = x as u8;
                     pair[0] = E2M1[usize::from(byte & 0xF)];
                     pair[1] = E2M1[usize::from(byte >> 4)];
                 }
-                (2 * v.len()).min(64)
+                (2 * v.len()).min(128)
             } else {
-                let n = v.len().min(64);
+                let n = v.len().min(128);
                 out[..n].copy_from_slice(&v[..n]);
                 n
             }
         };
-        let (mut xa, mut xb) = ([0f32; 64], [0f32; 64]);
+        let (mut xa, mut xb) = ([0f32; 128], [0f32; 128]);
         let n = expand(a, &mut xa).min(expand(b, &mut xb));
         let (ea, eb) = (&xa[..n], &xb[..n]);
         let per = ea.len() / self.blocks as usize;
@@ -218,7 +219,6 @@ pub(super) fn plan_scaled(
     };
     let fp4 = f.kind != MmaKind::Mxf8f6f4;
     let forms_ok = f.block_scale
-        && !f.sp
         && !f.ws
         && f.collector
             .is_none_or(|c| c.op == tcgen05_ir::CollectorOp::Discard);
@@ -231,7 +231,9 @@ pub(super) fn plan_scaled(
     let pair = f.cta_group == CtaGroup::Two;
     // Scale type (bit 23): UE8M0 = 1, or UE4M3 = 0 for mxf4nvf4 with four factors per row.
     let ue4m3 = idesc >> 23 & 1 == 0;
-    let fields_ok = idesc & 0x8700_004F == 0
+    // `.sp` (`sparse`): bit 2 set (the sparse flag), the selector bits 0-1 taken as 0.
+    let fields_ok = idesc & 0x8700_004B == 0
+        && (idesc >> 2 & 1 == 1) == f.sp
         && !(fp4 && idesc >> 12 & 1 == 1)
         && idesc >> 15 & 3 == 0
         && (!ue4m3 || (f.kind == MmaKind::Mxf4nvf4 && blocks == 4))
@@ -276,7 +278,9 @@ pub(super) fn plan_scaled(
         kind: f.kind,
         m: if pair { 256 } else { 128 },
         n,
-        k: 32,
+        // Bytes of A's and B's rows: K = 32 f8 elements or 64 e2m1 (two a byte); twice
+        // that with sparse A (`sparse`: 2:4 on the bytes of e2m1 pairs, 4:8 pairwise).
+        k: if f.sp { 64 } else { 32 },
         a_ty,
         b_ty,
         d_f16: false,
@@ -304,6 +308,7 @@ pub(super) fn plan_scaled(
             ue4m3,
             sign: if fp4 && neg_a != neg_b { -1.0 } else { 1.0 },
         }),
+        sp: f.sp.then_some(sparse::Sp { sel: 0, col: 0 }),
     })
 }
 

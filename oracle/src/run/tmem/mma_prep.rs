@@ -21,7 +21,9 @@ impl<'a> Ctx<'_, 'a> {
                 Op::Mma(m) => {
                     self.opts.figure_layouts
                         && acc.issuer.count_ones() == 1
-                        && (mma::exact_shape(m).is_some() || mma::pair_shape(m).is_some())
+                        && (mma::exact_shape(m).is_some()
+                            || mma::pair_shape(m).is_some()
+                            || crate::run::mma_sparse::sparse_form(m).is_ok())
                         && acc.regions.first().is_some_and(|d| d.l0 == 0)
                         && !self.poisoned[self.cta(acc.g) as usize]
                 }
@@ -56,6 +58,10 @@ impl<'a> Ctx<'_, 'a> {
         let Op::Mma(m) = acc.op else { return };
         if m.form.block_scale {
             self.scaled_values(ai, sc);
+            return;
+        }
+        if m.form.sp {
+            self.sparse_values(ai, a_cells.as_deref(), sc);
             return;
         }
         if m.form

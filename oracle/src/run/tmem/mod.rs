@@ -31,6 +31,7 @@ mod mma_prep;
 mod order;
 mod reads;
 mod scaled_prep;
+mod sparse_prep;
 mod written;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

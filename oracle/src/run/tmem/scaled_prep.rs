@@ -195,10 +195,18 @@ impl<'a> Ctx<'_, 'a> {
                 MmaA::Tmem(_) => Ok(mma_scaled::ScaledA::Tmem(cells.ok_or(unknown_a)?)),
             }
         };
+        // Sparse A (`mma_sparse`): the metadata of each CTA (the mx kinds take selector 0).
+        let (meta, p_meta) = if form.sp {
+            let (own, peer) = self.meta_cells(ai, 0, form.pair, sc)?;
+            (Some(own), peer)
+        } else {
+            (None, None)
+        };
         if !form.pair {
             let scales = mma_scaled::Scales::read(&form, &sfa, &sfb)?;
             let b = self.region_data(acc, m.b.region).ok_or(unknown_smem)?;
-            let p = mma_scaled::prepare_scaled(m, &form, a_of(own_cta, a_cells)?, &[b], scales)?;
+            let a = a_of(own_cta, a_cells)?;
+            let p = mma_scaled::prepare_scaled(m, &form, a, &[b], scales, meta.as_deref())?;
             return Ok((p, None));
         }
         // The pair: the peer's allocation, its factor and A cells at the same columns.
@@ -237,6 +245,7 @@ impl<'a> Ctx<'_, 'a> {
             a_of(own_cta, a_cells)?,
             &b,
             mma_scaled::Scales::read(&form, &sfa, &sfb)?,
+            meta.as_deref(),
         )?;
         let theirs = mma_scaled::prepare_scaled(
             m,
@@ -244,6 +253,7 @@ impl<'a> Ctx<'_, 'a> {
             a_of(peer_cta, p_a_cells)?,
             &b,
             mma_scaled::Scales::read(&form, &p_sfa, &p_sfb)?,
+            p_meta.as_deref(),
         )?;
         Ok((own, Some((peer, theirs))))
     }
