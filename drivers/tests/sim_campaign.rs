@@ -375,6 +375,124 @@ fn an_mma_pair_of_two_kinds_on_one_accumulator_is_ordered_in_the_seeds_wording()
     }
 }
 
+/// A named predicate on programs.
+type Form = (&'static str, fn(&Program) -> bool);
+
+/// The MMA forms the builder makes so that the simulator's MMA paths are observed (the
+/// survivors of docs/mutants.md), each a predicate on a program.
+const MMA_FORMS: &[Form] = &[
+    // MMA-SHAPE-VALID's largest N (§2.7 table).
+    ("N = 256", |p| {
+        mmas(p).iter().any(|m| mma_n(m) == 256 && dense(m))
+    }),
+    // idesc bits 13-14 (§2.8 layout (a)).
+    ("negated A or B", |p| {
+        mmas(p).iter().any(|m| m.idesc >> 13 & 3 != 0 && dense(m))
+    }),
+    // `[a-tmem]` cells an earlier MMA of the thread wrote (§9.7.16.10).
+    ("A = an earlier MMA's D", |p| {
+        let ms = mmas(p);
+        ms.iter().enumerate().any(
+            |(i, m)| matches!(m.a, tcgen05_ir::MmaA::Tmem(t) if ms[..i].iter().any(|e| e.d == t)),
+        )
+    }),
+    // One accumulator under 48 or more MMAs (MCM-PIPE-MMA-MMA).
+    ("an MMA in a loop of 48 or more", |p| {
+        let mut found = false;
+        p.walk(&mut |s| {
+            if let Stmt::Loop { count, body } = s
+                && *count >= 48
+                && body.iter().any(|s| matches!(s, Stmt::Tc(Op::Mma(_))))
+            {
+                found = true;
+            }
+        });
+        found
+    }),
+    // D from a column other than the allocation's first.
+    ("D off column 0", |p| {
+        mmas(p).last().is_some_and(|m| m.d.col != 0)
+    }),
+    // A st into the columns of a dense MMA's D (read back by the same warp's ld).
+    ("a st inside an MMA's D", |p| {
+        let ms = mmas(p);
+        let mut found = false;
+        p.walk(&mut |s| {
+            if let Stmt::Tc(Op::St { taddr, .. }) = s
+                && ms.iter().any(|m| {
+                    dense(m)
+                        && m.d.base == taddr.base
+                        && (m.d.col..m.d.col + mma_n(m) as u16).contains(&taddr.col)
+                })
+            {
+                found = true;
+            }
+        });
+        found
+    }),
+];
+
+/// The MMAs of `p` in program order.
+fn mmas(p: &Program) -> Vec<tcgen05_ir::Mma> {
+    let mut out = Vec::new();
+    p.walk(&mut |s| {
+        if let Stmt::Tc(Op::Mma(m)) = s {
+            out.push((**m).clone());
+        }
+    });
+    out
+}
+
+/// N of an MMA's instruction descriptor (bits 17-22, N >> 3).
+fn mma_n(m: &tcgen05_ir::Mma) -> u32 {
+    (m.idesc >> 17 & 0x3F) << 3
+}
+
+/// Neither sparse nor block-scaled (the forms whose values the simulator and the oracle
+/// compute).
+fn dense(m: &tcgen05_ir::Mma) -> bool {
+    !m.form.sp && !m.form.block_scale
+}
+
+/// Every MMA form of [`MMA_FORMS`] occurs in the mutation test's stream, and the oracle
+/// judges every record of some such case exactly (so the simulator's words are compared
+/// word for word, and a wrong one is a discrepancy): the bounded mbarrier waits aside, whose
+/// rules are the commit's.
+#[test]
+fn the_builders_mma_forms_are_judged_exactly() {
+    let stream = mixed();
+    let mut seen = vec![(0u32, 0u32); MMA_FORMS.len()];
+    for i in 0..3000 {
+        let case = stream.case_at(i);
+        let hits: Vec<usize> = (0..MMA_FORMS.len())
+            .filter(|&k| (MMA_FORMS[k].1)(&case.program))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        let e = tcgen05_oracle::expect(&case.program);
+        let exact = e.is_well_formed()
+            && e.obs.iter().all(|o| {
+                !o.has_inexact()
+                    || o.rules
+                        .iter()
+                        .all(|r| matches!(r, RuleId::CommitArrive | RuleId::CommitTrack))
+            });
+        for k in hits {
+            seen[k].0 += 1;
+            seen[k].1 += u32::from(exact);
+        }
+    }
+    let missing: Vec<String> = MMA_FORMS
+        .iter()
+        .zip(&seen)
+        .filter(|(_, (_, exact))| *exact == 0)
+        .map(|((name, _), (cases, _))| format!("{name}: {cases} cases, none exact"))
+        .collect();
+    eprintln!("(cases with the form, cases judged exactly): {seen:?}");
+    assert!(missing.is_empty(), "{missing:?} (all: {seen:?})");
+}
+
 /// Positive controls for the fault injection (`sim/src/faults.rs`): every planted fault is
 /// found within the first 2,000 valid programs of seed 1 on `sim+<fault>` or
 /// `sim:adversarial+<fault>` (the fault table of drivers/README.md finds each within 815), so a

@@ -41,6 +41,9 @@ use tcgen05_ir::*;
 /// Statement-count hint for one warp (avoids regrowth in the common case).
 const WARP_CAPACITY: usize = 24;
 
+/// Percent of the accumulating second MMAs that run in a loop of 48 to 63 iterations.
+const MMA_LOOP_PCT: u8 = 4;
+
 /// One allocation of the plan.
 #[derive(Debug, Clone, Copy)]
 struct Alloc {
@@ -66,6 +69,11 @@ enum ASrc {
     Cp,
     /// TMEM filled by the quarter warps' `tcgen05.st` before the sync (cross-thread, §4.4).
     St,
+    /// TMEM written by an earlier MMA of the same thread (its D is this MMA's A), which the
+    /// thread waits for (commit to mbarrier 1, wait, `fence::after_thread_sync`) before it
+    /// issues this one: only MMA completion orders a later read of its D (MMA-ASYNC,
+    /// §9.7.16.6; an A read is no pipelined pair of §4.2).
+    Mma,
 }
 
 /// The MMA part of a plan.
@@ -272,6 +280,9 @@ impl<C: Choices> Builder<'_, C> {
                 // Any one lane of the (full) warp inits; which one follows the warp, so
                 // generated programs select lanes other than 0 (`%laneid == n`).
                 code.push(mbar_init_by(0, init_lane(w)));
+                if m.a_src == ASrc::Mma {
+                    code.push(mbar_init_by(1, init_lane(w)));
+                }
                 for (r, e) in &m.fills {
                     code.push(Stmt::Fill {
                         region: *r,
@@ -376,9 +387,35 @@ impl<C: Choices> Builder<'_, C> {
                     self.maybe_spin(&mut code);
                     code.push(mbar_wait(0, Scope::Cta));
                     code.push(fence_after());
-                    let num = num_for(m.n.min(1 << self.cfg.max_num as u32));
-                    let off = self.c.below(m.n - num.count() + 1);
-                    let taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    let mut num = num_for(m.n.min(1 << self.cfg.max_num as u32));
+                    let mut off = self.c.below(m.n - num.count() + 1);
+                    let mut taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    // Now and then the warp first overwrites a column or two inside that
+                    // range with a st (waited, MCM-ST-BEFORE-USE), so the ld reads D, the
+                    // st's words, then D again: a model that tracks which cells the MMA
+                    // still owns column by column shows. Only the quarter's one warp
+                    // (at most 4 warps) touches these lanes (LDST-LANE-QUARTER).
+                    let mut count = num.count();
+                    if nwarps <= 4 && count >= 4 && self.c.percent(15) {
+                        // Half the time the ld reads 64 or 128 columns of a wide D from its
+                        // first, so the D cells after the st's form a run that starts deep
+                        // inside the ld.
+                        if m.n >= 64 && self.c.percent(50) {
+                            num = num_for(m.n.min(128));
+                            off = 0;
+                            count = num.count();
+                            taddr = TmemRef::slot(m.d.slot, 32 * q, m.d.col as u16);
+                        }
+                        let width = if count >= 8 { 2 } else { 1 };
+                        let at = m.d.col + off + 1 + self.c.below(count - 1 - width);
+                        code.push(st(
+                            st_form(LdStShape::S32x32b, num_for(width), false),
+                            TmemRef::slot(m.d.slot, 32 * q, at as u16),
+                            None,
+                            self.c.word(),
+                        ));
+                        code.push(wait(WaitOp::St));
+                    }
                     code.push(ld(ld_form(LdStShape::S32x32b, num, false), taddr, None));
                     code.push(wait(WaitOp::Ld));
                     // The extra cp's cells (every written cell of the quarter is loaded).
@@ -426,7 +463,7 @@ impl<C: Choices> Builder<'_, C> {
         }
 
         let mbarriers = match &mma {
-            Some(m) if m.pre.is_some() => 2,
+            Some(m) if m.pre.is_some() || m.a_src == ASrc::Mma => 2,
             Some(_) => 1,
             None => 0,
         };
@@ -632,14 +669,22 @@ impl<C: Choices> Builder<'_, C> {
             && matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
             && tgt == Target::Sm103a
             && self.c.percent(50);
+        // N up to the table's 256 (MMA-SHAPE-VALID, §9.7.16.10.1 shape table, reference §2.7):
+        // the N = 256 edge is where an off-by-one bound on N shows.
         let ns: &[u32] = if ws {
-            &[64, 128]
+            &[64, 128, 256]
         } else if two {
-            &[16, 32, 64]
+            &[16, 32, 64, 128, 256]
         } else {
-            &[8, 16, 32, 64]
+            &[8, 16, 32, 64, 128, 256]
         };
         let start = self.c.below(ns.len() as u32) as usize;
+        // D off column 0 of its allocation (any column of the allocation, §9.7.16.10.9.1
+        // `[d-tmem]`): a few unused columns before it, so a model that loses D's column
+        // somewhere shows.
+        if self.c.percent(25) {
+            take(allocs, [4, 8, 16][self.c.below(3) as usize]);
+        }
         let mut d = None;
         let mut n = 0;
         for &cand in ns[..=start].iter().rev() {
@@ -672,6 +717,13 @@ impl<C: Choices> Builder<'_, C> {
         }
         if cfg.st_ld && kind == MmaKind::I8 {
             choices.push(ASrc::St);
+        }
+        // A = an earlier MMA's D: kinds whose A elements read from an f32 / s32 D of small
+        // integers stay exact (i8: any byte; tf32: integers of at most 11 bits keep the low
+        // 13 bits of the cell clear), M = 128 `cta_group::1` (row m in lane m, §9.7.16.10
+        // `[a-tmem]`), dense, not `.ws`.
+        if !two && !ws && !sparse && matches!(kind, MmaKind::I8 | MmaKind::Tf32) {
+            choices.push(ASrc::Mma);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
         let mut a_cols = None;
@@ -734,6 +786,43 @@ impl<C: Choices> Builder<'_, C> {
                 MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16))
             }
             (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),
+            (ASrc::Mma, Some(ac)) => {
+                // The producer: M = 128, N = 8 (the 8 columns of A, one 32-byte row of A per
+                // lane), its own operands in shared memory; then commit, wait and fence, so
+                // the A read sees its D (reference §4.4, canonical pattern 4, the issuer as
+                // the consumer).
+                let (ra, rb) = (self.region(128 * row), self.region(8 * row));
+                fills.push((ra, elem));
+                fills.push((rb, elem));
+                let t = TmemRef::slot(ac.slot, 0, ac.col as u16);
+                issue.push(Stmt::Tc(Op::Mma(Box::new(Mma {
+                    form: MmaForm {
+                        ws: false,
+                        sp: false,
+                        cta_group: cg,
+                        kind,
+                        block_scale: false,
+                        scale_vec: None,
+                        ashift: false,
+                        collector: None,
+                    },
+                    d: t,
+                    a: MmaA::Desc(mmaenc::kmajor_desc(ra)),
+                    b: mmaenc::kmajor_desc(rb),
+                    sp_meta: None,
+                    idesc: mmaenc::idesc_for(kind, 128, 8, self.c.below(4)).encode(),
+                    scale_a: None,
+                    scale_b: None,
+                    disable_output_lane: None,
+                    enable_input_d: false,
+                    scale_input_d: None,
+                    zero_col_mask: None,
+                }))));
+                issue.push(commit(cg, 1, self.c.percent(50)));
+                issue.push(mbar_wait(1, Scope::Cta));
+                issue.push(fence_after());
+                MmaA::Tmem(t)
+            }
         };
         let rb = self.region(n * row);
         fills.push((rb, elem));
@@ -791,8 +880,14 @@ impl<C: Choices> Builder<'_, C> {
                 let ue8m0 = !(kind == MmaKind::Mxf4nvf4 && four && self.c.percent(50));
                 mmaenc::idesc_mxf4(m, n, ue8m0, sparse, k96)
             }
-            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR).
-            _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode() | u32::from(sparse) << 2,
+            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR);
+            // negate A / B (bits 13-14) a quarter of the time each, not for i8
+            // (MMA-TRANSPOSE-KIND).
+            _ => {
+                mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
+                    | u32::from(sparse) << 2
+                    | mmaenc::negate_bits(kind, self.c.percent(25), self.c.percent(25))
+            }
         };
         // The operands' element kind follows the types of the instruction descriptor
         // (`mmaenc::operand_fill`): the A and B regions filled above take it.
@@ -952,7 +1047,45 @@ impl<C: Choices> Builder<'_, C> {
                 },
                 ..form
             };
-            issue.push(mk(self.c, form2, a2, b2, true));
+            let mma2 = mk(self.c, form2, a2, b2, true);
+            // Now and then the accumulating MMA runs in a loop of 48 to 63 iterations: one
+            // accumulator under that many pipelined MMAs of one thread (MCM-PIPE-MMA-MMA,
+            // §4.2), D = D + A2·B2 each time (MMA-ENABLE-D), where a model that keeps a
+            // bounded history of writes must fold the oldest in. Not with scale-input-d
+            // (its repeated halving leaves the small-integer grid, OQ-19) nor a collector
+            // use (a `::lastuse` ends the buffer, MMA-COLLECTOR-VALID).
+            let loopable = matches!(&mma2, Stmt::Tc(Op::Mma(m))
+                if m.scale_input_d.is_none()
+                    && m.form.collector.is_none_or(|c| c.op == CollectorOp::Discard));
+            if loopable && self.c.percent(MMA_LOOP_PCT) {
+                // Half the time an MMA on 8 other columns follows (N = 8, overwriting, the
+                // loop's A and B): a model that folds its oldest write in as the new one comes
+                // must keep what the remaining writes own outside the new one's columns.
+                let tail = (!two && !ws && !block_scale && !sparse && self.c.percent(50))
+                    .then(|| take(allocs, 8))
+                    .flatten()
+                    .and_then(|t| match &mma2 {
+                        Stmt::Tc(Op::Mma(m)) => {
+                            let mut m = m.clone();
+                            m.d = TmemRef::slot(t.slot, 0, t.col as u16);
+                            // N >> 3 at bits 17-22 (§2.8 layout (a)): N = 8, legal for every
+                            // kind of `cta_group::1` (§2.7 table).
+                            m.idesc = m.idesc & !(0x3F << 17) | 1 << 17;
+                            m.enable_input_d = false;
+                            m.scale_input_d = None;
+                            m.disable_output_lane = None;
+                            Some(Stmt::Tc(Op::Mma(m)))
+                        }
+                        _ => None,
+                    });
+                issue.push(Stmt::Loop {
+                    count: self.c.range(48, 63) as u8,
+                    body: vec![mma2],
+                });
+                issue.extend(tail);
+            } else {
+                issue.push(mma2);
+            }
         }
         // mma::N → shift::N is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
         // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
@@ -1048,7 +1181,11 @@ impl<C: Choices> Builder<'_, C> {
         // other warp commits its ops to mbarrier 1 and waits for it before the teardown (a
         // dealloc must not overtake an async write, OQ-4).
         let mut pre = None;
-        if !two && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
+        // Not with A from an MMA (its wait stays with the issuer) nor a loop of MMAs (the
+        // issuer keeps every write of D; `writes_d` sees no loop's).
+        let splittable =
+            a_src != ASrc::Mma && !issue.iter().any(|s| matches!(s, Stmt::Loop { .. }));
+        if !two && splittable && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
             let writes_d = |st: &Stmt| match st {
                 Stmt::Tc(Op::Mma(_)) | Stmt::Tc(Op::Shift { .. }) => true,
                 Stmt::Tc(Op::Cp { taddr, .. }) => {
