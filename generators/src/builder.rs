@@ -908,8 +908,12 @@ impl<C: Choices> Builder<'_, C> {
         // are arbitrary, so their factors are mostly outside the range the oracle computes
         // exactly (OQ-19); the cp source holds `FillElem::ScaleSmall` factors 2^-1 .. 2^2.
         let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(15));
+        // scale_B holds factor n in lane `n mod 32` of its column `n / 32` (§9.7.16.10.7.3
+        // figures, read in the oracle's `mma_scaled`): N / 32 columns, so an N = 256 MMA
+        // reads 8; fewer columns written would leave its factors (and results) unknown.
+        let sb_cols = n.div_ceil(32).max(4);
         if by_st {
-            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, sb_cols)?);
             st_fills.push((sa, self.c.word()));
             st_fills.push((sb, self.c.word()));
             scales = Some((
@@ -917,8 +921,12 @@ impl<C: Choices> Builder<'_, C> {
                 TmemRef::slot(sb.slot, 0, sb.col as u16),
             ));
         } else if block_scale {
-            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
-            for sc in [sa, sb] {
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, sb_cols)?);
+            // One cp per 4 columns (scale_B of N = 256: two).
+            let quads = (0..sa.width / 4)
+                .map(|k| (sa, k))
+                .chain((0..sb.width / 4).map(|k| (sb, k)));
+            for (sc, k) in quads.collect::<Vec<_>>() {
                 // 32 rows of 16 B in the K-major layout of `kmajor_desc`: four 8-row core
                 // groups at SBO = 256 B apart, so the last group ends at 3 * 256 + 128 B;
                 // the region spans the whole stride pattern (1,024 B).
@@ -932,7 +940,7 @@ impl<C: Choices> Builder<'_, C> {
                         dst_fmt: None,
                         src_fmt: None,
                     },
-                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                    taddr: TmemRef::slot(sc.slot, 0, (sc.col + 4 * k) as u16),
                     src: mmaenc::kmajor_desc(r),
                 }));
             }
