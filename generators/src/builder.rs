@@ -30,7 +30,7 @@
 //!
 //! All decisions come from a [`Choices`], so a program is a pure function of its seed or bytes.
 
-use crate::choice::Choices;
+use crate::choice::{Choices, SeedChoices};
 use crate::config::Config;
 use crate::mmaenc;
 use crate::stmts::*;
@@ -41,8 +41,9 @@ use tcgen05_ir::*;
 /// Statement-count hint for one warp (avoids regrowth in the common case).
 const WARP_CAPACITY: usize = 24;
 
-/// Percent of the accumulating second MMAs that run in a loop of 48 to 63 iterations.
-const MMA_LOOP_PCT: u8 = 4;
+/// Percent of the accumulating second MMAs that run in a loop of 48 to 63 iterations (in
+/// programs with the wider MMA forms, `Config::mma_forms_pct`).
+const MMA_LOOP_PCT: u8 = 12;
 
 /// One allocation of the plan.
 #[derive(Debug, Clone, Copy)]
@@ -110,11 +111,39 @@ struct MmaPlan {
     pre: Option<(usize, Vec<Stmt>)>,
 }
 
-/// Builds one valid program from `cfg` and the choices `c`.
+/// Builds one valid program from `cfg` and the choices `c`; the first choices decide whether
+/// its MMA plan may take the wider forms (`Config::mma_forms_pct`) and seed their choices.
 pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
+    let forms = c.percent(cfg.mma_forms_pct).then(|| u64::from(c.word()));
+    build_with(cfg, c, forms)
+}
+
+/// Builds the valid program of `seed` (`SeedChoices`), the wider MMA forms decided and chosen
+/// by [`forms_for`], without drawing from the seed's own choices.
+pub fn build_seeded(cfg: &Config, seed: u64) -> Program {
+    build_with(cfg, &mut SeedChoices::new(seed), forms_for(cfg, seed))
+}
+
+/// Whether the program of `seed` takes the wider MMA forms (`Config::mma_forms_pct` percent
+/// of the seeds), and if so the seed of their own choice sequence.
+pub fn forms_for(cfg: &Config, seed: u64) -> Option<u64> {
+    let s = seed ^ 0x464F_524D_5321;
+    SeedChoices::new(s)
+        .percent(cfg.mma_forms_pct)
+        .then_some(s.wrapping_add(1))
+}
+
+/// Builds one valid program from `cfg` and the choices `c`, with the wider MMA forms when
+/// `forms` gives the seed of their choices (N above 64, negated A / B, A from an earlier
+/// MMA's D, D off column 0, a st inside D, a loop of accumulating MMAs). Those choices come
+/// from a sequence of their own, so a program with the forms is the program without them
+/// with its MMA plan varied: every other choice, drawn from `c`, is the same.
+pub fn build_with(cfg: &Config, c: &mut impl Choices, forms: Option<u64>) -> Program {
     Builder {
         cfg,
         c,
+        forms: forms.is_some(),
+        v: SeedChoices::new(forms.unwrap_or(0)),
         regions: Vec::new(),
         funcs: Vec::new(),
         next_ck: 1,
@@ -125,6 +154,10 @@ pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
 struct Builder<'a, C: Choices> {
     cfg: &'a Config,
     c: &'a mut C,
+    /// The wider MMA forms ([`build_with`]).
+    forms: bool,
+    /// The choices of the wider forms (drawn only with `forms`).
+    v: SeedChoices,
     regions: Vec<u32>,
     funcs: Vec<Func>,
     next_ck: u16,
@@ -142,6 +175,12 @@ impl<C: Choices> Builder<'_, C> {
         if self.c.percent(self.cfg.spin_pct) {
             out.push(Stmt::Spin(self.c.range(1, self.cfg.max_spin.max(1))));
         }
+    }
+
+    /// A wider MMA form taken `pct` percent of the time, in programs with the forms only
+    /// (drawn from their own choices, [`build_with`]).
+    fn form(&mut self, pct: u8) -> bool {
+        self.forms && self.v.percent(pct)
     }
 
     fn region(&mut self, bytes: u32) -> u8 {
@@ -396,23 +435,23 @@ impl<C: Choices> Builder<'_, C> {
                     // still owns column by column shows. Only the quarter's one warp
                     // (at most 4 warps) touches these lanes (LDST-LANE-QUARTER).
                     let mut count = num.count();
-                    if nwarps <= 4 && count >= 4 && self.c.percent(15) {
+                    if nwarps <= 4 && count >= 4 && self.form(15) {
                         // Half the time the ld reads 64 or 128 columns of a wide D from its
                         // first, so the D cells after the st's form a run that starts deep
                         // inside the ld.
-                        if m.n >= 64 && self.c.percent(50) {
+                        if m.n >= 64 && self.v.percent(50) {
                             num = num_for(m.n.min(128));
                             off = 0;
                             count = num.count();
                             taddr = TmemRef::slot(m.d.slot, 32 * q, m.d.col as u16);
                         }
                         let width = if count >= 8 { 2 } else { 1 };
-                        let at = m.d.col + off + 1 + self.c.below(count - 1 - width);
+                        let at = m.d.col + off + 1 + self.v.below(count - 1 - width);
                         code.push(st(
                             st_form(LdStShape::S32x32b, num_for(width), false),
                             TmemRef::slot(m.d.slot, 32 * q, at as u16),
                             None,
-                            self.c.word(),
+                            self.v.word(),
                         ));
                         code.push(wait(WaitOp::St));
                     }
@@ -671,6 +710,8 @@ impl<C: Choices> Builder<'_, C> {
             && self.c.percent(50);
         // N up to the table's 256 (MMA-SHAPE-VALID, §9.7.16.10.1 shape table, reference §2.7):
         // the N = 256 edge is where an off-by-one bound on N shows.
+        // The wider forms try N = 128 or 256 first a third of the time (and the smaller N
+        // after them when the columns are not free).
         let ns: &[u32] = if ws {
             &[64, 128, 256]
         } else if two {
@@ -678,12 +719,15 @@ impl<C: Choices> Builder<'_, C> {
         } else {
             &[8, 16, 32, 64, 128, 256]
         };
-        let start = self.c.below(ns.len() as u32) as usize;
+        let mut start = self.c.below(ns.len() as u32 - 2) as usize;
+        if self.form(33) {
+            start = ns.len() - 1 - self.v.below(2) as usize;
+        }
         // D off column 0 of its allocation (any column of the allocation, §9.7.16.10.9.1
         // `[d-tmem]`): a few unused columns before it, so a model that loses D's column
         // somewhere shows.
-        if self.c.percent(25) {
-            take(allocs, [4, 8, 16][self.c.below(3) as usize]);
+        if self.form(25) {
+            take(allocs, [4, 8, 16][self.v.below(3) as usize]);
         }
         let mut d = None;
         let mut n = 0;
@@ -718,14 +762,14 @@ impl<C: Choices> Builder<'_, C> {
         if cfg.st_ld && kind == MmaKind::I8 {
             choices.push(ASrc::St);
         }
-        // A = an earlier MMA's D: kinds whose A elements read from an f32 / s32 D of small
-        // integers stay exact (i8: any byte; tf32: integers of at most 11 bits keep the low
-        // 13 bits of the cell clear), M = 128 `cta_group::1` (row m in lane m, §9.7.16.10
-        // `[a-tmem]`), dense, not `.ws`.
-        if !two && !ws && !sparse && matches!(kind, MmaKind::I8 | MmaKind::Tf32) {
-            choices.push(ASrc::Mma);
-        }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
+        // A = an earlier MMA's D (a wider form, a third of the time it may be): kinds whose A
+        // elements read from an f32 / s32 D of small integers stay exact (i8: any byte; tf32:
+        // integers of at most 11 bits keep the low 13 bits of the cell clear), M = 128
+        // `cta_group::1` (row m in lane m, §9.7.16.10 `[a-tmem]`), dense, not `.ws`.
+        if !two && !ws && !sparse && matches!(kind, MmaKind::I8 | MmaKind::Tf32) && self.form(33) {
+            a_src = ASrc::Mma;
+        }
         let mut a_cols = None;
         if a_src != ASrc::Smem {
             a_cols = take(allocs, mmaenc::a_tmem_cols(kind));
@@ -810,7 +854,7 @@ impl<C: Choices> Builder<'_, C> {
                     a: MmaA::Desc(mmaenc::kmajor_desc(ra)),
                     b: mmaenc::kmajor_desc(rb),
                     sp_meta: None,
-                    idesc: mmaenc::idesc_for(kind, 128, 8, self.c.below(4)).encode(),
+                    idesc: mmaenc::idesc_for(kind, 128, 8, self.v.below(4)).encode(),
                     scale_a: None,
                     scale_b: None,
                     disable_output_lane: None,
@@ -818,7 +862,7 @@ impl<C: Choices> Builder<'_, C> {
                     scale_input_d: None,
                     zero_col_mask: None,
                 }))));
-                issue.push(commit(cg, 1, self.c.percent(50)));
+                issue.push(commit(cg, 1, self.v.percent(50)));
                 issue.push(mbar_wait(1, Scope::Cta));
                 issue.push(fence_after());
                 MmaA::Tmem(t)
@@ -884,9 +928,13 @@ impl<C: Choices> Builder<'_, C> {
             // negate A / B (bits 13-14) a quarter of the time each, not for i8
             // (MMA-TRANSPOSE-KIND).
             _ => {
-                mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
-                    | u32::from(sparse) << 2
-                    | mmaenc::negate_bits(kind, self.c.percent(25), self.c.percent(25))
+                let d = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
+                    | u32::from(sparse) << 2;
+                d | if self.forms {
+                    mmaenc::negate_bits(kind, self.v.percent(25), self.v.percent(25))
+                } else {
+                    0
+                }
             }
         };
         // The operands' element kind follows the types of the instruction descriptor
@@ -1065,11 +1113,11 @@ impl<C: Choices> Builder<'_, C> {
             let loopable = matches!(&mma2, Stmt::Tc(Op::Mma(m))
                 if m.scale_input_d.is_none()
                     && m.form.collector.is_none_or(|c| c.op == CollectorOp::Discard));
-            if loopable && self.c.percent(MMA_LOOP_PCT) {
+            if loopable && self.form(MMA_LOOP_PCT) {
                 // Half the time an MMA on 8 other columns follows (N = 8, overwriting, the
                 // loop's A and B): a model that folds its oldest write in as the new one comes
                 // must keep what the remaining writes own outside the new one's columns.
-                let tail = (!two && !ws && !block_scale && !sparse && self.c.percent(50))
+                let tail = (!two && !ws && !block_scale && !sparse && self.v.percent(50))
                     .then(|| take(allocs, 8))
                     .flatten()
                     .and_then(|t| match &mma2 {
@@ -1087,7 +1135,7 @@ impl<C: Choices> Builder<'_, C> {
                         _ => None,
                     });
                 issue.push(Stmt::Loop {
-                    count: self.c.range(48, 63) as u8,
+                    count: self.v.range(48, 63) as u8,
                     body: vec![mma2],
                 });
                 issue.extend(tail);
