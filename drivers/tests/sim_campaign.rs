@@ -2,6 +2,10 @@
 //! the mutants of the simulator crate `sim/` (`scripts/mutants`, docs/mutants.md), and its positive
 //! control (a planted bug is found by the same check).
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
 use tcgen05_drivers::diff::{self, DiscrepancyKind, SkipReason, Verdict};
 use tcgen05_drivers::outcome::Outcome;
 use tcgen05_drivers::report::TargetCounts;
@@ -15,6 +19,44 @@ use tcgen05_oracle::Edition;
 
 /// The campaign seed of the mutation test.
 const SEED: u64 = 18;
+
+/// A run of the simulator that takes longer than this hangs: an endless loop outside the
+/// simulator's step count (which ends a run that spins at its step bound). Runs take
+/// milliseconds (a case on `sim:exhaustive`, up to 256 schedules, a few seconds on a loaded
+/// machine), so the test exits, failing, long before the mutant's time limit.
+const HANG: Duration = Duration::from_secs(15);
+
+/// The simulator runs in progress (id → start, what), checked once a second by the watchdog
+/// thread of [`watched`].
+static RUNS: Mutex<BTreeMap<u64, (Instant, String)>> = Mutex::new(BTreeMap::new());
+
+/// `run()`, watched: when any watched run has taken longer than [`HANG`], the process exits
+/// with status 1 naming it (a hang fails the test; the stuck thread cannot be stopped).
+fn watched<T>(what: String, run: impl FnOnce() -> T) -> T {
+    static DOG: Once = Once::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    DOG.call_once(|| {
+        std::thread::spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((t, what)) = runs.values().find(|(t, _)| t.elapsed() > HANG) {
+                    eprintln!(
+                        "a run of {what} has taken {:.0?} (limit {HANG:?}): the simulator hangs",
+                        t.elapsed()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        });
+    });
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    let lock = || RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    lock().insert(id, (Instant::now(), what));
+    let out = run();
+    lock().remove(&id);
+    out
+}
 
 /// The schedulers every case runs on.
 const SCHEDULERS: &[&str] = &["sim", "sim:rr", "sim:adversarial", "sim:random@5"];
@@ -107,7 +149,7 @@ fn campaign_in(
         let e = tcgen05_oracle::expect_with(&case.program, &opts);
         let layout = Layout::of(&case.program);
         for (k, t) in ts.iter_mut().enumerate() {
-            let o = t.run(&case);
+            let o = watched(format!("case {i} on {}", t.name()), || t.run(&case));
             seen.runs += 1;
             if matches!(o, Outcome::TimedOut { .. }) {
                 seen.timed_out += 1;
@@ -372,6 +414,39 @@ fn an_mma_pair_of_two_kinds_on_one_accumulator_is_ordered_in_the_seeds_wording()
         let o = t.run(&case);
         let v = diff::compare_with_bound(&case.program, &layout, &e, &o, t.wait_bound());
         assert_eq!(v, Verdict::Agree, "{name}");
+    }
+}
+
+/// The simulator refuses the MMA operands it does not model, transposed (MN-major) A or B
+/// (idesc bits 15-16, §9.7.16.4.2; their shared-memory layouts are given only as figures,
+/// OQ-29), as its documentation says (`sim/src/mma/mod.rs`: every other form is `NotRun`),
+/// rather than running them as K-major: those words would be wrong, and the oracle, which
+/// leaves transposed results open, could not tell.
+#[test]
+fn the_simulator_refuses_transposed_operands() {
+    for bit in [15, 16] {
+        let mut case = mma_pair_of_two_kinds(true);
+        let mut n = 0;
+        for warp in &mut case.program.warps {
+            for s in warp.iter_mut() {
+                if let Stmt::If { then, .. } = s {
+                    for s in then.iter_mut() {
+                        if let Stmt::Tc(Op::Mma(m)) = s {
+                            m.idesc |= 1 << bit;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 1, "the case has one MMA");
+        for name in SCHEDULERS {
+            let mut t = target::resolve(name).expect("the simulator builds");
+            match watched(format!("transposed (bit {bit}) on {name}"), || t.run(&case)) {
+                Outcome::NotRun(why) => assert!(why.contains("transposed"), "{name}: {why}"),
+                o => panic!("{name} ran an MMA with idesc bit {bit} set: {o:?}"),
+            }
+        }
     }
 }
 
