@@ -439,7 +439,13 @@ impl<C: Choices> Builder<'_, C> {
                         // Half the time the ld reads 64 or 128 columns of a wide D from its
                         // first, so the D cells after the st's form a run that starts deep
                         // inside the ld.
-                        if m.n >= 64 && self.v.percent(50) {
+                        // Only for a `::1` dense D (sparse and `::2` block-scaled results
+                        // stay open, OQ-29: a wider ld of them only reads unspecified words).
+                        let open = m.issue.iter().any(|s| {
+                            matches!(s, Stmt::Tc(Op::Mma(x))
+                                if x.form.sp || x.form.cta_group == CtaGroup::Two)
+                        });
+                        if m.n >= 64 && !open && self.v.percent(50) {
                             num = num_for(m.n.min(128));
                             off = 0;
                             count = num.count();
@@ -710,8 +716,10 @@ impl<C: Choices> Builder<'_, C> {
             && self.c.percent(50);
         // N up to the table's 256 (MMA-SHAPE-VALID, §9.7.16.10.1 shape table, reference §2.7):
         // the N = 256 edge is where an off-by-one bound on N shows.
-        // The wider forms try N = 128 or 256 first a third of the time (and the smaller N
-        // after them when the columns are not free).
+        // The wider forms try N = 128 or 256 first for a third of the `::1` dense MMAs (and
+        // the smaller N after them when the columns are not free): the forms whose results
+        // the oracle computes (sparse and `::2` block-scaled results stay open, OQ-29, so a
+        // wider one would only add unspecified words).
         let ns: &[u32] = if ws {
             &[64, 128, 256]
         } else if two {
@@ -720,7 +728,7 @@ impl<C: Choices> Builder<'_, C> {
             &[8, 16, 32, 64, 128, 256]
         };
         let mut start = self.c.below(ns.len() as u32 - 2) as usize;
-        if self.form(33) {
+        if !two && !sparse && self.form(33) {
             start = ns.len() - 1 - self.v.below(2) as usize;
         }
         // D off column 0 of its allocation (any column of the allocation, §9.7.16.10.9.1
