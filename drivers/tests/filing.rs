@@ -41,11 +41,19 @@ const PROGRAMS: u64 = 300;
 ///   adds A·B to cells never written (zero in the simulator): the record is what the same
 ///   MMA gives with enable-input-d read as false (MMA-ENABLE-D), and no edited program in
 ///   which the barrier orders nothing predicts it (the removed barrier makes it a race).
+/// - A consumer that overwrites columns of an MMA's D by st, waits (`wait::st`) and loads them
+///   after its `fence::after_thread_sync` (the builder's st inside D): a `wait::st` that
+///   returns early leaves D's words there, and so does the fence ordering nothing (its ld
+///   hoisted above the wait reads D as the MMA left it, before the st, FENCE-AFTER).
 const FAULTS: [(&str, &[RuleId], &[RuleId]); 13] = [
     // "wait::ld returns before the thread's loads complete": WAIT-SCOPE (§9.7.16.8.5).
     ("wait-ld-early", &[RuleId::WaitScope], &[RuleId::LdstNum]),
     // "wait::st returns before the thread's stores reach TMEM": WAIT-SCOPE.
-    ("wait-st-early", &[RuleId::WaitScope], &[RuleId::LdstNum]),
+    (
+        "wait-st-early",
+        &[RuleId::WaitScope],
+        &[RuleId::LdstNum, RuleId::FenceAfter],
+    ),
     // ".num > .x1 fills only the first repetition's registers": the `.num` register map
     // (LDST-NUM, §9.7.16.8.3; reference §2.6).
     ("ld-num-truncated", &[RuleId::LdstNum], &[]),

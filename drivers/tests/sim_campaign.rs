@@ -2,6 +2,10 @@
 //! the mutants of the simulator crate `sim/` (`scripts/mutants`, docs/mutants.md), and its positive
 //! control (a planted bug is found by the same check).
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
+use std::time::{Duration, Instant};
 use tcgen05_drivers::diff::{self, DiscrepancyKind, SkipReason, Verdict};
 use tcgen05_drivers::outcome::Outcome;
 use tcgen05_drivers::report::TargetCounts;
@@ -15,6 +19,44 @@ use tcgen05_oracle::Edition;
 
 /// The campaign seed of the mutation test.
 const SEED: u64 = 18;
+
+/// A run of the simulator that takes longer than this hangs: an endless loop outside the
+/// simulator's step count (which ends a run that spins at its step bound). Runs take
+/// milliseconds (a case on `sim:exhaustive`, up to 256 schedules, a few seconds on a loaded
+/// machine), so the test exits, failing, long before the mutant's time limit.
+const HANG: Duration = Duration::from_secs(15);
+
+/// The simulator runs in progress (id → start, what), checked once a second by the watchdog
+/// thread of [`watched`].
+static RUNS: Mutex<BTreeMap<u64, (Instant, String)>> = Mutex::new(BTreeMap::new());
+
+/// `run()`, watched: when any watched run has taken longer than [`HANG`], the process exits
+/// with status 1 naming it (a hang fails the test; the stuck thread cannot be stopped).
+fn watched<T>(what: String, run: impl FnOnce() -> T) -> T {
+    static DOG: Once = Once::new();
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    DOG.call_once(|| {
+        std::thread::spawn(|| {
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+                let runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some((t, what)) = runs.values().find(|(t, _)| t.elapsed() > HANG) {
+                    eprintln!(
+                        "a run of {what} has taken {:.0?} (limit {HANG:?}): the simulator hangs",
+                        t.elapsed()
+                    );
+                    std::process::exit(1);
+                }
+            }
+        });
+    });
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    let lock = || RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    lock().insert(id, (Instant::now(), what));
+    let out = run();
+    lock().remove(&id);
+    out
+}
 
 /// The schedulers every case runs on.
 const SCHEDULERS: &[&str] = &["sim", "sim:rr", "sim:adversarial", "sim:random@5"];
@@ -107,7 +149,7 @@ fn campaign_in(
         let e = tcgen05_oracle::expect_with(&case.program, &opts);
         let layout = Layout::of(&case.program);
         for (k, t) in ts.iter_mut().enumerate() {
-            let o = t.run(&case);
+            let o = watched(format!("case {i} on {}", t.name()), || t.run(&case));
             seen.runs += 1;
             if matches!(o, Outcome::TimedOut { .. }) {
                 seen.timed_out += 1;
@@ -373,6 +415,160 @@ fn an_mma_pair_of_two_kinds_on_one_accumulator_is_ordered_in_the_seeds_wording()
         let v = diff::compare_with_bound(&case.program, &layout, &e, &o, t.wait_bound());
         assert_eq!(v, Verdict::Agree, "{name}");
     }
+}
+
+/// The simulator refuses the instruction descriptors it does not model, as its documentation
+/// says (`sim/src/mma/mod.rs`: every other form is `NotRun`), rather than running them as if
+/// the bits were 0: transposed (MN-major) A or B (idesc bits 15-16, §9.7.16.4.2; their
+/// shared-memory layouts are given only as figures, OQ-29), and on a non-`.ws` MMA the
+/// bits 30-31 that only `.ws` defines (max B-reuse shift, reference §2.8 layout (a)). Those
+/// words would be wrong, and the oracle, which leaves such results open, could not tell.
+#[test]
+fn the_simulator_refuses_descriptors_it_does_not_model() {
+    for bit in [15, 16, 30, 31] {
+        let mut case = mma_pair_of_two_kinds(true);
+        let mut n = 0;
+        for warp in &mut case.program.warps {
+            for s in warp.iter_mut() {
+                if let Stmt::If { then, .. } = s {
+                    for s in then.iter_mut() {
+                        if let Stmt::Tc(Op::Mma(m)) = s
+                            && !m.form.ws
+                        {
+                            m.idesc |= 1 << bit;
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(n, 1, "the case has one MMA, not .ws");
+        for name in SCHEDULERS {
+            let mut t = target::resolve(name).expect("the simulator builds");
+            match watched(format!("idesc bit {bit} on {name}"), || t.run(&case)) {
+                Outcome::NotRun(why) => assert!(why.contains("descriptors"), "{name}: {why}"),
+                o => panic!("{name} ran an MMA with idesc bit {bit} set: {o:?}"),
+            }
+        }
+    }
+}
+
+/// A named predicate on programs.
+type Form = (&'static str, fn(&Program) -> bool);
+
+/// The MMA forms the builder makes so that the simulator's MMA paths are observed (the
+/// survivors of docs/mutants.md), each a predicate on a program.
+const MMA_FORMS: &[Form] = &[
+    // MMA-SHAPE-VALID's largest N (§2.7 table).
+    ("N = 256", |p| {
+        mmas(p).iter().any(|m| mma_n(m) == 256 && dense(m))
+    }),
+    // idesc bits 13-14 (§2.8 layout (a)).
+    ("negated A or B", |p| {
+        mmas(p).iter().any(|m| m.idesc >> 13 & 3 != 0 && dense(m))
+    }),
+    // `[a-tmem]` cells an earlier MMA of the thread wrote (§9.7.16.10).
+    ("A = an earlier MMA's D", |p| {
+        let ms = mmas(p);
+        ms.iter().enumerate().any(
+            |(i, m)| matches!(m.a, tcgen05_ir::MmaA::Tmem(t) if ms[..i].iter().any(|e| e.d == t)),
+        )
+    }),
+    // One accumulator under 48 or more MMAs (MCM-PIPE-MMA-MMA).
+    ("an MMA in a loop of 48 or more", |p| {
+        let mut found = false;
+        p.walk(&mut |s| {
+            if let Stmt::Loop { count, body } = s
+                && *count >= 48
+                && body.iter().any(|s| matches!(s, Stmt::Tc(Op::Mma(_))))
+            {
+                found = true;
+            }
+        });
+        found
+    }),
+    // D from a column other than the allocation's first.
+    ("D off column 0", |p| {
+        mmas(p).last().is_some_and(|m| m.d.col != 0)
+    }),
+    // A st into the columns of a dense MMA's D (read back by the same warp's ld).
+    ("a st inside an MMA's D", |p| {
+        let ms = mmas(p);
+        let mut found = false;
+        p.walk(&mut |s| {
+            if let Stmt::Tc(Op::St { taddr, .. }) = s
+                && ms.iter().any(|m| {
+                    dense(m)
+                        && m.d.base == taddr.base
+                        && (m.d.col..m.d.col + mma_n(m) as u16).contains(&taddr.col)
+                })
+            {
+                found = true;
+            }
+        });
+        found
+    }),
+];
+
+/// The MMAs of `p` in program order.
+fn mmas(p: &Program) -> Vec<tcgen05_ir::Mma> {
+    let mut out = Vec::new();
+    p.walk(&mut |s| {
+        if let Stmt::Tc(Op::Mma(m)) = s {
+            out.push((**m).clone());
+        }
+    });
+    out
+}
+
+/// N of an MMA's instruction descriptor (bits 17-22, N >> 3).
+fn mma_n(m: &tcgen05_ir::Mma) -> u32 {
+    (m.idesc >> 17 & 0x3F) << 3
+}
+
+/// Neither sparse nor block-scaled (the forms whose values the simulator and the oracle
+/// compute).
+fn dense(m: &tcgen05_ir::Mma) -> bool {
+    !m.form.sp && !m.form.block_scale
+}
+
+/// Every MMA form of [`MMA_FORMS`] occurs in the mutation test's stream, and the oracle
+/// judges every record of some such case exactly (so the simulator's words are compared
+/// word for word, and a wrong one is a discrepancy): the bounded mbarrier waits aside, whose
+/// rules are the commit's.
+#[test]
+fn the_builders_mma_forms_are_judged_exactly() {
+    let stream = mixed();
+    let mut seen = vec![(0u32, 0u32); MMA_FORMS.len()];
+    for i in 0..3000 {
+        let case = stream.case_at(i);
+        let hits: Vec<usize> = (0..MMA_FORMS.len())
+            .filter(|&k| (MMA_FORMS[k].1)(&case.program))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        let e = tcgen05_oracle::expect(&case.program);
+        let exact = e.is_well_formed()
+            && e.obs.iter().all(|o| {
+                !o.has_inexact()
+                    || o.rules
+                        .iter()
+                        .all(|r| matches!(r, RuleId::CommitArrive | RuleId::CommitTrack))
+            });
+        for k in hits {
+            seen[k].0 += 1;
+            seen[k].1 += u32::from(exact);
+        }
+    }
+    let missing: Vec<String> = MMA_FORMS
+        .iter()
+        .zip(&seen)
+        .filter(|(_, (_, exact))| *exact == 0)
+        .map(|((name, _), (cases, _))| format!("{name}: {cases} cases, none exact"))
+        .collect();
+    eprintln!("(cases with the form, cases judged exactly): {seen:?}");
+    assert!(missing.is_empty(), "{missing:?} (all: {seen:?})");
 }
 
 /// Positive controls for the fault injection (`sim/src/faults.rs`): every planted fault is

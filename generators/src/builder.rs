@@ -30,7 +30,7 @@
 //!
 //! All decisions come from a [`Choices`], so a program is a pure function of its seed or bytes.
 
-use crate::choice::Choices;
+use crate::choice::{Choices, SeedChoices};
 use crate::config::Config;
 use crate::mmaenc;
 use crate::stmts::*;
@@ -40,6 +40,10 @@ use tcgen05_ir::*;
 
 /// Statement-count hint for one warp (avoids regrowth in the common case).
 const WARP_CAPACITY: usize = 24;
+
+/// Percent of the accumulating second MMAs that run in a loop of 48 to 63 iterations (in
+/// programs with the wider MMA forms, `Config::mma_forms_pct`).
+const MMA_LOOP_PCT: u8 = 12;
 
 /// One allocation of the plan.
 #[derive(Debug, Clone, Copy)]
@@ -66,6 +70,11 @@ enum ASrc {
     Cp,
     /// TMEM filled by the quarter warps' `tcgen05.st` before the sync (cross-thread, §4.4).
     St,
+    /// TMEM written by an earlier MMA of the same thread (its D is this MMA's A), which the
+    /// thread waits for (commit to mbarrier 1, wait, `fence::after_thread_sync`) before it
+    /// issues this one: only MMA completion orders a later read of its D (MMA-ASYNC,
+    /// §9.7.16.6; an A read is no pipelined pair of §4.2).
+    Mma,
 }
 
 /// The MMA part of a plan.
@@ -102,11 +111,39 @@ struct MmaPlan {
     pre: Option<(usize, Vec<Stmt>)>,
 }
 
-/// Builds one valid program from `cfg` and the choices `c`.
+/// Builds one valid program from `cfg` and the choices `c`; the first choices decide whether
+/// its MMA plan may take the wider forms (`Config::mma_forms_pct`) and seed their choices.
 pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
+    let forms = c.percent(cfg.mma_forms_pct).then(|| u64::from(c.word()));
+    build_with(cfg, c, forms)
+}
+
+/// Builds the valid program of `seed` (`SeedChoices`), the wider MMA forms decided and chosen
+/// by [`forms_for`], without drawing from the seed's own choices.
+pub fn build_seeded(cfg: &Config, seed: u64) -> Program {
+    build_with(cfg, &mut SeedChoices::new(seed), forms_for(cfg, seed))
+}
+
+/// Whether the program of `seed` takes the wider MMA forms (`Config::mma_forms_pct` percent
+/// of the seeds), and if so the seed of their own choice sequence.
+pub fn forms_for(cfg: &Config, seed: u64) -> Option<u64> {
+    let s = seed ^ 0x464F_524D_5321;
+    SeedChoices::new(s)
+        .percent(cfg.mma_forms_pct)
+        .then_some(s.wrapping_add(1))
+}
+
+/// Builds one valid program from `cfg` and the choices `c`, with the wider MMA forms when
+/// `forms` gives the seed of their choices (N above 64, negated A / B, A from an earlier
+/// MMA's D, D off column 0, a st inside D, a loop of accumulating MMAs). Those choices come
+/// from a sequence of their own, so a program with the forms is the program without them
+/// with its MMA plan varied: every other choice, drawn from `c`, is the same.
+pub fn build_with(cfg: &Config, c: &mut impl Choices, forms: Option<u64>) -> Program {
     Builder {
         cfg,
         c,
+        forms: forms.is_some(),
+        v: SeedChoices::new(forms.unwrap_or(0)),
         regions: Vec::new(),
         funcs: Vec::new(),
         next_ck: 1,
@@ -117,6 +154,10 @@ pub fn build(cfg: &Config, c: &mut impl Choices) -> Program {
 struct Builder<'a, C: Choices> {
     cfg: &'a Config,
     c: &'a mut C,
+    /// The wider MMA forms ([`build_with`]).
+    forms: bool,
+    /// The choices of the wider forms (drawn only with `forms`).
+    v: SeedChoices,
     regions: Vec<u32>,
     funcs: Vec<Func>,
     next_ck: u16,
@@ -134,6 +175,12 @@ impl<C: Choices> Builder<'_, C> {
         if self.c.percent(self.cfg.spin_pct) {
             out.push(Stmt::Spin(self.c.range(1, self.cfg.max_spin.max(1))));
         }
+    }
+
+    /// A wider MMA form taken `pct` percent of the time, in programs with the forms only
+    /// (drawn from their own choices, [`build_with`]).
+    fn form(&mut self, pct: u8) -> bool {
+        self.forms && self.v.percent(pct)
     }
 
     fn region(&mut self, bytes: u32) -> u8 {
@@ -272,6 +319,9 @@ impl<C: Choices> Builder<'_, C> {
                 // Any one lane of the (full) warp inits; which one follows the warp, so
                 // generated programs select lanes other than 0 (`%laneid == n`).
                 code.push(mbar_init_by(0, init_lane(w)));
+                if m.a_src == ASrc::Mma {
+                    code.push(mbar_init_by(1, init_lane(w)));
+                }
                 for (r, e) in &m.fills {
                     code.push(Stmt::Fill {
                         region: *r,
@@ -376,9 +426,41 @@ impl<C: Choices> Builder<'_, C> {
                     self.maybe_spin(&mut code);
                     code.push(mbar_wait(0, Scope::Cta));
                     code.push(fence_after());
-                    let num = num_for(m.n.min(1 << self.cfg.max_num as u32));
-                    let off = self.c.below(m.n - num.count() + 1);
-                    let taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    let mut num = num_for(m.n.min(1 << self.cfg.max_num as u32));
+                    let mut off = self.c.below(m.n - num.count() + 1);
+                    let mut taddr = TmemRef::slot(m.d.slot, 32 * q, (m.d.col + off) as u16);
+                    // Now and then the warp first overwrites a column or two inside that
+                    // range with a st (waited, MCM-ST-BEFORE-USE), so the ld reads D, the
+                    // st's words, then D again: a model that tracks which cells the MMA
+                    // still owns column by column shows. Only the quarter's one warp
+                    // (at most 4 warps) touches these lanes (LDST-LANE-QUARTER).
+                    let mut count = num.count();
+                    if nwarps <= 4 && count >= 4 && self.form(15) {
+                        // Half the time the ld reads 64 or 128 columns of a wide D from its
+                        // first, so the D cells after the st's form a run that starts deep
+                        // inside the ld.
+                        // Only for a `::1` dense D (sparse and `::2` block-scaled results
+                        // stay open, OQ-29: a wider ld of them only reads unspecified words).
+                        let open = m.issue.iter().any(|s| {
+                            matches!(s, Stmt::Tc(Op::Mma(x))
+                                if x.form.sp || x.form.cta_group == CtaGroup::Two)
+                        });
+                        if m.n >= 64 && !open && self.v.percent(50) {
+                            num = num_for(m.n.min(128));
+                            off = 0;
+                            count = num.count();
+                            taddr = TmemRef::slot(m.d.slot, 32 * q, m.d.col as u16);
+                        }
+                        let width = if count >= 8 { 2 } else { 1 };
+                        let at = m.d.col + off + 1 + self.v.below(count - 1 - width);
+                        code.push(st(
+                            st_form(LdStShape::S32x32b, num_for(width), false),
+                            TmemRef::slot(m.d.slot, 32 * q, at as u16),
+                            None,
+                            self.v.word(),
+                        ));
+                        code.push(wait(WaitOp::St));
+                    }
                     code.push(ld(ld_form(LdStShape::S32x32b, num, false), taddr, None));
                     code.push(wait(WaitOp::Ld));
                     // The extra cp's cells (every written cell of the quarter is loaded).
@@ -426,7 +508,7 @@ impl<C: Choices> Builder<'_, C> {
         }
 
         let mbarriers = match &mma {
-            Some(m) if m.pre.is_some() => 2,
+            Some(m) if m.pre.is_some() || m.a_src == ASrc::Mma => 2,
             Some(_) => 1,
             None => 0,
         };
@@ -632,14 +714,29 @@ impl<C: Choices> Builder<'_, C> {
             && matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
             && tgt == Target::Sm103a
             && self.c.percent(50);
+        // N up to the table's 256 (MMA-SHAPE-VALID, §9.7.16.10.1 shape table, reference §2.7):
+        // the N = 256 edge is where an off-by-one bound on N shows.
+        // The wider forms try N = 128 or 256 first for a third of the `::1` dense MMAs (and
+        // the smaller N after them when the columns are not free): the forms whose results
+        // the oracle computes (sparse and `::2` block-scaled results stay open, OQ-29, so a
+        // wider one would only add unspecified words).
         let ns: &[u32] = if ws {
-            &[64, 128]
+            &[64, 128, 256]
         } else if two {
-            &[16, 32, 64]
+            &[16, 32, 64, 128, 256]
         } else {
-            &[8, 16, 32, 64]
+            &[8, 16, 32, 64, 128, 256]
         };
-        let start = self.c.below(ns.len() as u32) as usize;
+        let mut start = self.c.below(ns.len() as u32 - 2) as usize;
+        if !two && !sparse && self.form(33) {
+            start = ns.len() - 1 - self.v.below(2) as usize;
+        }
+        // D off column 0 of its allocation (any column of the allocation, §9.7.16.10.9.1
+        // `[d-tmem]`): a few unused columns before it, so a model that loses D's column
+        // somewhere shows.
+        if self.form(25) {
+            take(allocs, [4, 8, 16][self.v.below(3) as usize]);
+        }
         let mut d = None;
         let mut n = 0;
         for &cand in ns[..=start].iter().rev() {
@@ -674,6 +771,13 @@ impl<C: Choices> Builder<'_, C> {
             choices.push(ASrc::St);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
+        // A = an earlier MMA's D (a wider form, a third of the time it may be): kinds whose A
+        // elements read from an f32 / s32 D of small integers stay exact (i8: any byte; tf32:
+        // integers of at most 11 bits keep the low 13 bits of the cell clear), M = 128
+        // `cta_group::1` (row m in lane m, §9.7.16.10 `[a-tmem]`), dense, not `.ws`.
+        if !two && !ws && !sparse && matches!(kind, MmaKind::I8 | MmaKind::Tf32) && self.form(33) {
+            a_src = ASrc::Mma;
+        }
         let mut a_cols = None;
         if a_src != ASrc::Smem {
             a_cols = take(allocs, mmaenc::a_tmem_cols(kind));
@@ -734,6 +838,43 @@ impl<C: Choices> Builder<'_, C> {
                 MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16))
             }
             (ASrc::St, Some(ac)) => MmaA::Tmem(TmemRef::slot(ac.slot, 0, ac.col as u16)),
+            (ASrc::Mma, Some(ac)) => {
+                // The producer: M = 128, N = 8 (the 8 columns of A, one 32-byte row of A per
+                // lane), its own operands in shared memory; then commit, wait and fence, so
+                // the A read sees its D (reference §4.4, canonical pattern 4, the issuer as
+                // the consumer).
+                let (ra, rb) = (self.region(128 * row), self.region(8 * row));
+                fills.push((ra, elem));
+                fills.push((rb, elem));
+                let t = TmemRef::slot(ac.slot, 0, ac.col as u16);
+                issue.push(Stmt::Tc(Op::Mma(Box::new(Mma {
+                    form: MmaForm {
+                        ws: false,
+                        sp: false,
+                        cta_group: cg,
+                        kind,
+                        block_scale: false,
+                        scale_vec: None,
+                        ashift: false,
+                        collector: None,
+                    },
+                    d: t,
+                    a: MmaA::Desc(mmaenc::kmajor_desc(ra)),
+                    b: mmaenc::kmajor_desc(rb),
+                    sp_meta: None,
+                    idesc: mmaenc::idesc_for(kind, 128, 8, self.v.below(4)).encode(),
+                    scale_a: None,
+                    scale_b: None,
+                    disable_output_lane: None,
+                    enable_input_d: false,
+                    scale_input_d: None,
+                    zero_col_mask: None,
+                }))));
+                issue.push(commit(cg, 1, self.v.percent(50)));
+                issue.push(mbar_wait(1, Scope::Cta));
+                issue.push(fence_after());
+                MmaA::Tmem(t)
+            }
         };
         // B: K × N, K twice the dense K for `.sp` (§9.7.16.10.8): 64-byte rows.
         let rb = self.region(n * if sparse { 2 * row } else { row });
@@ -792,8 +933,18 @@ impl<C: Choices> Builder<'_, C> {
                 let ue8m0 = !(kind == MmaKind::Mxf4nvf4 && four && self.c.percent(50));
                 mmaenc::idesc_mxf4(m, n, ue8m0, sparse, k96)
             }
-            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR).
-            _ => mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode() | u32::from(sparse) << 2,
+            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR);
+            // negate A / B (bits 13-14) a quarter of the time each, not for i8
+            // (MMA-TRANSPOSE-KIND).
+            _ => {
+                let d = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
+                    | u32::from(sparse) << 2;
+                d | if self.forms {
+                    mmaenc::negate_bits(kind, self.v.percent(25), self.v.percent(25))
+                } else {
+                    0
+                }
+            }
         };
         // The operands' element kind follows the types of the instruction descriptor
         // (`mmaenc::operand_fill`): the A and B regions filled above take it.
@@ -815,8 +966,12 @@ impl<C: Choices> Builder<'_, C> {
         // exactly (OQ-19); the cp source holds `FillElem::ScaleSmall` factors (UE8M0 2^-4 ..
         // 2^-1, UE4M3 352 .. 448).
         let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(15));
+        // scale_B holds factor n in lane `n mod 32` of its column `n / 32` (§9.7.16.10.7.3
+        // figures, read in the oracle's `mma_scaled`): N / 32 columns, so an N = 256 MMA
+        // reads 8; fewer columns written would leave its factors (and results) unknown.
+        let sb_cols = n.div_ceil(32).max(4);
         if by_st {
-            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, sb_cols)?);
             st_fills.push((sa, self.c.word()));
             st_fills.push((sb, self.c.word()));
             scales = Some((
@@ -824,8 +979,12 @@ impl<C: Choices> Builder<'_, C> {
                 TmemRef::slot(sb.slot, 0, sb.col as u16),
             ));
         } else if block_scale {
-            let (sa, sb) = (take(allocs, 4)?, take(allocs, 4)?);
-            for sc in [sa, sb] {
+            let (sa, sb) = (take(allocs, 4)?, take(allocs, sb_cols)?);
+            // One cp per 4 columns (scale_B of N = 256: two).
+            let quads = (0..sa.width / 4)
+                .map(|k| (sa, k))
+                .chain((0..sb.width / 4).map(|k| (sb, k)));
+            for (sc, k) in quads.collect::<Vec<_>>() {
                 // 32 rows of 16 B in the K-major layout of `kmajor_desc`: four 8-row core
                 // groups at SBO = 256 B apart, so the last group ends at 3 * 256 + 128 B;
                 // the region spans the whole stride pattern (1,024 B).
@@ -839,7 +998,7 @@ impl<C: Choices> Builder<'_, C> {
                         dst_fmt: None,
                         src_fmt: None,
                     },
-                    taddr: TmemRef::slot(sc.slot, 0, sc.col as u16),
+                    taddr: TmemRef::slot(sc.slot, 0, (sc.col + 4 * k) as u16),
                     src: mmaenc::kmajor_desc(r),
                 }));
             }
@@ -957,7 +1116,45 @@ impl<C: Choices> Builder<'_, C> {
                 },
                 ..form
             };
-            issue.push(mk(self.c, form2, a2, b2, true));
+            let mma2 = mk(self.c, form2, a2, b2, true);
+            // Now and then the accumulating MMA runs in a loop of 48 to 63 iterations: one
+            // accumulator under that many pipelined MMAs of one thread (MCM-PIPE-MMA-MMA,
+            // §4.2), D = D + A2·B2 each time (MMA-ENABLE-D), where a model that keeps a
+            // bounded history of writes must fold the oldest in. Not with scale-input-d
+            // (its repeated halving leaves the small-integer grid, OQ-19) nor a collector
+            // use (a `::lastuse` ends the buffer, MMA-COLLECTOR-VALID).
+            let loopable = matches!(&mma2, Stmt::Tc(Op::Mma(m))
+                if m.scale_input_d.is_none()
+                    && m.form.collector.is_none_or(|c| c.op == CollectorOp::Discard));
+            if loopable && self.form(MMA_LOOP_PCT) {
+                // Half the time an MMA on 8 other columns follows (N = 8, overwriting, the
+                // loop's A and B): a model that folds its oldest write in as the new one comes
+                // must keep what the remaining writes own outside the new one's columns.
+                let tail = (!two && !ws && !block_scale && !sparse && self.v.percent(50))
+                    .then(|| take(allocs, 8))
+                    .flatten()
+                    .and_then(|t| match &mma2 {
+                        Stmt::Tc(Op::Mma(m)) => {
+                            let mut m = m.clone();
+                            m.d = TmemRef::slot(t.slot, 0, t.col as u16);
+                            // N >> 3 at bits 17-22 (§2.8 layout (a)): N = 8, legal for every
+                            // kind of `cta_group::1` (§2.7 table).
+                            m.idesc = m.idesc & !(0x3F << 17) | 1 << 17;
+                            m.enable_input_d = false;
+                            m.scale_input_d = None;
+                            m.disable_output_lane = None;
+                            Some(Stmt::Tc(Op::Mma(m)))
+                        }
+                        _ => None,
+                    });
+                issue.push(Stmt::Loop {
+                    count: self.v.range(48, 63) as u8,
+                    body: vec![mma2],
+                });
+                issue.extend(tail);
+            } else {
+                issue.push(mma2);
+            }
         }
         // mma::N → shift::N is pipeline pair 5 (MCM-PIPE-MMA-SHIFT); shift needs an
         // arch-specific target (SHIFT-TARGET) and a lane field that is a multiple of 32.
@@ -1053,7 +1250,11 @@ impl<C: Choices> Builder<'_, C> {
         // other warp commits its ops to mbarrier 1 and waits for it before the teardown (a
         // dealloc must not overtake an async write, OQ-4).
         let mut pre = None;
-        if !two && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
+        // Not with A from an MMA (its wait stays with the issuer) nor a loop of MMAs (the
+        // issuer keeps every write of D; `writes_d` sees no loop's).
+        let splittable =
+            a_src != ASrc::Mma && !issue.iter().any(|s| matches!(s, Stmt::Loop { .. }));
+        if !two && splittable && nwarps >= 2 && self.c.percent(cfg.cross_pct) {
             let writes_d = |st: &Stmt| match st {
                 Stmt::Tc(Op::Mma(_)) | Stmt::Tc(Op::Shift { .. }) => true,
                 Stmt::Tc(Op::Cp { taddr, .. }) => {

@@ -99,7 +99,7 @@ impl Stream {
 
     fn valid(&self, s: u64) -> Case {
         Case {
-            program: builder::build(&self.cfg, &mut SeedChoices::new(s)),
+            program: builder::build_seeded(&self.cfg, s),
             intent: Intent::Valid,
             provenance: Provenance {
                 seed: Some(s),
@@ -137,7 +137,7 @@ fn near(m: &Mutator, s: u64) -> Case {
             },
         },
         None => Case {
-            program: builder::build(&Config::default(), &mut SeedChoices::new(s)),
+            program: builder::build_seeded(&Config::default(), s),
             intent: Intent::Valid,
             provenance: Provenance {
                 seed: Some(s),

@@ -67,6 +67,13 @@ pub struct Config {
     /// Percent of MMAs with A in TMEM (M = 128/256, not ws or block-scaled, no collector
     /// fill/use) issued with `.ashift` (MMA-ASHIFT-*, reference §3.7). Default: 25.
     pub ashift_pct: u8,
+    /// Percent of programs whose MMA plan may take the wider MMA forms (N above 64, negated
+    /// A / B, A from an earlier MMA's D, D off column 0, a st inside D, a loop of accumulating
+    /// MMAs: `builder::build_with`). Their choices come from a sequence of their own, so a
+    /// program with them is the program without them, its MMA plan varied, and a stream's
+    /// other programs (where a planted fault is first found and minimized) are those of a
+    /// builder without the forms. Default: 35.
+    pub mma_forms_pct: u8,
     /// Percent of `cta_group::1` MMA plans whose first async ops another warp issues before
     /// the barrier (pipelined pairs across threads, reference §4.4 row 3). Default: 25.
     pub cross_pct: u8,
@@ -134,6 +141,7 @@ impl Default for Config {
             pack_pct: 10,
             wide_pct: 4,
             ashift_pct: 25,
+            mma_forms_pct: 35,
             cross_pct: 25,
             regdep_pct: 15,
             st_ld: true,
@@ -243,6 +251,7 @@ impl<'a> Arbitrary<'a> for Config {
             pack_pct: u.int_in_range(0..=50)?,
             wide_pct: u.int_in_range(0..=20)?,
             ashift_pct: u.int_in_range(0..=50)?,
+            mma_forms_pct: u.int_in_range(0..=100)?,
             cross_pct: u.int_in_range(0..=50)?,
             regdep_pct: u.int_in_range(0..=50)?,
             st_ld: u.arbitrary()?,

@@ -51,7 +51,7 @@ pub const ORIGIN: &str = concat!("tcgen05-generators ", env!("CARGO_PKG_VERSION"
 
 /// A valid program from a seed.
 pub fn valid_program(cfg: &Config, seed: u64) -> Program {
-    builder::build(cfg, &mut SeedChoices::new(seed))
+    builder::build_seeded(cfg, seed)
 }
 
 /// A valid program from fuzzer bytes (never fails: exhausted bytes choose the smallest option).

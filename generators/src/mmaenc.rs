@@ -37,6 +37,16 @@ impl Idesc {
     }
 }
 
+/// The negate bits of an idesc of layout (a) (§9.7.16.4.2 instruction descriptor table,
+/// reference §2.8: bit 13 negates A, bit 14 negates B): both 0 for `.kind::i8`, which cannot
+/// negate (MMA-TRANSPOSE-KIND, §9.7.16.10.1).
+pub fn negate_bits(kind: MmaKind, neg_a: bool, neg_b: bool) -> u32 {
+    if kind == MmaKind::I8 {
+        return 0;
+    }
+    u32::from(neg_a) << 13 | u32::from(neg_b) << 14
+}
+
 /// The idesc of a dense `.kind::mxf8f6f4` MMA (reference §2.8 layout (b)): A/B types at bits
 /// 7-9 / 10-12 (8-bit E4M3 = 0, E5M2 = 1, so K-major is legal either way), N >> 3 at 17-22,
 /// scale type UE8M0 = 1 at bit 23, M >> 7 at bits 27-28, scale-factor IDs 0, reserved bits 0.
@@ -142,14 +152,14 @@ pub fn fill_elem(kind: MmaKind) -> FillElem {
 /// `idesc`: [`fill_elem`], except where the types read another fill's small integers
 /// (§9.7.16.10.1 formats; OQ-19 leaves rounding open, so only values with exact products and
 /// sums give exact results, reference §3.7): bf16 A/B (type code 1, idesc bits 7-9) read
-/// `Tf32Small` (each f32 small integer is a bf16 small integer, then a bf16 zero); kind::f8f6f4
+/// `Bf16Small` (two bf16 small integers per word, so even and odd elements both count); kind::f8f6f4
 /// with e4m3/e5m2 A and B read `F16Small` (e5m2 is the high byte of an f16: the small integer,
 /// then a zero; e4m3 reads those bytes as 0, ±1.5, ±2, ±2.5, ±3), and so does kind::mxf8f6f4
 /// (the same element types, scaled by powers of two: MMA-BS-*, §9.7.16.10.7).
 pub fn operand_fill(kind: MmaKind, idesc: u32) -> FillElem {
     let (a, b) = (idesc >> 7 & 7, idesc >> 10 & 7);
     match kind {
-        MmaKind::F16 if a == 1 => FillElem::Tf32Small,
+        MmaKind::F16 if a == 1 => FillElem::Bf16Small,
         MmaKind::F8f6f4 | MmaKind::Mxf8f6f4 if a <= 1 && b <= 1 => FillElem::F16Small,
         _ => fill_elem(kind),
     }
@@ -195,7 +205,7 @@ mod tests {
         let f16 = |v| idesc_for(MmaKind::F16, 128, 64, v).encode();
         // Variants 0 and 3: f16 A/B; 1: bf16 A/B (type code 1 at bits 7-9).
         assert_eq!(operand_fill(MmaKind::F16, f16(0)), FillElem::F16Small);
-        assert_eq!(operand_fill(MmaKind::F16, f16(1)), FillElem::Tf32Small);
+        assert_eq!(operand_fill(MmaKind::F16, f16(1)), FillElem::Bf16Small);
         for v in 0..4 {
             let d = idesc_for(MmaKind::F8f6f4, 128, 64, v).encode();
             assert_eq!(operand_fill(MmaKind::F8f6f4, d), FillElem::F16Small);
@@ -235,6 +245,16 @@ mod tests {
         assert_eq!(v >> 24 & 0x1F, 8);
         // Reserved bits 6, 23, 29 and the sparse/saturate bits stay 0.
         assert_eq!(v & (1 << 6 | 1 << 23 | 1 << 29 | 0b1111), 0);
+    }
+
+    #[test]
+    fn negate_bits_are_13_and_14_and_never_for_i8() {
+        // §2.8 layout (a): bit 13 negate A, bit 14 negate B; i8 cannot negate
+        // (MMA-TRANSPOSE-KIND).
+        assert_eq!(negate_bits(MmaKind::F16, true, false), 1 << 13);
+        assert_eq!(negate_bits(MmaKind::Tf32, false, true), 1 << 14);
+        assert_eq!(negate_bits(MmaKind::F8f6f4, true, true), 0b11 << 13);
+        assert_eq!(negate_bits(MmaKind::I8, true, true), 0);
     }
 
     #[test]

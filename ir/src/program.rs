@@ -460,6 +460,9 @@ pub enum FillElem {
     /// §9.7.16.10.7): products of small integers scaled by them stay exact in an f32
     /// accumulator.
     ScaleSmall,
+    /// bf16 pairs holding small integers in [-4, 3] (bf16 is the high half of an f32,
+    /// §9.7.16.10.1 formats: each half is the high half of a `Tf32Small` word).
+    Bf16Small,
 }
 
 /// One statement of a warp's code.

@@ -39,10 +39,12 @@ pub const FILL_MUL: u32 = 0x9E37_79B9;
 /// - `Tf32Small`: the f32 bits of `((h >> 8) & 7) - 4`;
 /// - `I8Small`: four bytes, each `((h >> s) & 15) - 8` in [-8, 7] (s = 4, 10, 16, 22);
 /// - `SpMeta`: `((h >> 1) & 0x1111_1111) * 10 | 0x4444_4444`: each nibble is 0b0100, or
-///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7).
+///   0b1110 where bit `4k + 1` of `h` is set (sparse metadata valid for every kind, §3.7);
 /// - `ScaleSmall`: four bytes, each `((h >> s) & 3) + 123` (s = 3, 9, 15, 21): scale factors
 ///   valid as UE8M0 (2^-4 .. 2^-1) and as UE4M3 (0x7B..0x7E: 352, 384, 416, 448; 0x7F would
-///   be NaN), so the same fill serves both scale types (§3.7 `.block_scale`, PTX ISA §5.2.3).
+///   be NaN), so the same fill serves both scale types (§3.7 `.block_scale`, PTX ISA §5.2.3);
+/// - `Bf16Small`: two bf16 values, each `((h >> s) & 7) - 4` in [-4, 3] (s = 8 and 20), the
+///   high halves of the f32 bits of those integers.
 ///
 /// Small integers keep f16/tf32 products exact in an f32 accumulator, so the oracle can state them.
 pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
@@ -67,6 +69,7 @@ pub fn fill_word(elem: FillElem, seed: u32, i: u32) -> u32 {
             let b = |s: u32| ((h >> s) & 3) + 123;
             b(3) | b(9) << 8 | b(15) << 16 | b(21) << 24
         }
+        FillElem::Bf16Small => TF32_SMALL[field(8)] >> 16 | (TF32_SMALL[field(20)] & 0xFFFF_0000),
     }
 }
 
@@ -119,6 +122,11 @@ mod tests {
                 assert_eq!(fill_word(FillElem::F16Small, seed, i), f16);
                 let tf32 = (small(8) as f32).to_bits();
                 assert_eq!(fill_word(FillElem::Tf32Small, seed, i), tf32);
+                let bf16 = |v: i32| (v as f32).to_bits() >> 16;
+                assert_eq!(
+                    fill_word(FillElem::Bf16Small, seed, i),
+                    bf16(small(8)) | bf16(small(20)) << 16
+                );
             }
         }
     }

@@ -154,6 +154,7 @@ fn fill_run(elem: FillElem, seed: u32, i0: u32, out: &mut [u32]) {
         FillElem::I8Small => each!(FillElem::I8Small),
         FillElem::SpMeta => each!(FillElem::SpMeta),
         FillElem::ScaleSmall => each!(FillElem::ScaleSmall),
+        FillElem::Bf16Small => each!(FillElem::Bf16Small),
     }
 }
 

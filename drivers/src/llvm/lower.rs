@@ -609,6 +609,25 @@ impl<'a> Fb<'a> {
                 }
                 acc
             }
+            // values::fill_word: the high halves of the f32 bits of two small integers.
+            FillElem::Bf16Small => {
+                let mut halves = Vec::with_capacity(2);
+                for s in [8, 20] {
+                    let x = small(self, s, 7, 4);
+                    let f = self.val();
+                    self.ins(&format!("{f} = sitofp i32 {x} to float"));
+                    let b = self.val();
+                    self.ins(&format!("{b} = bitcast float {f} to i32"));
+                    halves.push(b);
+                }
+                let lo = self.val();
+                self.ins(&format!("{lo} = lshr i32 {}, 16", halves[0]));
+                let hi = self.val();
+                self.ins(&format!("{hi} = and i32 {}, -65536", halves[1]));
+                let v = self.val();
+                self.ins(&format!("{v} = or i32 {lo}, {hi}"));
+                v
+            }
         };
         let off = self.val();
         self.ins(&format!("{off} = mul i32 {i}, 4"));

@@ -71,8 +71,9 @@ pub fn near_miss(m: &Mutator, seed: u64) -> Option<Program> {
     };
     (m.patch)(&mut cfg);
     for k in 0..ATTEMPTS {
-        let mut c = SeedChoices::new(seed.wrapping_add(k));
-        let mut p = builder::build(&cfg, &mut c);
+        let s = seed.wrapping_add(k);
+        let mut c = SeedChoices::new(s);
+        let mut p = builder::build_with(&cfg, &mut c, builder::forms_for(&cfg, s));
         if (m.apply)(&mut p, &mut c) {
             return Some(p);
         }
@@ -100,8 +101,7 @@ mod tests {
             let mut cfg = Config::default();
             (m.patch)(&mut cfg);
             // Some base program was changed: the result is not any of the attempted bases.
-            let same =
-                (0..ATTEMPTS).any(|k| builder::build(&cfg, &mut SeedChoices::new(1 + k)) == p);
+            let same = (0..ATTEMPTS).any(|k| builder::build_seeded(&cfg, 1 + k) == p);
             assert!(!same, "{} left the program unchanged", m.name);
         }
     }

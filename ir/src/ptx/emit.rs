@@ -587,6 +587,18 @@ impl<'a, L: Lowering> Body<'a, L> {
                 ln!(self, "sub.s32 %r{t}, %r{t}, 4;");
                 ln!(self, "cvt.rn.f32.s32 %r{v}, %r{t};");
             }
+            // values::fill_word: the high halves of two Tf32Small words (fields at bits 8
+            // and 20), put side by side by prmt (bytes 2, 3 of the first, 2, 3 of the second).
+            FillElem::Bf16Small => {
+                let (t, lo, hi) = (self.r(), self.r(), self.r());
+                for (s, f) in [(8, lo), (20, hi)] {
+                    ln!(self, "shr.u32 %r{t}, %r{h}, {s};");
+                    ln!(self, "and.b32 %r{t}, %r{t}, 7;");
+                    ln!(self, "sub.s32 %r{t}, %r{t}, 4;");
+                    ln!(self, "cvt.rn.f32.s32 %r{f}, %r{t};");
+                }
+                ln!(self, "prmt.b32 %r{v}, %r{lo}, %r{hi}, 0x7632;");
+            }
             FillElem::I8Small => {
                 let t = self.r();
                 ln!(self, "mov.u32 %r{v}, 0;");

@@ -471,6 +471,8 @@ impl<'a, 'm> Lifter<'a, 'm> {
                     match ins.opcode {
                         "cvt.rn.f16.s32" => elem = FillElem::F16Small,
                         "cvt.rn.f32.s32" => elem = FillElem::Tf32Small,
+                        // After the two cvts of a Bf16Small fill (the printer's prmt).
+                        "prmt.b32" => elem = FillElem::Bf16Small,
                         "add.u32" if ins.operands.get(2).and_then(imm) == Some(248) => {
                             elem = FillElem::I8Small
                         }
@@ -953,6 +955,7 @@ mod tests {
             FillElem::I8Small,
             FillElem::SpMeta,
             FillElem::ScaleSmall,
+            FillElem::Bf16Small,
         ] {
             let mut p = crate::samples::single_warp_roundtrip();
             p.smem.regions.push(256);

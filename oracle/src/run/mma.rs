@@ -237,9 +237,12 @@ pub(crate) fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind, alt:
         return false;
     }
     // The fills whose elements are small integers of the type (`alt`: type code 1): bf16
-    // pairs are the halves of an f32 small integer (its high half, and 0); e5m2 bytes are the
-    // high byte of an f16 small integer (and 0), e4m3 reads of the same bytes 0, ±1.5, ±2,
-    // ±2.5, ±3.
+    // pairs are the halves of an f32 small integer (its high half, and 0), or two bf16 small
+    // integers (`Bf16Small`); e5m2 bytes are the high byte of an f16 small integer (and 0),
+    // e4m3 reads of the same bytes 0, ±1.5, ±2, ±2.5, ±3.
+    if kind == MmaKind::F16 && alt && data.elem == FillElem::Bf16Small {
+        return true;
+    }
     let want = match kind {
         MmaKind::F16 if alt => FillElem::Tf32Small,
         MmaKind::F16 | MmaKind::F8f6f4 => FillElem::F16Small,
@@ -1102,6 +1105,7 @@ mod tests {
             (MmaKind::I8, FillElem::I8Small, &[false, true]),
             (MmaKind::F16, FillElem::F16Small, &[false]),
             (MmaKind::F16, FillElem::Tf32Small, &[true]),
+            (MmaKind::F16, FillElem::Bf16Small, &[true]),
             (MmaKind::Tf32, FillElem::Tf32Small, &[false]),
             (MmaKind::F8f6f4, FillElem::F16Small, &[false, true]),
         ] {
