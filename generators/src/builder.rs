@@ -215,7 +215,7 @@ impl<C: Choices> Builder<'_, C> {
 
         // MMA plan (`cta_group::1`, or `::2` issued by the even CTA of each pair).
         let mma = if cfg.mma && !allocs.is_empty() {
-            self.plan_mma(tgt, version, cg, nwarps, &mut allocs)
+            self.plan_mma(tgt, version, (cg, cluster_size), nwarps, &mut allocs)
         } else {
             None
         };
@@ -521,9 +521,6 @@ impl<C: Choices> Builder<'_, C> {
             let col = win.col + self.c.below(win.width - fp(num) + 1);
             let taddr = TmemRef::slot(win.slot, lane, col as u16);
             let split = (shape == LdStShape::S16x32bx2).then(|| num.count() * mult * split_mul);
-            out.push(st(st_form(shape, num, pack), taddr, split, self.c.word()));
-            out.push(wait(WaitOp::St));
-            self.maybe_spin(&mut out);
             let lf = if red {
                 let ty = [Ty::U32, Ty::S32, Ty::F32][self.c.below(3) as usize];
                 let f32 = ty == Ty::F32;
@@ -542,6 +539,15 @@ impl<C: Choices> Builder<'_, C> {
             } else {
                 ld_form(shape, num, pack)
             };
+            let seed = if lf.red && lf.ty == Ty::F32 {
+                let regs = vec_len(shape, num).map_or(0, u32::from);
+                self.red_seed(regs, lf.nan)
+            } else {
+                self.c.word()
+            };
+            out.push(st(st_form(shape, num, pack), taddr, split, seed));
+            out.push(wait(WaitOp::St));
+            self.maybe_spin(&mut out);
             let ld = ld(lf, taddr, split);
             // The last flow may record its registers before `wait::ld` (§4.4 last row,
             // MCM-LD-REGDEP): the ld alone in a one-iteration loop, whose registers are
@@ -560,6 +566,29 @@ impl<C: Choices> Builder<'_, C> {
         out
     }
 
+    /// The seed of the st an f32 `ld.red` flow reads back (§9.7.16.8.3): one whose values
+    /// (`values::st_value`, every lane and each of the `regs` registers) hold no f32 zero,
+    /// whose sign `.min` / `.max` leaves open against the other zero, and no NaN unless the
+    /// form has `.NaN` (without it, which input a NaN gives is open): OQ-13 leaves the result
+    /// open there, so an f32 reduction of such inputs observes nothing. The first of a few
+    /// draws that qualifies; the last draw otherwise (then the result is open, still valid).
+    fn red_seed(&mut self, regs: u32, nan: bool) -> u32 {
+        let mut seed = self.c.word();
+        for _ in 0..16 {
+            let clean = (0..32).all(|t| {
+                (0..regs).all(|r| {
+                    let mag = values::st_value(seed, t, r) & 0x7FFF_FFFF;
+                    mag != 0 && (nan || mag <= 0x7F80_0000)
+                })
+            });
+            if clean {
+                break;
+            }
+            seed = self.c.word();
+        }
+        seed
+    }
+
     /// Plans an MMA: kind, shape, operands, columns, regions, issuer and consumers.
     ///
     /// With `cta_group::2` (reference §2.5, §3.7, MMA-PAIR) every CTA of the pair runs the same
@@ -572,7 +601,7 @@ impl<C: Choices> Builder<'_, C> {
         &mut self,
         tgt: Target,
         version: PtxVersion,
-        cg: CtaGroup,
+        (cg, cluster_size): (CtaGroup, u8),
         nwarps: usize,
         allocs: &mut [Alloc],
     ) -> Option<MmaPlan> {
@@ -670,8 +699,17 @@ impl<C: Choices> Builder<'_, C> {
         if cfg.cp {
             choices.push(ASrc::Cp);
         }
-        if cfg.st_ld && kind == MmaKind::I8 {
+        // Only where the four quarter warps exist to store A's 128 rows: with fewer, the
+        // rows of the missing quarters are never written and the MMA reads fresh cells (OQ-9).
+        if cfg.st_ld && kind == MmaKind::I8 && nwarps >= 4 {
             choices.push(ASrc::St);
+        }
+        // `.ws` with M = 32 or 64 (data-path layouts E and G, §9.7.16.10.5): which lanes hold
+        // A's rows in TMEM is figure-only, so the results of such an MMA with A in TMEM stay
+        // unspecified (OQ-19, OQ-22): mostly A from shared memory there, A in TMEM kept at a
+        // fifth.
+        if ws && m < 128 && !self.c.percent(20) {
+            choices.truncate(1);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
         let mut a_cols = None;
@@ -853,7 +891,17 @@ impl<C: Choices> Builder<'_, C> {
         let second = self.c.percent(30);
         // Collector reuse (§3.7, MMA-COLLECTOR-VALID): the first MMA fills buffer a, the second
         // uses it (same A) and ends it; non-ws, A in shared memory, no .ashift.
-        let reuse = second && !ws && !block_scale && a_src == ASrc::Smem && self.c.percent(25);
+        // With `cta_group::1` in a cluster of several CTAs every CTA's issuer fills a
+        // collector, and whether one CTA's use may read another's fill is open
+        // (MMA-COLLECTOR-DEFAULT: the results are unspecified), so reuse goes mostly to
+        // programs where one thread per pair fills (one CTA, or `::2`, issued by the even CTA).
+        let lone_filler = two || cluster_size == 1 || self.c.percent(20);
+        let reuse = second
+            && !ws
+            && !block_scale
+            && a_src == ASrc::Smem
+            && self.c.percent(25)
+            && lone_filler;
         let collector = if reuse {
             Some(Collector {
                 buf: CollectorBuf::A,
@@ -884,7 +932,13 @@ impl<C: Choices> Builder<'_, C> {
             && !ws
             && (m == 128 || m == 256)
             && collector.is_none_or(|c| c.op == CollectorOp::Discard)
-            && self.c.percent(cfg.ashift_pct);
+            && self.c.percent(if two && m == 128 {
+                // ::2 M = 128 (data-path layout B): which lanes hold A's shifted rows is
+                // figure-only (OQ-22), so the results are unspecified: kept, at a fifth.
+                cfg.ashift_pct / 5
+            } else {
+                cfg.ashift_pct
+            });
         let form = MmaForm {
             ws,
             sp: sparse,
@@ -910,8 +964,10 @@ impl<C: Choices> Builder<'_, C> {
                 idesc,
                 scale_a: scales.map(|s| s.0),
                 scale_b: scales.map(|s| s.1),
-                // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms.
-                disable_output_lane: (!ws && !block_scale && c.percent(10))
+                // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms. With ::2, how
+                // mask bits 128-255 map onto the peer's lanes is open (OQ-31), so the MMA's
+                // results are unspecified: kept, at a smaller share.
+                disable_output_lane: (!ws && !block_scale && c.percent(if two { 2 } else { 10 }))
                     .then(|| (0..dol_len).map(|_| c.word()).collect()),
                 enable_input_d: enable,
                 scale_input_d: (!ws && enable && scale_ok && c.percent(30))
@@ -1034,6 +1090,16 @@ impl<C: Choices> Builder<'_, C> {
                 }));
                 if !into_d {
                     scratch = Some(sc);
+                    // The quarter warps store the scratch columns before the sync (as the
+                    // other st fills), so the consumers' lds of them observe written cells
+                    // only: the st values where the cp's footprint leaves them (4 of the 8
+                    // columns for the 128-bit shapes, lanes 0-3 for .4x256b; §9.7.16.9.2,
+                    // reference §3.5), the copy where it writes. A cp that writes outside its footprint then
+                    // changes observed words. One scratch in ten stays fresh, so an ld of
+                    // never-written cells (OQ-9) still occurs.
+                    if cfg.st_ld && self.c.percent(90) {
+                        st_fills.push((sc, self.c.word()));
+                    }
                 }
             }
         }
