@@ -97,6 +97,9 @@ struct MmaPlan {
     fills: Vec<(u8, FillElem)>,
     /// Columns an extra cp writes, which every consumer loads from its lane quarter.
     scratch: Option<Cols>,
+    /// Scratch cells outside the extra cp's footprint that the quarter warps store before the
+    /// sync: (columns, seed, mask of the quarters that store; each quarter its own seed).
+    scratch_fill: Option<(Cols, u32, u8)>,
     /// A warp other than the issuer and the first statements of the issue list, which it
     /// issues before the MMA phase's barrier.
     pre: Option<(usize, Vec<Stmt>)>,
@@ -338,6 +341,23 @@ impl<C: Choices> Builder<'_, C> {
                         *seed,
                     ));
                 }
+                code.push(wait(WaitOp::St));
+            }
+            if let Some(MmaPlan {
+                scratch_fill: Some((cols, seed, quarters)),
+                ..
+            }) = &mma
+                && w < 4
+                && quarters >> q & 1 == 1
+            {
+                let taddr = TmemRef::slot(cols.slot, 32 * q, cols.col as u16);
+                let seed = seed ^ (u32::from(q) + 1).wrapping_mul(values::FILL_MUL);
+                code.push(st(
+                    st_form(LdStShape::S32x32b, num_for(cols.width), false),
+                    taddr,
+                    None,
+                    seed,
+                ));
                 code.push(wait(WaitOp::St));
             }
             if let Some(win) = windows[w / 4]
@@ -1042,6 +1062,7 @@ impl<C: Choices> Builder<'_, C> {
         // by the same commit. After a shift, a .4x256b copy may instead go into D's first four
         // rows (shift::N → cp.4x256b::N, pair 4: the copy refills the rows the shift moved).
         let mut scratch = None;
+        let mut scratch_fill = None;
         if cfg.cp && self.c.percent(30) {
             // Not after a third MMA: mma → cp is no pipeline pair, so the two would race on D.
             let into_d = shifted && !mma3 && n >= 8 && self.c.percent(30);
@@ -1094,15 +1115,32 @@ impl<C: Choices> Builder<'_, C> {
                 }));
                 if !into_d {
                     scratch = Some(sc);
-                    // The quarter warps store the scratch columns before the sync (as the
-                    // other st fills), so the consumers' lds of them observe written cells
-                    // only: the st values where the cp's footprint leaves them (4 of the 8
-                    // columns for the 128-bit shapes, lanes 0-3 for .4x256b; §9.7.16.9.2,
-                    // reference §3.5), the copy where it writes. A cp that writes outside its footprint then
-                    // changes observed words. One scratch in ten stays fresh, so an ld of
-                    // never-written cells (OQ-9) still occurs.
-                    if cfg.st_ld && self.c.percent(90) {
-                        st_fills.push((sc, self.c.word()));
+                    // The quarter warps store the scratch cells the cp's footprint leaves
+                    // (§9.7.16.9.2, reference §3.5: columns 4-7 of the 128-bit shapes, which
+                    // write 4 columns of every lane; lanes 32-127 of .4x256b, which writes
+                    // lanes 0-3) before the sync, with a seed per quarter, so the consumers'
+                    // lds observe written cells only, and a cp writing outside its footprint
+                    // changes observed words. The footprint itself stays unwritten before the
+                    // cp: a read that overtakes the cp sees no value any program gives, not
+                    // the st's. One scratch in ten stays unstored, so an ld of never-written
+                    // cells (OQ-9) still occurs.
+                    let rest = match shape {
+                        CpShape::S128x256b => None,
+                        CpShape::S4x256b => Some((sc, 0b1110)),
+                        _ => Some((
+                            Cols {
+                                col: sc.col + 4,
+                                width: 4,
+                                ..sc
+                            },
+                            0b1111,
+                        )),
+                    };
+                    if let Some((cols, quarters)) = rest
+                        && cfg.st_ld
+                        && self.c.percent(90)
+                    {
+                        scratch_fill = Some((cols, self.c.word(), quarters));
                     }
                 }
             }
@@ -1178,6 +1216,7 @@ impl<C: Choices> Builder<'_, C> {
             n,
             fills,
             scratch,
+            scratch_fill,
             pre,
         })
     }
