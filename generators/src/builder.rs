@@ -1316,7 +1316,7 @@ mod tests {
                     taddr, seed, nregs, ..
                 }) => last_st = Some((*taddr, *seed, *nregs)),
                 Stmt::Tc(Op::Ld { form, taddr, .. }) if form.red && form.ty == Ty::F32 => {
-                    let Some((t, seed, regs)) = last_st.filter(|x| x.0 == *taddr) else {
+                    let Some((_, seed, regs)) = last_st.filter(|x| x.0 == *taddr) else {
                         return;
                     };
                     flows += 1;
