@@ -271,3 +271,36 @@ fn every_static_ub_and_blocking_rule_has_a_mutator_or_a_reason() {
     }
     assert!(missing.is_empty(), "rules without a mutator: {missing:?}");
 }
+
+/// ALLOC-FREE-BEFORE-EXIT (reference §6, §9.7.16.1.2, §9.7.16.7.1): the leak-on-one-path
+/// mutant guards a dealloc by `%cluster_ctarank == 0`, so whether it leaks depends on the
+/// cluster's ranks. `check` on its PTX and the oracle's run must agree on both the mutant (two
+/// CTAs: rank 1 leaks) and the mutant in one CTA (as the minimizer shrinks it: rank 0 only,
+/// nothing leaks); they can only if the entry declares its cluster shape.
+#[test]
+fn leak_on_one_path_is_judged_alike_by_check_and_the_run() {
+    let m = tcgen05_generators::mutate::by_name("leak-on-one-path").expect("exists");
+    for seed in 0..12u64 {
+        let p = near_miss(m, seed * 1000).expect("applies");
+        let mut one = p.clone();
+        one.launch.cluster_size = 1;
+        for (q, leaks) in [(&p, true), (&one, false)] {
+            let ptx = tcgen05_ir::ptx::emit(q);
+            let reports = tcgen05_oracle::kernel::check_source(&ptx, "t.ptx", &Default::default())
+                .expect("emitted PTX parses");
+            let by_check = reports
+                .iter()
+                .flat_map(|r| &r.findings)
+                .any(|f| f.rule == RuleId::AllocFreeBeforeExit);
+            let by_run =
+                tcgen05_oracle::expect(q).leak.status == tcgen05_oracle::LeakStatus::MayLeak;
+            assert_eq!(
+                (by_check, by_run),
+                (leaks, leaks),
+                "seed {}, {} CTA(s) per cluster: (check, run) leak",
+                seed * 1000,
+                q.launch.cluster_size
+            );
+        }
+    }
+}

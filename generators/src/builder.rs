@@ -106,6 +106,9 @@ struct MmaPlan {
     fills: Vec<(u8, FillElem)>,
     /// Columns an extra cp writes, which every consumer loads from its lane quarter.
     scratch: Option<Cols>,
+    /// Scratch cells outside the extra cp's footprint that the quarter warps store before the
+    /// sync: (columns, seed, mask of the quarters that store; each quarter its own seed).
+    scratch_fill: Option<(Cols, u32, u8)>,
     /// A warp other than the issuer and the first statements of the issue list, which it
     /// issues before the MMA phase's barrier.
     pre: Option<(usize, Vec<Stmt>)>,
@@ -262,7 +265,7 @@ impl<C: Choices> Builder<'_, C> {
 
         // MMA plan (`cta_group::1`, or `::2` issued by the even CTA of each pair).
         let mma = if cfg.mma && !allocs.is_empty() {
-            self.plan_mma(tgt, version, cg, nwarps, &mut allocs)
+            self.plan_mma(tgt, version, (cg, cluster_size), nwarps, &mut allocs)
         } else {
             None
         };
@@ -388,6 +391,23 @@ impl<C: Choices> Builder<'_, C> {
                         *seed,
                     ));
                 }
+                code.push(wait(WaitOp::St));
+            }
+            if let Some(MmaPlan {
+                scratch_fill: Some((cols, seed, quarters)),
+                ..
+            }) = &mma
+                && w < 4
+                && quarters >> q & 1 == 1
+            {
+                let taddr = TmemRef::slot(cols.slot, 32 * q, cols.col as u16);
+                let seed = seed ^ (u32::from(q) + 1).wrapping_mul(values::FILL_MUL);
+                code.push(st(
+                    st_form(LdStShape::S32x32b, num_for(cols.width), false),
+                    taddr,
+                    None,
+                    seed,
+                ));
                 code.push(wait(WaitOp::St));
             }
             if let Some(win) = windows[w / 4]
@@ -603,9 +623,6 @@ impl<C: Choices> Builder<'_, C> {
             let col = win.col + self.c.below(win.width - fp(num) + 1);
             let taddr = TmemRef::slot(win.slot, lane, col as u16);
             let split = (shape == LdStShape::S16x32bx2).then(|| num.count() * mult * split_mul);
-            out.push(st(st_form(shape, num, pack), taddr, split, self.c.word()));
-            out.push(wait(WaitOp::St));
-            self.maybe_spin(&mut out);
             let lf = if red {
                 let ty = [Ty::U32, Ty::S32, Ty::F32][self.c.below(3) as usize];
                 let f32 = ty == Ty::F32;
@@ -624,6 +641,15 @@ impl<C: Choices> Builder<'_, C> {
             } else {
                 ld_form(shape, num, pack)
             };
+            let seed = if lf.red && lf.ty == Ty::F32 {
+                let regs = vec_len(shape, num).map_or(0, u32::from);
+                self.red_seed(regs, lf.nan)
+            } else {
+                self.c.word()
+            };
+            out.push(st(st_form(shape, num, pack), taddr, split, seed));
+            out.push(wait(WaitOp::St));
+            self.maybe_spin(&mut out);
             let ld = ld(lf, taddr, split);
             // The last flow may record its registers before `wait::ld` (§4.4 last row,
             // MCM-LD-REGDEP): the ld alone in a one-iteration loop, whose registers are
@@ -642,6 +668,29 @@ impl<C: Choices> Builder<'_, C> {
         out
     }
 
+    /// The seed of the st an f32 `ld.red` flow reads back (§9.7.16.8.3): one whose values
+    /// (`values::st_value`, every lane and each of the `regs` registers) hold no f32 zero,
+    /// whose sign `.min` / `.max` leaves open against the other zero, and no NaN unless the
+    /// form has `.NaN` (without it, which input a NaN gives is open): OQ-13 leaves the result
+    /// open there, so an f32 reduction of such inputs observes nothing. The first of a few
+    /// draws that qualifies; the last draw otherwise (then the result is open, still valid).
+    fn red_seed(&mut self, regs: u32, nan: bool) -> u32 {
+        let mut seed = self.c.word();
+        for _ in 0..16 {
+            let clean = (0..32).all(|t| {
+                (0..regs).all(|r| {
+                    let mag = values::st_value(seed, t, r) & 0x7FFF_FFFF;
+                    mag != 0 && (nan || mag <= 0x7F80_0000)
+                })
+            });
+            if clean {
+                break;
+            }
+            seed = self.c.word();
+        }
+        seed
+    }
+
     /// Plans an MMA: kind, shape, operands, columns, regions, issuer and consumers.
     ///
     /// With `cta_group::2` (reference §2.5, §3.7, MMA-PAIR) every CTA of the pair runs the same
@@ -654,7 +703,7 @@ impl<C: Choices> Builder<'_, C> {
         &mut self,
         tgt: Target,
         version: PtxVersion,
-        cg: CtaGroup,
+        (cg, cluster_size): (CtaGroup, u8),
         nwarps: usize,
         allocs: &mut [Alloc],
     ) -> Option<MmaPlan> {
@@ -701,7 +750,9 @@ impl<C: Choices> Builder<'_, C> {
             && self.c.percent(cfg.sparse_pct);
         let m = if ws {
             [32, 64, 128][self.c.below(3) as usize]
-        } else if two && (sparse || self.c.percent(75)) {
+        } else if two && (sparse || self.c.percent(if block_scale { 95 } else { 75 })) {
+            // A block-scaled ::2 MMA with M = 128 (data-path layout B) stays unspecified
+            // (which scale factors the folded rows use is figure-only, OQ-29): 5% of them.
             256
         } else {
             128
@@ -713,7 +764,9 @@ impl<C: Choices> Builder<'_, C> {
             && m == 256
             && matches!(kind, MmaKind::Mxf4 | MmaKind::Mxf4nvf4)
             && tgt == Target::Sm103a
-            && self.c.percent(50);
+            // Its results stay unspecified (OQ-32: the scale-factor counts and IDs of K = 96
+            // contradict each other): kept at a share that leaves most words exact.
+            && self.c.percent(20);
         // N up to the table's 256 (MMA-SHAPE-VALID, §9.7.16.10.1 shape table, reference §2.7):
         // the N = 256 edge is where an off-by-one bound on N shows.
         // The wider forms try N = 128 or 256 first for a third of the `::1` dense MMAs (and
@@ -767,8 +820,17 @@ impl<C: Choices> Builder<'_, C> {
         if cfg.cp {
             choices.push(ASrc::Cp);
         }
-        if cfg.st_ld && kind == MmaKind::I8 {
+        // Only where the four quarter warps exist to store A's 128 rows: with fewer, the
+        // rows of the missing quarters are never written and the MMA reads fresh cells (OQ-9).
+        if cfg.st_ld && kind == MmaKind::I8 && nwarps >= 4 {
             choices.push(ASrc::St);
+        }
+        // `.ws` with M = 32 or 64 (data-path layouts E and G, §9.7.16.10.5): which lanes hold
+        // A's rows in TMEM is figure-only, so the results of such an MMA with A in TMEM stay
+        // unspecified (OQ-19, OQ-22): mostly A from shared memory there, A in TMEM kept at a
+        // fifth.
+        if ws && m < 128 && !self.c.percent(20) {
+            choices.truncate(1);
         }
         let mut a_src = *self.c.pick(&choices).expect("non-empty");
         // A = an earlier MMA's D (a wider form, a third of the time it may be): kinds whose A
@@ -1014,7 +1076,17 @@ impl<C: Choices> Builder<'_, C> {
         let second = self.c.percent(30);
         // Collector reuse (§3.7, MMA-COLLECTOR-VALID): the first MMA fills buffer a, the second
         // uses it (same A) and ends it; non-ws, A in shared memory, no .ashift.
-        let reuse = second && !ws && !block_scale && a_src == ASrc::Smem && self.c.percent(25);
+        // With `cta_group::1` in a cluster of several CTAs every CTA's issuer fills a
+        // collector, and whether one CTA's use may read another's fill is open
+        // (MMA-COLLECTOR-DEFAULT: the results are unspecified), so reuse goes mostly to
+        // programs where one thread per pair fills (one CTA, or `::2`, issued by the even CTA).
+        let lone_filler = two || cluster_size == 1 || self.c.percent(20);
+        let reuse = second
+            && !ws
+            && !block_scale
+            && a_src == ASrc::Smem
+            && self.c.percent(25)
+            && lone_filler;
         let collector = if reuse {
             Some(Collector {
                 buf: CollectorBuf::A,
@@ -1045,7 +1117,13 @@ impl<C: Choices> Builder<'_, C> {
             && !ws
             && (m == 128 || m == 256)
             && collector.is_none_or(|c| c.op == CollectorOp::Discard)
-            && self.c.percent(cfg.ashift_pct);
+            && self.c.percent(if two && m == 128 {
+                // ::2 M = 128 (data-path layout B): which lanes hold A's shifted rows is
+                // figure-only (OQ-22), so the results are unspecified: kept, at a fifth.
+                cfg.ashift_pct / 5
+            } else {
+                cfg.ashift_pct
+            });
         let form = MmaForm {
             ws,
             sp: sparse,
@@ -1074,8 +1152,10 @@ impl<C: Choices> Builder<'_, C> {
                 idesc,
                 scale_a: scales.map(|s| s.0),
                 scale_b: scales.map(|s| s.1),
-                // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms.
-                disable_output_lane: (!ws && !block_scale && c.percent(10))
+                // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms. With ::2, how
+                // mask bits 128-255 map onto the peer's lanes is open (OQ-31), so the MMA's
+                // results are unspecified: kept, at a smaller share.
+                disable_output_lane: (!ws && !block_scale && c.percent(if two { 2 } else { 10 }))
                     .then(|| (0..dol_len).map(|_| c.word()).collect()),
                 enable_input_d: enable,
                 scale_input_d: (!ws && enable && scale_ok && c.percent(30))
@@ -1184,6 +1264,7 @@ impl<C: Choices> Builder<'_, C> {
         // by the same commit. After a shift, a .4x256b copy may instead go into D's first four
         // rows (shift::N → cp.4x256b::N, pair 4: the copy refills the rows the shift moved).
         let mut scratch = None;
+        let mut scratch_fill = None;
         if cfg.cp && self.c.percent(30) {
             // Not after a third MMA: mma → cp is no pipeline pair, so the two would race on D.
             let into_d = shifted && !mma3 && n >= 8 && self.c.percent(30);
@@ -1236,6 +1317,33 @@ impl<C: Choices> Builder<'_, C> {
                 }));
                 if !into_d {
                     scratch = Some(sc);
+                    // The quarter warps store the scratch cells the cp's footprint leaves
+                    // (§9.7.16.9.2, reference §3.5: columns 4-7 of the 128-bit shapes, which
+                    // write 4 columns of every lane; lanes 32-127 of .4x256b, which writes
+                    // lanes 0-3) before the sync, with a seed per quarter, so the consumers'
+                    // lds observe written cells only, and a cp writing outside its footprint
+                    // changes observed words. The footprint itself stays unwritten before the
+                    // cp: a read that overtakes the cp sees no value any program gives, not
+                    // the st's. One scratch in ten stays unstored, so an ld of never-written
+                    // cells (OQ-9) still occurs.
+                    let rest = match shape {
+                        CpShape::S128x256b => None,
+                        CpShape::S4x256b => Some((sc, 0b1110)),
+                        _ => Some((
+                            Cols {
+                                col: sc.col + 4,
+                                width: 4,
+                                ..sc
+                            },
+                            0b1111,
+                        )),
+                    };
+                    if let Some((cols, quarters)) = rest
+                        && cfg.st_ld
+                        && self.c.percent(90)
+                    {
+                        scratch_fill = Some((cols, self.c.word(), quarters));
+                    }
                 }
             }
         }
@@ -1314,6 +1422,7 @@ impl<C: Choices> Builder<'_, C> {
             n,
             fills,
             scratch,
+            scratch_fill,
             pre,
         })
     }
@@ -1392,4 +1501,46 @@ fn num_for(cols: u32) -> Num {
         .rev()
         .find(|n| n.count() <= cols.max(1))
         .expect(".x1 fits")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::SeedChoices;
+
+    /// The f32 `ld.red` flows of valid programs reduce st values with no signed zero, and no
+    /// NaN unless the form has `.NaN` (OQ-13 leaves those results open, §9.7.16.8.3): the
+    /// values recomputed from each flow's st (`values::st_value`), nearly always.
+    #[test]
+    fn f32_reductions_read_no_zero_and_no_nan_without_nan() {
+        let (mut flows, mut clean) = (0u32, 0u32);
+        for seed in 0..600 {
+            let p = build(&Config::default(), &mut SeedChoices::new(seed));
+            let mut last_st: Option<(TmemRef, u32, u16)> = None;
+            p.walk(&mut |s| match s {
+                Stmt::Tc(Op::St {
+                    taddr, seed, nregs, ..
+                }) => last_st = Some((*taddr, *seed, *nregs)),
+                Stmt::Tc(Op::Ld { form, taddr, .. }) if form.red && form.ty == Ty::F32 => {
+                    let Some((_, seed, regs)) = last_st.filter(|x| x.0 == *taddr) else {
+                        return;
+                    };
+                    flows += 1;
+                    let ok = (0..32).all(|lane| {
+                        (0..u32::from(regs)).all(|r| {
+                            let v = f32::from_bits(values::st_value(seed, lane, r));
+                            v != 0.0 && (form.nan || !v.is_nan())
+                        })
+                    });
+                    clean += u32::from(ok);
+                }
+                _ => {}
+            });
+        }
+        assert!(flows >= 20, "only {flows} f32 ld.red flows");
+        assert!(
+            f64::from(clean) >= 0.95 * f64::from(flows),
+            "{clean} of {flows} f32 ld.red flows read clean inputs"
+        );
+    }
 }

@@ -53,11 +53,19 @@ pub(super) fn m_alloc_after_relinquish(p: &mut Program, _: &mut dyn Choices) -> 
     true
 }
 
-/// ALLOC-FREE-BEFORE-EXIT on one exit path: the last dealloc runs only in cluster rank 0.
+/// ALLOC-FREE-BEFORE-EXIT on one exit path (reference §6, §9.7.16.1.2, §9.7.16.7.1): a
+/// dealloc runs only in cluster rank 0, in a cluster of at least two CTAs whose shape the
+/// entry declares (`.reqnctapercluster`). Declared, the static check sees the same ranks as
+/// the run: with the shape left out it must assume ranks other than 0 (a possible leak) even
+/// where the launch, or a minimized one of a single CTA, has rank 0 only (no leak).
 pub(super) fn m_leak_one_path(p: &mut Program, c: &mut dyn Choices) -> bool {
+    if p.launch.cluster_size < 2 {
+        return false;
+    }
     let Some(path) = pick_op(p, c, &|op| matches!(op, Op::Dealloc { .. })) else {
         return false;
     };
+    p.launch.declare_cluster = true;
     let s = walk::get_mut(p, &path);
     let inner = std::mem::replace(s, Stmt::Spin(0));
     *s = Stmt::If {

@@ -100,6 +100,13 @@ pub(super) fn p_mma_i8(c: &mut Config) {
     c.shift = false;
 }
 
+/// [`p_mma_i8`] with the four quarter warps, which the builder needs to store A in TMEM.
+pub(super) fn p_mma_i8_st(c: &mut Config) {
+    p_mma_i8(c);
+    c.min_warps = 4;
+    c.max_warps = c.max_warps.max(4);
+}
+
 pub(super) fn p_cp(c: &mut Config) {
     p_mma(c);
     c.cp = true;

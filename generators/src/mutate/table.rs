@@ -473,8 +473,8 @@ pub const MUTATORS: &[Mutator] = &[
         rule: RuleId::McmXthreadNonpipe,
         edition: EditionHint::Any,
         // A stored by the quarter warps (the st this mutator leaves unwaited) is built for
-        // kind::i8 only (its st data are exact bytes).
-        patch: p_mma_i8,
+        // kind::i8 only (its st data are exact bytes), by the four quarter warps.
+        patch: p_mma_i8_st,
         apply: m_xthread_nonpipe,
     },
 ];
