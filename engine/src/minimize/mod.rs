@@ -53,7 +53,8 @@ mod tree;
 use crate::judge;
 use groups::{drop_barrier_rounds, drop_resources};
 use operands::{
-    share_operands, share_scales, simplify_ncols, simplify_shapes, single_cta_group, unscale_mmas,
+    densify_mmas, share_operands, share_scales, simplify_ncols, simplify_shapes, single_cta_group,
+    unscale_mmas,
 };
 use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
@@ -310,6 +311,7 @@ const PASSES: &[(&str, Pass)] = &[
     ("drop_spins", drop_spins),
     ("single_cta_group", single_cta_group),
     ("share_operands", share_operands),
+    ("densify_mmas", densify_mmas),
     ("unscale_mmas", unscale_mmas),
     ("share_scales", share_scales),
     ("simplify_ncols", simplify_ncols),

@@ -225,6 +225,35 @@ pub(super) fn share_scales(p: &Program) -> Vec<Program> {
     v
 }
 
+/// A sparse mma (`.sp`) made the dense one of the same kind, shape and operands, without its
+/// metadata (PTX ISA §9.7.16.4.2: the idesc's sparsity flag, bit 2, and selector, bits 0-1,
+/// cleared; §9.7.16.10.8: the stored A of a sparse mma holds the dense K's elements per row,
+/// so the dense mma reads the same A): the copies and fills that fed only the metadata can
+/// then go, and a block-scaled one can then be unscaled ([`unscale_mmas`]). Each candidate has
+/// one sparse mma fewer, so the step ends.
+pub(super) fn densify_mmas(p: &Program) -> Vec<Program> {
+    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
+    let mut v = Vec::new();
+    for k in 0..mmas {
+        let counter = std::cell::Cell::new(0usize);
+        let f = |op: &Op| -> Option<Op> {
+            let Op::Mma(m) = op else { return None };
+            let i = counter.get();
+            counter.set(i + 1);
+            if i != k || !m.form.sp {
+                return None;
+            }
+            let mut m = m.clone();
+            m.form.sp = false;
+            m.sp_meta = None;
+            m.idesc &= !0b111;
+            Some(Op::Mma(m))
+        };
+        v.extend(rewrite_all(p, &f));
+    }
+    v
+}
+
 /// A dense block-scaled `.kind::mxf8f6f4` mma made the unscaled `.kind::f8f6f4` of the same
 /// shape, element types, transposes and negations, with an F32 D (PTX ISA §9.7.16.4.2: the
 /// idesc moves from layout (b) to layout (a); both kinds read 8-bit E4M3/E5M2 elements with
@@ -485,6 +514,29 @@ mod tests {
         );
         // The second mma (f16) is not block-scaled: nothing else to unscale.
         assert!(unscale_mmas(&c[0]).is_empty());
+    }
+
+    /// A sparse mma becomes the dense one: no metadata, the idesc's bits 0-2 cleared, the rest
+    /// (kind, shape, operands) kept; a dense mma gives no candidate.
+    #[test]
+    fn a_sparse_mma_becomes_dense() {
+        let mut p = two_mmas();
+        let Some(Stmt::Tc(Op::Mma(m))) = p.warps[0].get_mut(3) else {
+            panic!("the sample's first mma is its fourth statement")
+        };
+        m.form.sp = true;
+        m.sp_meta = Some(TmemRef::slot(0, 0, 24));
+        let before = m.idesc;
+        // §9.7.16.4.2: sparse flag bit 2, selector 1 in bits 0-1.
+        m.idesc |= 0b101;
+        let c = densify_mmas(&p);
+        assert_eq!(c.len(), 1);
+        let u = &mmas(&c[0])[0];
+        assert!(!u.form.sp);
+        assert_eq!(u.sp_meta, None);
+        assert_eq!(u.idesc, before & !0b111);
+        assert_eq!(u.form.kind, mmas(&p)[0].form.kind);
+        assert!(densify_mmas(&c[0]).is_empty());
     }
 
     #[test]

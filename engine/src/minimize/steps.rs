@@ -3,7 +3,7 @@
 
 use super::tree::{Path, delete, map_stmts, paths};
 use std::collections::HashSet;
-use tcgen05_ir::{Program, Stmt};
+use tcgen05_ir::{Op, Program, Stmt};
 
 pub(super) fn shrink_grid(p: &Program) -> Vec<Program> {
     let mut v = Vec::new();
@@ -111,9 +111,20 @@ pub(super) fn merge_warps(p: &Program) -> Vec<Program> {
             if into == from || p.warps[from].is_empty() {
                 continue;
             }
-            for before in [true, false] {
+            // The moved statements as they are, and with their lds and sts moved to the
+            // lanes the receiving warp may access (LDST-LANE-QUARTER, §9.7.16.8.3: warp w
+            // reaches lanes 32·(w mod 4) ..), where the quarters differ.
+            let mut sources = vec![p.warps[from].clone()];
+            if from % 4 != into % 4 {
+                let mut moved = p.warps[from].clone();
+                rehome(&mut moved, (from % 4) as u16, (into % 4) as u16);
+                if moved != p.warps[from] {
+                    sources.push(moved);
+                }
+            }
+            for (src, before) in sources.iter().flat_map(|w| [(w, true), (w, false)]) {
                 let mut q = p.clone();
-                q.warps[into] = merged(&p.warps[from], &p.warps[into], before);
+                q.warps[into] = merged(src, &p.warps[into], before);
                 // The source warp stays, empty: every other warp keeps its rank (and lane
                 // quarter); `drop_warps` removes it where the ranks do not matter.
                 q.warps[from].clear();
@@ -122,6 +133,26 @@ pub(super) fn merge_warps(p: &Program) -> Vec<Program> {
         }
     }
     v
+}
+
+/// Moves the lane of every ld and st in `body` that is in lane quarter `from` to the same
+/// lane of quarter `to` (the ld/st address's lane field, §9.7.16.8.3).
+fn rehome(body: &mut [Stmt], from: u16, to: u16) {
+    for s in body {
+        match s {
+            Stmt::Tc(Op::Ld { taddr, .. } | Op::St { taddr, .. })
+                if u16::from(taddr.lane) / 32 == from =>
+            {
+                taddr.lane = (u16::from(taddr.lane) % 32 + 32 * to) as _;
+            }
+            Stmt::If { then, els, .. } => {
+                rehome(then, from, to);
+                rehome(els, from, to);
+            }
+            Stmt::Loop { body, .. } => rehome(body, from, to),
+            _ => {}
+        }
+    }
 }
 
 /// Delta debugging over statements: chunks of n/2, n/4, ..., 1.
@@ -270,8 +301,9 @@ mod tests {
         p.warps.push(vec![Stmt::Spin(3)]);
         p.launch.warps_per_cta = 2;
         let c = merge_warps(&p);
-        // Warp 1 into warp 0 (before, after), warp 0 into warp 1 (before, after).
-        assert_eq!(c.len(), 4);
+        // Warp 1 into warp 0 (before, after), warp 0 into warp 1 (before, after), and again
+        // with warp 0's st and ld moved to lane quarter 1.
+        assert_eq!(c.len(), 6);
         for q in &c {
             assert_eq!(q.warps.len(), 2);
             assert_eq!(q.size(), p.size());
@@ -279,6 +311,36 @@ mod tests {
         }
         assert_eq!(c[0].warps[0].first(), Some(&Stmt::Spin(3)));
         assert_eq!(c[1].warps[0].last(), Some(&Stmt::Spin(3)));
+    }
+
+    /// Warp 1's ld of lane quarter 1 merged into warp 0 also comes as the same ld of lane
+    /// quarter 0, the lanes warp 0 may access (LDST-LANE-QUARTER); an ld of another quarter
+    /// stays where it is.
+    #[test]
+    fn merged_lds_move_to_the_receiving_warps_lane_quarter() {
+        use tcgen05_ir::{Num, samples};
+        let mut p = single_warp_roundtrip();
+        p.warps = vec![
+            vec![Stmt::Spin(1)],
+            vec![
+                samples::ld(0, 33, 4, Num::X1),
+                samples::ld(0, 64, 4, Num::X1),
+            ],
+        ];
+        p.launch.warps_per_cta = 2;
+        let c = merge_warps(&p);
+        // Warp 1 into warp 0 as it is (before, after), rehomed (before, after), then warp 0
+        // into warp 1 (before, after).
+        assert_eq!(c.len(), 6);
+        assert_eq!(
+            c[2].warps[0],
+            [
+                samples::ld(0, 1, 4, Num::X1),
+                samples::ld(0, 64, 4, Num::X1),
+                Stmt::Spin(1)
+            ]
+        );
+        assert_eq!(c[0].warps[0][0], samples::ld(0, 33, 4, Num::X1));
     }
 
     #[test]
