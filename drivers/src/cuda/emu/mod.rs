@@ -539,7 +539,7 @@ impl Lowering for Emu<'_> {
     }
 
     fn extra_regs(&self) -> &'static str {
-        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq;\n\t.reg .pred %tfirst, %emdefer;\n"
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed;\n\t.reg .pred %tfirst, %emdefer;\n"
     }
 
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
@@ -559,6 +559,7 @@ fn start_delay<L: Lowering>(b: &mut Body<'_, L>) {
         4 * PERTURB_WORD
     ));
     b.line(&format!("setp.ne.u32 %p{p}, %r{s}, 0;"));
+    b.line(&format!("mov.u32 %emseed, %r{s};"));
     // d = (cta * 32 + warp) * 0x85EBCA77 + seed * 0x9E3779B1, then a murmur-style mix.
     b.line(&format!(
         "mad.lo.u32 %r{d}, %clid, {}, %ctarank;",
@@ -709,6 +710,46 @@ mod tests {
         f.funcs.push(tcgen05_ir::Func { body: vec![] });
         let l = lower(&f, &EmuConfig::default()).unwrap();
         assert!(!l.ptx.contains("%emdefer st.shared"), "{}", l.ptx);
+    }
+
+    /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern
+    /// (contents unspecified, reference §5) before the warp goes on; without functions only.
+    #[test]
+    fn new_columns_get_a_pattern_of_the_run() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let fill = l
+            .ptx
+            .find("%emseed;\n\tmad.lo.u32")
+            .unwrap_or_else(|| panic!("{}", l.ptx));
+        let slot = l.ptx.find("st.shared.u32 [tc_slot+0]").unwrap();
+        let st = l.ptx.find("%emdefer st.shared.u32").unwrap();
+        assert!(slot < fill && fill < st, "{}", l.ptx);
+        let skip = l.ptx[..fill].rfind("setp.eq.u32 %p").unwrap();
+        assert!(l.ptx[skip..fill].contains(", %emseed, 0;"), "{}", l.ptx);
+        let mut f = samples::single_warp_roundtrip();
+        f.funcs.push(tcgen05_ir::Func { body: vec![] });
+        let l = lower(&f, &EmuConfig::default()).unwrap();
+        assert!(!l.ptx.contains("%emseed;\n\tmad.lo.u32"), "{}", l.ptx);
+    }
+
+    /// An MMA whose D the emulation does not compute is refused, whatever its kind: the
+    /// oracle states block-scaled D exactly (§9.7.16.10.7), so leaving D unchanged would be a
+    /// false discrepancy.
+    #[test]
+    fn mmas_whose_d_is_not_computed_are_refused() {
+        let mut refused = 0;
+        for seed in 0..400 {
+            let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
+            let odd = p.ops().any(|op| {
+                matches!(op, Op::Mma(m) if mma_computed(m).is_none() && (m.form.block_scale || m.form.sp))
+            });
+            if odd {
+                assert!(lower(&p, &EmuConfig::default()).is_err(), "seed {seed}");
+                refused += 1;
+            }
+        }
+        assert!(refused > 0, "no block-scaled or sparse MMA in 400 programs");
     }
 
     #[test]

@@ -43,6 +43,7 @@ pub(super) trait EmuOps {
     ) -> Vec<u32>;
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
+    fn fill_new_columns(&mut self, slot: u8, n: u32);
     fn land_deferred_sts(&mut self);
 }
 
@@ -244,6 +245,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     self.label(&format!("$A{l}_skip"));
                 }
                 self.line("bar.warp.sync -1;");
+                // Not for `::2`: the peer's shift::2 may already write these cells.
+                if form.cta_group == CtaGroup::One {
+                    self.fill_new_columns(*slot, n);
+                }
             }
             Op::Dealloc { form, taddr, ncols } => {
                 self.converged();
@@ -872,6 +877,47 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
             }
         }
+    }
+
+    /// After an alloc, under a perturbation (`%emseed` non-zero): the warp writes a
+    /// run-dependent pattern (word index xor the perturbation) into the new columns' emulated
+    /// cells, so a read of cells nothing wrote, or of a st not yet landed, shows a value of
+    /// this run rather than what an earlier run left in shared memory. The contents of newly
+    /// allocated columns are not stated (reference §5: `Unspecified`), so any value is
+    /// allowed. Only where the kernel set `%emseed` (no functions).
+    fn fill_new_columns(&mut self, slot: u8, n: u32) {
+        if !self.low.c.defer {
+            return;
+        }
+        let l = self.next_label();
+        let (a, w, end, v, at) = (self.r(), self.r(), self.r(), self.r(), self.r());
+        let p = self.pr();
+        self.line(&format!("setp.eq.u32 %p{p}, %emseed, 0;"));
+        self.line(&format!("@%p{p} bra $F{l}_done;"));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{a}, [tc_slot+{}];",
+            4 * u32::from(slot)
+        ));
+        self.line(&format!("and.b32 %r{w}, %r{a}, 65535;"));
+        self.line(&format!("add.u32 %r{end}, %r{w}, %r{n};"));
+        self.line(&format!("shl.b32 %r{end}, %r{end}, 7;"));
+        self.line(&format!(
+            "min.u32 %r{end}, %r{end}, {};",
+            128 * self.low.c.cols
+        ));
+        self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
+        self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
+        self.line(&format!("mov.u32 %r{a}, emu_tmem;"));
+        self.label(&format!("$F{l}_top"));
+        self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
+        self.line(&format!("@%p{p} bra $F{l}_done;"));
+        self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, %r{a};"));
+        self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
+        self.line(&format!("add.u32 %r{w}, %r{w}, 32;"));
+        self.line(&format!("bra $F{l}_top;"));
+        self.label(&format!("$F{l}_done"));
+        self.line("bar.warp.sync -1;");
     }
 
     /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE).
