@@ -741,8 +741,9 @@ mod tests {
         let mut refused = 0;
         for seed in 0..400 {
             let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
-            let odd = p.ops().any(|op| {
-                matches!(op, Op::Mma(m) if mma_computed(m).is_none() && (m.form.block_scale || m.form.sp))
+            let odd = p.ops().into_iter().any(|op| {
+                matches!(op, Op::Mma(m)
+                    if mma_computed(m).is_none() && (m.form.block_scale || m.form.sp))
             });
             if odd {
                 assert!(lower(&p, &EmuConfig::default()).is_err(), "seed {seed}");
