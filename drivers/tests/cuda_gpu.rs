@@ -380,6 +380,8 @@ fn mbarrier_wait_try_times() {
                 runs: 1,
                 runs_budget_ms: 0,
                 perturb_seed: 0,
+                batch: 0,
+                done_word: 0,
             };
             let r = sup.run(&req);
             let Ended::Reported {
@@ -857,6 +859,8 @@ fn hardware_compile_path_keeps_the_logs() {
         runs: 1,
         runs_budget_ms: 0,
         perturb_seed: 0,
+        batch: 0,
+        done_word: 0,
     };
     let jit = sup.run(&req);
     let Ended::Reported {

@@ -175,6 +175,9 @@ pub struct Config {
     pub runs: u32,
     /// Run time of a case's runs after which no further run starts ([`DEFAULT_RUNS_BUDGET`]).
     pub runs_budget: Duration,
+    /// `cuda-emu` only: runs per launch (`TCGEN05_CUDA_BATCH`; 0: as many copies of the case
+    /// as the device has multiprocessors, [`batch_for`]; 1: one run per launch).
+    pub batch: u32,
 }
 
 impl Config {
@@ -207,9 +210,13 @@ impl Config {
         let runs_budget = var("TCGEN05_CUDA_RUNS_BUDGET_MS")
             .and_then(|v| v.trim().parse().ok())
             .map_or(DEFAULT_RUNS_BUDGET, Duration::from_millis);
+        let batch = var("TCGEN05_CUDA_BATCH")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
         Config {
             runs,
             runs_budget,
+            batch,
             device,
             timeout: Duration::from_millis(timeout),
             try_wait_ns,
@@ -405,6 +412,16 @@ impl std::fmt::Display for Profile {
     }
 }
 
+/// Runs per launch of a `cuda-emu` case of `ctas` CTAs: `configured` if set, else one copy
+/// of the case per multiprocessor group of `ctas` (each emulated CTA takes most of a
+/// multiprocessor's shared memory, so one wave runs them all), at least 1.
+pub fn batch_for(configured: u32, sm_count: u32, ctas: u32) -> u32 {
+    match configured {
+        0 => (sm_count / ctas.max(1)).max(1),
+        n => n,
+    }
+}
+
 /// The `cuda` / `cuda-emu` target.
 #[derive(Debug)]
 pub struct CudaTarget {
@@ -539,6 +556,12 @@ impl CudaTarget {
             runs: self.cfg.runs,
             runs_budget_ms: self.cfg.runs_budget.as_millis().max(1) as u64,
             perturb_seed: fnv1a(ptx.as_bytes()),
+            batch: match self.flavour {
+                Flavour::Emu => batch_for(self.cfg.batch, self.dev.sm_count, l.ctas()),
+                // The native kernel has one observation buffer and no status block.
+                Flavour::Hardware => 1,
+            },
+            done_word: emu::DONE_WORD,
             ptx,
         })
     }
@@ -571,7 +594,20 @@ impl CudaTarget {
         };
         self.profile.sent += 1;
         let t1 = std::time::Instant::now();
-        let ended = self.sup.run(&req);
+        let mut ended = self.sup.run(&req);
+        // A sticky fault kills every copy of its launch, so which run faulted is not known:
+        // the runs are replayed one per launch on the fresh worker, which names it.
+        if req.batch > 1
+            && let Ended::Reported {
+                result: RunResult::Fault { sticky: true, .. },
+                ..
+            } = &ended
+        {
+            ended = self.sup.run(&RunRequest {
+                batch: 1,
+                ..req.clone()
+            });
+        }
         self.profile.worker_us += t1.elapsed().as_micros() as u64;
         if let Ended::Reported { result, .. } = &ended
             && let RunResult::Completed { timing, .. }

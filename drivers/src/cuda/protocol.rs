@@ -85,6 +85,15 @@ pub struct RunRequest {
     /// The seed of the runs' perturbations ([`perturbation`]); used only with a status block.
     #[serde(default)]
     pub perturb_seed: u64,
+    /// Runs per launch (0 and 1: one). With more, the kernel must run one independent copy
+    /// of the case per `grid_x` CTAs, copy `k` writing observation words `k * obs_words ..`
+    /// and status words `k * status_words ..` and counting its ended threads in status word
+    /// `done_word` (`cuda-emu` does: `emu` module docs, "Many runs per launch").
+    #[serde(default)]
+    pub batch: u32,
+    /// The status word in which each copy counts its threads that ended (see `batch`).
+    #[serde(default)]
+    pub done_word: u32,
 }
 
 /// The perturbation word of run `run` of a case whose seed is `seed`: 0 (none) for run 0, so
@@ -304,6 +313,8 @@ mod tests {
             runs: 3,
             runs_budget_ms: 50,
             perturb_seed: 5,
+            batch: 0,
+            done_word: 0,
         })
     }
 

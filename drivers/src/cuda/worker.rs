@@ -214,9 +214,12 @@ mod cuda {
         }
     }
 
-    /// Runs one case: compile and load once, then [`RunRequest::runs`] runs (launch, poll,
-    /// read back), each with its perturbation ([`protocol::perturbation`]) in the status
-    /// block's perturbation word; the reply groups the completed runs by their words.
+    /// Runs one case: compile and load once, then [`RunRequest::runs`] runs, up to
+    /// [`RunRequest::batch`] of them per launch (each copy with its own observation and status
+    /// blocks), each with its perturbation ([`protocol::perturbation`]) in its status block's
+    /// perturbation word; the reply groups the completed runs by their words. A launch that
+    /// does not complete ends the series at its first copy that did not finish (status word
+    /// [`RunRequest::done_word`]), whose run the reply names.
     pub fn run_case(
         gpu: &Gpu,
         bufs: &mut Buffers,
@@ -253,11 +256,14 @@ mod cuda {
             }
         };
         let compile_us = t0.elapsed().as_micros() as u64;
+        let runs = run.runs.max(1);
+        let batch = batch_of(run).min(runs);
         let obs_words = run.obs_words as usize;
         let status_words = run.status_words as usize;
-        if let Err(e) = ensure(gpu, &mut bufs.obs, obs_words).and_then(|()| {
+        let n_max = batch as usize;
+        if let Err(e) = ensure(gpu, &mut bufs.obs, obs_words * n_max).and_then(|()| {
             if status_words > 0 {
-                ensure(gpu, &mut bufs.status, status_words)
+                ensure(gpu, &mut bufs.status, status_words * n_max)
             } else {
                 Ok(())
             }
@@ -266,7 +272,6 @@ mod cuda {
             return Ok(super::done(id, RunResult::WorkerError(e.to_string())));
         }
         protocol::write_frame(w, &Reply::Launched { id, compile_us })?;
-        let runs = run.runs.max(1);
         let budget = Duration::from_millis(match run.runs_budget_ms {
             0 => run.timeout_ms,
             b => b,
@@ -278,16 +283,54 @@ mod cuda {
             ..Timing::default()
         };
         let mut runs_done = 0;
-        for r in 0..runs {
-            let perturb = protocol::perturbation(run.perturb_seed, r);
-            let result = run_once(gpu, bufs, run, &kernel, compile_us, perturb);
-            runs_done = r + 1;
-            let RunResult::Completed {
-                words,
-                mut status,
-                timing,
-            } = result
-            else {
+        let mut r = 0;
+        'runs: while r < runs {
+            let n = batch.min(runs - r);
+            let (copies, stop) = run_launch(gpu, bufs, run, &kernel, compile_us, r, n);
+            if let Some(Stop { timing, .. }) = &stop {
+                total.run_us += timing.run_us;
+            }
+            for (k, c) in copies.into_iter().enumerate() {
+                let this = r + k as u32;
+                runs_done = this + 1;
+                let Copy {
+                    words,
+                    mut status,
+                    timing,
+                } = c;
+                if k == 0 {
+                    total.run_us += timing.run_us;
+                    total.readback_us += timing.readback_us;
+                }
+                for i in [PERTURB_WORD, run.done_word as usize] {
+                    if let Some(p) = status.get_mut(i).filter(|_| i > 0) {
+                        *p = 0;
+                    }
+                }
+                match classes
+                    .iter()
+                    .position(|c| c.words == words && c.status == status)
+                {
+                    Some(i) => classes[i].runs += 1,
+                    None if classes.len() < MAX_CLASSES => classes.push(RunClass {
+                        words: words.clone(),
+                        status: status.clone(),
+                        runs: 1,
+                        first_run: this,
+                    }),
+                    // Past MAX_CLASSES distinct observations the series stops: each needs
+                    // judging.
+                    None => break 'runs,
+                }
+                if first.is_none() {
+                    first = Some(RunResult::Completed {
+                        words,
+                        status,
+                        timing,
+                    });
+                }
+            }
+            if let Some(Stop { result, at, .. }) = stop {
                 // Anything but a completion ends the series (a sticky fault or a hang also
                 // ends the worker); the reply names this run.
                 if !matches!(
@@ -300,35 +343,10 @@ mod cuda {
                     id,
                     result,
                     classes: if runs > 1 { classes } else { vec![] },
-                    runs_done,
-                });
-            };
-            total.run_us += timing.run_us;
-            total.readback_us += timing.readback_us;
-            if let Some(p) = status.get_mut(PERTURB_WORD) {
-                *p = 0;
-            }
-            match classes
-                .iter()
-                .position(|c| c.words == words && c.status == status)
-            {
-                Some(i) => classes[i].runs += 1,
-                None if classes.len() < MAX_CLASSES => classes.push(RunClass {
-                    words: words.clone(),
-                    status: status.clone(),
-                    runs: 1,
-                    first_run: r,
-                }),
-                // Past MAX_CLASSES distinct observations the series stops: each needs judging.
-                None => break,
-            }
-            if first.is_none() {
-                first = Some(RunResult::Completed {
-                    words,
-                    status,
-                    timing,
+                    runs_done: r + at + 1,
                 });
             }
+            r += n;
             if Duration::from_micros(total.run_us) >= budget {
                 break;
             }
@@ -349,65 +367,173 @@ mod cuda {
     /// Distinct observations kept of one case's runs; the series stops at the next new one.
     pub const MAX_CLASSES: usize = 256;
 
+    /// Observation words one launch's copies may hold together (the batch shrinks to fit).
+    const MAX_BATCH_WORDS: usize = 1 << 22;
+
+    /// Runs per launch for `run`: its [`RunRequest::batch`], at least 1, fewer when the copies'
+    /// observation blocks would pass [`MAX_BATCH_WORDS`].
+    fn batch_of(run: &RunRequest) -> u32 {
+        let fit = MAX_BATCH_WORDS / (run.obs_words as usize).max(1);
+        run.batch.clamp(1, fit.max(1) as u32)
+    }
+
     /// The status word of the perturbation (`emu::PERTURB_WORD`).
     const PERTURB_WORD: usize = super::super::emu::PERTURB_WORD as usize;
 
-    /// One launch of a loaded kernel: zero the buffers, set the perturbation, launch, poll
-    /// until it ends or `run.timeout_ms` passes, read back.
-    fn run_once(
+    /// One copy of a launch that finished: its observation and status words.
+    struct Copy {
+        words: Vec<u32>,
+        status: Vec<u32>,
+        timing: Timing,
+    }
+
+    /// How a launch that did not complete ended: `result` is copy `at`'s (the first that did
+    /// not finish).
+    struct Stop {
+        result: RunResult,
+        at: u32,
+        timing: Timing,
+    }
+
+    /// One launch of `n` copies of a loaded kernel (runs `r0 .. r0 + n`): zero the buffers,
+    /// set each copy's perturbation, launch, poll until it ends or `run.timeout_ms` passes,
+    /// read back. Returns the copies that finished before the first that did not, and how
+    /// that one ended (`None`: all completed).
+    fn run_launch(
         gpu: &Gpu,
         bufs: &mut Buffers,
         run: &RunRequest,
         kernel: &Kernel,
         compile_us: u64,
-        perturb: u32,
-    ) -> RunResult {
+        r0: u32,
+        n: u32,
+    ) -> (Vec<Copy>, Option<Stop>) {
+        let nu = n as usize;
         let obs_words = run.obs_words as usize;
         let status_words = run.status_words as usize;
         let (obs, status) = (bufs.obs.as_mut().expect("ensured"), &mut bufs.status);
-        obs.zero(obs_words);
+        obs.zero(obs_words * nu);
         let mut params = vec![obs.device_ptr()];
         if status_words > 0 {
             let s = status.as_mut().expect("ensured");
-            s.zero(status_words);
+            s.zero(status_words * nu);
             if status_words > PERTURB_WORD {
-                s.write(PERTURB_WORD, perturb);
+                for k in 0..n {
+                    let p = protocol::perturbation(run.perturb_seed, r0 + k);
+                    s.write(k as usize * status_words + PERTURB_WORD, p);
+                }
             }
             params.push(s.device_ptr());
         }
         let geometry = Geometry {
-            grid_x: run.grid_x,
+            grid_x: run.grid_x * n,
             block_x: run.block_x,
             cluster_x: run.cluster_x,
             dyn_smem: run.dyn_smem,
         };
-        let t1 = Instant::now();
-        let read_status = |status: &Option<Mapped>| -> Vec<u32> {
+        let obs = &*obs;
+        let status = &*status;
+        let read_status = || -> Vec<u32> {
             match status {
-                Some(s) if status_words > 0 => s.read(status_words),
+                Some(s) if status_words > 0 => s.read(status_words * nu),
                 _ => vec![],
             }
         };
-        let fault = |e: DriverError, run_us: u64, status: &Option<Mapped>| RunResult::Fault {
-            code: e.code,
-            sticky: arch::is_sticky(e.code),
-            name: e.name,
-            words: obs.read(obs_words),
-            status: read_status(status),
-            timing: Timing {
+        // Splits the launch's words into copies; `upto` copies.
+        let split = |words: &[u32], st: &[u32], upto: usize, timing: Timing| -> Vec<Copy> {
+            (0..upto)
+                .map(|k| Copy {
+                    words: words[k * obs_words..(k + 1) * obs_words].to_vec(),
+                    status: st
+                        .get(k * status_words..(k + 1) * status_words)
+                        .map(<[u32]>::to_vec)
+                        .unwrap_or_default(),
+                    timing,
+                })
+                .collect()
+        };
+        // The first copy that did not finish (its ended threads short of the copy's).
+        let threads = run.grid_x * run.block_x;
+        let unfinished = |st: &[u32]| -> usize {
+            if nu == 1 || status_words <= run.done_word as usize || run.done_word == 0 {
+                return 0;
+            }
+            (0..nu)
+                .find(|k| st[k * status_words + run.done_word as usize] < threads)
+                .unwrap_or(0)
+        };
+        let stopped = |result: RunResult, words: &[u32], st: &[u32], timing: Timing| {
+            let at = unfinished(st);
+            let before = split(words, st, at, Timing::default());
+            let mine = |v: &[u32], size: usize| {
+                v.get(at * size..(at + 1) * size)
+                    .map(<[u32]>::to_vec)
+                    .unwrap_or_default()
+            };
+            let result = match result {
+                RunResult::Hung { timing, .. } => RunResult::Hung {
+                    words: mine(words, obs_words),
+                    status: mine(st, status_words),
+                    timing,
+                },
+                RunResult::Fault {
+                    code,
+                    name,
+                    sticky,
+                    timing,
+                    ..
+                } => RunResult::Fault {
+                    code,
+                    name,
+                    sticky,
+                    words: mine(words, obs_words),
+                    status: mine(st, status_words),
+                    timing,
+                },
+                other => other,
+            };
+            (
+                before,
+                Some(Stop {
+                    result,
+                    at: at as u32,
+                    timing,
+                }),
+            )
+        };
+        let t1 = Instant::now();
+        let fault = |e: DriverError, run_us: u64| {
+            let timing = Timing {
                 compile_us,
                 run_us,
                 readback_us: 0,
-            },
+            };
+            let result = RunResult::Fault {
+                code: e.code,
+                sticky: arch::is_sticky(e.code),
+                name: e.name,
+                words: vec![],
+                status: vec![],
+                timing,
+            };
+            stopped(result, &obs.read(obs_words * nu), &read_status(), timing)
         };
         if let Err(e) = gpu.launch(kernel, geometry, &params) {
             if !arch::is_sticky(e.code) {
-                return RunResult::LaunchError {
+                let result = RunResult::LaunchError {
                     code: e.code,
                     name: e.name,
                 };
+                return (
+                    vec![],
+                    Some(Stop {
+                        result,
+                        at: 0,
+                        timing: Timing::default(),
+                    }),
+                );
             }
-            return fault(e, t1.elapsed().as_micros() as u64, status);
+            return fault(e, t1.elapsed().as_micros() as u64);
         }
         let deadline = t1 + Duration::from_millis(run.timeout_ms);
         let mut spins = 0u32;
@@ -418,17 +544,19 @@ mod cuda {
                     if Instant::now() >= deadline {
                         let run_us = t1.elapsed().as_micros() as u64;
                         let t2 = Instant::now();
-                        let words = obs.read(obs_words);
+                        let words = obs.read(obs_words * nu);
+                        let st = read_status();
                         let timing = Timing {
                             compile_us,
                             run_us,
                             readback_us: t2.elapsed().as_micros() as u64,
                         };
-                        return RunResult::Hung {
-                            words,
-                            status: read_status(status),
+                        let hung = RunResult::Hung {
+                            words: vec![],
+                            status: vec![],
                             timing,
                         };
+                        return stopped(hung, &words, &st, timing);
                     }
                     // Spin briefly (small kernels finish in microseconds), then sleep.
                     spins += 1;
@@ -438,28 +566,24 @@ mod cuda {
                         std::thread::sleep(Duration::from_micros(50));
                     }
                 }
-                Err(e) => return fault(e, t1.elapsed().as_micros() as u64, status),
+                Err(e) => return fault(e, t1.elapsed().as_micros() as u64),
             }
         }
         let run_us = t1.elapsed().as_micros() as u64;
-        // Any error the kernel left behind surfaces here, and is this run's (the previous
-        // run ended with a clean synchronization too).
+        // Any error the kernel left behind surfaces here, and is this launch's (the previous
+        // launch ended with a clean synchronization too).
         if let Err(e) = gpu.synchronize() {
-            return fault(e, run_us, status);
+            return fault(e, run_us);
         }
         let t2 = Instant::now();
-        let words = obs.read(obs_words);
-        let status_v = read_status(status);
-        let readback_us = t2.elapsed().as_micros() as u64;
-        RunResult::Completed {
-            words,
-            status: status_v,
-            timing: Timing {
-                compile_us,
-                run_us,
-                readback_us,
-            },
-        }
+        let words = obs.read(obs_words * nu);
+        let st = read_status();
+        let timing = Timing {
+            compile_us,
+            run_us,
+            readback_us: t2.elapsed().as_micros() as u64,
+        };
+        (split(&words, &st, nu, timing), None)
     }
 }
 

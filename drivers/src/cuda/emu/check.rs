@@ -2,7 +2,7 @@
 //! with the reason.
 
 use super::Unsupported;
-use tcgen05_ir::{CpShape, CtaGroup, MmaKind, Op, Pack, Program, Stmt, TBase, TmemRef};
+use tcgen05_ir::{CpShape, CtaGroup, Op, Pack, Program, Stmt, TBase, TmemRef};
 
 /// Checks what the emulation supports, statically.
 pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
@@ -41,23 +41,15 @@ pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
                     p.smem.regions.len()
                 ));
             }
-            // The oracle computes D exactly for dense MMAs beyond the emulation's subset
-            // (bf16, f8f6f4, `.ws` and `cta_group::2` with M = 256, reference §3.7): an MMA
-            // whose D the emulation would leave unchanged there is refused, not run wrong.
-            // Sparse, block-scaled and mx MMAs stay: the oracle leaves their D unspecified
-            // (OQ-19, OQ-22).
-            Stmt::Tc(Op::Mma(m))
-                if super::mma::mma_computed(m).is_none()
-                    && !m.form.sp
-                    && !m.form.block_scale
-                    && matches!(
-                        m.form.kind,
-                        MmaKind::F16 | MmaKind::Tf32 | MmaKind::F8f6f4 | MmaKind::I8
-                    ) =>
-            {
+            // The oracle computes D exactly for MMAs beyond the emulation's subset (bf16,
+            // f8f6f4, `.ws` and `cta_group::2` with M = 256, reference §3.7, and the
+            // block-scaled kinds, §9.7.16.10.7): an MMA whose D the emulation would leave
+            // unchanged is refused, not run wrong. So are sparse MMAs (`.sp`), whose D the
+            // oracle is being made to state too.
+            Stmt::Tc(Op::Mma(m)) if super::mma::mma_computed(m).is_none() => {
                 err = Some(format!(
-                    "`{}`: its D is not emulated (of the dense forms, only cta_group::1 M = 128 \
-                     f16/tf32/i8 without swizzle)",
+                    "`{}`: its D is not emulated (only dense cta_group::1 M = 128 f16/tf32/i8 \
+                     without swizzle)",
                     form_opcode(s)
                 ));
             }

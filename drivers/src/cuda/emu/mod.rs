@@ -47,6 +47,24 @@
 //! A compiled case can run many times in one worker (`--runs`); before each run the worker
 //! writes a perturbation to status word [`PERTURB_WORD`], and each warp then starts after a
 //! pseudo-random delay of up to [`MAX_START_DELAY_NS`] ns, so the runs see other interleavings.
+//! The same hash decides, per warp, whether the warp's `tcgen05.st`s complete at issue or are
+//! deferred to the warp's next `wait::st` (ST-ASYNC, reference §3.3 and §5: a st is complete
+//! only after a later wait::st by the same thread; until then any other access to its cells is
+//! a race, MCM-ST-BEFORE-USE, so a reader may see the old value). Deferred stores land in
+//! program order at the wait; a program with functions never defers (the wait may be in a
+//! function). ld, mma, cp and shift still complete at issue.
+//!
+//! # Many runs per launch
+//!
+//! One launch may hold several independent copies of the case (the worker's `batch`): copy
+//! `k` is clusters `k * clusters ..` of the grid, its CTAs number themselves within the copy
+//! (`%clusterid.x` modulo the program's clusters), and it writes observation block `k` (at
+//! `k * Layout::total_words()` words) and status block `k` (at `k * STATUS_WORDS` words),
+//! which holds its own perturbation. Emulated TMEM, the allocator and the mbarriers live in
+//! each CTA's shared memory, so the copies share nothing. Every thread adds 1 to its copy's
+//! status word [`DONE_WORD`] when it ends (normally, at a violation, or when it stops for
+//! another thread's violation), so after a launch that hangs the worker knows which copies
+//! (runs) finished and which is the first that did not.
 
 use std::fmt::Write as _;
 use tcgen05_ir::observe::{Layout, Site};
@@ -66,8 +84,12 @@ pub const SPIN_NS: u32 = 1000;
 /// and still far longer than any emulated operation a legitimate wait waits for.
 pub const TRY_SLEEP_NS: u32 = 100;
 /// Words of the status block (second kernel parameter): words 0-4 are the recorded
-/// violation (code, CTA, warp, lane, detail), word [`PERTURB_WORD`] the run's perturbation.
+/// violation (code, CTA, warp, lane, detail), word [`PERTURB_WORD`] the run's perturbation,
+/// word [`DONE_WORD`] the threads that ended.
 pub const STATUS_WORDS: u32 = 8;
+/// The status word each thread of a copy increments when it ends (module docs, "Many runs
+/// per launch"): the copy finished when it equals the copy's threads.
+pub const DONE_WORD: u32 = 6;
 /// The status word the worker sets before each run to perturb its schedule: 0 runs the
 /// program as printed; another value delays the start of each warp by a pseudo-random
 /// 0 to [`MAX_START_DELAY_NS`] ns derived from the value, the CTA and the warp
@@ -270,6 +292,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
     let ctx = Ctx {
         cols,
         pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
+        defer: p.funcs.is_empty(),
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(
@@ -277,8 +300,17 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         &Emu {
             c: &ctx,
             traps: false,
+            deferred: Vec::new(),
         },
         &mut out,
+    );
+    // Copies of the case in one launch: each body numbers its cluster within its copy.
+    let out = out.replace(
+        CLID_LINE,
+        &format!(
+            "{CLID_LINE}\n\trem.u32 %clid, %clid, {};",
+            p.launch.clusters.max(1)
+        ),
     );
     Ok(Lowered {
         ptx: out,
@@ -287,6 +319,10 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
     })
 }
 
+/// The printer's line that reads the cluster id (`Body::special_regs`); the lowering follows
+/// it with the cluster's number within its copy (module docs, "Many runs per launch").
+const CLID_LINE: &str = "mov.u32 %clid, %clusterid.x;";
+
 /// What every body of one lowered program shares.
 #[derive(Debug)]
 struct Ctx {
@@ -294,14 +330,27 @@ struct Ctx {
     cols: u32,
     /// The program has `::2` collectives and a cluster of at least two CTAs.
     pairs: bool,
+    /// A perturbed run may defer the sts of a warp to its next wait::st (no functions).
+    defer: bool,
+}
+
+/// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
+/// says an executed instance is pending; its address and values are kept in `base` and the
+/// value registers of `stores` (`(offset, value, pack)`).
+#[derive(Debug, Clone)]
+struct DeferredSt {
+    bit: u32,
+    base: u32,
+    stores: Vec<(u32, u32, bool)>,
 }
 
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
-/// the shared context and whether the body branches to the trap tail.
+/// the shared context, whether the body branches to the trap tail, and its deferrable sts.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
     traps: bool,
+    deferred: Vec<DeferredSt>,
 }
 
 impl Lowering for Emu<'_> {
@@ -379,6 +428,10 @@ impl Lowering for Emu<'_> {
         b.line(&format!("setp.ne.u32 %p{p1}, %r{m}, 0;"));
         b.trap_if(p1, Code::Leak, &format!("%r{m}"));
         b.label("$FIN_RET");
+        b.line(&format!(
+            "red.global.add.u32 [%emust+{}], 1;",
+            4 * DONE_WORD
+        ));
         b.line("ret;");
         b.finish(out);
         out.push_str("}\n\n");
@@ -394,6 +447,21 @@ impl Lowering for Emu<'_> {
     fn entry_preamble(b: &mut Body<'_, Self>) {
         b.line("ld.param.u64 %emust, [emust];");
         b.line("cvta.to.global.u64 %emust, %emust;");
+        // This copy's observation and status blocks (module docs, "Many runs per launch").
+        let (copy, off) = (b.r(), b.rd());
+        b.line(&format!("mov.u32 %r{copy}, %clusterid.x;"));
+        b.line(&format!(
+            "div.u32 %r{copy}, %r{copy}, {};",
+            b.p.launch.clusters.max(1)
+        ));
+        let total = Layout::of(b.p).total_words() as u64;
+        b.line(&format!("mul.wide.u32 %rd{off}, %r{copy}, {};", 4 * total));
+        b.line(&format!("add.u64 %obscta, %obscta, %rd{off};"));
+        b.line(&format!(
+            "mul.wide.u32 %rd{off}, %r{copy}, {};",
+            4 * STATUS_WORDS
+        ));
+        b.line(&format!("add.u64 %emust, %emust, %rd{off};"));
         let threads = 32 * u32::from(b.p.launch.warps_per_cta);
         let t = b.r();
         let pt = b.pr();
@@ -463,11 +531,15 @@ impl Lowering for Emu<'_> {
         b.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
         b.line("@%tfirst st.volatile.global.u32 [%emust+16], %tdet;");
         b.line("membar.sys;");
+        b.line(&format!(
+            "red.global.add.u32 [%emust+{}], 1;",
+            4 * DONE_WORD
+        ));
         b.line("exit;");
     }
 
     fn extra_regs(&self) -> &'static str {
-        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev;\n\t.reg .pred %tfirst;\n"
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed;\n\t.reg .pred %tfirst, %emdefer;\n"
     }
 
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
@@ -477,7 +549,9 @@ impl Lowering for Emu<'_> {
 
 /// The perturbation of a run ([`PERTURB_WORD`]): each warp sleeps `hash(seed, CTA, warp) &
 /// MAX_START_DELAY_NS` ns after the emulated state is initialised and before its program
-/// starts. A seed of 0 sleeps nowhere.
+/// starts, and defers its sts to its next wait::st (`%emdefer`) when bit 13 of the hash is
+/// set. The CTA is its number within the copy, so a run behaves the same in any slot of a
+/// launch. A seed of 0 sleeps nowhere and defers nothing.
 fn start_delay<L: Lowering>(b: &mut Body<'_, L>) {
     let (s, d, p) = (b.r(), b.r(), b.pr());
     b.line(&format!(
@@ -485,8 +559,12 @@ fn start_delay<L: Lowering>(b: &mut Body<'_, L>) {
         4 * PERTURB_WORD
     ));
     b.line(&format!("setp.ne.u32 %p{p}, %r{s}, 0;"));
-    // d = (ctaid * 32 + warp) * 0x85EBCA77 + seed * 0x9E3779B1, then a murmur-style mix.
-    b.line(&format!("mov.u32 %r{d}, %ctaid.x;"));
+    b.line(&format!("mov.u32 %emseed, %r{s};"));
+    // d = (cta * 32 + warp) * 0x85EBCA77 + seed * 0x9E3779B1, then a murmur-style mix.
+    b.line(&format!(
+        "mad.lo.u32 %r{d}, %clid, {}, %ctarank;",
+        b.p.launch.cluster_size
+    ));
     b.line(&format!("mad.lo.u32 %r{d}, %r{d}, 32, %warp;"));
     b.line(&format!("mul.lo.u32 %r{d}, %r{d}, -2048144777;"));
     b.line(&format!("mad.lo.u32 %r{d}, %r{s}, -1640531535, %r{d};"));
@@ -495,9 +573,15 @@ fn start_delay<L: Lowering>(b: &mut Body<'_, L>) {
     b.line(&format!("mul.lo.u32 %r{d}, %r{d}, 739982445;"));
     b.line(&format!("shr.u32 %r{s}, %r{d}, 12;"));
     b.line(&format!("xor.b32 %r{d}, %r{d}, %r{s};"));
+    b.line(&format!("and.b32 %r{s}, %r{d}, {DEFER_BIT};"));
+    b.line(&format!("setp.ne.and.u32 %emdefer, %r{s}, 0, %p{p};"));
+    b.line("mov.u32 %emstq, 0;");
     b.line(&format!("and.b32 %r{d}, %r{d}, {MAX_START_DELAY_NS};"));
     b.line(&format!("@%p{p} nanosleep.u32 %r{d};"));
 }
+
+/// The bit of a warp's perturbation hash that defers its sts ([`start_delay`]).
+const DEFER_BIT: u32 = 1 << 13;
 
 #[cfg(test)]
 mod tests {
@@ -566,6 +650,107 @@ mod tests {
             .find(|x| x.contains("nanosleep.u32"))
             .unwrap_or_else(|| panic!("{delay}"));
         assert!(sleep.trim_start().starts_with("@%p"), "{sleep}");
+    }
+
+    /// Many runs per launch: every body numbers its cluster within its copy, and the kernel
+    /// moves its observation and status blocks to its copy's (the copy is the cluster id over
+    /// the program's clusters).
+    #[test]
+    fn copies_use_their_own_blocks_and_number_their_ctas_within_the_copy() {
+        let mut p = samples::single_warp_roundtrip();
+        p.launch.clusters = 3;
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let reads = l.ptx.matches(CLID_LINE).count();
+        assert!(reads >= 2, "{}", l.ptx);
+        let reduced = format!("{CLID_LINE}\n\trem.u32 %clid, %clid, 3;");
+        assert_eq!(l.ptx.matches(&reduced).count(), reads, "{}", l.ptx);
+        let total = 4 * Layout::of(&p).total_words();
+        for want in [
+            "div.u32 %r".to_string(),
+            format!(", {total};"),
+            format!(", {};", 4 * STATUS_WORDS),
+            "add.u64 %obscta, %obscta, %rd".to_string(),
+            "add.u64 %emust, %emust, %rd".to_string(),
+        ] {
+            assert!(l.ptx.contains(&want), "{want} missing:\n{}", l.ptx);
+        }
+        // Every way a thread ends counts it in its copy's DONE_WORD first.
+        let done = format!("red.global.add.u32 [%emust+{}], 1;", 4 * DONE_WORD);
+        let lines: Vec<&str> = l.ptx.lines().map(str::trim).collect();
+        for w in lines.windows(2) {
+            let (before, x) = (w[0], w[1]);
+            let kernel_ret = before.starts_with("call emu_finish");
+            if (x.ends_with("exit;") || x == "ret;") && !kernel_ret {
+                assert!(before.ends_with(&done), "{before}: {x}");
+            }
+        }
+    }
+
+    /// A perturbed warp's st stores only when `%emdefer` is off, keeps its address and values
+    /// otherwise, and its next wait::st lands them before the wait completes; a program with
+    /// functions never defers.
+    #[test]
+    fn sts_may_land_at_the_next_wait_st() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let now = l
+            .ptx
+            .find("@!%emdefer st.shared.u32")
+            .unwrap_or_else(|| panic!("{}", l.ptx));
+        let kept = l.ptx.find("@%emdefer or.b32 %emstq, %emstq, 1;").unwrap();
+        assert!(now < kept, "{}", l.ptx);
+        // The wait::st: the kept stores land (predicated on the pending bit), the bits clear,
+        // then the ld reads.
+        let cleared = kept + l.ptx[kept..].find("mov.u32 %emstq, 0;").unwrap();
+        let at_wait = &l.ptx[kept..cleared];
+        assert!(at_wait.contains("and.b32 %r"), "{at_wait}");
+        assert!(at_wait.contains("st.shared.u32 [%r"), "{at_wait}");
+        assert!(l.ptx[cleared..].contains("ld.shared.u32 %r"), "{}", l.ptx);
+        let mut f = samples::single_warp_roundtrip();
+        f.funcs.push(tcgen05_ir::Func { body: vec![] });
+        let l = lower(&f, &EmuConfig::default()).unwrap();
+        assert!(!l.ptx.contains("%emdefer st.shared"), "{}", l.ptx);
+    }
+
+    /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern
+    /// (contents unspecified, reference §5) before the warp goes on; without functions only.
+    #[test]
+    fn new_columns_get_a_pattern_of_the_run() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let fill = l
+            .ptx
+            .find("%emseed;\n\tmad.lo.u32")
+            .unwrap_or_else(|| panic!("{}", l.ptx));
+        let slot = l.ptx.find("st.shared.u32 [tc_slot+0]").unwrap();
+        let st = l.ptx.find("%emdefer st.shared.u32").unwrap();
+        assert!(slot < fill && fill < st, "{}", l.ptx);
+        let skip = l.ptx[..fill].rfind("setp.eq.u32 %p").unwrap();
+        assert!(l.ptx[skip..fill].contains(", %emseed, 0;"), "{}", l.ptx);
+        let mut f = samples::single_warp_roundtrip();
+        f.funcs.push(tcgen05_ir::Func { body: vec![] });
+        let l = lower(&f, &EmuConfig::default()).unwrap();
+        assert!(!l.ptx.contains("%emseed;\n\tmad.lo.u32"), "{}", l.ptx);
+    }
+
+    /// An MMA whose D the emulation does not compute is refused, whatever its kind: the
+    /// oracle states block-scaled D exactly (§9.7.16.10.7), so leaving D unchanged would be a
+    /// false discrepancy.
+    #[test]
+    fn mmas_whose_d_is_not_computed_are_refused() {
+        let mut refused = 0;
+        for seed in 0..400 {
+            let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
+            let odd = p.ops().into_iter().any(|op| {
+                matches!(op, Op::Mma(m)
+                    if mma_computed(m).is_none() && (m.form.block_scale || m.form.sp))
+            });
+            if odd {
+                assert!(lower(&p, &EmuConfig::default()).is_err(), "seed {seed}");
+                refused += 1;
+            }
+        }
+        assert!(refused > 0, "no block-scaled or sparse MMA in 400 programs");
     }
 
     #[test]

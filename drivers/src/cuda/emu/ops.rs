@@ -4,7 +4,7 @@
 
 use super::cp::EmuCp;
 use super::mma::EmuMma;
-use super::{ABORT_EVERY, Code, Emu, SPIN_LIMIT, SPIN_NS, st};
+use super::{ABORT_EVERY, Code, DONE_WORD, DeferredSt, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
 use tcgen05_ir::ptx::{Body, Pending};
 use tcgen05_ir::{
@@ -42,6 +42,9 @@ pub(super) trait EmuOps {
         store_seed: Option<u32>,
     ) -> Vec<u32>;
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
+    fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
+    fn fill_new_columns(&mut self, slot: u8, n: u32);
+    fn land_deferred_sts(&mut self);
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
@@ -94,6 +97,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.eq.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!("@%p{q} ld.volatile.global.u32 %r{a}, [%emust];"));
         self.line(&format!("@%p{q} setp.ne.u32 %p{q}, %r{a}, 0;"));
+        self.line(&format!(
+            "@%p{q} red.global.add.u32 [%emust+{}], 1;",
+            4 * DONE_WORD
+        ));
         self.line(&format!("@%p{q} exit;"));
     }
 
@@ -238,9 +245,15 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     self.label(&format!("$A{l}_skip"));
                 }
                 self.line("bar.warp.sync -1;");
+                // Not for `::2`: the peer's shift::2 may already write these cells.
+                if form.cta_group == CtaGroup::One {
+                    self.fill_new_columns(*slot, n);
+                }
             }
             Op::Dealloc { form, taddr, ncols } => {
                 self.converged();
+                // Deferred sts land before their columns can go to another allocation.
+                self.land_deferred_sts();
                 let t = self.taddr(taddr);
                 self.uniform(t, Code::DeallocNotAllocated);
                 let n = self.ncols(ncols);
@@ -274,6 +287,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
             }
             Op::Wait { form } => {
                 self.converged();
+                if form.op == WaitOp::St {
+                    self.land_deferred_sts();
+                }
                 self.line("bar.warp.sync -1;");
                 if form.op == WaitOp::Ld {
                     self.flush(pending);
@@ -763,6 +779,11 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
         self.line("bar.warp.sync -1;");
         let regs: Vec<u32> = (0..nregs).map(|_| self.r()).collect();
+        // A st a perturbed run may defer to the warp's next wait::st (module docs of `super`,
+        // "Perturbed runs"): its stores are predicated on `%emdefer` being off, and the
+        // address and values are kept for the wait.
+        let defer = store_seed.is_some() && self.low.c.defer && self.low.deferred.len() < 32;
+        let mut kept: Vec<(u32, u32, bool)> = Vec::new();
         for (i, &r) in regs.iter().enumerate() {
             let i = i as u32;
             let (rep, j) = (i / rpr, i % rpr);
@@ -776,6 +797,11 @@ impl EmuOps for Body<'_, Emu<'_>> {
             };
             let off = 4 * (dc * widen * 128 + dl);
             match store_seed {
+                Some(seed) if defer => {
+                    let (m, a) = values::st_coeffs(seed, i);
+                    self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
+                    kept.push((off, r, pack));
+                }
                 Some(seed) => {
                     let (m, a) = values::st_coeffs(seed, i);
                     self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
@@ -801,8 +827,113 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 }
             }
         }
+        if defer {
+            // An earlier instance still pending (a loop) lands first, in program order; then
+            // this one lands now, or is kept for the wait.
+            let bit = self.low.deferred.len() as u32;
+            let pending = DeferredSt {
+                bit,
+                base: self.r(),
+                stores: kept.iter().map(|&(o, _, p)| (o, self.r(), p)).collect(),
+            };
+            let (t, q) = (self.r(), self.pr());
+            self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << bit));
+            self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
+            self.deferred_stores(&pending, &format!("@%p{q} "));
+            let now = DeferredSt {
+                bit,
+                base,
+                stores: kept.clone(),
+            };
+            self.deferred_stores(&now, "@!%emdefer ");
+            self.line(&format!("@%emdefer mov.u32 %r{}, %r{base};", pending.base));
+            for (&(_, keep, _), &(_, r, _)) in pending.stores.iter().zip(&kept) {
+                self.line(&format!("@%emdefer mov.u32 %r{keep}, %r{r};"));
+            }
+            self.line(&format!(
+                "@%emdefer or.b32 %emstq, %emstq, {};",
+                1u32 << bit
+            ));
+            self.low.deferred.push(pending);
+        }
         regs
     }
+
+    /// The shared-memory stores of `d` (each predicated with `pred`, `@%p3 ` or empty): a
+    /// packed register's halves go to the low halves of two adjacent columns.
+    fn deferred_stores(&mut self, d: &DeferredSt, pred: &str) {
+        for &(off, r, pack) in &d.stores {
+            let base = d.base;
+            if pack {
+                let hi = self.r();
+                self.line(&format!("{pred}and.b32 %r{hi}, %r{r}, 65535;"));
+                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{hi};"));
+                self.line(&format!("{pred}shr.u32 %r{hi}, %r{r}, 16;"));
+                self.line(&format!(
+                    "{pred}st.shared.u32 [%r{base}+{}], %r{hi};",
+                    off + 512
+                ));
+            } else {
+                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
+            }
+        }
+    }
+
+    /// After an alloc, under a perturbation (`%emseed` non-zero): the warp writes a
+    /// run-dependent pattern (word index xor the perturbation) into the new columns' emulated
+    /// cells, so a read of cells nothing wrote, or of a st not yet landed, shows a value of
+    /// this run rather than what an earlier run left in shared memory. The contents of newly
+    /// allocated columns are not stated (reference §5: `Unspecified`), so any value is
+    /// allowed. Only where the kernel set `%emseed` (no functions).
+    fn fill_new_columns(&mut self, slot: u8, n: u32) {
+        if !self.low.c.defer {
+            return;
+        }
+        let l = self.next_label();
+        let (a, w, end, v, at) = (self.r(), self.r(), self.r(), self.r(), self.r());
+        let p = self.pr();
+        self.line(&format!("setp.eq.u32 %p{p}, %emseed, 0;"));
+        self.line(&format!("@%p{p} bra $F{l}_done;"));
+        self.line(&format!(
+            "ld.volatile.shared.u32 %r{a}, [tc_slot+{}];",
+            4 * u32::from(slot)
+        ));
+        self.line(&format!("and.b32 %r{w}, %r{a}, 65535;"));
+        self.line(&format!("add.u32 %r{end}, %r{w}, %r{n};"));
+        self.line(&format!("shl.b32 %r{end}, %r{end}, 7;"));
+        self.line(&format!(
+            "min.u32 %r{end}, %r{end}, {};",
+            128 * self.low.c.cols
+        ));
+        self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
+        self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
+        self.line(&format!("mov.u32 %r{a}, emu_tmem;"));
+        self.label(&format!("$F{l}_top"));
+        self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
+        self.line(&format!("@%p{p} bra $F{l}_done;"));
+        self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, %r{a};"));
+        self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
+        self.line(&format!("add.u32 %r{w}, %r{w}, 32;"));
+        self.line(&format!("bra $F{l}_top;"));
+        self.label(&format!("$F{l}_done"));
+        self.line("bar.warp.sync -1;");
+    }
+
+    /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE).
+    fn land_deferred_sts(&mut self) {
+        let all = self.low.deferred.clone();
+        for d in &all {
+            let (t, q) = (self.r(), self.pr());
+            self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << d.bit));
+            self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
+            self.deferred_stores(d, &format!("@%p{q} "));
+        }
+        if !all.is_empty() {
+            self.line("mov.u32 %emstq, 0;");
+        }
+    }
+
     /// Emulated tcgen05.shift: rows lane+0..30 move down by one lane in 8 columns (OQ-16).
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef) {
         let t = self.taddr(taddr);
