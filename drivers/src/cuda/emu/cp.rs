@@ -5,9 +5,10 @@
 //! 16-byte chunks of a row, SBO between groups of 8 rows, §9.7.16.4), one 32-bit word per
 //! column, and land in the lanes the shape and multicast name. The decompressions (`.b8x16`
 //! with `.b6x16_p32` / `.b4x16_p64`, which the oracle computes: `oracle::run::tmem`'s
-//! `decomp`) are not emulated, nor are forms whose values the oracle leaves unspecified
-//! (swizzled or unusual descriptors, a shape without the multicast it requires): they check
-//! their footprint (the shape's columns, decompressing or not) and leave the cells unchanged.
+//! `decomp`) are not emulated: a program with one is refused (`check`). Forms whose values
+//! the oracle leaves unspecified (swizzled or unusual descriptors, a shape without the
+//! multicast it requires) check their footprint (the shape's columns) and leave the cells
+//! unchanged.
 
 use super::ops::EmuOps;
 use super::{Code, Emu};

@@ -628,6 +628,37 @@ mod tests {
         );
     }
 
+    /// A decompressing cp (§9.7.16.9.1) is refused: the oracle states the cells it writes and
+    /// the emulation does not decompress; the same cp without decompression is lowered.
+    #[test]
+    fn decompressing_cps_are_refused() {
+        use tcgen05_ir::form::CpForm;
+        use tcgen05_ir::{CpDstFmt, CpShape, CpSrcFmt, Op, SmemDesc, Stmt, TmemRef};
+        let cp = |dst_fmt, src_fmt| {
+            let mut p = samples::single_warp_roundtrip();
+            p.warps[0].insert(
+                1,
+                Stmt::Tc(Op::Cp {
+                    form: CpForm {
+                        cta_group: CtaGroup::One,
+                        shape: CpShape::S128x256b,
+                        multicast: None,
+                        dst_fmt,
+                        src_fmt,
+                    },
+                    taddr: TmemRef::slot(0, 0, 0),
+                    // K-major, no swizzle: LBO 128 and SBO 256 bytes (>> 4), fixed 0b001.
+                    src: SmemDesc::from_fields(0, 0, 8 << 16 | 16 << 32 | 1 << 46),
+                }),
+            );
+            p.smem.regions = vec![4096];
+            lower(&p, &EmuConfig::default())
+        };
+        let e = cp(Some(CpDstFmt::B8x16), Some(CpSrcFmt::B4x16P64)).unwrap_err();
+        assert!(e.to_string().contains("decompression"), "{e}");
+        assert!(cp(None, None).is_ok());
+    }
+
     /// Each warp reads the run's perturbation after the emulated state is set up (after the
     /// CTA barrier, so the delay is not absorbed by it) and before its program, and sleeps
     /// only when it is non-zero.
