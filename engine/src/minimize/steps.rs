@@ -140,10 +140,8 @@ pub(super) fn merge_warps(p: &Program) -> Vec<Program> {
 fn rehome(body: &mut [Stmt], from: u16, to: u16) {
     for s in body {
         match s {
-            Stmt::Tc(Op::Ld { taddr, .. } | Op::St { taddr, .. })
-                if u16::from(taddr.lane) / 32 == from =>
-            {
-                taddr.lane = (u16::from(taddr.lane) % 32 + 32 * to) as _;
+            Stmt::Tc(Op::Ld { taddr, .. } | Op::St { taddr, .. }) if taddr.lane / 32 == from => {
+                taddr.lane = taddr.lane % 32 + 32 * to;
             }
             Stmt::If { then, els, .. } => {
                 rehome(then, from, to);
