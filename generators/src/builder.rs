@@ -1021,13 +1021,13 @@ impl<C: Choices> Builder<'_, C> {
         // (4 columns: room for the 1, 2, 3, 4 or 6 one-byte factors per row of every
         // scale-vector size) into every lane quarter; cp::N → mma::N is pipelined.
         let mut scales = None;
-        // Scale factors by st when the four quarter warps exist (15% of the time, always
+        // Scale factors by st when the four quarter warps exist (5% of the time, always
         // without cp): one seed per matrix in all four quarters, so the 32-lane partitions
         // hold the same bytes (MMA-BS-DUP); else by cp.32x128b.warpx4 below. The st words
         // are arbitrary, so their factors are mostly outside the range the oracle computes
-        // exactly (OQ-19); the cp source holds `FillElem::ScaleSmall` factors (UE8M0 2^-4 ..
+        // exactly (OQ-19), hence the small share; the cp source holds `FillElem::ScaleSmall` factors (UE8M0 2^-4 ..
         // 2^-1, UE4M3 352 .. 448).
-        let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(15));
+        let by_st = block_scale && nwarps >= 4 && cfg.st_ld && (!cfg.cp || self.c.percent(5));
         // scale_B holds factor n in lane `n mod 32` of its column `n / 32` (§9.7.16.10.7.3
         // figures, read in the oracle's `mma_scaled`): N / 32 columns, so an N = 256 MMA
         // reads 8; fewer columns written would leave its factors (and results) unknown.
@@ -1117,9 +1117,10 @@ impl<C: Choices> Builder<'_, C> {
             && !ws
             && (m == 128 || m == 256)
             && collector.is_none_or(|c| c.op == CollectorOp::Discard)
-            && self.c.percent(if two && m == 128 {
+            && self.c.percent(if (two && m == 128) || sparse {
                 // ::2 M = 128 (data-path layout B): which lanes hold A's shifted rows is
-                // figure-only (OQ-22), so the results are unspecified: kept, at a fifth.
+                // figure-only (OQ-22); sparse: which metadata row a shifted A row uses is not
+                // stated (OQ-29, §9.7.16.10.8). Their results are unspecified: kept, at a fifth.
                 cfg.ashift_pct / 5
             } else {
                 cfg.ashift_pct
