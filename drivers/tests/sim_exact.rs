@@ -1,5 +1,5 @@
 //! The simulator against the oracle on the forms whose values the oracle computes exactly
-//! (issue 18): every ld/st shape and `.num`, `.pack::16b` / `.unpack::16b`, `ld.red`, every cp
+//!: every ld/st shape and `.num`, `.pack::16b` / `.unpack::16b`, `ld.red`, every cp
 //! shape and multicast, shift, and MMA with A in TMEM (with `.ashift`). The two are
 //! independent implementations of the ISA's layouts; each program is generated from a seed
 //! (shapes, offsets, data), run under several schedulers, and must agree, with the oracle's

@@ -1,4 +1,4 @@
-//! The builder's valid programs observe what the oracle states (issue 18, points 1-2): reads
+//! The builder's valid programs observe what the oracle states: reads
 //! of never-written TMEM cells (OQ-9) and f32 `ld.red` results left open (OQ-13) are rare in
 //! the words of valid, race-free programs, and still occur, so their behaviour rows keep
 //! cases. Counted as `report.json` counts words ([`WordCounts::of`]).
@@ -38,7 +38,7 @@ fn words(seed: u64, notes: &[&str]) -> (u64, Vec<u64>) {
 /// that the program wrote (scratch columns stored before the cp, A stored by all four
 /// quarters), keeping a few fresh reads; OQ-13: f32 `ld.red` inputs without signed zeros, and
 /// without NaN unless `.NaN` (§9.7.16.8.3). Bounds: well under the 2% of unspecified words
-/// that issue 18 allows in all; both notes must still occur.
+/// allowed in all (`oracle/README.md`); both notes must still occur.
 #[test]
 fn fresh_reads_and_open_reductions_are_rare_but_kept() {
     let notes = ["OQ-9:", "OQ-13:"];

@@ -1,4 +1,4 @@
-//! The fault-injection table of `drivers/README.md` (issue 5, point 8): for each injectable
+//! The fault-injection table of `drivers/README.md`: for each injectable
 //! simulator fault, a campaign (`tcgen05_engine::campaign::run`, one job, valid cases) until
 //! the first finding (at most 60 s), then the finding minimized. Regenerate the table with
 //!

@@ -121,7 +121,7 @@ fn a_lost_commit_arrive_minimizes() {
 
 /// Every injected simulator fault (drivers/README.md, "Fault injection"): the first valid
 /// generated case of seed 1 that shows it on `sim+<fault>` or `sim:adversarial+<fault>`
-/// minimizes to at most 12 instructions (issue 5's limit; `cluster-barrier-no-wait` at most
+/// minimizes to at most 12 instructions (the limit; `cluster-barrier-no-wait` at most
 /// 16, see [`LIMIT_CLUSTER_BARRIER`]), keeps its signature, and breaks no rule the original
 /// keeps: checked here with the oracle's verdicts and the unfaulted simulator, not with the
 /// minimizer's own filter.

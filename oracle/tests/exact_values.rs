@@ -1,4 +1,4 @@
-//! Exact values of the forms whose layouts the ISA gives only in figures (issue 18): every
+//! Exact values of the forms whose layouts the ISA gives only in figures: every
 //! ld/st shape, `.pack::16b` / `.unpack::16b`, `ld.red`, cp, shift and MMA with A in TMEM.
 //! Every expectation here is computed by hand from the layout tables of the ISA (the
 //! derivations are in `run/ldst.rs` and `run/tmem.rs`), from `st_value` and `fill_word` (the

@@ -1,5 +1,5 @@
 //! What a device is and what it can run: the compute capability decides the compile target of
-//! the `cuda` target (issue 7, part 3) and whether `cuda-emu` can run (part 4); the driver's
+//! the `cuda` target and whether `cuda-emu` can run (part 4); the driver's
 //! error codes decide which faults poison the context (part 2). Pure functions: everything
 //! here is tested without a GPU.
 
@@ -71,8 +71,8 @@ pub fn emu_supported(cc: Cc) -> Result<(), DeviceError> {
     }
 }
 
-/// How a program's `.target` / `.version` lines are rewritten for the device (issue 7, part 3:
-/// "compile each program for the device's own target"). A tcgen05 `a` target becomes the
+/// How a program's `.target` / `.version` lines are rewritten for the device (each
+/// program is compiled for the device's own target). A tcgen05 `a` target becomes the
 /// device's `a` target, an `f` target the device's `f` target; the PTX version is raised to
 /// the first that knows the new name. A non-tcgen05 target (a GEN-TARGET near-miss) is kept,
 /// so the driver rejects it as it would any such module.

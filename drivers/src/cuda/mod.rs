@@ -1,4 +1,4 @@
-//! The hardware targets (issue 7): `cuda` / `cuda:<n>` (tcgen05 on a Blackwell device) and
+//! The hardware targets: `cuda` / `cuda:<n>` (tcgen05 on a Blackwell device) and
 //! `cuda-emu` / `cuda-emu:<n>` (the [`emu`] lowering on Hopper or newer).
 //!
 //! Both run each case in a worker process ([`worker`], [`protocol`]) under a per-case watchdog

@@ -1,5 +1,4 @@
-//! The framed protocol between the campaign (parent) and the CUDA worker process (issue 7,
-//! part 2). The worker owns the CUDA context; the parent never touches the driver.
+//! The framed protocol between the campaign (parent) and the CUDA worker process. The worker owns the CUDA context; the parent never touches the driver.
 //!
 //! # Framing
 //!

@@ -1,4 +1,4 @@
-//! The parent side of the worker protocol (issue 7, part 2): starts the worker, sends it
+//! The parent side of the worker protocol: starts the worker, sends it
 //! cases, keeps a watchdog per case, and kills and respawns it after a sticky fault, a hang,
 //! or a crash. Many cases share one worker until a fault.
 //!

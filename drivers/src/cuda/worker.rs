@@ -1,5 +1,5 @@
 //! The worker process: owns the CUDA context and runs cases sent by the parent over the framed
-//! protocol of [`super::protocol`] (issue 7, part 2).
+//! protocol of [`super::protocol`].
 //!
 //! It is started as `tcgen05-cuda-worker --device N` (the drivers crate's binary), or as any
 //! binary that calls [`serve_if_requested`] first thing in `main` with

@@ -1,6 +1,5 @@
 //! `cuda-emu`: a lowering of tcgen05 programs to ordinary sm_90 PTX, so every line of the
-//! hardware path (compile, load, cluster launch, readback, watchdog, respawn) runs on Hopper
-//! (issue 7, part 4).
+//! hardware path (compile, load, cluster launch, readback, watchdog, respawn) runs on Hopper.
 //!
 //! # What is emulated, and how
 //!
