@@ -15,7 +15,9 @@
 use super::groups::without_cluster_barriers;
 use super::tree::rewrite_all;
 use tcgen05_ir::idesc::{Idesc, IdescLayout};
-use tcgen05_ir::{CtaGroup, LdStShape, MmaA, MmaKind, NCols, Num, Op, Program, SmemDesc, TBase};
+use tcgen05_ir::{
+    CtaGroup, LdStShape, Mma, MmaA, MmaKind, NCols, Num, Op, Program, SmemDesc, TBase,
+};
 
 /// Every `::2` instruction as `::1`, its commit without multicast (MMA-DOL-SIZE: a `::1`
 /// disable-output-lane vector has 4 elements, not 8); then also in a one-CTA cluster.
@@ -192,36 +194,47 @@ fn sharing_candidates(p: &Program) -> Vec<Program> {
     v
 }
 
+/// One candidate per mma of `p` (in program order) that `f` rewrites: that mma replaced by
+/// `f`'s result, every other statement as it was.
+fn each_mma(p: &Program, f: impl Fn(&Mma) -> Option<Mma>) -> Vec<Program> {
+    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
+    let mut v = Vec::new();
+    for k in 0..mmas {
+        let counter = std::cell::Cell::new(0usize);
+        let g = |op: &Op| -> Option<Op> {
+            let Op::Mma(m) = op else { return None };
+            let i = counter.get();
+            counter.set(i + 1);
+            if i == k {
+                f(m).map(|m| Op::Mma(Box::new(m)))
+            } else {
+                None
+            }
+        };
+        v.extend(rewrite_all(p, &g));
+    }
+    v
+}
+
 /// A block-scaled mma's scale factors of B read from the TMEM of its scale factors of A, or
 /// those of A from the TMEM of B's (PTX ISA §9.7.16.10.7: each is a TMEM address of its
 /// own; nothing keeps them apart): the copy that fed the other columns can then go. Each
 /// candidate has one pair of distinct scale addresses fewer, so the step ends.
 pub(super) fn share_scales(p: &Program) -> Vec<Program> {
-    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
-    let mut v = Vec::new();
-    for k in 0..mmas {
-        for b_from_a in [true, false] {
-            let counter = std::cell::Cell::new(0usize);
-            let f = |op: &Op| -> Option<Op> {
-                let Op::Mma(m) = op else { return None };
-                let i = counter.get();
-                counter.set(i + 1);
-                match (i == k, m.scale_a, m.scale_b) {
-                    (true, Some(a), Some(b)) if a != b => {
-                        let mut m = m.clone();
-                        if b_from_a {
-                            m.scale_b = Some(a);
-                        } else {
-                            m.scale_a = Some(b);
-                        }
-                        Some(Op::Mma(m))
-                    }
-                    _ => None,
-                }
-            };
-            v.extend(rewrite_all(p, &f));
-        }
-    }
+    let mut v = each_mma(p, |m| match (m.scale_a, m.scale_b) {
+        (Some(a), Some(b)) if a != b => Some(Mma {
+            scale_b: Some(a),
+            ..m.clone()
+        }),
+        _ => None,
+    });
+    v.extend(each_mma(p, |m| match (m.scale_a, m.scale_b) {
+        (Some(a), Some(b)) if a != b => Some(Mma {
+            scale_a: Some(b),
+            ..m.clone()
+        }),
+        _ => None,
+    }));
     v
 }
 
@@ -232,26 +245,15 @@ pub(super) fn share_scales(p: &Program) -> Vec<Program> {
 /// then go, and a block-scaled one can then be unscaled ([`unscale_mmas`]). Each candidate has
 /// one sparse mma fewer, so the step ends.
 pub(super) fn densify_mmas(p: &Program) -> Vec<Program> {
-    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
-    let mut v = Vec::new();
-    for k in 0..mmas {
-        let counter = std::cell::Cell::new(0usize);
-        let f = |op: &Op| -> Option<Op> {
-            let Op::Mma(m) = op else { return None };
-            let i = counter.get();
-            counter.set(i + 1);
-            if i != k || !m.form.sp {
-                return None;
-            }
+    each_mma(p, |m| {
+        m.form.sp.then(|| {
             let mut m = m.clone();
             m.form.sp = false;
             m.sp_meta = None;
             m.idesc &= !0b111;
-            Some(Op::Mma(m))
-        };
-        v.extend(rewrite_all(p, &f));
-    }
-    v
+            m
+        })
+    })
 }
 
 /// A dense block-scaled `.kind::mxf8f6f4` mma made the unscaled `.kind::f8f6f4` of the same
@@ -260,33 +262,22 @@ pub(super) fn densify_mmas(p: &Program) -> Vec<Program> {
 /// K = 32, §9.7.16.10.1), without scale factors: the copies and fills that fed only the scale
 /// factors can then go. Each candidate has one block-scaled mma fewer, so the step ends.
 pub(super) fn unscale_mmas(p: &Program) -> Vec<Program> {
-    let mmas = p.ops().iter().filter(|o| matches!(o, Op::Mma(_))).count();
-    let mut v = Vec::new();
-    for k in 0..mmas {
-        let counter = std::cell::Cell::new(0usize);
-        let f = |op: &Op| -> Option<Op> {
-            let Op::Mma(m) = op else { return None };
-            let i = counter.get();
-            counter.set(i + 1);
-            if i != k || m.form.kind != MmaKind::Mxf8f6f4 || m.form.sp {
-                return None;
-            }
-            let from = Idesc::new(m.form.kind, m.idesc);
-            let mut m = m.clone();
-            m.form.kind = MmaKind::F8f6f4;
-            m.form.block_scale = false;
-            m.form.scale_vec = None;
-            m.scale_a = None;
-            m.scale_b = None;
-            // Layout (a): D type F32 (1) at bits 4-5, A/B types at 7-12 and the negate and
-            // transpose bits 13-16 as in layout (b), N >> 3 at 17-22, M >> 4 at 24-28.
-            m.idesc =
-                1 << 4 | m.idesc & (0x3FF << 7) | (from.n() >> 3) << 17 | (from.m() >> 4) << 24;
-            Some(Op::Mma(m))
-        };
-        v.extend(rewrite_all(p, &f));
-    }
-    v
+    each_mma(p, |m| {
+        if m.form.kind != MmaKind::Mxf8f6f4 || m.form.sp {
+            return None;
+        }
+        let from = Idesc::new(m.form.kind, m.idesc);
+        let mut m = m.clone();
+        m.form.kind = MmaKind::F8f6f4;
+        m.form.block_scale = false;
+        m.form.scale_vec = None;
+        m.scale_a = None;
+        m.scale_b = None;
+        // Layout (a): D type F32 (1) at bits 4-5, A/B types at 7-12 and the negate and
+        // transpose bits 13-16 as in layout (b), N >> 3 at 17-22, M >> 4 at 24-28.
+        m.idesc = 1 << 4 | m.idesc & (0x3FF << 7) | (from.n() >> 3) << 17 | (from.m() >> 4) << 24;
+        Some(m)
+    })
 }
 
 /// Every alloc and dealloc of one nCols value made 32, or half that value (all occurrences at
@@ -413,7 +404,7 @@ mod tests {
         p
     }
 
-    fn mmas(p: &Program) -> Vec<tcgen05_ir::Mma> {
+    fn mmas(p: &Program) -> Vec<Mma> {
         p.ops()
             .into_iter()
             .filter_map(|o| match o {
