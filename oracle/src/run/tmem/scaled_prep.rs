@@ -71,6 +71,19 @@ impl<'a> Ctx<'_, 'a> {
             None => None,
         };
         let res = self.scaled_prepare(ai, cells, a_cells, sc);
+        self.finish_prepared(ai, res, sc);
+    }
+
+    /// Records a prepared MMA of accumulator `ai` (a block-scaled or sparse one): `::1` goes
+    /// through `finish_mma_values`; a `::2` pair keeps each CTA's operands and, with
+    /// enable-input-d, each CTA's own old D (MMA-ENABLE-D); `Err` leaves the results open
+    /// with its reason.
+    pub(super) fn finish_prepared(
+        &mut self,
+        ai: usize,
+        res: Result<ScaledPrep, &'static str>,
+        sc: &mut Scratch,
+    ) {
         match res {
             Ok((p, None)) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
             Ok((p, Some((peer, pp)))) => {

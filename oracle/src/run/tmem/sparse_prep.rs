@@ -11,38 +11,8 @@ impl<'a> Ctx<'_, 'a> {
     /// `cta_group::2` (each CTA's rows use its own copy, like its own A). `a_cells`: the
     /// issuing CTA's A cells in TMEM, read as for a dense MMA (`mma_values`), when known.
     pub(super) fn sparse_values(&mut self, ai: usize, a_cells: Option<&[u32]>, sc: &mut Scratch) {
-        match self.sparse_prepare(ai, a_cells, sc) {
-            Ok((p, None)) => self.finish_mma_values(ai, std::rc::Rc::new(p), sc),
-            Ok((p, Some((peer, pp)))) => {
-                let acc = &self.accs[ai];
-                let Op::Mma(m) = acc.op else { return };
-                let own = acc.regions.first().copied();
-                let peer_region = acc.regions.iter().copied().find(|r| r.inst == peer);
-                let (Some(own), Some(peer_region)) = (own, peer_region) else {
-                    return;
-                };
-                // MMA-ENABLE-D: each CTA's D cells are its own old values.
-                let (old, peer_old) = if m.enable_input_d {
-                    (
-                        Some(self.old_d(ai, own, sc)),
-                        Some(self.old_d(ai, peer_region, sc)),
-                    )
-                } else {
-                    (None, None)
-                };
-                self.accs[ai].mma = Some(Box::new(MmaVals {
-                    p: std::rc::Rc::new(p),
-                    peer: Some((peer, std::rc::Rc::new(pp))),
-                    old,
-                    peer_old,
-                    dol: [0; 4],
-                    ashift: false,
-                    fold: dp_layout::Fold { rows: 128 },
-                }));
-                self.accs[ai].known = true;
-            }
-            Err(why) => self.accs[ai].open = Some(why),
-        }
+        let res = self.sparse_prepare(ai, a_cells, sc);
+        self.finish_prepared(ai, res, sc);
     }
 
     /// [`mma_sparse::prepare_sparse`] of MMA `ai` for the issuing CTA, and with
