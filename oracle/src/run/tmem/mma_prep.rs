@@ -390,7 +390,10 @@ impl<'a> Ctx<'_, 'a> {
         let Some(r) = acc.regions.first().copied() else {
             return;
         };
-        let old = m.enable_input_d.then(|| self.old_d(ai, r, sc));
+        // MMA-DOL-SEM: a lane whose disable-output-lane bit is set keeps its old value, read
+        // like enable-input-d's old D (`Ctx::mma_value`).
+        let old =
+            (m.enable_input_d || m.disable_output_lane.is_some()).then(|| self.old_d(ai, r, sc));
         let acc = &self.accs[ai];
         let Op::Mma(m) = acc.op else { return };
         // MMA-DOL-SEM: a lane whose disable-output-lane bit is set is not written.

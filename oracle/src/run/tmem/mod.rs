@@ -34,6 +34,8 @@ mod scaled_prep;
 mod sparse_prep;
 mod written;
 
+pub use reads::ORACLE_GAP;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Ld,
@@ -314,6 +316,9 @@ struct Scratch {
     /// Set by [`Ctx::cells`] when every cell is `Unspecified` (some candidate of every cell
     /// is never known): the cells are then left unwritten (`out` empty).
     unknown: bool,
+    /// Set by [`Ctx::cells`] when a cell of the read has no write ordered before it (OQ-9);
+    /// cleared at each ld ([`Ctx::note_open`] names it).
+    never_written: bool,
 }
 
 /// Whether `w` is an MMA with 16-bit D: its cells' values are the low halves only, the high
@@ -707,6 +712,10 @@ fn values_with(
                     continue;
                 };
                 let (cta, warp) = ((x.g / c.w) as u32, (x.g % c.w) as u8);
+                sc.never_written = false;
+                // Whether the record's open words are noted already (an ld outside the
+                // allocation, the shaped lds).
+                let mut noted = false;
                 let simple = !form.red && form.shape == LdStShape::S32x32b && form.pack.is_none();
                 // Room for the race rules added below (one allocation).
                 let mut rules = Vec::with_capacity(4);
@@ -719,10 +728,15 @@ fn values_with(
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::McmLdWar]))
                 } else if x.regions.len() != 1 + usize::from(form.shape == LdStShape::S16x32bx2) {
                     // Outside the allocation (OQ-9).
+                    f.note(
+                        "OQ-9: an ld reads lanes or columns outside every allocation: unspecified",
+                    );
+                    noted = true;
                     SiteExpect::Same(ObsExpect::Unspecified(vec![RuleId::LdAsync]))
                 } else if !simple {
                     let (expect, races) = cx.ld_shaped(k, form, u32::from(*nregs), e.mask, sc, f);
                     rules.extend(races.rules());
+                    noted = true;
                     expect
                 } else {
                     let r = *x.regions.first().expect("one region");
@@ -775,7 +789,7 @@ fn values_with(
                         }
                     }
                 };
-                if rules.len() == 1 && !matches!(expect, SiteExpect::Exact { .. }) {
+                if !noted && rules.len() == 1 && !matches!(expect, SiteExpect::Exact { .. }) {
                     // Not exact, and no race: say which open question leaves it so.
                     cx.note_open(sc, f);
                 }

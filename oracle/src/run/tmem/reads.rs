@@ -336,6 +336,7 @@ impl<'a> Ctx<'_, 'a> {
                 if sc.cov.is_empty() {
                     // Never written in this allocation (OQ-9): unspecified.
                     sc.block.push(None);
+                    sc.never_written = true;
                 }
                 for (&wi, &rule) in sc.race.iter().zip(&sc.race_rule) {
                     if covers(wi, l, c) {
@@ -593,11 +594,17 @@ impl<'a> Ctx<'_, 'a> {
     /// unspecified when nothing races: cells no write is ordered before (OQ-9), and writers
     /// whose values the oracle does not compute (an MMA: OQ-19 numerics, OQ-22 layouts; a cp
     /// from a swizzled or unknown source: OQ-29; the upper half of an unpacked st:
-    /// OQ-10; a shift whose rows were not known).
-    pub(super) fn note_open(&self, sc: &Scratch, f: &mut Findings) {
-        if sc.before.is_empty() {
-            f.note("OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified");
+    /// OQ-10; a shift whose rows were not known). Where no writer is open as a whole, the
+    /// known writers that may still leave a cell open name why ([`known_open_reason`]).
+    /// Returns whether a reason was named; when none was, notes [`ORACLE_GAP`] (so an
+    /// unspecified word is never left without a note).
+    pub(super) fn note_open(&self, sc: &Scratch, f: &mut Findings) -> bool {
+        let mut named = false;
+        if sc.before.is_empty() || sc.never_written {
+            f.note(OQ9_NEVER_WRITTEN);
+            named = true;
         }
+        let mut known = false;
         for &a in &sc.before {
             // `sc` may hold the plan of an earlier read where a fast path did not plan this
             // one: a note is only a diagnostic, so an index that does not fit is skipped.
@@ -623,10 +630,31 @@ impl<'a> Ctx<'_, 'a> {
                 Op::St { form, .. } if form.pack.is_some() => {
                     "OQ-10: an ld reads the upper half of a cell an .unpack::16b st wrote: unspecified"
                 }
-                _ => continue,
+                _ => {
+                    known = true;
+                    continue;
+                }
             };
             f.note(why);
+            named = true;
         }
+        if !named && known {
+            for &a in &sc.before {
+                if let Some(why) = sc
+                    .writers
+                    .get(a)
+                    .and_then(|&wi| self.accs.get(wi))
+                    .and_then(known_open_reason)
+                {
+                    f.note(why);
+                    named = true;
+                }
+            }
+        }
+        if !named {
+            f.note(ORACLE_GAP);
+        }
+        named
     }
 
     /// The record of an ld of any shape, with `.pack::16b` or `.red` (§9.7.16.8.3): the
@@ -653,15 +681,27 @@ impl<'a> Ctx<'_, 'a> {
         for (h, r) in x.regions.iter().enumerate() {
             let rect = (r.l0, r.l1, r.c0, r.c1);
             self.plan(k, r.inst, rect, sc);
-            races.0 |= self.cells_half(r.inst, rect, sc, &mut cells[h], pack).0;
+            sc.never_written = false;
+            let mut own = self.cells_half(r.inst, rect, sc, &mut cells[h], pack);
             // An MMA that wrote (or may have written) these cells read a racing A.
             for &wi in &sc.writers {
-                races.0 |= self.accs[wi].in_races.0;
+                own.0 |= self.accs[wi].in_races.0;
             }
+            races.0 |= own.0;
             if sc.unknown {
                 cells[h].clear();
                 let area = (r.l1 - r.l0) * (r.c1 - r.c0);
                 cells[h].resize(area as usize, WordExpect::Unspecified);
+            }
+            // Open cells that no race explains: name the open question (each region's
+            // writers while its plan is in `sc`).
+            let open = || {
+                cells[h]
+                    .iter()
+                    .any(|w| matches!(w, WordExpect::Unspecified | WordExpect::Masked { .. }))
+            };
+            if own.0 == 0 && open() {
+                self.note_open(sc, f);
             }
         }
         let words = n + u32::from(form.red);
@@ -810,5 +850,34 @@ impl<'a> Ctx<'_, 'a> {
             }
         }
         Some((SiteExpect::Exact { words, data }, races))
+    }
+}
+
+/// The note of an ld reading TMEM cells no write is ordered before.
+pub(super) const OQ9_NEVER_WRITTEN: &str = "OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified";
+
+/// The note of an ld whose unspecified cells no rule or open question explains: an oracle
+/// gap, never expected (`tests/unspecified_named.rs` fails on it).
+pub const ORACLE_GAP: &str = "ORACLE-GAP: an ld reads cells the oracle leaves unspecified without naming the rule or open question (run::tmem::reads::note_open): unspecified";
+
+/// Why a writer whose values the oracle computes may still leave some of its cells open
+/// (`None` where every cell it writes is known): an exact MMA's `.ashift` row 0, its
+/// disabled lanes (MMA-DOL-SEM: they keep an old value), its old D (MMA-ENABLE-D) or a sum
+/// that is not exact in f32 (OQ-19); a cp's words outside the filled source region.
+fn known_open_reason(w: &Acc<'_>) -> Option<&'static str> {
+    match w.op {
+        Op::Mma(m) if w.mma.is_some() => Some(if m.form.ashift {
+            "MMA .ashift (reference §3.7): D row 0 is computed from an A row the text does not state (as for shift's first row, OQ-16): unspecified"
+        } else if m.disable_output_lane.is_some() {
+            "MMA-DOL-SEM: a lane whose disable-output-lane bit is set keeps its old value, which is not known at the MMA (never written, OQ-9, or open itself): unspecified"
+        } else if m.enable_input_d {
+            "MMA-ENABLE-D: an MMA accumulates onto old D cells that are not known at its issue, or its sum is not exact in f32 (OQ-19): unspecified"
+        } else {
+            "OQ-19: an ld reads MMA cells whose sum is not exact in f32 (rounding, accumulation order and precision are open): unspecified"
+        }),
+        Op::Cp { .. } if w.cp.is_some() => Some(
+            "CP-SHAPE (§9.7.16.9.2): a cp copies shared-memory words outside the region the program filled (their contents are not stated): unspecified",
+        ),
+        _ => None,
     }
 }

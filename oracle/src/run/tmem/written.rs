@@ -230,7 +230,7 @@ impl<'a> Ctx<'_, 'a> {
             .get((row / 32) as usize)
             .is_some_and(|x| x >> (row % 32) & 1 == 1)
         {
-            // Not written: the lane keeps its old value, known only when enable-input-d read it.
+            // Not written: the lane keeps its old value (read at the MMA, `Ctx::finish_mma_values`).
             return old;
         }
         // The old value is the cell's (physical); the product is D's (row, column) that the
