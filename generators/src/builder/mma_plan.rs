@@ -64,9 +64,9 @@ impl<C: Choices> Builder<'_, C> {
             && self.c.percent(cfg.sparse_pct);
         let m = if ws {
             [32, 64, 128][self.c.below(3) as usize]
-        } else if two && (sparse || self.c.percent(if block_scale { 95 } else { 75 })) {
+        } else if two && (sparse || self.c.percent(if block_scale { 98 } else { 75 })) {
             // A block-scaled ::2 MMA with M = 128 (data-path layout B) stays unspecified
-            // (which scale factors the folded rows use is figure-only, OQ-29): 5% of them.
+            // (which scale factors the folded rows use is figure-only, OQ-29): 2% of them.
             256
         } else {
             128
@@ -469,9 +469,20 @@ impl<C: Choices> Builder<'_, C> {
                 scale_b: scales.map(|s| s.1),
                 // Optional (MMA-DOL-SIZE); not in .ws or .block_scale forms. With ::2, how
                 // mask bits 128-255 map onto the peer's lanes is open (OQ-31), so the MMA's
-                // results are unspecified: kept, at a smaller share.
-                disable_output_lane: (!ws && !block_scale && c.percent(if two { 2 } else { 10 }))
-                    .then(|| (0..dol_len).map(|_| c.word()).collect()),
+                // results are unspecified: kept, at a smaller share. On a first MMA that an
+                // accumulating one follows, also at a smaller share: its disabled lanes keep
+                // arbitrary words (D stored before it, or never written), which the
+                // accumulation rounds (OQ-19) unless the kind is i8.
+                disable_output_lane: (!ws
+                    && !block_scale
+                    && c.percent(if two {
+                        2
+                    } else if !enable && second && kind != MmaKind::I8 {
+                        3
+                    } else {
+                        10
+                    }))
+                .then(|| (0..dol_len).map(|_| c.word()).collect()),
                 enable_input_d: enable,
                 scale_input_d: (!ws && enable && scale_ok && c.percent(30))
                     .then(|| c.below(16) as u8),
@@ -634,16 +645,18 @@ impl<C: Choices> Builder<'_, C> {
                     scratch = Some(sc);
                     // The quarter warps store the scratch cells the cp's footprint leaves
                     // (§9.7.16.9.2, reference §3.5: columns 4-7 of the 128-bit shapes, which
-                    // write 4 columns of every lane; lanes 32-127 of .4x256b, which writes
+                    // write 4 columns of every lane; lanes 4-127 of .4x256b, which writes
                     // lanes 0-3) before the sync, with a seed per quarter, so the consumers'
                     // lds observe written cells only, and a cp writing outside its footprint
-                    // changes observed words. The footprint itself stays unwritten before the
-                    // cp: a read that overtakes the cp sees no value any program gives, not
-                    // the st's. One scratch in ten stays unstored, so an ld of never-written
-                    // cells (OQ-9) still occurs.
+                    // changes observed words. The 128-bit shapes' footprint stays unwritten
+                    // before the cp (a read that overtakes the cp sees no value any program
+                    // gives); quarter 0's st of a .4x256b scratch covers lanes 0-31, the cp's
+                    // four lanes too, which the cp then overwrites with values that differ
+                    // from the st's. One scratch in twenty stays unstored, so an ld of
+                    // never-written cells (OQ-9) still occurs.
                     let rest = match shape {
                         CpShape::S128x256b => None,
-                        CpShape::S4x256b => Some((sc, 0b1110)),
+                        CpShape::S4x256b => Some((sc, 0b1111)),
                         _ => Some((
                             Cols {
                                 col: sc.col + 4,
@@ -655,7 +668,7 @@ impl<C: Choices> Builder<'_, C> {
                     };
                     if let Some((cols, quarters)) = rest
                         && cfg.st_ld
-                        && self.c.percent(90)
+                        && self.c.percent(95)
                     {
                         scratch_fill = Some((cols, self.c.word(), quarters));
                     }
@@ -709,7 +722,18 @@ impl<C: Choices> Builder<'_, C> {
         // into them gives open. Only for kind::i8, whose s32 accumulation of arbitrary st words
         // is exact (OQ-19 leaves rounded sums open), and not with an MMA issued before the
         // barrier by another warp (`pre`), which the st would race.
-        if kind == MmaKind::I8 && pre.is_none() && nwarps >= 4 && cfg.st_ld && self.c.percent(30) {
+        // Likewise before a first MMA with disable-output-lane: its disabled lanes keep the
+        // st's values (MMA-DOL-SEM), where without it they would hold never-written cells.
+        let dol_first = issue.iter().find_map(|st| match st {
+            Stmt::Tc(Op::Mma(m)) => Some(m.disable_output_lane.is_some()),
+            _ => None,
+        }) == Some(true);
+        if (kind == MmaKind::I8 || dol_first)
+            && pre.is_none()
+            && nwarps >= 4
+            && cfg.st_ld
+            && (dol_first || self.c.percent(30))
+        {
             st_fills.push((d, self.c.word()));
         }
         // The folded layouts B, E and G write N·R/128 columns of every lane (R rows of D per
