@@ -1,8 +1,10 @@
 //! Where the oracle's unspecified words come from: the valid, race-free cases of the
 //! campaign's default mix (`Mode::Mixed`, the default configuration), their observed words
 //! counted as `report.json` `words` counts them (`WordCounts::of`), the unspecified ones
-//! attributed to the oracle's notes of the case and to the MMA forms of the case whose
-//! results the oracle does not compute.
+//! attributed to the oracle's notes of the case (every case with unspecified words carries
+//! one naming the rule or open question, `tests/valid_words.rs`), to the case's only note where
+//! it has one, and to the MMA forms of the case, each marked by whether the oracle computes
+//! that form at all ("form computed") or leaves its results open ("form open").
 //!
 //! ```text
 //! cargo run --release -p tcgen05-drivers --example unspecified_words -- 20000 [seed]
@@ -63,6 +65,20 @@ fn mma_class(m: &tcgen05_ir::Mma) -> String {
     c
 }
 
+/// Whether the oracle computes the values of MMAs of `m`'s form (`run::mma` dense shapes and
+/// pairs, `run::mma_scaled` block-scaled forms, `run::mma_sparse` sparse ones); such an MMA's
+/// values may still be open for its operand data or ordering (the notes say which).
+fn form_computed(m: &tcgen05_ir::Mma) -> bool {
+    use tcgen05_oracle::run::{mma, mma_scaled, mma_sparse};
+    if m.form.block_scale {
+        mma_scaled::scaled_form(m).is_ok()
+    } else if m.form.sp {
+        mma_sparse::sparse_form(m).is_ok()
+    } else {
+        mma::exact_shape(m).is_some() || mma::pair_shape(m).is_some()
+    }
+}
+
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let n: u64 = args
@@ -76,6 +92,8 @@ fn main() -> Result<(), String> {
     let stream = Stream::new(tcgen05_generators::Config::default(), seed, Mode::Mixed);
     let mut total = WordCounts::default();
     let mut by_note: BTreeMap<String, u64> = BTreeMap::new();
+    // The unspecified words of cases carrying one note only (so attributable to it).
+    let mut by_sole_note: BTreeMap<String, u64> = BTreeMap::new();
     let mut by_mma: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut judged = 0u64;
     // The unspecified words of cases holding one form only (so attributable to it).
@@ -95,16 +113,23 @@ fn main() -> Result<(), String> {
         for note in &e.notes {
             *by_note.entry(note.clone()).or_default() += w.unspecified;
         }
+        if let [only] = &e.notes[..] {
+            *by_sole_note.entry(only.clone()).or_default() += w.unspecified;
+        }
+        if e.notes.is_empty() {
+            // Every open record notes why (`note_open`, `ORACLE_GAP` at worst): never expected.
+            *by_note.entry("(no note)".into()).or_default() += w.unspecified;
+        }
         let mut classes: Vec<String> = p
             .ops()
             .into_iter()
             .filter_map(|o| match o {
                 Op::Mma(m) => {
-                    // Whether the oracle's MMA shapes cover it (`run::mma`); a covered MMA's
-                    // values may still be unknown (operand data, ordering).
-                    let covered = tcgen05_oracle::run::mma::exact_shape(m).is_some()
-                        || tcgen05_oracle::run::mma::pair_shape(m).is_some();
-                    let tag = if covered { "covered" } else { "not covered" };
+                    let tag = if form_computed(m) {
+                        "form computed"
+                    } else {
+                        "form open"
+                    };
                     Some(format!("{} ({tag})", mma_class(m)))
                 }
                 Op::Cp { form, .. } if form.src_fmt.is_some() => Some("cp-decomp".into()),
@@ -136,6 +161,12 @@ fn main() -> Result<(), String> {
     notes.sort_by_key(|x| std::cmp::Reverse(x.1));
     println!("\nunspecified words of the cases carrying each note:");
     for (k, v) in notes.iter().take(20) {
+        println!("{v:>12}  {k}");
+    }
+    let mut sole: Vec<_> = by_sole_note.into_iter().collect();
+    sole.sort_by_key(|x| std::cmp::Reverse(x.1));
+    println!("\nunspecified words of the cases carrying one note only:");
+    for (k, v) in sole.iter().take(20) {
         println!("{v:>12}  {k}");
     }
     let mut mmas: Vec<_> = by_mma.into_iter().collect();

@@ -64,3 +64,49 @@ fn fresh_reads_and_open_reductions_are_rare_but_kept() {
     );
     assert!(by[0] > 0, "no program reads fresh cells: OQ-9 has no case");
 }
+
+/// Issue 18's "each unspecified word names the rule or open question that makes it so":
+/// every valid, race-free program of the default mix (`Mode::Mixed`) whose records hold
+/// unspecified words carries a note naming a rule (`RULE-ID:`) or an open question
+/// (`OQ-n`, reference §7), and none carries the oracle's gap note (`ORACLE_GAP`: an open
+/// record whose writers name no reason, `run::tmem`).
+#[test]
+fn every_unspecified_word_of_the_mixed_stream_names_its_rule_or_open_question() {
+    use tcgen05_oracle::run::tmem::ORACLE_GAP;
+    // A note naming a rule (`MMA-DOL-SEM: ...`) or an open question (`... (OQ-19) ...`).
+    let names = |n: &str| {
+        n.contains("OQ-")
+            || n.split([':', ' ']).next().is_some_and(|id| {
+                id.len() > 2
+                    && id
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-')
+            })
+    };
+    let stream = Stream::new(Config::default(), 7, Mode::Mixed);
+    let (mut open_cases, mut unnamed) = (0, Vec::new());
+    for i in 0..3000 {
+        let p = stream.case_at(i).program;
+        let e = tcgen05_oracle::expect(&p);
+        let Some(w) = WordCounts::of(&p, &Layout::of(&p), &e) else {
+            continue;
+        };
+        if w.unspecified == 0 {
+            continue;
+        }
+        open_cases += 1;
+        if e.notes.iter().any(|n| n == ORACLE_GAP) || !e.notes.iter().any(|n| names(n)) {
+            unnamed.push((i, w.unspecified, e.notes.clone()));
+        }
+    }
+    assert!(
+        open_cases > 0,
+        "no program with unspecified words: the check checks nothing"
+    );
+    assert!(
+        unnamed.is_empty(),
+        "{} of {open_cases} programs hold unspecified words without naming why, first: {:?}",
+        unnamed.len(),
+        unnamed.first()
+    );
+}

@@ -690,6 +690,68 @@ fn mma_disable_output_lane_and_scale_d() {
     assert_eq!(f32::from_bits(w[0]), 1.5 * f32::from_bits(v[0]));
 }
 
+/// MMA-DOL-SEM (§9.7.16.10.9): a lane whose disable-output-lane bit is set is not written, so
+/// it keeps what a st wrote there before the MMA, without enable-input-d too; the other lanes
+/// hold A·B (the expected old value is the st's, `values::st_value`, not the oracle's).
+#[test]
+fn mma_disabled_lanes_keep_what_a_st_wrote_before() {
+    const SEED: u32 = 0x5EED;
+    let prog = |dol: Option<Vec<u32>>| {
+        let mut m = mma(MmaKind::F16, false);
+        m.idesc = probes::idesc(MmaKind::F16, 128, 64);
+        m.disable_output_lane = dol;
+        one_warp(vec![
+            Stmt::Fill {
+                region: 0,
+                seed: 1,
+                elem: FillElem::F16Small,
+            },
+            Stmt::Fill {
+                region: 1,
+                seed: 2,
+                elem: FillElem::F16Small,
+            },
+            Stmt::FenceProxyAsync,
+            st(0, 0, 0, Num::X1, SEED),
+            wait(WaitOp::St),
+            lane_if(
+                Cond::ElectOne,
+                vec![Stmt::Tc(Op::Mma(Box::new(m))), commit()],
+            ),
+            Stmt::MbarWait {
+                bar: 0,
+                parity: false,
+                scope: Scope::Cta,
+                max_tries: 100,
+            },
+            fence(FenceKind::AfterThreadSync),
+            ld(0, 0, 0, Num::X1),
+            wait(WaitOp::Ld),
+        ])
+    };
+    let rec = |p: &Program, lane: u8| {
+        expect(p)
+            .per_lane()
+            .into_iter()
+            .find(|o| o.rules.contains(&RuleId::LdAsync) && o.key.lane == lane)
+            .unwrap()
+            .expect
+    };
+    let stored = tcgen05_ir::values::st_value(SEED, 3, 0);
+    let base = prog(None);
+    let ObsExpect::Exact(v) = rec(&base, 3) else {
+        panic!("{:?}", rec(&base, 3))
+    };
+    assert_ne!(
+        v,
+        vec![stored],
+        "the MMA overwrites the st in an enabled lane"
+    );
+    let masked = prog(Some(vec![1 << 3, 0, 0, 0]));
+    assert_eq!(rec(&masked, 3), ObsExpect::Exact(vec![stored]));
+    assert_eq!(rec(&masked, 4), rec(&base, 4));
+}
+
 /// The rules of every ld record of `p` (the program must complete).
 fn ld_rules(p: &Program) -> Vec<RuleId> {
     let e = expect(p);
