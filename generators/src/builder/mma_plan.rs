@@ -476,7 +476,7 @@ impl<C: Choices> Builder<'_, C> {
                 disable_output_lane: (!ws
                     && !block_scale
                     && c.percent(if two {
-                        2
+                        1
                     } else if !enable && second && kind != MmaKind::I8 {
                         3
                     } else {
