@@ -737,7 +737,7 @@ fn mma_disabled_lanes_keep_what_a_st_wrote_before() {
             .unwrap()
             .expect
     };
-    let stored = tcgen05_ir::values::st_value(SEED, 3, 0);
+    let stored = values::st_value(SEED, 3, 0);
     let base = prog(None);
     let ObsExpect::Exact(v) = rec(&base, 3) else {
         panic!("{:?}", rec(&base, 3))
