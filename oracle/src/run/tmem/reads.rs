@@ -857,7 +857,7 @@ impl<'a> Ctx<'_, 'a> {
 pub(super) const OQ9_NEVER_WRITTEN: &str = "OQ-9: an ld reads TMEM cells that no write is ordered before (a fresh allocation): unspecified";
 
 /// The note of an ld whose unspecified cells no rule or open question explains: an oracle
-/// gap, never expected (`tests/unspecified_named.rs` fails on it).
+/// gap, never expected (the drivers' `tests/valid_words.rs` fails on it).
 pub const ORACLE_GAP: &str = "ORACLE-GAP: an ld reads cells the oracle leaves unspecified without naming the rule or open question (run::tmem::reads::note_open): unspecified";
 
 /// Why a writer whose values the oracle computes may still leave some of its cells open
@@ -867,7 +867,7 @@ pub const ORACLE_GAP: &str = "ORACLE-GAP: an ld reads cells the oracle leaves un
 fn known_open_reason(w: &Acc<'_>) -> Option<&'static str> {
     match w.op {
         Op::Mma(m) if w.mma.is_some() => Some(if m.form.ashift {
-            "MMA .ashift (reference §3.7): D row 0 is computed from an A row the text does not state (as for shift's first row, OQ-16): unspecified"
+            "MMA .ashift (§9.7.16.10.9.1): D row 0 is computed from an A row the text does not state (as for shift's first row, OQ-16): unspecified"
         } else if m.disable_output_lane.is_some() {
             "MMA-DOL-SEM: a lane whose disable-output-lane bit is set keeps its old value, which is not known at the MMA (never written, OQ-9, or open itself): unspecified"
         } else if m.enable_input_d {
