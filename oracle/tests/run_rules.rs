@@ -994,7 +994,7 @@ fn a_pair_alloc_needs_a_cluster_barrier_before_it_in_the_run_and_in_check() {
         }
     };
     let check_rules = |p: &Program| -> Vec<RuleId> {
-        let src = tcgen05_ir::ptx::emit(p);
+        let src = ptx::emit(p);
         let reports = kernel::check_source(&src, "p.ptx", &kernel::Options::default()).unwrap();
         reports
             .iter()
