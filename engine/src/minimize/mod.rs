@@ -70,7 +70,7 @@ use steps::{
 use tcgen05_drivers::diff::Signature;
 use tcgen05_drivers::target::Target;
 use tcgen05_ir::{Case, Program, RuleId, Stmt};
-use tcgen05_oracle::{Expected, LeakStatus, Options, RunVerdict};
+use tcgen05_oracle::{Expected, Options};
 
 /// Why minimization could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,27 +135,9 @@ pub struct PassStats {
     pub time: Duration,
 }
 
-/// The rules a program breaks by the oracle's verdicts on it: its static violations, the rules
-/// that make its run undefined, possibly blocking or deadlocking, and those that let it leak
-/// TMEM (ALLOC-FREE-BEFORE-EXIT). The rules a run checked and found kept (`Completes`) are
-/// not among them.
+/// The rules a program breaks by the oracle's verdicts on it ([`Expected::broken_rules`]).
 pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
-    let mut v: BTreeSet<RuleId> = e.violations.iter().map(|x| x.rule).collect();
-    match &e.run.verdict {
-        RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
-        RunVerdict::Undefined(rules) => {
-            v.extend(rules.iter().copied());
-            v.extend(e.run.rules.iter().copied());
-        }
-        RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
-            v.extend(e.run.rules.iter().copied());
-        }
-    }
-    if e.leak.status != LeakStatus::NoLeak {
-        v.extend(e.leak.rules.iter().copied());
-        v.insert(RuleId::AllocFreeBeforeExit);
-    }
-    v
+    e.broken_rules()
 }
 
 /// Minimizes `case` on `target` while its discrepancy signature stays the same (or its rule
