@@ -155,6 +155,61 @@ fn a_minimized_finding_breaks_only_what_its_original_broke() {
     assert!(checked > 0, "no finding of a clean original to check");
 }
 
+/// `check` on a finding's `minimized.ptx` reports no rule but the one the finding names, when
+/// `check` finds nothing in the original: the minimizer keeps the cluster barrier before a
+/// `::2` alloc (GEN-PEER-ACTIVE, §9.7.16.7.1), the fences around a barrier (MCM-XTHREAD,
+/// §9.7.16.6.3-4) and the cluster shape (`.reqnctapercluster`) that lets `check` see the pair.
+#[test]
+fn check_on_a_minimized_ptx_reports_only_the_finding_s_rule() {
+    let cwd = tempfile::tempdir().unwrap();
+    campaign_on(
+        cwd.path(),
+        "out",
+        "sim+alloc-pair-not-collective,sim+cluster-barrier-no-wait",
+    );
+    let rules_of = |ptx: &Path| -> Vec<String> {
+        let o = run_in(
+            cwd.path(),
+            &["check", "--format", "json", ptx.to_str().unwrap()],
+        );
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{}",
+            text(&o.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["kernels"].as_array().unwrap())
+            .flat_map(|k| k["findings"].as_array().unwrap())
+            .map(|x| x["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut checked = 0;
+    for f in finding_folders(&cwd.path().join("out")) {
+        if !rules_of(&f.join("original.ptx")).is_empty() {
+            continue;
+        }
+        let reported = json(&f.join("report.json"))["sig"]["rule"].clone();
+        let min = std::fs::read_to_string(f.join("minimized.ptx")).unwrap();
+        let others: Vec<String> = rules_of(&f.join("minimized.ptx"))
+            .into_iter()
+            .filter(|r| reported.as_str() != Some(r.as_str()))
+            .collect();
+        assert!(
+            others.is_empty(),
+            "{}: check on minimized.ptx reports {others:?}",
+            f.display()
+        );
+        if min.contains("cta_group::2") {
+            assert!(min.contains(".reqnctapercluster"), "{}", f.display());
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "no finding of a clean original to check");
+}
+
 /// Reports and JSON use the catalogue's spelling (`LD-ASYNC`, `seeds`) and words, never Rust
 /// variant names (`LdAsync`, `Seeds`, `MayLeak`, `Warp(0)`); a cut "what differs" ends on a
 /// whole word with an ellipsis.

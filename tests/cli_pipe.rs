@@ -102,6 +102,14 @@ fn reproduce_check_and_minimize_exit_quietly_with_their_codes() {
     assert_quiet(&["reproduce", &finding(), "--targets", "sim"], 0);
     // The real kernel keeps the TMEM protocol.
     assert_quiet(&["check", &kernel()], 0);
+    assert_quiet(&["check", "--format", "json", &kernel()], 0);
+    // A kernel with findings (docs/check.md: GEN-PEER-ACTIVE), in both formats: exit 1.
+    let found = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/corpus/realworld/nvcc_2cta_mma_multicast.ptx"
+    );
+    assert_quiet(&["check", found], 1);
+    assert_quiet(&["check", "--format", "json", found], 1);
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("min.case");
     assert_quiet(

@@ -272,6 +272,23 @@ fn readme(r: &Report) -> String {
             r.discrepancy.forms.join("`, `")
         ));
     }
+    // A near miss (a case generated to break a rule) keeps breaking it when minimized; say so,
+    // since `check` on `minimized.ptx` reports it too.
+    let also: Vec<String> = r
+        .expected
+        .broken_rules()
+        .into_iter()
+        .filter(|x| Some(*x) != r.sig.rule)
+        .map(|x| format!("`{x}`"))
+        .collect();
+    if !also.is_empty() {
+        s.push_str(&format!(
+            "The program also breaks {}, as the case it was minimized from did (the minimizer \
+             keeps no candidate that breaks a rule the original kept), so `tcgen05-fuzz check` \
+             on `minimized.ptx` may report it as well.\n\n",
+            also.join(", ")
+        ));
+    }
     s.push_str(&format!("Oracle edition: {}\n\n## Targets\n\n", r.edition));
     for (n, v) in &r.targets {
         s.push_str(&format!("- `{n}`: {v}\n"));
@@ -301,6 +318,40 @@ mod tests {
                 root.join("00ff").display()
             )
         );
+    }
+
+    /// A near miss minimized keeps breaking its rule: the README names it beside the finding's.
+    #[test]
+    fn the_readme_names_the_rules_the_program_also_breaks() {
+        use crate::diff::DiscrepancyKind;
+        use tcgen05_ir::RuleId;
+        let d = Discrepancy {
+            kind: DiscrepancyKind::ValueOutsideAllowed,
+            rules: vec![RuleId::LdstNum],
+            forms: vec![],
+            key: None,
+            detail: "word 1 differs".into(),
+        };
+        let sig = Signature::of(&d, "sim+ld-num-truncated");
+        let mut e = Expected::with_verdict(tcgen05_oracle::RunVerdict::Completes);
+        let report = |e: &Expected| {
+            readme(&make_report(
+                &sig,
+                &d,
+                vec![],
+                e,
+                &Outcome::Accepted,
+                (9, 3),
+            ))
+        };
+        assert!(!report(&e).contains("also breaks"), "{}", report(&e));
+        e.leak.status = tcgen05_oracle::LeakStatus::MayLeak;
+        let text = report(&e);
+        assert!(
+            text.contains("The program also breaks `ALLOC-FREE-BEFORE-EXIT`"),
+            "{text}"
+        );
+        assert!(!text.contains("breaks `LDST-NUM`"), "{text}");
     }
 
     #[test]

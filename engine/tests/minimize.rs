@@ -202,6 +202,32 @@ fn every_injected_fault_minimizes_small_and_breaks_no_new_rule() {
                 }
             }
         }
+        // `tcgen05-fuzz check` on the minimized PTX (its path analysis and the oracle on the
+        // lifted kernel, as the command runs them) breaks no rule but the reported one: the
+        // minimizer kept the cluster barrier before a `::2` alloc (GEN-PEER-ACTIVE,
+        // §9.7.16.7.1), the fences around a barrier (MCM-XTHREAD, §9.7.16.6.3-4) and the
+        // cluster shape that lets `check` see the CTA pair.
+        let ptx = tcgen05_ir::ptx::emit(p);
+        let module = tcgen05_ir::ptx::parse::parse_module(&ptx, "minimized.ptx").unwrap();
+        let reports = tcgen05_oracle::lifted::check_module(
+            &module,
+            Some(&ptx),
+            &tcgen05_oracle::kernel::Options::default(),
+            None,
+        );
+        let broken: Vec<_> = reports
+            .iter()
+            .flat_map(|k| &k.findings)
+            .filter(|x| Some(x.rule) != m.signature.rule)
+            .map(|x| format!("{} at line {}: {}", x.rule, x.line, x.message))
+            .collect();
+        if !broken.is_empty() || p.launch.cluster_size > 1 && !p.launch.declare_cluster {
+            failures.push(format!(
+                "{}: check on the minimized PTX: {broken:?}, cluster declared: {}",
+                f.name(),
+                p.launch.declare_cluster
+            ));
+        }
         // And the simulator without the fault agrees with the oracle on it (no leak, no hang,
         // no wrong value).
         let mut good = target::resolve("sim:adversarial").expect("builds");

@@ -16,6 +16,7 @@ mod gating;
 mod instr;
 pub mod kernel;
 pub mod lifted;
+mod peer;
 // Test support, not part of the API: probe programs across the static rules, which the
 // oracle's tests and the ptxas comparison in `tcgen05-drivers`' tests share.
 #[doc(hidden)]

@@ -531,6 +531,30 @@ pub struct Expected {
 }
 
 impl Expected {
+    /// The rules the program breaks by these verdicts: its static violations, the rules that
+    /// make its run undefined, possibly blocking or deadlocking, and those that let it leak
+    /// TMEM (ALLOC-FREE-BEFORE-EXIT). The rules a run checked and found kept (`Completes`) are
+    /// not among them.
+    pub fn broken_rules(&self) -> std::collections::BTreeSet<RuleId> {
+        let mut v: std::collections::BTreeSet<RuleId> =
+            self.violations.iter().map(|x| x.rule).collect();
+        match &self.run.verdict {
+            RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
+            RunVerdict::Undefined(rules) => {
+                v.extend(rules.iter().copied());
+                v.extend(self.run.rules.iter().copied());
+            }
+            RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
+                v.extend(self.run.rules.iter().copied());
+            }
+        }
+        if self.leak.status != LeakStatus::NoLeak {
+            v.extend(self.leak.rules.iter().copied());
+            v.insert(RuleId::AllocFreeBeforeExit);
+        }
+        v
+    }
+
     /// An expectation that says only `verdict` (seeds edition, no violations, no observation
     /// records, no leak): for tests of the consumers (the diff engine) and for external tools.
     pub fn with_verdict(verdict: RunVerdict) -> Expected {

@@ -664,7 +664,9 @@ fn pair_program(ms: &[Mma], a_by_st: bool, col: u16) -> Program {
         elem: FillElem::Word,
     };
     let warp = |w: u16| {
-        let mut code = vec![];
+        // GEN-PEER-ACTIVE (§9.7.16.7.1): a cluster barrier makes sure the peer CTA runs
+        // before the pair allocation.
+        let mut code = vec![Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait];
         if w == 0 {
             code.push(alloc(cg, 0, 256));
             code.push(Stmt::MbarInit { bar: 0, count: 1 });
@@ -980,7 +982,13 @@ fn a_pair_shift_moves_the_rows_of_both_ctas_each_in_its_own_tmem() {
         ]
     };
     let st_seed = |seed| st(LdStShape::S32x32b, Num::X8, false, 0, 0, seed);
-    let mut code = vec![alloc(cg, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }];
+    // GEN-PEER-ACTIVE (§9.7.16.7.1): a cluster barrier before the pair allocation.
+    let mut code = vec![
+        Stmt::ClusterArrive { relaxed: false },
+        Stmt::ClusterWait,
+        alloc(cg, 0, 256),
+        Stmt::MbarInit { bar: 0, count: 1 },
+    ];
     code.extend(cluster_sync());
     code.push(Stmt::If {
         cond: Cond::CtaOdd,

@@ -59,7 +59,13 @@ fn pair_mma(target: Target, m: Mma) -> Program {
             fence(FenceKind::AfterThreadSync),
         ]
     };
-    let mut code = vec![alloc(cg, 0, 256), Stmt::MbarInit { bar: 0, count: 1 }];
+    // GEN-PEER-ACTIVE (§9.7.16.7.1): a cluster barrier before the pair allocation.
+    let mut code = vec![
+        Stmt::ClusterArrive { relaxed: false },
+        Stmt::ClusterWait,
+        alloc(cg, 0, 256),
+        Stmt::MbarInit { bar: 0, count: 1 },
+    ];
     code.extend(cluster_sync());
     code.push(Stmt::If {
         cond: Cond::CtaOdd,

@@ -425,7 +425,8 @@ fn idesc_and_descriptor_rows() {
     );
 }
 
-/// A cluster of two CTAs; `even` runs in the even CTA, `odd` in the odd one.
+/// A cluster of two CTAs; `even` runs in the even CTA, `odd` in the odd one, both after a
+/// cluster barrier (GEN-PEER-ACTIVE, §9.7.16.7.1: it makes sure the peer CTA runs).
 fn pair(even: Vec<Stmt>, odd: Vec<Stmt>) -> Program {
     Program {
         launch: Launch {
@@ -438,11 +439,15 @@ fn pair(even: Vec<Stmt>, odd: Vec<Stmt>) -> Program {
             mbarriers: 1,
             regions: vec![],
         },
-        warps: vec![vec![Stmt::If {
-            cond: Cond::CtaOdd,
-            then: odd,
-            els: even,
-        }]],
+        warps: vec![vec![
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            Stmt::If {
+                cond: Cond::CtaOdd,
+                then: odd,
+                els: even,
+            },
+        ]],
         funcs: vec![],
     }
 }
@@ -1014,4 +1019,63 @@ fn a_racing_mma_a_operand_in_tmem_is_cited_by_the_lds_of_its_result() {
     // The same with warp 1's wait::st before its fence: nothing races.
     let kept = ld_rules(&case("mcm-xthread-nonpipe-mma-reader.base"));
     assert!(!kept.contains(&RuleId::McmXthreadNonpipe), "{kept:?}");
+}
+
+/// GEN-PEER-ACTIVE (§9.7.16.7.1: "the issuing warp must make sure that peer CTA is launched"):
+/// both CTAs allocate and free as a pair, synchronized before the dealloc, but nothing before
+/// the alloc makes sure the peer runs. The run and `check` on the program's PTX give the same
+/// judgement: broken without a cluster barrier before the alloc, kept with one.
+#[test]
+fn a_pair_alloc_needs_a_cluster_barrier_before_it_in_the_run_and_in_check() {
+    let cg = CtaGroup::Two;
+    let program = |opening: bool| {
+        let mut code = vec![];
+        if opening {
+            code.extend([Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait]);
+        }
+        code.extend([
+            alloc(cg, 0, 32),
+            Stmt::ClusterArrive { relaxed: false },
+            Stmt::ClusterWait,
+            dealloc(cg, 0, 32),
+            relinquish(cg),
+        ]);
+        Program {
+            launch: Launch {
+                cluster_size: 2,
+                declare_cluster: true,
+                ..samples::launch(1)
+            },
+            smem: Smem {
+                slots: 1,
+                mbarriers: 0,
+                regions: vec![],
+            },
+            warps: vec![code],
+            funcs: vec![],
+        }
+    };
+    let check_rules = |p: &Program| -> Vec<RuleId> {
+        let src = ptx::emit(p);
+        let reports = kernel::check_source(&src, "p.ptx", &kernel::Options::default()).unwrap();
+        reports
+            .iter()
+            .flat_map(|r| r.findings.iter().map(|f| f.rule))
+            .collect()
+    };
+    for ed in Edition::ALL {
+        let v = expect_with(&program(false), &Options::edition(*ed))
+            .run
+            .verdict;
+        assert!(
+            matches!(&v, RunVerdict::Undefined(r) if r.contains(&RuleId::GenPeerActive)),
+            "{ed}: {v:?}"
+        );
+        let v = expect_with(&program(true), &Options::edition(*ed))
+            .run
+            .verdict;
+        assert_eq!(v, RunVerdict::Completes, "{ed}");
+    }
+    assert!(check_rules(&program(false)).contains(&RuleId::GenPeerActive));
+    assert_eq!(check_rules(&program(true)), Vec::<RuleId>::new());
 }

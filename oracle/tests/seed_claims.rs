@@ -23,7 +23,9 @@ fn cluster_barrier() -> Vec<Stmt> {
     vec![Stmt::ClusterArrive { relaxed: false }, Stmt::ClusterWait]
 }
 
-/// A cluster of two CTAs with one entry per warp rank: (even CTA's code, odd CTA's code).
+/// A cluster of two CTAs with one entry per warp rank: (even CTA's code, odd CTA's code),
+/// each after a cluster barrier (GEN-PEER-ACTIVE, §9.7.16.7.1: it makes sure the peer CTA
+/// runs).
 fn pair_of_ctas(warps: Vec<(Vec<Stmt>, Vec<Stmt>)>) -> Program {
     Program {
         launch: Launch {
@@ -39,11 +41,13 @@ fn pair_of_ctas(warps: Vec<(Vec<Stmt>, Vec<Stmt>)>) -> Program {
         warps: warps
             .into_iter()
             .map(|(even, odd)| {
-                vec![Stmt::If {
+                let mut code = cluster_barrier();
+                code.push(Stmt::If {
                     cond: Cond::CtaOdd,
                     then: odd,
                     els: even,
-                }]
+                });
+                code
             })
             .collect(),
         funcs: vec![],

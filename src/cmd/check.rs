@@ -7,7 +7,6 @@
 //! instruction is one), 2 when an input cannot be read or is not PTX.
 
 use super::{EXIT_FINDINGS, Format, bad_input};
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tcgen05_oracle::kernel::{FenceMode, KernelReport, Options};
@@ -119,21 +118,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .flat_map(|r| &r.kernels)
         .map(|k| k.findings.len())
         .sum();
-    let mut out = std::io::stdout().lock();
+    // Printed through `outln!`: a reader that closes stdout early (`| head`) ends the output,
+    // not the command, which exits with its code (crate::out).
     match args.format {
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut out, &reports)?;
-            writeln!(out)?;
-        }
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&reports)?),
         Format::Text => {
             for r in &reports {
                 if let Some(why) = nothing_to_check(&r.kernels) {
-                    writeln!(out, "{}: nothing to check: {why}", r.file)?;
+                    outln!("{}: nothing to check: {why}", r.file);
                 }
                 for k in &r.kernels {
                     if k.entry {
-                        writeln!(
-                            out,
+                        outln!(
                             "{}:{}: kernel {}: {} finding(s) ({} warps x {} CTA(s), {} blocks, {} tcgen05 instructions)",
                             r.file,
                             k.line,
@@ -143,10 +139,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             k.ctas,
                             k.blocks,
                             k.tcgen05
-                        )?;
+                        );
                     } else {
-                        writeln!(
-                            out,
+                        outln!(
                             "{}:{}: function {}: {} finding(s) ({} blocks, {} tcgen05 instructions)",
                             r.file,
                             k.line,
@@ -154,11 +149,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             k.findings.len(),
                             k.blocks,
                             k.tcgen05
-                        )?;
+                        );
                     }
                     for f in &k.findings {
-                        writeln!(
-                            out,
+                        outln!(
                             "  {}:{}:{}: {} [§{}] {}",
                             r.file,
                             f.line,
@@ -166,24 +160,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                             f.rule.as_str(),
                             f.section,
                             f.message
-                        )?;
+                        );
                         // The oracle's findings on a lifted kernel name the whole run (the
                         // `.entry`), with no path through the kernel.
                         if f.warps.is_empty() {
-                            writeln!(out, "      `{}`", f.opcode)?;
+                            outln!("      `{}`", f.opcode);
                         } else {
-                            writeln!(out, "      `{}`; warps {}", f.opcode, f.warps.join(", "))?;
+                            outln!("      `{}`; warps {}", f.opcode, f.warps.join(", "));
                         }
                         if !f.path.is_empty() {
-                            writeln!(out, "      path: {}", f.path.join(" -> "))?;
+                            outln!("      path: {}", f.path.join(" -> "));
                         }
                     }
                     for n in &k.notes {
-                        writeln!(out, "  note: {n}")?;
+                        outln!("  note: {n}");
                     }
                 }
             }
-            writeln!(out, "{findings} finding(s) in {} file(s)", reports.len())?;
+            outln!("{findings} finding(s) in {} file(s)", reports.len());
         }
     }
     Ok(if findings == 0 {

@@ -4,7 +4,8 @@
 //! [`minimize`] keeps a current case and tries candidates in a fixed order of passes, each
 //! making the program smaller or simpler:
 //!
-//! 1. fewer clusters, then CTAs per cluster toward 1;
+//! 1. the cluster shape declared in the PTX where the launch has clusters (so that `check`
+//!    on the minimized PTX sees the CTA pairs); fewer clusters, then CTAs per cluster toward 1;
 //! 2. fewer warps: drop one warp's code, or move one warp's code into another's, leaving it
 //!    empty; where both warps meet the same barriers, phase by phase (each statement stays
 //!    between the same two barriers), otherwise before or after the other's code
@@ -30,7 +31,9 @@
 //!
 //! A candidate is kept when the predicate holds: it breaks no rule the original does not break
 //! (by the oracle's static and run verdicts, [`broken_rules`]: a minimized program frees what it
-//! allocates and waits where it must, unless the original did not), and the same target still
+//! allocates and waits where it must, unless the original did not; and by the path analysis of
+//! `tcgen05-fuzz check` on its PTX, `paths.rs`: it keeps the fences and the cluster barrier
+//! the original had where `check` asks for them), and the same target still
 //! gives a discrepancy with the same [`Signature`] ([`crate::judge`]). On a target whose
 //! schedule comes from the case's seed (the simulator's random scheduler without `@seed`), a
 //! candidate that loses the discrepancy under the current seed is also tried under
@@ -47,6 +50,7 @@
 pub mod batched;
 mod groups;
 mod operands;
+mod paths;
 mod steps;
 mod tree;
 
@@ -60,11 +64,13 @@ use std::collections::{BTreeSet, HashSet};
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use steps::{drop_spins, drop_statements, drop_warps, merge_warps, shrink_grid, unwrap};
+use steps::{
+    declare_cluster, drop_spins, drop_statements, drop_warps, merge_warps, shrink_grid, unwrap,
+};
 use tcgen05_drivers::diff::Signature;
 use tcgen05_drivers::target::Target;
 use tcgen05_ir::{Case, Program, RuleId, Stmt};
-use tcgen05_oracle::{Expected, LeakStatus, Options, RunVerdict};
+use tcgen05_oracle::{Expected, Options};
 
 /// Why minimization could not start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +100,7 @@ pub struct Minimized {
     /// Candidates tried.
     pub tries: u64,
     /// Of those, candidates dropped without running because they break a rule the original
-    /// does not ([`broken_rules`]).
+    /// does not ([`broken_rules`], or `check`'s path analysis of their PTX).
     pub rejected: u64,
     /// Size ([`Program::size`]) before and after.
     pub sizes: (usize, usize),
@@ -129,27 +135,9 @@ pub struct PassStats {
     pub time: Duration,
 }
 
-/// The rules a program breaks by the oracle's verdicts on it: its static violations, the rules
-/// that make its run undefined, possibly blocking or deadlocking, and those that let it leak
-/// TMEM (ALLOC-FREE-BEFORE-EXIT). The rules a run checked and found kept (`Completes`) are
-/// not among them.
+/// The rules a program breaks by the oracle's verdicts on it ([`Expected::broken_rules`]).
 pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
-    let mut v: BTreeSet<RuleId> = e.violations.iter().map(|x| x.rule).collect();
-    match &e.run.verdict {
-        RunVerdict::Completes | RunVerdict::NotJudged(_) => {}
-        RunVerdict::Undefined(rules) => {
-            v.extend(rules.iter().copied());
-            v.extend(e.run.rules.iter().copied());
-        }
-        RunVerdict::MayBlock { .. } | RunVerdict::MustDeadlock { .. } => {
-            v.extend(e.run.rules.iter().copied());
-        }
-    }
-    if e.leak.status != LeakStatus::NoLeak {
-        v.extend(e.leak.rules.iter().copied());
-        v.insert(RuleId::AllocFreeBeforeExit);
-    }
-    v
+    e.broken_rules()
 }
 
 /// Minimizes `case` on `target` while its discrepancy signature stays the same (or its rule
@@ -170,6 +158,7 @@ pub fn minimize(
     };
     let start = Instant::now();
     let allowed = broken_rules(&tcgen05_oracle::expect_with(&case.program, opts));
+    let allowed_paths = paths::allowed_by_check(&case.program);
     let mut rejected = 0u64;
     let mut cur = case.clone();
     let mut seen: HashSet<u64> = HashSet::new();
@@ -209,7 +198,9 @@ pub fn minimize(
                     let t = Instant::now();
                     let expected = Rc::new(tcgen05_oracle::expect_with(&p, opts));
                     profile.expect += t.elapsed();
-                    if !broken_rules(&expected).is_subset(&allowed) {
+                    if !broken_rules(&expected).is_subset(&allowed)
+                        || !paths::check_rules(&p).is_subset(&allowed_paths)
+                    {
                         rejected += 1;
                         stats.rejected += 1;
                         continue;
@@ -301,6 +292,7 @@ type Pass = fn(&Program) -> Vec<Program>;
 
 /// The passes, in the order they are tried, with their names (for [`Profile`]).
 const PASSES: &[(&str, Pass)] = &[
+    ("declare_cluster", declare_cluster),
     ("shrink_grid", shrink_grid),
     ("drop_warps", drop_warps),
     ("merge_warps", merge_warps),

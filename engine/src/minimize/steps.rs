@@ -5,6 +5,19 @@ use super::tree::{Path, delete, map_stmts, paths};
 use std::collections::HashSet;
 use tcgen05_ir::{Op, Program, Stmt};
 
+/// The cluster shape declared (`.reqnctapercluster`, `.explicitcluster`) where the launch
+/// has clusters of several CTAs and the PTX does not say so: a minimized PTX then carries its
+/// launch's cluster, and `check` on it sees each CTA pair (GEN-PEER-EXISTS, GEN-PEER-ACTIVE,
+/// §9.7.16.5) instead of one CTA. Only ever from undeclared to declared, so the step ends.
+pub(super) fn declare_cluster(p: &Program) -> Vec<Program> {
+    if p.launch.cluster_size < 2 || p.launch.declare_cluster {
+        return vec![];
+    }
+    let mut q = p.clone();
+    q.launch.declare_cluster = true;
+    vec![q]
+}
+
 pub(super) fn shrink_grid(p: &Program) -> Vec<Program> {
     let mut v = Vec::new();
     if p.launch.clusters > 1 {

@@ -440,25 +440,12 @@ impl Walk<'_, '_> {
                 // wait's `.cta_group` is WAIT-OPS (instruction-level), not a pair operation.
                 let cta2 = form.and_then(Form::cta_group).is_some_and(|g| g.n() == 2)
                     && !matches!(form, Some(Form::Wait(_)));
-                // GEN-PEER-ACTIVE (§9.7.16.5, §9.7.16.7.1): for a ::2 alloc/dealloc/relinquish
-                // the issuing warp *must* make sure the peer CTA is launched and takes part; for
-                // mma/cp/shift/commit the peer *should* be active. Nothing does either before
-                // the first cluster barrier (barrier.cluster.arrive + wait) of the path.
-                if cta2 && !st.cluster_synced {
-                    let (verb, what) = match form {
-                        Some(Form::Alloc(_) | Form::Dealloc(_) | Form::Relinquish(_)) => (
-                            "must make sure",
-                            "has been launched and that its warps will take part",
-                        ),
-                        _ => ("should make sure", "is active and has not exited"),
-                    };
-                    report(
-                        RuleId::GenPeerActive,
-                        format!(
-                            "`{}` with no cluster barrier (barrier.cluster.arrive + wait) before it on this path: the issuing CTA {verb} that the peer CTA {what}, and nothing does (consequence unstated, likely a hang)",
-                            ins.opcode
-                        ),
-                    );
+                // GEN-PEER-ACTIVE (§9.7.16.5, §9.7.16.7.1): the judgement the oracle's run
+                // makes too (`crate::peer`): kept once a cluster barrier wait is on the path.
+                if let Some(need) = form.and_then(crate::peer::peer_need)
+                    && !st.cluster_synced
+                {
+                    report(RuleId::GenPeerActive, need.explain(ins.opcode));
                 }
                 match form {
                     Some(Form::Alloc(_)) => {

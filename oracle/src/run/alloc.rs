@@ -262,6 +262,7 @@ pub fn analyse(
             }
         }
     }
+    peer_launched(u, f);
     pairing(p, u, c, opts, pairs, &mut a, f);
     capacity(u, c, opts, &a, f);
     // Leaks (ALLOC-FREE-BEFORE-EXIT: consequence unstated, so reported, never judged).
@@ -409,6 +410,30 @@ fn capacity(u: &Unrolled<'_>, c: &Clocks, opts: &Options, a: &AllocAnalysis, f: 
                 xi,
                 format!("alloc of {} columns may find its columns held by an allocation freed only after it", x.ncols),
             ));
+        }
+    }
+}
+
+/// GEN-PEER-ACTIVE (§9.7.16.5, §9.7.16.7.1), the judgement `check` makes on a kernel's paths
+/// too (`crate::peer`): a `::2` operation a warp reaches before it passed a
+/// `barrier.cluster.wait` has not made sure of its peer CTA (consequence unstated: undefined).
+/// Like `check`'s, the judgement is on the warp's program order, whether or not the warp
+/// blocks before the operation.
+fn peer_launched(u: &Unrolled<'_>, f: &mut Findings) {
+    for evs in &u.warps {
+        for e in evs {
+            match e.stmt {
+                // Every later operation of the warp comes after a cluster barrier.
+                Stmt::ClusterWait => break,
+                Stmt::Tc(op) => {
+                    let form = op.form();
+                    if let Some(need) = crate::peer::peer_need(&form) {
+                        f.undefined.insert(RuleId::GenPeerActive);
+                        f.note(format!("GEN-PEER-ACTIVE: {}", need.explain(&form.opcode())));
+                    }
+                }
+                _ => {}
+            }
         }
     }
 }
