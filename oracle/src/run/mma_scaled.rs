@@ -530,41 +530,73 @@ impl Scales {
 }
 
 /// A block-scaled MMA's factors bound to its operands: the checks of [`Scales::cell`] that
-/// depend on one side only ([`side_ok`]), done once per row of A and column of B instead of
-/// once per cell, and whether the blocks may be added in any order ([`any_order`]).
+/// depend on one side only ([`side_ok`]) and whether its elements may be added in any order
+/// ([`any_order`]), done once per row of A and column of B (when a cell first uses it)
+/// instead of once per cell.
 #[derive(Debug, Clone)]
 pub(crate) struct Scaled {
     /// The factors.
     pub(crate) scales: Scales,
-    /// [`side_ok`] of every (row of A, block), row-major.
-    a_ok: Vec<bool>,
-    /// [`side_ok`] of every (column of B, block).
-    b_ok: Vec<bool>,
-    any_order: bool,
+    /// Elements per row.
+    kk: usize,
+    /// The step of one element (the square root of a product's step).
+    elem_unit: f64,
+    /// Rows of A.
+    m: usize,
+    /// Per row of A, then per column of B: 0 until a cell uses it, then [`Scaled::DONE`],
+    /// with bit j set where block j passes [`side_ok`] and [`Scaled::INTS`] where the row is
+    /// [`any_order`].
+    sides: Vec<std::cell::Cell<u16>>,
 }
 
 impl Scaled {
+    /// The row's facts are known.
+    const DONE: u16 = 1 << 15;
+    /// Every element of the row is an integer that [`block_dot`] may add in any order.
+    const INTS: u16 = 1 << 14;
+
     /// `scales` with the operands `arow` (M × `kk`) and `bcol` (N × `kk`), integers of the
     /// product step `unit` as [`Scales::cell`] takes them.
     pub(crate) fn new(scales: Scales, arow: &[f64], bcol: &[f64], kk: usize, unit: f64) -> Scaled {
-        let nb = scales.blocks as usize;
-        let usable = nb > 0 && kk > 0 && kk.is_multiple_of(nb);
-        let elem_unit = unit.sqrt();
-        let (a_ok, b_ok) = if usable {
-            (
-                sides_ok(&scales.a, nb, arow, kk, elem_unit),
-                sides_ok(&scales.b, nb, bcol, kk, elem_unit),
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        let any_order = any_order(arow, kk) && any_order(bcol, kk);
+        let rows = |v: &[f64]| v.len().checked_div(kk).unwrap_or(0);
+        let m = rows(arow);
         Scaled {
             scales,
-            a_ok,
-            b_ok,
-            any_order,
+            kk,
+            elem_unit: unit.sqrt(),
+            m,
+            sides: vec![std::cell::Cell::new(0); m + rows(bcol)],
         }
+    }
+
+    /// The facts of row `i` of A (`b` false) or column `i` of B (`b`), whose elements are
+    /// `elems`, computed when first asked for.
+    fn side(&self, b: bool, i: usize, elems: &[f64]) -> Option<u16> {
+        let at = if b { self.m + i } else { i };
+        let st = self.sides.get(at)?;
+        if st.get() & Self::DONE != 0 {
+            return Some(st.get());
+        }
+        let nb = self.scales.blocks as usize;
+        let factors = if b { &self.scales.b } else { &self.scales.a };
+        let mut v = Self::DONE;
+        if nb > 0 && nb <= 8 && elems.len().is_multiple_of(nb) {
+            let ok = sides_ok(
+                &factors[(i * nb).min(factors.len())..],
+                nb,
+                elems,
+                elems.len(),
+                self.elem_unit,
+            );
+            for (j, &ok) in ok.iter().enumerate() {
+                v |= u16::from(ok) << j;
+            }
+        }
+        if any_order(elems, self.kk) {
+            v |= Self::INTS;
+        }
+        st.set(v);
+        Some(v)
     }
 
     /// [`Scales::cell`] of row r of A (`arow`, its K elements) and column c of B (`bcol`): the
@@ -580,16 +612,20 @@ impl Scaled {
         prev_on: bool,
         old: Option<u32>,
     ) -> Option<u32> {
-        let nb = self.scales.blocks as usize;
-        let (ra, rb) = (r as usize * nb, c as usize * nb);
-        let (a_ok, b_ok) = (self.a_ok.get(ra..ra + nb)?, self.b_ok.get(rb..rb + nb)?);
+        let (sa, sb) = (
+            self.side(false, r as usize, arow)?,
+            self.side(true, c as usize, bcol)?,
+        );
+        let flags = |s: u16| -> [bool; 8] { std::array::from_fn(|j| s >> j & 1 == 1) };
+        let nb = (self.scales.blocks as usize).min(8);
+        let (fa, fb) = (flags(sa), flags(sb));
         self.scales.cell_checked(
             (arow, bcol),
             (r, c),
             unit,
             (prev_on, old),
-            (a_ok, b_ok),
-            self.any_order,
+            (&fa[..nb], &fb[..nb]),
+            sa & sb & Self::INTS != 0,
         )
     }
 }
