@@ -93,16 +93,18 @@ impl Factors {
             // the bytes, in element order (low nibble first), the same sums as below.
             let per = a.len() / nb;
             let mut total = 0f32;
+            let mut products = [0f32; 128];
             for j in 0..nb {
                 let r = j * per..(j + 1) * per;
-                let s: f32 = a[r.clone()]
-                    .iter()
-                    .zip(&b[r])
-                    .flat_map(|(&x, &y)| {
-                        let (x, y) = (usize::from(x as u8), usize::from(y as u8));
-                        [E2M1[x & 0xF] * E2M1[y & 0xF], E2M1[x >> 4] * E2M1[y >> 4]]
-                    })
-                    .sum();
+                for (p, (&x, &y)) in products
+                    .chunks_exact_mut(2)
+                    .zip(a[r.clone()].iter().zip(&b[r]))
+                {
+                    let (x, y) = (usize::from(x as u8), usize::from(y as u8));
+                    p[0] = E2M1[x & 0xF] * E2M1[y & 0xF];
+                    p[1] = E2M1[x >> 4] * E2M1[y >> 4];
+                }
+                let s: f32 = products[..2 * per].iter().sum();
                 total += s * self.of(m, col, j);
             }
             return total * self.sign;
