@@ -242,28 +242,23 @@ fn side_ok(f: Option<Factor>, elems: &[f64], elem_unit: f64) -> bool {
         && (max == 0.0 || s == 0.0 || normal(min * elem_unit * s, max * elem_unit * s))
 }
 
-/// [`side_ok`] of every block of every row of `rows` (`kk` elements each), whose factors are
-/// `factors[row * blocks + j]`: row-major, `blocks` flags a row.
-fn sides_ok(
-    factors: &[Option<Factor>],
-    blocks: usize,
-    rows: &[f64],
-    kk: usize,
-    elem_unit: f64,
-) -> Vec<bool> {
-    let per = kk / blocks;
-    rows.chunks_exact(kk)
-        .enumerate()
-        .flat_map(|(r, row)| {
-            row.chunks_exact(per).enumerate().map(move |(j, elems)| {
-                side_ok(
-                    factors.get(r * blocks + j).copied().flatten(),
-                    elems,
-                    elem_unit,
-                )
-            })
-        })
-        .collect()
+/// The most blocks a row has (`ScaledForm::blocks`: 1, 2 or 4): [`row_sides`] gives one bit
+/// each.
+const MAX_BLOCKS: usize = 8;
+
+/// [`side_ok`] of each block of one row of A (or column of B) `row`, whose block j has the
+/// factor `factors[j]`: bit j set where block j passes. None set with no blocks, more than
+/// [`MAX_BLOCKS`], or a row they do not divide.
+fn row_sides(factors: &[Option<Factor>], blocks: usize, row: &[f64], elem_unit: f64) -> u16 {
+    if blocks == 0 || blocks > MAX_BLOCKS || !row.len().is_multiple_of(blocks) {
+        return 0;
+    }
+    let mut bits = 0;
+    for (j, elems) in row.chunks_exact(row.len() / blocks).enumerate() {
+        let ok = side_ok(factors.get(j).copied().flatten(), elems, elem_unit);
+        bits |= u16::from(ok) << j;
+    }
+    bits
 }
 
 /// Largest magnitude of an element for [`block_dot`]'s reordered sum: products below 2^40,
@@ -450,32 +445,21 @@ impl Scales {
         }
         // One operand's elements are integers of `unit.sqrt()` (`unit` is a product's step).
         let elem_unit = unit.sqrt();
-        let a_ok = sides_ok(
-            &self.a[(r as usize * nb).min(self.a.len())..],
-            nb,
-            arow,
-            kk,
-            elem_unit,
-        );
-        let b_ok = sides_ok(
-            &self.b[(c as usize * nb).min(self.b.len())..],
-            nb,
-            bcol,
-            kk,
-            elem_unit,
-        );
+        let from = |v: &[Option<Factor>], i: u32| (i as usize * nb).min(v.len());
+        let a_ok = row_sides(&self.a[from(&self.a, r)..], nb, arow, elem_unit);
+        let b_ok = row_sides(&self.b[from(&self.b, c)..], nb, bcol, elem_unit);
         self.cell_checked(
             (arow, bcol),
             (r, c),
             unit,
             (prev_on, old),
-            (&a_ok, &b_ok),
+            (a_ok, b_ok),
             false,
         )
     }
 
-    /// [`Scales::cell`] with the checks of each side done ([`side_ok`] of row r's and column
-    /// c's blocks: `ok`), adding each block in any order where `any_order` allows
+    /// [`Scales::cell`] with the checks of each side done ([`row_sides`] of row r and column
+    /// c: bit j for block j), adding each block in any order where `any_order` allows
     /// ([`block_dot`]).
     fn cell_checked(
         &self,
@@ -483,7 +467,7 @@ impl Scales {
         (r, c): (u32, u32),
         unit: f64,
         (prev_on, old): (bool, Option<u32>),
-        (a_ok, b_ok): (&[bool], &[bool]),
+        (a_ok, b_ok): (u16, u16),
         any_order: bool,
     ) -> Option<u32> {
         let nb = self.blocks as usize;
@@ -495,7 +479,7 @@ impl Scales {
         let (mut sum, mut abs) = (0f64, 0f64);
         let mut g = f64::INFINITY;
         for j in 0..nb {
-            if !(*a_ok.get(j)? && *b_ok.get(j)?) {
+            if j >= MAX_BLOCKS || (a_ok & b_ok) >> j & 1 == 0 {
                 return None;
             }
             let (fa, fb) = (
@@ -579,19 +563,8 @@ impl Scaled {
         }
         let nb = self.scales.blocks as usize;
         let factors = if b { &self.scales.b } else { &self.scales.a };
-        let mut v = Self::DONE;
-        if nb > 0 && nb <= 8 && elems.len().is_multiple_of(nb) {
-            let ok = sides_ok(
-                &factors[(i * nb).min(factors.len())..],
-                nb,
-                elems,
-                elems.len(),
-                self.elem_unit,
-            );
-            for (j, &ok) in ok.iter().enumerate() {
-                v |= u16::from(ok) << j;
-            }
-        }
+        let from = (i * nb).min(factors.len());
+        let mut v = Self::DONE | row_sides(&factors[from..], nb, elems, self.elem_unit);
         if any_order(elems, self.kk) {
             v |= Self::INTS;
         }
@@ -616,15 +589,12 @@ impl Scaled {
             self.side(false, r as usize, arow)?,
             self.side(true, c as usize, bcol)?,
         );
-        let flags = |s: u16| -> [bool; 8] { std::array::from_fn(|j| s >> j & 1 == 1) };
-        let nb = (self.scales.blocks as usize).min(8);
-        let (fa, fb) = (flags(sa), flags(sb));
         self.scales.cell_checked(
             (arow, bcol),
             (r, c),
             unit,
             (prev_on, old),
-            (&fa[..nb], &fb[..nb]),
+            (sa, sb),
             sa & sb & Self::INTS != 0,
         )
     }
