@@ -490,9 +490,9 @@ impl Prepared {
         arow: Vec<f64>,
         bcol: Vec<f64>,
         step: f64,
-        scales: Box<super::mma_scaled::Scales>,
+        scales: super::mma_scaled::Scales,
     ) -> Prepared {
-        let scaled = super::mma_scaled::Scaled::new(*scales, &arow, &bcol, kk as usize, step);
+        let scaled = super::mma_scaled::Scaled::new(scales, &arow, &bcol, kk as usize, step);
         Prepared {
             mm,
             n,

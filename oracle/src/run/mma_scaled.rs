@@ -683,7 +683,7 @@ pub fn prepare_scaled(
         arow,
         bcol,
         step,
-        Box::new(scales),
+        scales,
     ))
 }
 

@@ -91,7 +91,7 @@ impl Factors {
             return dot8(a, b) * self.of(m, col, 0);
         }
         let nb = self.blocks as usize;
-        if self.fp4 && nb > 0 && a.len() == b.len() && a.len() <= 64 && a.len() % nb == 0 {
+        if self.fp4 && nb > 0 && a.len() == b.len() && a.len() <= 64 && a.len().is_multiple_of(nb) {
             // Packed e2m1 with whole bytes to a block. Every e2m1 value is a multiple of 0.5
             // of magnitude at most 6, so every product is a multiple of 0.25 of magnitude at
             // most 36 and every partial sum of a block (at most 128 products) a multiple of
