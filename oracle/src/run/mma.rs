@@ -181,6 +181,15 @@ fn fp8_value(b: u8, e5m2: bool) -> f64 {
 /// products are then scaled by its square ([`Prepared::finish`] scales back).
 const F8_SCALE: f64 = 16.0;
 
+/// [`fp8_value`] of every byte times [`F8_SCALE`], e4m3 (`[0]`) and e5m2 (`[1]`), computed
+/// once: the kind::f8f6f4 elements as [`Prepared`] holds them, looked up per element.
+fn f8_table() -> &'static [[f64; 256]; 2] {
+    static T: std::sync::OnceLock<[[f64; 256]; 2]> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        std::array::from_fn(|alt| std::array::from_fn(|b| fp8_value(b as u8, alt == 1) * F8_SCALE))
+    })
+}
+
 /// The grid step of a kind's products as [`Prepared`] holds them (scaled back by it).
 fn unit(kind: MmaKind) -> f64 {
     if kind == MmaKind::F8f6f4 {
@@ -197,7 +206,7 @@ fn elem_value(kind: MmaKind, alt: bool, v: u32) -> f64 {
         MmaKind::F16 if alt => bf16_value(v as u16),
         MmaKind::F16 => f16_value(v as u16),
         MmaKind::Tf32 => f64::from(f32::from_bits(v)),
-        MmaKind::F8f6f4 => fp8_value(v as u8, alt) * F8_SCALE,
+        MmaKind::F8f6f4 => f8_table()[usize::from(alt)][usize::from(v as u8)],
         _ if alt => f64::from(v as u8 as i8),
         _ => f64::from(v as u8),
     }
@@ -205,7 +214,7 @@ fn elem_value(kind: MmaKind, alt: bool, v: u32) -> f64 {
 
 /// 2^k, exactly, for a normal exponent (`-1022 <= k <= 1023`; `2f64.powi(k)` is the same
 /// value, through a call).
-fn pow2(k: i32) -> f64 {
+pub(crate) fn pow2(k: i32) -> f64 {
     debug_assert!((-1022..=1023).contains(&k));
     f64::from_bits(((k + 1023) as u64) << 52)
 }
@@ -295,6 +304,22 @@ pub(crate) fn chunk_base(desc: &SmemDesc, row: u32, j: u64) -> u64 {
         + u64::from(row % 8) * 16
         + u64::from(row / 8) * u64::from(desc.sbo_enc) * 16
         + j * u64::from(desc.lbo_enc) * 16
+}
+
+/// The 16 bytes of a region's fill from byte `base` on (little-endian in its words), each
+/// fill word generated once: one 16-byte chunk of an operand row ([`chunk_base`]).
+pub(crate) fn chunk_bytes(data: &RegionData, base: u64) -> [u8; 16] {
+    let w0 = base / 4;
+    let nwords = if base.is_multiple_of(4) { 4 } else { 5 };
+    let mut bytes = [0u8; 20];
+    for (t, b) in bytes.chunks_exact_mut(4).enumerate().take(nwords) {
+        let w = values::fill_word(data.elem, data.seed, (w0 + t as u64) as u32);
+        b.copy_from_slice(&w.to_le_bytes());
+    }
+    let off = (base % 4) as usize;
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&bytes[off..off + 16]);
+    out
 }
 
 /// Whether every chunk of rows `0..rows` lies inside the region (what [`read_rows`] checks
@@ -422,9 +447,9 @@ pub struct Prepared {
     /// is known to be a small integer ([`lazy_ok`]): an ld reads a few rows and columns of
     /// the M × N result, and the operands hold (M + N) × K elements.
     lazy: Option<std::cell::RefCell<(LazyOperand, LazyOperand)>>,
-    /// A block-scaled MMA (`super::mma_scaled`): its scale factors; the cells are then its
-    /// block sums ([`super::mma_scaled::Scales::cell`]) of `arow` and `bcol`.
-    scaled: Option<Box<super::mma_scaled::Scales>>,
+    /// A block-scaled MMA (`super::mma_scaled`): its scale factors bound to `arow` and
+    /// `bcol`; the cells are then its block sums ([`super::mma_scaled::Scales::cell`]).
+    scaled: Option<Box<super::mma_scaled::Scaled>>,
 }
 
 /// The rows (0..`rows`, `kk` elements each: 32, or 64 for the B of a sparse MMA,
@@ -452,7 +477,7 @@ pub(crate) fn f8_operand(
 impl Prepared {
     /// A block-scaled MMA's scale factors, if it is one.
     pub(crate) fn scales(&self) -> Option<&super::mma_scaled::Scales> {
-        self.scaled.as_deref()
+        self.scaled.as_deref().map(|s| &s.scales)
     }
 
     /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
@@ -465,8 +490,9 @@ impl Prepared {
         arow: Vec<f64>,
         bcol: Vec<f64>,
         step: f64,
-        scales: Box<super::mma_scaled::Scales>,
+        scales: super::mma_scaled::Scales,
     ) -> Prepared {
+        let scaled = super::mma_scaled::Scaled::new(scales, &arow, &bcol, kk as usize, step);
         Prepared {
             mm,
             n,
@@ -481,7 +507,7 @@ impl Prepared {
             bcol,
             ints: None,
             lazy: None,
-            scaled: Some(scales),
+            scaled: Some(Box::new(scaled)),
         }
     }
 }
@@ -842,19 +868,7 @@ fn read_row_ints(
                 }
             }
             _ => {
-                let shift = (base % 4) * 8;
-                let mut words = [0u32; 5];
-                let nwords = if shift == 0 { 4 } else { 5 };
-                for (t, w) in words.iter_mut().enumerate().take(nwords) {
-                    *w = word(t as u64);
-                }
-                // 16 bytes from byte `base % 4` of the first word on.
-                let mut bytes = [0u8; 20];
-                for (b, w) in bytes.chunks_exact_mut(4).zip(&words) {
-                    b.copy_from_slice(&w.to_le_bytes());
-                }
-                let off = (base % 4) as usize;
-                for (x, &b) in chunk.iter_mut().zip(&bytes[off..off + 16]) {
+                for (x, &b) in chunk.iter_mut().zip(&chunk_bytes(data, base)) {
                     *x = sign
                         * match kind {
                             MmaKind::F8f6f4 => small_int(elem_value(kind, alt, u32::from(b)))?,

@@ -210,8 +210,102 @@ pub struct Factor {
 impl Factor {
     /// The value as an f64 (exact: at most 4 significant bits, exponents within ±140).
     pub fn value(self) -> f64 {
-        f64::from(self.mult) * 2f64.powi(self.exp)
+        f64::from(self.mult) * mma::pow2(self.exp)
     }
+}
+
+/// 2^-126, the smallest f32 normal.
+const F32_MIN_NORMAL: f64 = f64::from_bits((1023 - 126) << 52);
+
+/// 2^127: every f32 normal is below it.
+const F32_OVER: f64 = f64::from_bits((1023 + 127) << 52);
+
+/// Whether `lo` and `hi` (`lo <= hi`, both non-negative) lie in the f32 normal range.
+fn normal(lo: f64, hi: f64) -> bool {
+    lo >= F32_MIN_NORMAL && hi < F32_OVER
+}
+
+/// The checks of [`Scales::cell`] that one block of one operand's row (or column) passes or
+/// fails whatever the other operand: its factor `f` has a value that is zero or an f32 normal,
+/// and every non-zero element of `elems` (integers of `elem_unit`) times it is an f32 normal.
+fn side_ok(f: Option<Factor>, elems: &[f64], elem_unit: f64) -> bool {
+    let Some(f) = f else { return false };
+    let s = f.value();
+    let (mut max, mut min) = (0f64, f64::INFINITY);
+    for &x in elems {
+        let x = x.abs();
+        if x != 0.0 {
+            (max, min) = (max.max(x), min.min(x));
+        }
+    }
+    (s == 0.0 || normal(s, s))
+        && (max == 0.0 || s == 0.0 || normal(min * elem_unit * s, max * elem_unit * s))
+}
+
+/// The most blocks a row has (`ScaledForm::blocks`: 1, 2 or 4): [`row_sides`] gives one bit
+/// each.
+const MAX_BLOCKS: usize = 8;
+
+/// [`side_ok`] of each block of one row of A (or column of B) `row`, whose block j has the
+/// factor `factors[j]`: bit j set where block j passes. None set with no blocks, more than
+/// [`MAX_BLOCKS`], or a row they do not divide.
+fn row_sides(factors: &[Option<Factor>], blocks: usize, row: &[f64], elem_unit: f64) -> u16 {
+    if blocks == 0 || blocks > MAX_BLOCKS || !row.len().is_multiple_of(blocks) {
+        return 0;
+    }
+    let mut bits = 0;
+    for (j, elems) in row.chunks_exact(row.len() / blocks).enumerate() {
+        let ok = side_ok(factors.get(j).copied().flatten(), elems, elem_unit);
+        bits |= u16::from(ok) << j;
+    }
+    bits
+}
+
+/// Largest magnitude of an element for [`block_dot`]'s reordered sum: products below 2^40,
+/// and the sums of up to 2^12 of them below 2^53, exact in `f64`.
+const ANY_ORDER_MAX: f64 = 1_048_576.0;
+
+/// Whether every element of `v` is an integer of magnitude at most [`ANY_ORDER_MAX`], and
+/// there are at most 2^12 a row (`kk`): every product and partial sum of a block is then an
+/// exact `f64`, so [`block_dot`] may add in any order.
+fn any_order(v: &[f64], kk: usize) -> bool {
+    kk <= 4096
+        && v.iter()
+            .all(|&x| x.abs() <= ANY_ORDER_MAX && (x as i64) as f64 == x)
+}
+
+/// The dot product of one block and the sum of the magnitudes of its terms, added in `k`
+/// order; with `any_order` (both operands [`any_order`]: every partial sum exact) four
+/// running sums at a time, the same values.
+fn block_dot(a: &[f64], b: &[f64], any_order: bool) -> (f64, f64) {
+    let (mut dot, mut mag) = (0f64, 0f64);
+    if !any_order {
+        for (x, y) in a.iter().zip(b) {
+            let t = x * y;
+            dot += t;
+            mag += t.abs();
+        }
+        return (dot, mag);
+    }
+    let (mut d4, mut m4) = ([0f64; 4], [0f64; 4]);
+    let (ac, bc) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ar, br) = (ac.remainder(), bc.remainder());
+    for (x, y) in ac.zip(bc) {
+        for i in 0..4 {
+            let t = x[i] * y[i];
+            d4[i] += t;
+            m4[i] += t.abs();
+        }
+    }
+    for (x, y) in ar.iter().zip(br) {
+        let t = x * y;
+        dot += t;
+        mag += t.abs();
+    }
+    (
+        dot + (d4[0] + d4[1]) + (d4[2] + d4[3]),
+        mag + (m4[0] + m4[1]) + (m4[2] + m4[3]),
+    )
 }
 
 /// A UE8M0 byte (§5.2.3: 8 exponent bits, bias 127, no mantissa): `2^(e - 127)`; 0xFF is
@@ -349,47 +443,58 @@ impl Scales {
         if nb == 0 || !kk.is_multiple_of(nb) || bcol.len() != kk {
             return None;
         }
+        // One operand's elements are integers of `unit.sqrt()` (`unit` is a product's step).
+        let elem_unit = unit.sqrt();
+        let from = |v: &[Option<Factor>], i: u32| (i as usize * nb).min(v.len());
+        let a_ok = row_sides(&self.a[from(&self.a, r)..], nb, arow, elem_unit);
+        let b_ok = row_sides(&self.b[from(&self.b, c)..], nb, bcol, elem_unit);
+        self.cell_checked(
+            (arow, bcol),
+            (r, c),
+            unit,
+            (prev_on, old),
+            (a_ok, b_ok),
+            false,
+        )
+    }
+
+    /// [`Scales::cell`] with the checks of each side done ([`row_sides`] of row r and column
+    /// c: bit j for block j), adding each block in any order where `any_order` allows
+    /// ([`block_dot`]).
+    fn cell_checked(
+        &self,
+        (arow, bcol): (&[f64], &[f64]),
+        (r, c): (u32, u32),
+        unit: f64,
+        (prev_on, old): (bool, Option<u32>),
+        (a_ok, b_ok): (u16, u16),
+        any_order: bool,
+    ) -> Option<u32> {
+        let nb = self.blocks as usize;
+        let kk = arow.len();
+        if nb == 0 || !kk.is_multiple_of(nb) || bcol.len() != kk {
+            return None;
+        }
         let per = kk / nb;
         let (mut sum, mut abs) = (0f64, 0f64);
         let mut g = f64::INFINITY;
-        // One operand's elements are integers of `unit.sqrt()` (`unit` is a product's step).
-        let elem_unit = unit.sqrt();
         for j in 0..nb {
+            if j >= MAX_BLOCKS || (a_ok & b_ok) >> j & 1 == 0 {
+                return None;
+            }
             let (fa, fb) = (
                 (*self.a.get(r as usize * nb + j)?)?,
                 (*self.b.get(c as usize * nb + j)?)?,
             );
-            let grid = unit * 2f64.powi(fa.exp + fb.exp);
+            let grid = unit * mma::pow2(fa.exp + fb.exp);
             g = g.min(grid);
             let both = f64::from(fa.mult * fb.mult);
-            let (mut dot, mut mag) = (0f64, 0f64);
-            let (mut amax, mut amin, mut bmax, mut bmin) =
-                (0f64, f64::INFINITY, 0f64, f64::INFINITY);
-            for k in j * per..(j + 1) * per {
-                let t = arow[k] * bcol[k];
-                dot += t;
-                mag += t.abs();
-                let (x, y) = (arow[k].abs(), bcol[k].abs());
-                if x != 0.0 {
-                    (amax, amin) = (amax.max(x), amin.min(x));
-                }
-                if y != 0.0 {
-                    (bmax, bmin) = (bmax.max(y), bmin.min(y));
-                }
-            }
-            let (sa, sb) = (fa.value(), fb.value());
-            let normal = |lo: f64, hi: f64| lo >= 2f64.powi(-126) && hi < 2f64.powi(127);
-            let scaled_ok = |max: f64, min: f64, s: f64| {
-                max == 0.0 || s == 0.0 || normal(min * elem_unit * s, max * elem_unit * s)
-            };
-            if !(sa == 0.0 || normal(sa, sa))
-                || !(sb == 0.0 || normal(sb, sb))
-                || !(sa * sb == 0.0 || normal(sa * sb, sa * sb))
-                || !scaled_ok(amax, amin, sa)
-                || !scaled_ok(bmax, bmin, sb)
-            {
+            let sab = fa.value() * fb.value();
+            if !(sab == 0.0 || normal(sab, sab)) {
                 return None;
             }
+            let k = j * per..(j + 1) * per;
+            let (dot, mag) = block_dot(&arow[k.clone()], &bcol[k], any_order);
             sum += dot * grid * both;
             abs += mag * grid * both;
         }
@@ -400,11 +505,98 @@ impl Scales {
         };
         let on_grid = |x: f64| (x / g).fract() == 0.0;
         let exact = prev.is_finite()
-            && g >= 2f64.powi(-126)
+            && g >= F32_MIN_NORMAL
             && on_grid(prev)
             && (abs + prev.abs()) / g < 16_777_216.0
-            && abs + prev.abs() < 2f64.powi(127);
+            && abs + prev.abs() < F32_OVER;
         exact.then(|| ((sum + prev) as f32).to_bits())
+    }
+}
+
+/// A block-scaled MMA's factors bound to its operands: the checks of [`Scales::cell`] that
+/// depend on one side only ([`side_ok`]) and whether its elements may be added in any order
+/// ([`any_order`]), done once per row of A and column of B (when a cell first uses it)
+/// instead of once per cell.
+#[derive(Debug, Clone)]
+pub(crate) struct Scaled {
+    /// The factors.
+    pub(crate) scales: Scales,
+    /// Elements per row.
+    kk: usize,
+    /// The step of one element (the square root of a product's step).
+    elem_unit: f64,
+    /// Rows of A.
+    m: usize,
+    /// Per row of A, then per column of B: 0 until a cell uses it, then [`Scaled::DONE`],
+    /// with bit j set where block j passes [`side_ok`] and [`Scaled::INTS`] where the row is
+    /// [`any_order`].
+    sides: Vec<std::cell::Cell<u16>>,
+}
+
+impl Scaled {
+    /// The row's facts are known.
+    const DONE: u16 = 1 << 15;
+    /// Every element of the row is an integer that [`block_dot`] may add in any order.
+    const INTS: u16 = 1 << 14;
+
+    /// `scales` with the operands `arow` (M × `kk`) and `bcol` (N × `kk`), integers of the
+    /// product step `unit` as [`Scales::cell`] takes them.
+    pub(crate) fn new(scales: Scales, arow: &[f64], bcol: &[f64], kk: usize, unit: f64) -> Scaled {
+        let rows = |v: &[f64]| v.len().checked_div(kk).unwrap_or(0);
+        let m = rows(arow);
+        Scaled {
+            scales,
+            kk,
+            elem_unit: unit.sqrt(),
+            m,
+            sides: vec![std::cell::Cell::new(0); m + rows(bcol)],
+        }
+    }
+
+    /// The facts of row `i` of A (`b` false) or column `i` of B (`b`), whose elements are
+    /// `elems`, computed when first asked for.
+    fn side(&self, b: bool, i: usize, elems: &[f64]) -> Option<u16> {
+        let at = if b { self.m + i } else { i };
+        let st = self.sides.get(at)?;
+        if st.get() & Self::DONE != 0 {
+            return Some(st.get());
+        }
+        let nb = self.scales.blocks as usize;
+        let factors = if b { &self.scales.b } else { &self.scales.a };
+        let from = (i * nb).min(factors.len());
+        let mut v = Self::DONE | row_sides(&factors[from..], nb, elems, self.elem_unit);
+        if any_order(elems, self.kk) {
+            v |= Self::INTS;
+        }
+        st.set(v);
+        Some(v)
+    }
+
+    /// [`Scales::cell`] of row r of A (`arow`, its K elements) and column c of B (`bcol`): the
+    /// same value.
+    #[allow(clippy::too_many_arguments)] // one cell: its operands, position, old value, flags
+    pub(crate) fn cell(
+        &self,
+        arow: &[f64],
+        bcol: &[f64],
+        r: u32,
+        c: u32,
+        unit: f64,
+        prev_on: bool,
+        old: Option<u32>,
+    ) -> Option<u32> {
+        let (sa, sb) = (
+            self.side(false, r as usize, arow)?,
+            self.side(true, c as usize, bcol)?,
+        );
+        self.scales.cell_checked(
+            (arow, bcol),
+            (r, c),
+            unit,
+            (prev_on, old),
+            (sa, sb),
+            sa & sb & Self::INTS != 0,
+        )
     }
 }
 
@@ -491,7 +683,7 @@ pub fn prepare_scaled(
         arow,
         bcol,
         step,
-        Box::new(scales),
+        scales,
     ))
 }
 
@@ -536,6 +728,9 @@ pub fn fp4_operand(
         return None;
     }
     let limit = u64::from(data.bytes.max(16));
+    // Every nibble's element, held ×2 and negated with `neg` (`fp4_bytes`).
+    let sign = if neg { -2.0 } else { 2.0 };
+    let table: [f64; 16] = std::array::from_fn(|x| fp4_value(x as u8) * sign);
     let mut out = Vec::with_capacity((rows * kk) as usize);
     for row in 0..rows {
         for j in 0..u64::from(kk / 32) {
@@ -543,11 +738,9 @@ pub fn fp4_operand(
             if base + 16 > limit {
                 return None;
             }
-            let byte = |addr: u64| {
-                let w = values::fill_word(data.elem, data.seed, (addr / 4) as u32);
-                (w >> (8 * (addr % 4))) as u8
-            };
-            out.extend(fp4_bytes((base..base + 16).map(byte), neg));
+            for b in mma::chunk_bytes(data, base) {
+                out.extend([table[usize::from(b & 0xF)], table[usize::from(b >> 4)]]);
+            }
         }
     }
     Some(out)

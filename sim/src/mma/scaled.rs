@@ -66,6 +66,9 @@ pub(super) struct Factors {
     sign: f32,
 }
 
+/// [`E2M1`] times 2: every e2m1 value as an integer of halves.
+const E2M1_HALVES: [i32; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
 /// CUTLASS's `float_e2m1_t` values (1 sign, 2 exponent, 1 mantissa bit), by nibble.
 const E2M1: [f32; 16] = [
     0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0,
@@ -86,6 +89,28 @@ impl Factors {
     pub(super) fn dot(&self, a: &[f32], b: &[f32], m: u32, col: u32) -> f32 {
         if !self.fp4 && self.blocks == 1 {
             return dot8(a, b) * self.of(m, col, 0);
+        }
+        let nb = self.blocks as usize;
+        if self.fp4 && nb > 0 && a.len() == b.len() && a.len() <= 64 && a.len().is_multiple_of(nb) {
+            // Packed e2m1 with whole bytes to a block. Every e2m1 value is a multiple of 0.5
+            // of magnitude at most 6, so every product is a multiple of 0.25 of magnitude at
+            // most 36 and every partial sum of a block (at most 128 products) a multiple of
+            // 0.25 below 2^13: exact in f32, so the f32 sum in K order below is the exact
+            // sum, computed here in integers of 0.25 (a zero sum gives +0 or -0; either adds
+            // nothing to `total`, which starts at +0).
+            let per = a.len() / nb;
+            let mut total = 0f32;
+            for j in 0..nb {
+                let r = j * per..(j + 1) * per;
+                let mut quarters = 0i32;
+                for (&x, &y) in a[r.clone()].iter().zip(&b[r]) {
+                    let (x, y) = (usize::from(x as u8), usize::from(y as u8));
+                    quarters += E2M1_HALVES[x & 0xF] * E2M1_HALVES[y & 0xF]
+                        + E2M1_HALVES[x >> 4] * E2M1_HALVES[y >> 4];
+                }
+                total += quarters as f32 * 0.25 * self.of(m, col, j);
+            }
+            return total * self.sign;
         }
         // The elements of both rows (at most 128: K = 64 bytes of e2m1 pairs of a sparse
         // MMA, or 64 f8).
@@ -371,5 +396,34 @@ mod tests {
         assert_eq!(f.dot(&a, &b, 0, 0), -256.0);
         assert_eq!(E2M1[0x7], 6.0);
         assert_eq!(E2M1[0xB], -1.5);
+    }
+
+    /// The integer table is the value table doubled, nibble by nibble.
+    #[test]
+    fn e2m1_halves_are_twice_the_values() {
+        for (h, v) in E2M1_HALVES.iter().zip(E2M1) {
+            assert_eq!(*h as f32, 2.0 * v);
+        }
+    }
+
+    /// Quarters in the sums: A bytes 0x9F (low nibble -6.0, high -0.5), B bytes 0x31 (low
+    /// 0.5, high 1.5): each byte pair gives -6 · 0.5 + -0.5 · 1.5 = -3.75, a block of 16
+    /// bytes -60; factors 1 and 2 on the two blocks: -60 - 120 = -180.
+    #[test]
+    fn packed_e2m1_sums_keep_their_quarters() {
+        let f = Factors {
+            a: vec![1.0, 2.0],
+            b: vec![1.0, 1.0],
+            n: 1,
+            blocks: 2,
+            fp4: true,
+            sign: 1.0,
+        };
+        let (a, b) = ([f32::from(0x9Fu8); 32], [f32::from(0x31u8); 32]);
+        assert_eq!(f.dot(&a, &b, 0, 0), -180.0);
+        // One byte pair alone: -3.75 in block 0, nothing in block 1.
+        let mut one = [0f32; 32];
+        one[3] = f32::from(0x9Fu8);
+        assert_eq!(f.dot(&one, &b, 0, 0), -3.75);
     }
 }
