@@ -81,7 +81,6 @@ impl<C: Choices> Builder<'_, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::choice::SeedChoices;
 
     /// Columns one repetition of a 16-lane shape covers, from the ISA's figures (§9.7.16.2.3)
     /// written out here: `.16x64b` 2, `.16x128b` 4, `.16x256b` 8, each `.16x32bx2` half 1.
