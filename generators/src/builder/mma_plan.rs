@@ -842,4 +842,39 @@ mod tests {
         }
         assert!(sel1 > 5, "{sel1}");
     }
+
+    /// Valid programs hold f8f6f4 MMAs with e4m3 A whose shared-memory region is filled with
+    /// the bytes 0x7B..0x7E (e4m3 352..448, exponent field 15, PTX ISA §9.7.16.10.1).
+    #[test]
+    fn f8f6f4_e4m3_a_takes_exponent_15_values() {
+        let mut big = 0;
+        for seed in 0..3000 {
+            let p = build_seeded(&Config::default(), seed);
+            let mut fills = std::collections::HashMap::new();
+            let mut mmas = Vec::new();
+            p.walk(&mut |s| match s {
+                Stmt::Fill { region, elem, .. } => {
+                    fills.insert(*region, *elem);
+                }
+                Stmt::Tc(Op::Mma(m)) => mmas.push((**m).clone()),
+                _ => {}
+            });
+            for m in mmas {
+                if let MmaA::Desc(d) = m.a
+                    && fills.get(&d.region) == Some(&FillElem::ScaleSmall)
+                    && !m.form.block_scale
+                {
+                    assert_eq!(m.form.kind, MmaKind::F8f6f4, "seed {seed}");
+                    assert_eq!(m.idesc >> 7 & 7, 0, "seed {seed}: e4m3 A");
+                    big += 1;
+                }
+            }
+        }
+        // The fill's bytes, whatever the seed.
+        for i in 0..256 {
+            let w = values::fill_word(FillElem::ScaleSmall, 0x1234_5678, i);
+            assert!(w.to_le_bytes().iter().all(|b| (0x7B..=0x7E).contains(b)));
+        }
+        assert!(big > 5, "{big}");
+    }
 }
