@@ -38,7 +38,9 @@ use crate::target;
 use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
+mod cross;
 mod mma_plan;
+mod two_lds;
 
 use mma_plan::issue_stmt;
 
@@ -651,6 +653,7 @@ impl<C: Choices> Builder<'_, C> {
             } else {
                 self.c.word()
             };
+            let at = out.len();
             out.push(st(st_form(shape, num, pack), taddr, split, seed));
             out.push(wait(WaitOp::St));
             self.maybe_spin(&mut out);
@@ -668,6 +671,19 @@ impl<C: Choices> Builder<'_, C> {
                 out.push(ld);
             }
             out.push(wait(WaitOp::Ld));
+            // Or the flow checked against `.32x32b` (builder/cross.rs), or with its ld split
+            // in two before one wait (builder/two_lds.rs), drawn after the flow's own choices
+            // so that the later ones stay those of the program without them.
+            if !lf.red {
+                let other = match self.cross_flow(shape, num, pack, taddr, split, seed, q) {
+                    Some(cross) => Some(cross),
+                    None => self.two_lds(shape, num, pack, taddr, seed),
+                };
+                if let Some(flow) = other {
+                    out.truncate(at);
+                    out.extend(flow);
+                }
+            }
         }
         out
     }

@@ -309,12 +309,22 @@ impl<C: Choices> Builder<'_, C> {
                 let ue8m0 = !(kind == MmaKind::Mxf4nvf4 && four && self.c.percent(50));
                 mmaenc::idesc_mxf4(m, n, ue8m0, sparse, k96)
             }
-            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 (MMA-SP-SELECTOR);
+            // Layout (a): bit 2 sparse, sparsity selector (bits 0-1) 0 or 1 (below);
             // negate A / B (bits 13-14) a quarter of the time each, not for i8
             // (MMA-TRANSPOSE-KIND).
             _ => {
                 let d = mmaenc::idesc_for(kind, m, n, self.c.below(4)).encode()
                     | u32::from(sparse) << 2;
+                // Sparsity selector 1 (idesc bits 0-1) for f16 / tf32, half the time with the
+                // wider forms: the metadata from the next column (§9.7.16.10.8.4; 0 and 1
+                // are stated, 2 and 3 are OQ-29; i8 / f8f6f4 must use 0, MMA-SP-SELECTOR). The
+                // cp above fills four metadata columns with different words.
+                let d = d | u32::from(
+                    sparse
+                        && !meta_by_st
+                        && matches!(kind, MmaKind::F16 | MmaKind::Tf32)
+                        && self.form(50),
+                );
                 d | if self.forms {
                     mmaenc::negate_bits(kind, self.v.percent(25), self.v.percent(25))
                 } else {
@@ -329,6 +339,21 @@ impl<C: Choices> Builder<'_, C> {
             for f in fills.iter_mut().filter(|f| f.1 == generic) {
                 f.1 = elem;
             }
+        }
+        // kind::f8f6f4 with e4m3 A (type 0, idesc bits 7-9) in shared memory: a third of the
+        // time (with the wider forms) A holds the bytes 0x7B..0x7E, e4m3 352..448, exponent
+        // field 15 (which e4m3, unlike e5m2, uses for numbers: only S.1111.111 is NaN, PTX
+        // ISA §5.2.3, OCP FP8); the `ScaleSmall` fill has exactly those bytes. Against B's
+        // 0, ±1.5 .. ±3 (or e5m2 small integers) every product is a multiple of 16 below
+        // 1,344 and every sum of K = 32 of them exact in f32, so the results stay exact.
+        if kind == MmaKind::F8f6f4
+            && idesc >> 7 & 7 == 0
+            && elem == FillElem::F16Small
+            && let MmaA::Desc(d) = a
+            && self.form(33)
+            && let Some(f) = fills.iter_mut().find(|f| f.0 == d.region)
+        {
+            f.1 = FillElem::ScaleSmall;
         }
         // Scale factors (§3.7 .block_scale): scale_A and scale_B in TMEM, duplicated into all
         // four 32-lane partitions (MMA-BS-DUP): cp.32x128b.warpx4 copies 32 lanes x 128 bits
@@ -812,4 +837,68 @@ pub(super) fn issue_stmt(plan: &MmaPlan, cg: CtaGroup, cluster_size: u8) -> Stmt
         }];
     }
     chain.pop().expect("at least one pair")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Valid programs hold f16 / tf32 sparse MMAs with sparsity selector 1, never i8 or
+    /// f8f6f4 ones (MMA-SP-SELECTOR).
+    #[test]
+    fn sparse_f16_and_tf32_mmas_take_selector_one() {
+        let mut sel1 = 0;
+        for seed in 0..3000 {
+            let p = build_seeded(&Config::default(), seed);
+            p.walk(&mut |s| {
+                if let Stmt::Tc(Op::Mma(m)) = s
+                    && m.form.sp
+                    && m.idesc & 3 != 0
+                {
+                    assert_eq!(m.idesc & 3, 1, "seed {seed}");
+                    assert!(
+                        matches!(m.form.kind, MmaKind::F16 | MmaKind::Tf32),
+                        "seed {seed}"
+                    );
+                    sel1 += 1;
+                }
+            });
+        }
+        assert!(sel1 > 5, "{sel1}");
+    }
+
+    /// Valid programs hold f8f6f4 MMAs with e4m3 A whose shared-memory region is filled with
+    /// the bytes 0x7B..0x7E (e4m3 352..448, exponent field 15, PTX ISA §9.7.16.10.1).
+    #[test]
+    fn f8f6f4_e4m3_a_takes_exponent_15_values() {
+        let mut big = 0;
+        for seed in 0..3000 {
+            let p = build_seeded(&Config::default(), seed);
+            let mut fills = std::collections::HashMap::new();
+            let mut mmas = Vec::new();
+            p.walk(&mut |s| match s {
+                Stmt::Fill { region, elem, .. } => {
+                    fills.insert(*region, *elem);
+                }
+                Stmt::Tc(Op::Mma(m)) => mmas.push((**m).clone()),
+                _ => {}
+            });
+            for m in mmas {
+                if let MmaA::Desc(d) = m.a
+                    && fills.get(&d.region) == Some(&FillElem::ScaleSmall)
+                    && !m.form.block_scale
+                {
+                    assert_eq!(m.form.kind, MmaKind::F8f6f4, "seed {seed}");
+                    assert_eq!(m.idesc >> 7 & 7, 0, "seed {seed}: e4m3 A");
+                    big += 1;
+                }
+            }
+        }
+        // The fill's bytes, whatever the seed.
+        for i in 0..256 {
+            let w = values::fill_word(FillElem::ScaleSmall, 0x1234_5678, i);
+            assert!(w.to_le_bytes().iter().all(|b| (0x7B..=0x7E).contains(b)));
+        }
+        assert!(big > 5, "{big}");
+    }
 }

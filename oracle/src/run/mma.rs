@@ -252,6 +252,12 @@ pub(crate) fn operand_ok(desc: &SmemDesc, data: &RegionData, kind: MmaKind, alt:
     if kind == MmaKind::F16 && alt && data.elem == FillElem::Bf16Small {
         return true;
     }
+    // e4m3 bytes 0x7B..0x7E (`ScaleSmall`): 352..448, exponent field 15, which e4m3 uses for
+    // numbers (§9.7.16.10.1). Multiples of 32, so their products with the small-integer
+    // fills' elements lie on the grid; whether a sum is exact is `Prepared::finish`'s check.
+    if kind == MmaKind::F8f6f4 && !alt && data.elem == FillElem::ScaleSmall {
+        return true;
+    }
     let want = match kind {
         MmaKind::F16 if alt => FillElem::Tf32Small,
         MmaKind::F16 | MmaKind::F8f6f4 => FillElem::F16Small,
