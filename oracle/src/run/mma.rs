@@ -545,6 +545,29 @@ impl Prepared {
     }
 }
 
+impl Prepared {
+    /// An exact MMA of `(M, N, K)` whose operands are read on demand (`a` by row, `b` by
+    /// column, [`LazyOperand`]); the rest as [`prepare`] sets it from the instruction.
+    fn lazy(m: &Mma, (mm, n, kk): (u32, u32, u32), a: LazyOperand, b: LazyOperand) -> Prepared {
+        let kind = m.form.kind;
+        Prepared {
+            mm,
+            n,
+            kk,
+            kind,
+            enable_input_d: m.enable_input_d,
+            d16: d16_of(m),
+            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+            unit: unit(kind),
+            arow: Vec::new(),
+            bcol: Vec::new(),
+            ints: None,
+            lazy: Some(std::cell::RefCell::new((a, b))),
+            scaled: None,
+        }
+    }
+}
+
 /// Reads the operands of an exact MMA; `None` for a whole-result miss (a shape, layout or
 /// element that is not exact).
 pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
@@ -564,31 +587,12 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         if !rows_inside(ad, a, kind, mm) || !rows_inside(&m.b, b, kind, n) {
             return None;
         }
-        let operand = |desc: &SmemDesc, data: &RegionData, flags, rows: u32| LazyOperand {
-            desc: *desc,
-            data: *data,
-            flags,
-            ints: vec![0; (rows * kk) as usize],
-            have: vec![false; rows as usize],
-        };
-        return Some(Prepared {
-            mm,
-            n,
-            kk,
-            kind,
-            enable_input_d: m.enable_input_d,
-            d16: d16_of(m),
-            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
-            unit: unit(kind),
-            arow: Vec::new(),
-            bcol: Vec::new(),
-            ints: None,
-            lazy: Some(std::cell::RefCell::new((
-                operand(ad, a, (sa, na), mm),
-                operand(&m.b, b, (sb, nb), n),
-            ))),
-            scaled: None,
-        });
+        return Some(Prepared::lazy(
+            m,
+            (mm, n, kk),
+            LazyOperand::new(ad, a, (sa, na), mm, kk),
+            LazyOperand::new(&m.b, b, (sb, nb), n, kk),
+        ));
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
     read_rows(ad, a, kind, (sa, na), mm, &mut arow)?;
@@ -631,9 +635,33 @@ pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prep
     if !operand_ok(ad, a, kind, sa) {
         return None;
     }
+    if lazy_ok(ad, &m.b, kind) {
+        // As in `prepare`: only the bounds can miss, rows read when a cell needs them.
+        if !rows_inside(ad, a, kind, rows) {
+            return None;
+        }
+        return pair_lazy(m, LazyOperand::new(ad, a, (sa, na), rows, kk), b);
+    }
     let mut arow = Vec::with_capacity((rows * kk) as usize);
     read_rows(ad, a, kind, (sa, na), rows, &mut arow)?;
     prepare_pair_rows(m, arow, b)
+}
+
+/// [`prepare_pair_rows`] with A given as `a` and B ([`lazy_ok`]) read on demand from its two
+/// halves (columns `0..N/2` from `b[0]`, the others from `b[1]`).
+fn pair_lazy(m: &Mma, a: LazyOperand, b: [&RegionData; 2]) -> Option<Prepared> {
+    let (rows, n) = pair_shape(m)?;
+    let kind = m.form.kind;
+    let (_, kk) = elem_k(kind);
+    let d = m.idesc;
+    let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
+    if b.iter()
+        .any(|h| !operand_ok(&m.b, h, kind, sb) || !rows_inside(&m.b, h, kind, n / 2))
+    {
+        return None;
+    }
+    let b = LazyOperand::halves(&m.b, b, (sb, nb), (n / 2, n), kk);
+    Some(Prepared::lazy(m, (rows, n, kk), a, b))
 }
 
 /// [`prepare_pair`] with A's rows given (`arow`, rows × K, negated as the idesc says): from
@@ -646,6 +674,13 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
     let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
     if arow.len() != (rows * kk) as usize || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
         return None;
+    }
+    if lazy_one(&m.b, kind)
+        && let Some(ints) = as_ints(&arow)
+    {
+        // Every element of A an integer and B's all small integers (`lazy_ok`): the same
+        // integer sums, B's columns read when a cell needs them.
+        return pair_lazy(m, LazyOperand::ready(ints, rows), b);
     }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     for half in b {
@@ -714,6 +749,16 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         return None;
     }
     let nb = d >> 14 & 1 == 1;
+    if lazy_one(&m.b, kind) {
+        // B's elements are small integers (`lazy_ok`): only its bounds can miss, and its
+        // columns are read when a cell needs them.
+        let a = as_ints(&arow)?;
+        if !rows_inside(&m.b, b, kind, n) {
+            return None;
+        }
+        let b = LazyOperand::new(&m.b, b, (sb, nb), n, kk);
+        return Some(Prepared::lazy(m, (mm, n, kk), LazyOperand::ready(a, mm), b));
+    }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
     let ints = Some(as_ints(&arow)?).zip(as_ints(&bcol));
@@ -742,30 +787,87 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
 /// [-4, 3], finite, tf32 low bits clear). Every chunk of a row is 16-byte aligned relative to
 /// the descriptor's offset, so the offset decides.
 fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
-    matches!(kind, MmaKind::I8 | MmaKind::F8f6f4)
-        || (ad.offset.is_multiple_of(4) && bd.offset.is_multiple_of(4))
+    lazy_one(ad, kind) && lazy_one(bd, kind)
 }
 
-/// An operand read one row (of A) or column (of B) at a time, when a cell first needs it.
+/// [`lazy_ok`] for the one operand of descriptor `d`.
+fn lazy_one(d: &SmemDesc, kind: MmaKind) -> bool {
+    matches!(kind, MmaKind::I8 | MmaKind::F8f6f4) || d.offset.is_multiple_of(4)
+}
+
+/// An operand read one row (of A) or column (of B) at a time, when a cell first needs it;
+/// or given whole ([`LazyOperand::ready`]: A's rows from TMEM).
 #[derive(Debug, Clone)]
 struct LazyOperand {
-    desc: SmemDesc,
-    data: RegionData,
-    /// (type code 1: s8 / bf16 / e5m2, negated).
-    flags: (bool, bool),
+    /// Where rows not yet read come from (`None`: every row is in `ints`).
+    src: Option<LazySource>,
     /// The rows read so far as integers, K each (valid where `have`).
     ints: Vec<i32>,
     have: Vec<bool>,
 }
 
+/// The shared-memory operand a [`LazyOperand`] reads its rows from.
+#[derive(Debug, Clone, Copy)]
+struct LazySource {
+    desc: SmemDesc,
+    /// The region data of rows `0..split` and of rows `split..` (read as rows
+    /// `0..`): the B halves of the even and odd CTAs of a `cta_group::2` MMA
+    /// ([`prepare_pair_rows`]); one data twice otherwise.
+    data: [RegionData; 2],
+    split: u32,
+    /// (type code 1: s8 / bf16 / e5m2, negated).
+    flags: (bool, bool),
+}
+
 impl LazyOperand {
+    /// `rows` rows of `kk` elements read through `desc` from `data`, each when first needed.
+    fn new(desc: &SmemDesc, data: &RegionData, flags: (bool, bool), rows: u32, kk: u32) -> Self {
+        Self::halves(desc, [data, data], flags, (rows, rows), kk)
+    }
+
+    /// `rows.1` rows of `kk` elements: rows `0..rows.0` read from `data[0]`, the others from
+    /// `data[1]` (row `r` there is its row `r - rows.0`).
+    fn halves(
+        desc: &SmemDesc,
+        data: [&RegionData; 2],
+        flags: (bool, bool),
+        (split, rows): (u32, u32),
+        kk: u32,
+    ) -> Self {
+        LazyOperand {
+            src: Some(LazySource {
+                desc: *desc,
+                data: [*data[0], *data[1]],
+                split,
+                flags,
+            }),
+            ints: vec![0; (rows * kk) as usize],
+            have: vec![false; rows as usize],
+        }
+    }
+
+    /// Every row given (`ints`, K each, row-major).
+    fn ready(ints: Vec<i32>, rows: u32) -> Self {
+        LazyOperand {
+            src: None,
+            ints,
+            have: vec![true; rows as usize],
+        }
+    }
+
     /// Row `row` (K integers), read now if not yet; `None` if the read misses (never, after
     /// [`lazy_ok`] and [`rows_inside`]; kept as "not exact" rather than a panic).
     fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[i32]> {
         let r = row as usize;
         let out = self.ints.get_mut(r * kk..(r + 1) * kk)?;
         if !*self.have.get(r)? {
-            read_row_ints(&self.desc, &self.data, kind, self.flags, row, out)?;
+            let s = self.src.as_ref()?;
+            let (data, row) = if row < s.split {
+                (&s.data[0], row)
+            } else {
+                (&s.data[1], row - s.split)
+            };
+            read_row_ints(&s.desc, data, kind, s.flags, row, out)?;
             self.have[r] = true;
         }
         Some(out)
