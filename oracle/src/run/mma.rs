@@ -325,7 +325,12 @@ pub(crate) fn chunk_bytes(data: &RegionData, base: u64) -> [u8; 16] {
 /// Whether every chunk of rows `0..rows` lies inside the region (what [`read_rows`] checks
 /// first for each chunk).
 fn rows_inside(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32) -> bool {
-    let (eb, kk) = elem_k(kind);
+    rows_inside_k(desc, data, kind, rows, elem_k(kind).1)
+}
+
+/// [`rows_inside`] for rows of `kk` elements ([`read_rows_k`]).
+fn rows_inside_k(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32, kk: u32) -> bool {
+    let (eb, _) = elem_k(kind);
     let limit = u64::from(data.bytes.max(16));
     (0..rows)
         .all(|row| (0..u64::from(kk * eb / 16)).all(|j| chunk_base(desc, row, j) + 16 <= limit))
@@ -651,17 +656,52 @@ pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prep
 /// halves (columns `0..N/2` from `b[0]`, the others from `b[1]`).
 fn pair_lazy(m: &Mma, a: LazyOperand, b: [&RegionData; 2]) -> Option<Prepared> {
     let (rows, n) = pair_shape(m)?;
+    let (_, kk) = elem_k(m.form.kind);
+    let b = lazy_b(m, &[*b[0], *b[1]], n, kk)?;
+    Some(Prepared::lazy(m, (rows, n, kk), a, b))
+}
+
+/// B's `n` columns of `kk` elements read on demand through the MMA's B descriptor from `b`
+/// (one region, or the even and odd CTAs' halves of a `cta_group::2` MMA, `n / 2` columns
+/// each), when every element is a small integer ([`lazy_one`], [`operand_ok`]) and every
+/// column lies inside its region; `None` otherwise (B is then read whole, where the same
+/// misses are found).
+fn lazy_b(m: &Mma, b: &[RegionData], n: u32, kk: u32) -> Option<LazyOperand> {
     let kind = m.form.kind;
-    let (_, kk) = elem_k(kind);
     let d = m.idesc;
     let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
-    if b.iter()
-        .any(|h| !operand_ok(&m.b, h, kind, sb) || !rows_inside(&m.b, h, kind, n / 2))
-    {
+    let halves = match b {
+        [x] => [x, x],
+        [x, y] => [x, y],
+        _ => return None,
+    };
+    let part = n / b.len() as u32;
+    let fits =
+        |h: &RegionData| operand_ok(&m.b, h, kind, sb) && rows_inside_k(&m.b, h, kind, part, kk);
+    if !lazy_one(&m.b, kind) || !b.iter().all(fits) {
         return None;
     }
-    let b = LazyOperand::halves(&m.b, b, (sb, nb), (n / 2, n), kk);
-    Some(Prepared::lazy(m, (rows, n, kk), a, b))
+    Some(LazyOperand::halves(&m.b, halves, (sb, nb), (part, n), kk))
+}
+
+impl Prepared {
+    /// [`Prepared::from_rows`] (and [`prepare_tmem_a`], [`prepare_pair_rows`]) with B's
+    /// columns read when a cell first needs them ([`lazy_b`] from `b`), A's rows given
+    /// (`arow`, M × K); `None` where an element of A is not a small integer or B is not read
+    /// lazily (then read it whole: the same values, the integer sums of [`int_dot`]).
+    pub(crate) fn lazy_rows(
+        m: &Mma,
+        (mm, n, kk): (u32, u32, u32),
+        arow: &[f64],
+        b: &[RegionData],
+    ) -> Option<Prepared> {
+        if arow.len() != (mm * kk) as usize {
+            return None;
+        }
+        let lb = lazy_b(m, b, n, kk)?;
+        let a = LazyOperand::ready(as_ints(arow)?, mm);
+        Some(Prepared::lazy(m, (mm, n, kk), a, lb))
+    }
 }
 
 /// [`prepare_pair`] with A's rows given (`arow`, rows × K, negated as the idesc says): from
@@ -675,12 +715,10 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
     if arow.len() != (rows * kk) as usize || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
         return None;
     }
-    if lazy_one(&m.b, kind)
-        && let Some(ints) = as_ints(&arow)
-    {
+    if let Some(p) = Prepared::lazy_rows(m, (rows, n, kk), &arow, &[*b[0], *b[1]]) {
         // Every element of A an integer and B's all small integers (`lazy_ok`): the same
         // integer sums, B's columns read when a cell needs them.
-        return pair_lazy(m, LazyOperand::ready(ints, rows), b);
+        return Some(p);
     }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     for half in b {
@@ -749,15 +787,10 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         return None;
     }
     let nb = d >> 14 & 1 == 1;
-    if lazy_one(&m.b, kind) {
-        // B's elements are small integers (`lazy_ok`): only its bounds can miss, and its
-        // columns are read when a cell needs them.
-        let a = as_ints(&arow)?;
-        if !rows_inside(&m.b, b, kind, n) {
-            return None;
-        }
-        let b = LazyOperand::new(&m.b, b, (sb, nb), n, kk);
-        return Some(Prepared::lazy(m, (mm, n, kk), LazyOperand::ready(a, mm), b));
+    if let Some(p) = Prepared::lazy_rows(m, (mm, n, kk), &arow, std::slice::from_ref(b)) {
+        // B's elements are small integers (`lazy_ok`), A's too: B's columns are read when a
+        // cell needs them.
+        return Some(p);
     }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
@@ -922,8 +955,8 @@ fn read_row_ints(
     row: u32,
     out: &mut [i32],
 ) -> Option<()> {
-    let (eb, kk) = elem_k(kind);
-    debug_assert_eq!(out.len(), kk as usize);
+    let (eb, _) = elem_k(kind);
+    debug_assert_eq!(out.len() as u32 * eb % 16, 0);
     let limit = u64::from(data.bytes.max(16));
     let per_chunk = (16 / eb) as usize;
     let sign = if neg { -1 } else { 1 };
