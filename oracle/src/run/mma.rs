@@ -329,7 +329,13 @@ fn rows_inside(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32) -> 
 }
 
 /// [`rows_inside`] for rows of `kk` elements ([`read_rows_k`]).
-fn rows_inside_k(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32, kk: u32) -> bool {
+pub(crate) fn rows_inside_k(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    rows: u32,
+    kk: u32,
+) -> bool {
     let (eb, _) = elem_k(kind);
     let limit = u64::from(data.bytes.max(16));
     (0..rows)
@@ -455,6 +461,8 @@ pub struct Prepared {
     /// A block-scaled MMA (`super::mma_scaled`): its scale factors bound to `arow` and
     /// `bcol`; the cells are then its block sums ([`super::mma_scaled::Scales::cell`]).
     scaled: Option<Box<super::mma_scaled::Scaled>>,
+    /// A block-scaled MMA's B read on demand (`bcol` empty then).
+    scaled_b: Option<std::cell::RefCell<LazyOperand<f64>>>,
 }
 
 /// The rows (0..`rows`, `kk` elements each: 32, or 64 for the B of a sparse MMA,
@@ -487,17 +495,19 @@ impl Prepared {
 
     /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
     /// N × K elements as integers of the grid step `step` (products: `step` is the step of
-    /// one product), and the scale factors.
+    /// one product), and the scale factors. B is `bcol` (N × K), or read on demand from
+    /// `lazy_b` (`bcol` empty).
     #[allow(clippy::too_many_arguments)] // the fields of a block-scaled MMA, set once
     pub(crate) fn scaled(
         (mm, n, kk): (u32, u32, u32),
         enable_input_d: bool,
         arow: Vec<f64>,
-        bcol: Vec<f64>,
+        (bcol, lazy_b): (Vec<f64>, Option<LazyOperand<f64>>),
         step: f64,
         scales: super::mma_scaled::Scales,
     ) -> Prepared {
-        let scaled = super::mma_scaled::Scaled::new(scales, &arow, &bcol, kk as usize, step);
+        let scaled =
+            super::mma_scaled::Scaled::new(scales, (mm as usize, n as usize), kk as usize, step);
         Prepared {
             mm,
             n,
@@ -513,6 +523,7 @@ impl Prepared {
             ints: None,
             lazy: None,
             scaled: Some(Box::new(scaled)),
+            scaled_b: lazy_b.map(std::cell::RefCell::new),
         }
     }
 }
@@ -546,6 +557,7 @@ impl Prepared {
             ints,
             lazy: None,
             scaled: None,
+            scaled_b: None,
         })
     }
 }
@@ -569,6 +581,7 @@ impl Prepared {
             ints: None,
             lazy: Some(std::cell::RefCell::new((a, b))),
             scaled: None,
+            scaled_b: None,
         }
     }
 }
@@ -625,6 +638,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -739,6 +753,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -810,6 +825,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -829,19 +845,73 @@ fn lazy_one(d: &SmemDesc, kind: MmaKind) -> bool {
 }
 
 /// An operand read one row (of A) or column (of B) at a time, when a cell first needs it;
-/// or given whole ([`LazyOperand::ready`]: A's rows from TMEM).
+/// or given whole ([`LazyOperand::ready`]: A's rows from TMEM). Its elements are integers
+/// (`i32`, [`read_row_ints`]) or, for block-scaled B, the `f64` elements of
+/// `super::mma_scaled` ([`LazyElem`]).
 #[derive(Debug, Clone)]
-struct LazyOperand {
+pub(crate) struct LazyOperand<T = i32> {
     /// Where rows not yet read come from (`None`: every row is in `ints`).
     src: Option<LazySource>,
-    /// The rows read so far as integers, K each (valid where `have`).
-    ints: Vec<i32>,
+    /// The rows read so far, K elements each (valid where `have`).
+    ints: Vec<T>,
     have: Vec<bool>,
+}
+
+/// An element type a [`LazyOperand`] holds: how one row of it is read.
+pub(crate) trait LazyElem: Copy + Default {
+    /// Reads row `row` of `data` through `src` into `out` (K elements); `None` where the read
+    /// misses.
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [Self],
+    ) -> Option<()>;
+}
+
+impl LazyElem for i32 {
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [i32],
+    ) -> Option<()> {
+        read_row_ints(&src.desc, data, kind, src.flags, row, out)
+    }
+}
+
+impl LazyElem for f64 {
+    /// The elements of a block-scaled operand ([`super::mma_scaled::prepare_scaled`]): packed
+    /// e2m1 ([`super::mma_scaled::fp4_row`]) or kind::f8f6f4 ([`read_row`]).
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [f64],
+    ) -> Option<()> {
+        if src.fp4 {
+            return super::mma_scaled::fp4_row(&src.desc, data, src.flags.1, row, out);
+        }
+        let mut v = Vec::with_capacity(out.len());
+        read_row(
+            &src.desc,
+            data,
+            kind,
+            src.flags,
+            row,
+            out.len() as u32,
+            &mut v,
+        )?;
+        (v.len() == out.len()).then(|| out.copy_from_slice(&v))
+    }
 }
 
 /// The shared-memory operand a [`LazyOperand`] reads its rows from.
 #[derive(Debug, Clone, Copy)]
-struct LazySource {
+pub(crate) struct LazySource {
     desc: SmemDesc,
     /// The region data of rows `0..split` and of rows `split..` (read as rows
     /// `0..`): the B halves of the even and odd CTAs of a `cta_group::2` MMA
@@ -850,17 +920,25 @@ struct LazySource {
     split: u32,
     /// (type code 1: s8 / bf16 / e5m2, negated).
     flags: (bool, bool),
+    /// Packed e2m1 elements (block-scaled kind::mxf4 / mxf4nvf4, `f64` rows only).
+    fp4: bool,
 }
 
-impl LazyOperand {
+impl<T: LazyElem> LazyOperand<T> {
     /// `rows` rows of `kk` elements read through `desc` from `data`, each when first needed.
-    fn new(desc: &SmemDesc, data: &RegionData, flags: (bool, bool), rows: u32, kk: u32) -> Self {
+    pub(crate) fn new(
+        desc: &SmemDesc,
+        data: &RegionData,
+        flags: (bool, bool),
+        rows: u32,
+        kk: u32,
+    ) -> Self {
         Self::halves(desc, [data, data], flags, (rows, rows), kk)
     }
 
     /// `rows.1` rows of `kk` elements: rows `0..rows.0` read from `data[0]`, the others from
     /// `data[1]` (row `r` there is its row `r - rows.0`).
-    fn halves(
+    pub(crate) fn halves(
         desc: &SmemDesc,
         data: [&RegionData; 2],
         flags: (bool, bool),
@@ -873,14 +951,23 @@ impl LazyOperand {
                 data: [*data[0], *data[1]],
                 split,
                 flags,
+                fp4: false,
             }),
-            ints: vec![0; (rows * kk) as usize],
+            ints: vec![T::default(); (rows * kk) as usize],
             have: vec![false; rows as usize],
         }
     }
 
+    /// The same operand with packed e2m1 elements ([`LazySource::fp4`]).
+    pub(crate) fn fp4(mut self) -> Self {
+        if let Some(s) = &mut self.src {
+            s.fp4 = true;
+        }
+        self
+    }
+
     /// Every row given (`ints`, K each, row-major).
-    fn ready(ints: Vec<i32>, rows: u32) -> Self {
+    fn ready(ints: Vec<T>, rows: u32) -> Self {
         LazyOperand {
             src: None,
             ints,
@@ -890,7 +977,7 @@ impl LazyOperand {
 
     /// Row `row` (K integers), read now if not yet; `None` if the read misses (never, after
     /// [`lazy_ok`] and [`rows_inside`]; kept as "not exact" rather than a panic).
-    fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+    pub(crate) fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[T]> {
         let r = row as usize;
         let out = self.ints.get_mut(r * kk..(r + 1) * kk)?;
         if !*self.have.get(r)? {
@@ -900,7 +987,7 @@ impl LazyOperand {
             } else {
                 (&s.data[1], row - s.split)
             };
-            read_row_ints(&s.desc, data, kind, s.flags, row, out)?;
+            T::read(s, data, kind, row, out)?;
             self.have[r] = true;
         }
         Some(out)
@@ -908,7 +995,7 @@ impl LazyOperand {
 
     /// Reads rows `rows` now where not yet ([`LazyOperand::row`] of each), and gives them
     /// (K integers each, consecutive).
-    fn rows(&mut self, rows: std::ops::Range<u32>, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+    fn rows(&mut self, rows: std::ops::Range<u32>, kind: MmaKind, kk: usize) -> Option<&[T]> {
         let (r0, r1) = (rows.start as usize, rows.end as usize);
         if !self.have.get(r0..r1)?.iter().all(|&h| h) {
             for r in rows {
@@ -1094,7 +1181,13 @@ impl Prepared {
             c as usize * kk..(c as usize + 1) * kk,
         );
         if let Some(sc) = &self.scaled {
-            let (a, b) = (self.arow.get(ra)?, self.bcol.get(rb)?);
+            let a = self.arow.get(ra)?;
+            let Some(lb) = &self.scaled_b else {
+                let b = self.bcol.get(rb)?;
+                return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
+            };
+            let mut lb = lb.borrow_mut();
+            let b = lb.row(c, self.kind, kk)?;
             return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
         }
         let (sum, abs) = match (&self.lazy, &self.ints) {
