@@ -331,7 +331,18 @@ pub(crate) fn chunk_bytes(data: &RegionData, base: u64) -> [u8; 16] {
 /// Whether every chunk of rows `0..rows` lies inside the region (what [`read_rows`] checks
 /// first for each chunk).
 fn rows_inside(desc: &SmemDesc, data: &RegionData, kind: MmaKind, rows: u32) -> bool {
-    let (eb, kk) = elem_k(kind);
+    rows_inside_k(desc, data, kind, rows, elem_k(kind).1)
+}
+
+/// [`rows_inside`] for rows of `kk` elements ([`read_rows_k`]).
+pub(crate) fn rows_inside_k(
+    desc: &SmemDesc,
+    data: &RegionData,
+    kind: MmaKind,
+    rows: u32,
+    kk: u32,
+) -> bool {
+    let (eb, _) = elem_k(kind);
     let limit = u64::from(data.bytes.max(16));
     (0..rows)
         .all(|row| (0..u64::from(kk * eb / 16)).all(|j| chunk_base(desc, row, j) + 16 <= limit))
@@ -456,6 +467,8 @@ pub struct Prepared {
     /// A block-scaled MMA (`super::mma_scaled`): its scale factors bound to `arow` and
     /// `bcol`; the cells are then its block sums ([`super::mma_scaled::Scales::cell`]).
     scaled: Option<Box<super::mma_scaled::Scaled>>,
+    /// A block-scaled MMA's B read on demand (`bcol` empty then).
+    scaled_b: Option<std::cell::RefCell<LazyOperand<f64>>>,
 }
 
 /// The rows (0..`rows`, `kk` elements each: 32, or 64 for the B of a sparse MMA,
@@ -488,17 +501,19 @@ impl Prepared {
 
     /// A block-scaled MMA's operands (`super::mma_scaled::prepare_scaled`): M × K and
     /// N × K elements as integers of the grid step `step` (products: `step` is the step of
-    /// one product), and the scale factors.
+    /// one product), and the scale factors. B is `bcol` (N × K), or read on demand from
+    /// `lazy_b` (`bcol` empty).
     #[allow(clippy::too_many_arguments)] // the fields of a block-scaled MMA, set once
     pub(crate) fn scaled(
         (mm, n, kk): (u32, u32, u32),
         enable_input_d: bool,
         arow: Vec<f64>,
-        bcol: Vec<f64>,
+        (bcol, lazy_b): (Vec<f64>, Option<LazyOperand<f64>>),
         step: f64,
         scales: super::mma_scaled::Scales,
     ) -> Prepared {
-        let scaled = super::mma_scaled::Scaled::new(scales, &arow, &bcol, kk as usize, step);
+        let scaled =
+            super::mma_scaled::Scaled::new(scales, (mm as usize, n as usize), kk as usize, step);
         Prepared {
             mm,
             n,
@@ -514,6 +529,7 @@ impl Prepared {
             ints: None,
             lazy: None,
             scaled: Some(Box::new(scaled)),
+            scaled_b: lazy_b.map(std::cell::RefCell::new),
         }
     }
 }
@@ -547,7 +563,32 @@ impl Prepared {
             ints,
             lazy: None,
             scaled: None,
+            scaled_b: None,
         })
+    }
+}
+
+impl Prepared {
+    /// An exact MMA of `(M, N, K)` whose operands are read on demand (`a` by row, `b` by
+    /// column, [`LazyOperand`]); the rest as [`prepare`] sets it from the instruction.
+    fn lazy(m: &Mma, (mm, n, kk): (u32, u32, u32), a: LazyOperand, b: LazyOperand) -> Prepared {
+        let kind = m.form.kind;
+        Prepared {
+            mm,
+            n,
+            kk,
+            kind,
+            enable_input_d: m.enable_input_d,
+            d16: d16_of(m),
+            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
+            unit: unit(kind),
+            arow: Vec::new(),
+            bcol: Vec::new(),
+            ints: None,
+            lazy: Some(std::cell::RefCell::new((a, b))),
+            scaled: None,
+            scaled_b: None,
+        }
     }
 }
 
@@ -570,31 +611,12 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         if !rows_inside(ad, a, kind, mm) || !rows_inside(&m.b, b, kind, n) {
             return None;
         }
-        let operand = |desc: &SmemDesc, data: &RegionData, flags, rows: u32| LazyOperand {
-            desc: *desc,
-            data: *data,
-            flags,
-            ints: vec![0; (rows * kk) as usize],
-            have: vec![false; rows as usize],
-        };
-        return Some(Prepared {
-            mm,
-            n,
-            kk,
-            kind,
-            enable_input_d: m.enable_input_d,
-            d16: d16_of(m),
-            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
-            unit: unit(kind),
-            arow: Vec::new(),
-            bcol: Vec::new(),
-            ints: None,
-            lazy: Some(std::cell::RefCell::new((
-                operand(ad, a, (sa, na), mm),
-                operand(&m.b, b, (sb, nb), n),
-            ))),
-            scaled: None,
-        });
+        return Some(Prepared::lazy(
+            m,
+            (mm, n, kk),
+            LazyOperand::new(ad, a, (sa, na), mm, kk),
+            LazyOperand::new(&m.b, b, (sb, nb), n, kk),
+        ));
     }
     let mut arow = Vec::with_capacity((mm * kk) as usize);
     read_rows(ad, a, kind, (sa, na), mm, &mut arow)?;
@@ -622,6 +644,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -637,9 +660,68 @@ pub fn prepare_pair(m: &Mma, a: &RegionData, b: [&RegionData; 2]) -> Option<Prep
     if !operand_ok(ad, a, kind, sa) {
         return None;
     }
+    if lazy_ok(ad, &m.b, kind) {
+        // As in `prepare`: only the bounds can miss, rows read when a cell needs them.
+        if !rows_inside(ad, a, kind, rows) {
+            return None;
+        }
+        return pair_lazy(m, LazyOperand::new(ad, a, (sa, na), rows, kk), b);
+    }
     let mut arow = Vec::with_capacity((rows * kk) as usize);
     read_rows(ad, a, kind, (sa, na), rows, &mut arow)?;
     prepare_pair_rows(m, arow, b)
+}
+
+/// [`prepare_pair_rows`] with A given as `a` and B ([`lazy_ok`]) read on demand from its two
+/// halves (columns `0..N/2` from `b[0]`, the others from `b[1]`).
+fn pair_lazy(m: &Mma, a: LazyOperand, b: [&RegionData; 2]) -> Option<Prepared> {
+    let (rows, n) = pair_shape(m)?;
+    let (_, kk) = elem_k(m.form.kind);
+    let b = lazy_b(m, &[*b[0], *b[1]], n, kk)?;
+    Some(Prepared::lazy(m, (rows, n, kk), a, b))
+}
+
+/// B's `n` columns of `kk` elements read on demand through the MMA's B descriptor from `b`
+/// (one region, or the even and odd CTAs' halves of a `cta_group::2` MMA, `n / 2` columns
+/// each), when every element is a small integer ([`lazy_one`], [`operand_ok`]) and every
+/// column lies inside its region; `None` otherwise (B is then read whole, where the same
+/// misses are found).
+fn lazy_b(m: &Mma, b: &[RegionData], n: u32, kk: u32) -> Option<LazyOperand> {
+    let kind = m.form.kind;
+    let d = m.idesc;
+    let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
+    let halves = match b {
+        [x] => [x, x],
+        [x, y] => [x, y],
+        _ => return None,
+    };
+    let part = n / b.len() as u32;
+    let fits =
+        |h: &RegionData| operand_ok(&m.b, h, kind, sb) && rows_inside_k(&m.b, h, kind, part, kk);
+    if !lazy_one(&m.b, kind) || !b.iter().all(fits) {
+        return None;
+    }
+    Some(LazyOperand::halves(&m.b, halves, (sb, nb), (part, n), kk))
+}
+
+impl Prepared {
+    /// [`Prepared::from_rows`] (and [`prepare_tmem_a`], [`prepare_pair_rows`]) with B's
+    /// columns read when a cell first needs them ([`lazy_b`] from `b`), A's rows given
+    /// (`arow`, M × K); `None` where an element of A is not a small integer or B is not read
+    /// lazily (then read it whole: the same values, the integer sums of [`int_dot`]).
+    pub(crate) fn lazy_rows(
+        m: &Mma,
+        (mm, n, kk): (u32, u32, u32),
+        arow: &[f64],
+        b: &[RegionData],
+    ) -> Option<Prepared> {
+        if arow.len() != (mm * kk) as usize {
+            return None;
+        }
+        let lb = lazy_b(m, b, n, kk)?;
+        let a = LazyOperand::ready(as_ints(arow)?, mm);
+        Some(Prepared::lazy(m, (mm, n, kk), a, lb))
+    }
 }
 
 /// [`prepare_pair`] with A's rows given (`arow`, rows × K, negated as the idesc says): from
@@ -652,6 +734,11 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
     let (sb, nb) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
     if arow.len() != (rows * kk) as usize || b.iter().any(|b| !operand_ok(&m.b, b, kind, sb)) {
         return None;
+    }
+    if let Some(p) = Prepared::lazy_rows(m, (rows, n, kk), &arow, &[*b[0], *b[1]]) {
+        // Every element of A an integer and B's all small integers (`lazy_ok`): the same
+        // integer sums, B's columns read when a cell needs them.
+        return Some(p);
     }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     for half in b {
@@ -672,6 +759,7 @@ pub fn prepare_pair_rows(m: &Mma, arow: Vec<f64>, b: [&RegionData; 2]) -> Option
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -720,6 +808,11 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         return None;
     }
     let nb = d >> 14 & 1 == 1;
+    if let Some(p) = Prepared::lazy_rows(m, (mm, n, kk), &arow, std::slice::from_ref(b)) {
+        // B's elements are small integers (`lazy_ok`), A's too: B's columns are read when a
+        // cell needs them.
+        return Some(p);
+    }
     let mut bcol = Vec::with_capacity((n * kk) as usize);
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
     let ints = Some(as_ints(&arow)?).zip(as_ints(&bcol));
@@ -738,6 +831,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
         ints,
         lazy: None,
         scaled: None,
+        scaled_b: None,
     })
 }
 
@@ -748,30 +842,158 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
 /// [-4, 3], finite, tf32 low bits clear). Every chunk of a row is 16-byte aligned relative to
 /// the descriptor's offset, so the offset decides.
 fn lazy_ok(ad: &SmemDesc, bd: &SmemDesc, kind: MmaKind) -> bool {
-    matches!(kind, MmaKind::I8 | MmaKind::F8f6f4)
-        || (ad.offset.is_multiple_of(4) && bd.offset.is_multiple_of(4))
+    lazy_one(ad, kind) && lazy_one(bd, kind)
 }
 
-/// An operand read one row (of A) or column (of B) at a time, when a cell first needs it.
+/// [`lazy_ok`] for the one operand of descriptor `d`.
+fn lazy_one(d: &SmemDesc, kind: MmaKind) -> bool {
+    matches!(kind, MmaKind::I8 | MmaKind::F8f6f4) || d.offset.is_multiple_of(4)
+}
+
+/// An operand read one row (of A) or column (of B) at a time, when a cell first needs it;
+/// or given whole ([`LazyOperand::ready`]: A's rows from TMEM). Its elements are integers
+/// (`i32`, [`read_row_ints`]) or, for block-scaled B, the `f64` elements of
+/// `super::mma_scaled` ([`LazyElem`]).
 #[derive(Debug, Clone)]
-struct LazyOperand {
-    desc: SmemDesc,
-    data: RegionData,
-    /// (type code 1: s8 / bf16 / e5m2, negated).
-    flags: (bool, bool),
-    /// The rows read so far as integers, K each (valid where `have`).
-    ints: Vec<i32>,
+pub(crate) struct LazyOperand<T = i32> {
+    /// Where rows not yet read come from (`None`: every row is in `ints`).
+    src: Option<LazySource>,
+    /// The rows read so far, K elements each (valid where `have`).
+    ints: Vec<T>,
     have: Vec<bool>,
 }
 
-impl LazyOperand {
+/// An element type a [`LazyOperand`] holds: how one row of it is read.
+pub(crate) trait LazyElem: Copy + Default {
+    /// Reads row `row` of `data` through `src` into `out` (K elements); `None` where the read
+    /// misses.
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [Self],
+    ) -> Option<()>;
+}
+
+impl LazyElem for i32 {
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [i32],
+    ) -> Option<()> {
+        read_row_ints(&src.desc, data, kind, src.flags, row, out)
+    }
+}
+
+impl LazyElem for f64 {
+    /// The elements of a block-scaled operand ([`super::mma_scaled::prepare_scaled`]): packed
+    /// e2m1 ([`super::mma_scaled::fp4_row`]) or kind::f8f6f4 ([`read_row`]).
+    fn read(
+        src: &LazySource,
+        data: &RegionData,
+        kind: MmaKind,
+        row: u32,
+        out: &mut [f64],
+    ) -> Option<()> {
+        if src.fp4 {
+            return super::mma_scaled::fp4_row(&src.desc, data, src.flags.1, row, out);
+        }
+        let mut v = Vec::with_capacity(out.len());
+        read_row(
+            &src.desc,
+            data,
+            kind,
+            src.flags,
+            row,
+            out.len() as u32,
+            &mut v,
+        )?;
+        (v.len() == out.len()).then(|| out.copy_from_slice(&v))
+    }
+}
+
+/// The shared-memory operand a [`LazyOperand`] reads its rows from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LazySource {
+    desc: SmemDesc,
+    /// The region data of rows `0..split` and of rows `split..` (read as rows
+    /// `0..`): the B halves of the even and odd CTAs of a `cta_group::2` MMA
+    /// ([`prepare_pair_rows`]); one data twice otherwise.
+    data: [RegionData; 2],
+    split: u32,
+    /// (type code 1: s8 / bf16 / e5m2, negated).
+    flags: (bool, bool),
+    /// Packed e2m1 elements (block-scaled kind::mxf4 / mxf4nvf4, `f64` rows only).
+    fp4: bool,
+}
+
+impl<T: LazyElem> LazyOperand<T> {
+    /// `rows` rows of `kk` elements read through `desc` from `data`, each when first needed.
+    pub(crate) fn new(
+        desc: &SmemDesc,
+        data: &RegionData,
+        flags: (bool, bool),
+        rows: u32,
+        kk: u32,
+    ) -> Self {
+        Self::halves(desc, [data, data], flags, (rows, rows), kk)
+    }
+
+    /// `rows.1` rows of `kk` elements: rows `0..rows.0` read from `data[0]`, the others from
+    /// `data[1]` (row `r` there is its row `r - rows.0`).
+    pub(crate) fn halves(
+        desc: &SmemDesc,
+        data: [&RegionData; 2],
+        flags: (bool, bool),
+        (split, rows): (u32, u32),
+        kk: u32,
+    ) -> Self {
+        LazyOperand {
+            src: Some(LazySource {
+                desc: *desc,
+                data: [*data[0], *data[1]],
+                split,
+                flags,
+                fp4: false,
+            }),
+            ints: vec![T::default(); (rows * kk) as usize],
+            have: vec![false; rows as usize],
+        }
+    }
+
+    /// The same operand with packed e2m1 elements ([`LazySource::fp4`]).
+    pub(crate) fn fp4(mut self) -> Self {
+        if let Some(s) = &mut self.src {
+            s.fp4 = true;
+        }
+        self
+    }
+
+    /// Every row given (`ints`, K each, row-major).
+    fn ready(ints: Vec<T>, rows: u32) -> Self {
+        LazyOperand {
+            src: None,
+            ints,
+            have: vec![true; rows as usize],
+        }
+    }
+
     /// Row `row` (K integers), read now if not yet; `None` if the read misses (never, after
     /// [`lazy_ok`] and [`rows_inside`]; kept as "not exact" rather than a panic).
-    fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+    pub(crate) fn row(&mut self, row: u32, kind: MmaKind, kk: usize) -> Option<&[T]> {
         let r = row as usize;
         let out = self.ints.get_mut(r * kk..(r + 1) * kk)?;
         if !*self.have.get(r)? {
-            read_row_ints(&self.desc, &self.data, kind, self.flags, row, out)?;
+            let s = self.src.as_ref()?;
+            let (data, row) = if row < s.split {
+                (&s.data[0], row)
+            } else {
+                (&s.data[1], row - s.split)
+            };
+            T::read(s, data, kind, row, out)?;
             self.have[r] = true;
         }
         Some(out)
@@ -779,7 +1001,7 @@ impl LazyOperand {
 
     /// Reads rows `rows` now where not yet ([`LazyOperand::row`] of each), and gives them
     /// (K integers each, consecutive).
-    fn rows(&mut self, rows: std::ops::Range<u32>, kind: MmaKind, kk: usize) -> Option<&[i32]> {
+    fn rows(&mut self, rows: std::ops::Range<u32>, kind: MmaKind, kk: usize) -> Option<&[T]> {
         let (r0, r1) = (rows.start as usize, rows.end as usize);
         if !self.have.get(r0..r1)?.iter().all(|&h| h) {
             for r in rows {
@@ -826,8 +1048,8 @@ fn read_row_ints(
     row: u32,
     out: &mut [i32],
 ) -> Option<()> {
-    let (eb, kk) = elem_k(kind);
-    debug_assert_eq!(out.len(), kk as usize);
+    let (eb, _) = elem_k(kind);
+    debug_assert_eq!(out.len() as u32 * eb % 16, 0);
     let limit = u64::from(data.bytes.max(16));
     let per_chunk = (16 / eb) as usize;
     let sign = if neg { -1 } else { 1 };
@@ -965,7 +1187,13 @@ impl Prepared {
             c as usize * kk..(c as usize + 1) * kk,
         );
         if let Some(sc) = &self.scaled {
-            let (a, b) = (self.arow.get(ra)?, self.bcol.get(rb)?);
+            let a = self.arow.get(ra)?;
+            let Some(lb) = &self.scaled_b else {
+                let b = self.bcol.get(rb)?;
+                return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
+            };
+            let mut lb = lb.borrow_mut();
+            let b = lb.row(c, self.kind, kk)?;
             return sc.cell(a, b, r, c, self.unit, self.enable_input_d, old);
         }
         let (sum, abs) = match (&self.lazy, &self.ints) {

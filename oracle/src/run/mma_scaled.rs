@@ -539,17 +539,15 @@ impl Scaled {
     /// Every element of the row is an integer that [`block_dot`] may add in any order.
     const INTS: u16 = 1 << 14;
 
-    /// `scales` with the operands `arow` (M × `kk`) and `bcol` (N × `kk`), integers of the
-    /// product step `unit` as [`Scales::cell`] takes them.
-    pub(crate) fn new(scales: Scales, arow: &[f64], bcol: &[f64], kk: usize, unit: f64) -> Scaled {
-        let rows = |v: &[f64]| v.len().checked_div(kk).unwrap_or(0);
-        let m = rows(arow);
+    /// `scales` for operands of `m` rows of A and `n` columns of B (`kk` elements each),
+    /// integers of the product step `unit` as [`Scales::cell`] takes them.
+    pub(crate) fn new(scales: Scales, (m, n): (usize, usize), kk: usize, unit: f64) -> Scaled {
         Scaled {
             scales,
             kk,
             elem_unit: unit.sqrt(),
             m,
-            sides: vec![std::cell::Cell::new(0); m + rows(bcol)],
+            sides: vec![std::cell::Cell::new(0); m + n],
         }
     }
 
@@ -669,22 +667,82 @@ pub fn prepare_scaled(
     if b.is_empty() || !form.n.is_multiple_of(b.len() as u32) {
         return Err("OQ-29: B's regions do not split N: unspecified");
     }
-    let mut bcol = Vec::with_capacity(form.n as usize * kb);
     let (alt_b, neg_b) = (d >> 10 & 7 == 1, d >> 14 & 1 == 1);
-    for part in b {
-        let rows = form.n / b.len() as u32;
-        bcol.extend(operand(&m.b, part, alt_b, neg_b, rows, kb)?);
-    }
+    let part_rows = form.n / b.len() as u32;
+    // B's columns read when a cell first needs them, where every read is known to succeed
+    // (the checks `operand` makes before its first element: descriptor, fill, bounds; every
+    // element of such a fill is finite).
+    let fits = |part: &mma::RegionData| {
+        let desc_ok = if form.fp4 {
+            fp4_desc_ok(&m.b)
+        } else {
+            mma::operand_ok(&m.b, part, MmaKind::F8f6f4, alt_b)
+        };
+        desc_ok
+            && mma::rows_inside_k(
+                &m.b,
+                part,
+                MmaKind::F8f6f4,
+                part_rows,
+                kb as u32 / if form.fp4 { 2 } else { 1 },
+            )
+    };
+    let b_operand = if b.len() <= 2 && b.iter().all(fits) {
+        let halves = [&b[0], b.last().unwrap_or(&b[0])];
+        let lazy =
+            mma::LazyOperand::halves(&m.b, halves, (alt_b, neg_b), (part_rows, form.n), kb as u32);
+        (Vec::new(), Some(if form.fp4 { lazy.fp4() } else { lazy }))
+    } else {
+        let mut bcol = Vec::with_capacity(form.n as usize * kb);
+        for part in b {
+            bcol.extend(operand(&m.b, part, alt_b, neg_b, part_rows, kb)?);
+        }
+        (bcol, None)
+    };
     // The grid step of one product: f8 elements are held ×16 (`mma::f8_operand`), e2m1 ×2.
     let step = if form.fp4 { 0.25 } else { 1.0 / 256.0 };
     Ok(Prepared::scaled(
         (form.rows(), form.n, kb as u32),
         m.enable_input_d,
         arow,
-        bcol,
+        b_operand,
         step,
         scales,
     ))
+}
+
+/// Whether [`fp4_operand`] reads through descriptor `desc` (K-major, no swizzle).
+fn fp4_desc_ok(desc: &SmemDesc) -> bool {
+    desc.swizzle == 0
+        && !desc.lbo_abs
+        && desc.base_offset == 0
+        && desc.fixed == 1
+        && desc.reserved == 0
+}
+
+/// Row `row` of a packed e2m1 operand ([`fp4_operand`], `out.len()` elements: a multiple of
+/// 32) into `out`, held ×2 and negated with `neg`; `None` for a chunk outside the region.
+pub(crate) fn fp4_row(
+    desc: &SmemDesc,
+    data: &mma::RegionData,
+    neg: bool,
+    row: u32,
+    out: &mut [f64],
+) -> Option<()> {
+    let limit = u64::from(data.bytes.max(16));
+    let sign = if neg { -2.0 } else { 2.0 };
+    let table: [f64; 16] = std::array::from_fn(|x| fp4_value(x as u8) * sign);
+    for (j, chunk) in out.chunks_exact_mut(32).enumerate() {
+        let base = mma::chunk_base(desc, row, j as u64);
+        if base + 16 > limit {
+            return None;
+        }
+        for (pair, b) in chunk.chunks_exact_mut(2).zip(mma::chunk_bytes(data, base)) {
+            pair[0] = table[usize::from(b & 0xF)];
+            pair[1] = table[usize::from(b >> 4)];
+        }
+    }
+    Some(())
 }
 
 /// An e2m1 element (§9.7.16.10.1, the OCP FP4 format): sign bit 3, exponent bits 1-2 (bias
@@ -719,29 +777,12 @@ pub fn fp4_operand(
     rows: u32,
     kk: u32,
 ) -> Option<Vec<f64>> {
-    if desc.swizzle != 0
-        || desc.lbo_abs
-        || desc.base_offset != 0
-        || desc.fixed != 1
-        || desc.reserved != 0
-    {
+    if !fp4_desc_ok(desc) {
         return None;
     }
-    let limit = u64::from(data.bytes.max(16));
-    // Every nibble's element, held ×2 and negated with `neg` (`fp4_bytes`).
-    let sign = if neg { -2.0 } else { 2.0 };
-    let table: [f64; 16] = std::array::from_fn(|x| fp4_value(x as u8) * sign);
-    let mut out = Vec::with_capacity((rows * kk) as usize);
-    for row in 0..rows {
-        for j in 0..u64::from(kk / 32) {
-            let base = mma::chunk_base(desc, row, j);
-            if base + 16 > limit {
-                return None;
-            }
-            for b in mma::chunk_bytes(data, base) {
-                out.extend([table[usize::from(b & 0xF)], table[usize::from(b >> 4)]]);
-            }
-        }
+    let mut out = vec![0f64; (rows * kk) as usize];
+    for (row, r) in out.chunks_exact_mut(kk as usize).enumerate() {
+        fp4_row(desc, data, neg, row as u32, r)?;
     }
     Some(out)
 }

@@ -311,6 +311,10 @@ pub fn prepare_sparse(
     }
     let (_, cols) = meta_cols(kind, form.sel).ok_or("OQ-29: selector not placed")?;
     let arow = expand(kind, &packed, meta, cols, form.kk)?;
+    if let Some(p) = Prepared::lazy_rows(m, (rows, form.n, form.kk), &arow, b) {
+        // A's elements and B's small integers: B's columns read when a cell needs them.
+        return Ok(p);
+    }
     let per_part = form.n / b.len() as u32;
     let mut bcol = Vec::with_capacity((form.n * form.kk) as usize);
     for data in b {

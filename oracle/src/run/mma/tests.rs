@@ -262,6 +262,17 @@ fn pair_rows_use_the_b_halves_of_both_ctas() {
             assert_eq!(p.cell(row, col, None), Some(want as u32), "({row}, {col})");
         }
     }
+    // A row's cells across both B halves at once (the columns read on demand, from the even
+    // CTA's B up to N / 2 and the odd CTA's after): the same values as the cells above.
+    let fresh = prepare_pair(&m, &a, [&b0, &b1]).expect("exact pair");
+    for row in [0, 77, 127] {
+        let mut out = vec![0u32; (n - 4) as usize];
+        fresh.row_cells(row, 4..n, &mut out).expect("exact row");
+        let each: Vec<u32> = (4..n)
+            .map(|c| p.cell(row, c, None).expect("exact"))
+            .collect();
+        assert_eq!(out, each, "row {row}");
+    }
     // An accumulating pair is exact (each CTA's own old D); M = 128 (layout B) holds 64
     // rows per CTA, also with A in TMEM (exact only where the program duplicates A over
     // the lane halves, which `tmem::Ctx::pair_values` checks), but not with `.ashift`

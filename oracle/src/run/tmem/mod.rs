@@ -241,8 +241,9 @@ struct OldD {
     /// nothing races: every cell's only candidate is its value (what the general loop of
     /// [`Ctx::old_cell`] finds).
     single: Option<usize>,
-    /// Per cell (row-major 128 × n): `UNREAD`, `UNKNOWN` or the value.
-    memo: std::cell::RefCell<Vec<u64>>,
+    /// Per cell (128 rows, each of n cells allocated when one of its cells is first read):
+    /// `UNREAD`, `UNKNOWN` or the value.
+    memo: std::cell::RefCell<Vec<Vec<u64>>>,
     /// The reading MMA has 16-bit D: it reads the low halves only, so a cell whose high half
     /// is not stated ([`low16`] writers) still has a known old value.
     low16: bool,
@@ -251,6 +252,20 @@ struct OldD {
 impl OldD {
     const UNREAD: u64 = u64::MAX;
     const UNKNOWN: u64 = 1 << 32;
+
+    /// The memo of row `row` (< 128, `n` cells), allocated (every cell `UNREAD`) on first use.
+    fn memo_row(&self, row: u32) -> std::cell::RefMut<'_, [u64]> {
+        std::cell::RefMut::map(self.memo.borrow_mut(), |m| {
+            if m.is_empty() {
+                m.resize_with(128, Vec::new);
+            }
+            let r = &mut m[row as usize];
+            if r.is_empty() {
+                r.resize(self.n as usize, Self::UNREAD);
+            }
+            r.as_mut_slice()
+        })
+    }
 }
 
 /// The rules a read's races break, as flags (most specific rule of reference §6 per racing

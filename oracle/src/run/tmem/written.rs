@@ -245,8 +245,11 @@ impl<'a> Ctx<'_, 'a> {
         if row >= 128 || col >= o.n {
             return None;
         }
-        let idx = (row * o.n + col) as usize;
-        if let Some(&v) = o.memo.borrow().get(idx)
+        if let Some(&v) = o
+            .memo
+            .borrow()
+            .get(row as usize)
+            .and_then(|r| r.get(col as usize))
             && v != OldD::UNREAD
         {
             return (v != OldD::UNKNOWN).then_some(v as u32);
@@ -263,11 +266,7 @@ impl<'a> Ctx<'_, 'a> {
         };
         if let Some(wi) = o.single {
             let v = value(&self.accs[wi]);
-            let mut memo = o.memo.borrow_mut();
-            if memo.is_empty() {
-                memo.resize(128 * o.n as usize, OldD::UNREAD);
-            }
-            memo[idx] = v.map_or(OldD::UNKNOWN, u64::from);
+            o.memo_row(row)[col as usize] = v.map_or(OldD::UNKNOWN, u64::from);
             return v;
         }
         let covers = |wi: usize| {
@@ -307,11 +306,7 @@ impl<'a> Ctx<'_, 'a> {
             }
         }
         let v = val.flatten();
-        let mut memo = o.memo.borrow_mut();
-        if memo.is_empty() {
-            memo.resize(128 * o.n as usize, OldD::UNREAD);
-        }
-        memo[idx] = v.map_or(OldD::UNKNOWN, u64::from);
+        o.memo_row(row)[col as usize] = v.map_or(OldD::UNKNOWN, u64::from);
         v
     }
 
@@ -545,9 +540,12 @@ impl<'a> Ctx<'_, 'a> {
         let (Some(wi), true) = (o.single, row < 128 && cols.end <= o.n) else {
             return by_cell(out, cols);
         };
-        let at = (row * o.n) as usize;
-        let span = at + cols.start as usize..at + cols.end as usize;
-        if let Some(known) = o.memo.borrow().get(span.clone())
+        let span = cols.start as usize..cols.end as usize;
+        if let Some(known) = o
+            .memo
+            .borrow()
+            .get(row as usize)
+            .and_then(|r| r.get(span.clone()))
             && known.iter().all(|&v| v < OldD::UNKNOWN)
         {
             for (v, &k) in out.iter_mut().zip(known) {
@@ -572,11 +570,7 @@ impl<'a> Ctx<'_, 'a> {
             }
             _ => return None,
         }
-        let mut memo = o.memo.borrow_mut();
-        if memo.is_empty() {
-            memo.resize(128 * o.n as usize, OldD::UNREAD);
-        }
-        for (m, &v) in memo[span].iter_mut().zip(out.iter()) {
+        for (m, &v) in o.memo_row(row)[span].iter_mut().zip(out.iter()) {
             *m = u64::from(v);
         }
         Some(())
