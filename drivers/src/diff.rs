@@ -27,6 +27,7 @@
 
 mod diagnose;
 mod ruling;
+pub mod not_emulated;
 
 use crate::outcome::Outcome;
 use diagnose::{diagnose, diagnose_edits, diagnose_quarter};

@@ -930,6 +930,15 @@ impl Target for CudaTarget {
     fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
         self.run_program_repeated(&case.program)
     }
+
+    /// `cuda-emu`: the MMA forms whose D the emulation does not compute
+    /// ([`emu::not_emulated`]), prefixed "not emulated: "; the hardware computes everything.
+    fn values_not_computed(&self, program: &Program) -> Option<String> {
+        match self.flavour {
+            Flavour::Emu => emu::not_emulated(program).map(|w| format!("not emulated: {w}")),
+            Flavour::Hardware => None,
+        }
+    }
 }
 
 /// FNV-1a of `bytes`: the perturbation seed of a case, from its printed module, so a rerun of

@@ -269,6 +269,7 @@ fn static_smem(p: &Program) -> u64 {
 mod check;
 mod cp;
 mod mma;
+pub use mma::not_emulated;
 mod ops;
 
 use check::{check_supported, uses_pairs};
