@@ -108,16 +108,11 @@ pub fn expected_for(
     expected: &Rc<Expected>,
     target: &dyn Target,
 ) -> (Rc<Expected>, Option<(String, u64)>) {
-    use tcgen05_drivers::diff::{not_emulated, verdict_for_any_run};
-    if verdict_for_any_run(expected).is_some() {
-        return (Rc::clone(expected), None);
+    let why = target.values_not_computed(program);
+    match tcgen05_drivers::diff::not_emulated::for_target(program, expected, why) {
+        Some((masked, why, n)) => (Rc::new(masked), Some((why, n))),
+        None => (Rc::clone(expected), None),
     }
-    let Some(why) = target.values_not_computed(program) else {
-        return (Rc::clone(expected), None);
-    };
-    let opaque = tcgen05_oracle::expect_with(program, &not_emulated::opaque_options(expected));
-    let (masked, n) = not_emulated::leave_out(expected, &opaque);
-    (Rc::new(masked), Some((why, n)))
 }
 
 /// Runs `case` on `target` (every run of [`Target::run_repeated`]) and judges the outcomes

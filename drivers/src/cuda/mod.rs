@@ -392,7 +392,20 @@ pub struct Profile {
     pub run_us: u64,
     /// See `compile_us`.
     pub readback_us: u64,
+    /// Cases that cost their worker, by cause ([`KILL_CAUSES`]).
+    pub kills: [u64; 5],
 }
+
+/// The causes of [`Profile::kills`]: the kernel still ran at its watchdog (hung), a sticky
+/// fault poisoned the context, the worker died, stopped answering, or overran the compile
+/// limit.
+pub const KILL_CAUSES: [&str; 5] = [
+    "watchdog",
+    "sticky fault",
+    "worker died",
+    "unresponsive",
+    "compile timeout",
+];
 
 impl std::fmt::Display for Profile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -408,7 +421,11 @@ impl std::fmt::Display for Profile {
             ms(self.compile_us),
             ms(self.run_us),
             ms(self.readback_us)
-        )
+        )?;
+        for (cause, n) in KILL_CAUSES.iter().zip(self.kills) {
+            write!(f, "; killed by {cause}: {n}")?;
+        }
+        Ok(())
     }
 }
 
@@ -609,6 +626,7 @@ impl CudaTarget {
             });
         }
         self.profile.worker_us += t1.elapsed().as_micros() as u64;
+        self.count_kill(&ended, &req, p);
         if let Ended::Reported { result, .. } = &ended
             && let RunResult::Completed { timing, .. }
             | RunResult::Hung { timing, .. }
@@ -687,6 +705,48 @@ impl CudaTarget {
             },
         };
         vec![Observed::once(single)]
+    }
+
+    /// Counts a case that cost its worker under its cause ([`Profile::kills`]) and, with
+    /// `TCGEN05_CUDA_PROFILE=1`, prints what the case was (to find why workers die).
+    fn count_kill(&mut self, ended: &Ended, req: &RunRequest, p: &Program) {
+        let (cause, detail) = match ended {
+            Ended::Reported {
+                result: RunResult::Hung { timing, status, .. },
+                runs_done,
+                ..
+            } => (
+                0,
+                format!(
+                    "run {runs_done} still running after {} ms, status {:?}",
+                    timing.run_us / 1000,
+                    status.get(..5)
+                ),
+            ),
+            Ended::Reported {
+                result: RunResult::Fault { name, sticky: true, .. },
+                ..
+            } => (1, name.clone()),
+            Ended::WorkerDied { detail, .. } => (2, detail.clone()),
+            Ended::Unresponsive { waited_ms } => (3, format!("{waited_ms} ms")),
+            Ended::CompileTimeout { limit_ms } => (4, format!("{limit_ms} ms")),
+            _ => return,
+        };
+        self.profile.kills[cause] += 1;
+        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+            let mmas = p.ops().iter().filter(|o| matches!(o, tcgen05_ir::Op::Mma(_))).count();
+            eprintln!(
+                "{} worker killed ({}): case {}, {} CTAs x {} warps, {mmas} MMAs, bounded-wait tries {}, timeout {} ms, batch {}; {detail}",
+                self.name,
+                KILL_CAUSES[cause],
+                req.id,
+                p.launch.ctas(),
+                p.launch.warps_per_cta,
+                bounded_wait_tries(p),
+                req.timeout_ms,
+                req.batch
+            );
+        }
     }
 
     fn outcome(&mut self, result: RunResult, layout: &Layout) -> Outcome {

@@ -25,6 +25,25 @@ pub fn opaque_options(expected: &Expected) -> tcgen05_oracle::Options {
     }
 }
 
+/// What a target that does not compute the MMA results `why` names (its
+/// [`crate::target::Target::values_not_computed`]) is compared with: `None` when `why` is
+/// `None` or no run outcome can change the verdict ([`super::verdict_for_any_run`]), else
+/// `expected` with the words those results decide left out ([`leave_out`], the oracle run
+/// again under [`opaque_options`]), the reason and the number of words left out.
+pub fn for_target(
+    program: &tcgen05_ir::Program,
+    expected: &Expected,
+    why: Option<String>,
+) -> Option<(Expected, String, u64)> {
+    let why = why?;
+    if super::verdict_for_any_run(expected).is_some() {
+        return None;
+    }
+    let opaque = tcgen05_oracle::expect_with(program, &opaque_options(expected));
+    let (masked, n) = leave_out(expected, &opaque);
+    Some((masked, why, n))
+}
+
 /// `expected` with every word that `opaque` (the same program's expectation under
 /// [`opaque_options`]) leaves unspecified and `expected` states made unspecified, and how
 /// many such words (per recorded lane) there are. A lane whose words are partly left out is
