@@ -197,13 +197,22 @@ fn calls_recursive(p: &Program) -> bool {
     (0..n).any(|i| state[i] == 0 && visit(i, &edges, &mut state))
 }
 
+/// Whether a CTA of `p` may touch its peer's shared memory: a `::2` alloc, dealloc,
+/// relinquish, shift, cp or MMA (the peer's copy, D rows and B half are written and read
+/// through the cluster window), so each CTA waits for its peer before it exits (a CTA's
+/// shared memory is gone once it exits; an access to it then faults the launch).
 pub(super) fn uses_pairs(p: &Program) -> bool {
     let mut any = false;
     p.walk(&mut |s| {
         if let Stmt::Tc(op) = s
             && matches!(
                 op,
-                Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Shift { .. }
+                Op::Alloc { .. }
+                    | Op::Dealloc { .. }
+                    | Op::Relinquish { .. }
+                    | Op::Shift { .. }
+                    | Op::Cp { .. }
+                    | Op::Mma(_)
             )
             && op.form().cta_group() == Some(CtaGroup::Two)
         {

@@ -171,9 +171,9 @@ impl CpCopy for Body<'_, Emu<'_>> {
         }
         let n = self.next_label();
         self.line(&format!("mov.u32 %r{row}, 0;"));
-        self.label(&format!("$CP{n}_row"));
+        self.loop_head(&format!("$CP{n}_row"));
         self.line(&format!("mov.u32 %r{j}, 0;"));
-        self.label(&format!("$CP{n}_word"));
+        self.loop_head(&format!("$CP{n}_word"));
         // The chunk of word j (`mma::chunk_base`): offset + (row % 8) * 16 + (row / 8) * SBO
         // + (j / 4) * LBO; the word itself is 4 (j % 4) bytes further.
         let sbo = 16 * u64::from(src.sbo_enc);

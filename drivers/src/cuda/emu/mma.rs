@@ -125,15 +125,44 @@ pub(super) fn not_computed_reason(m: &tcgen05_ir::Mma) -> Option<&'static str> {
     })
 }
 
+/// Whether every element the emulation would read of `m`'s operands in shared memory lies in
+/// its data region (`regions`: the program's region sizes) at an address aligned to its size:
+/// the oracle states D only for operands inside their regions (`read_rows`), and a load
+/// outside the CTA's shared memory, or a misaligned one, would fault the launch. The last
+/// byte read is offset + 7·16 + (rows/8 - 1)·SBO + (K·bytes/16 - 1)·LBO + 15.
+fn operands_fit(m: &tcgen05_ir::Mma, shape: Shape, regions: &[u32]) -> bool {
+    let b_rows = if shape.pair { shape.n / 2 } else { shape.n };
+    let chunks = u64::from(shape.kk * shape.eb / 16);
+    [mma_desc(m).map(|d| (d, 128)), Some((&m.b, b_rows))]
+        .into_iter()
+        .flatten()
+        .all(|(d, rows)| {
+            let Some(&bytes) = regions.get(usize::from(d.region)) else {
+                return false;
+            };
+            let sbo = 16 * u64::from(d.sbo_enc & 0x3FFF);
+            let lbo = 16 * u64::from(d.lbo_enc & 0x3FFF);
+            let last = u64::from(d.offset)
+                + 7 * 16
+                + u64::from(rows / 8).saturating_sub(1) * sbo
+                + chunks.saturating_sub(1) * lbo
+                + 15;
+            d.offset % shape.eb == 0 && last < u64::from(bytes)
+        })
+}
+
 /// Why some MMA results of `p` are not computed by the emulation (each reason of
 /// [`not_computed_reason`] once, sorted, joined by "; "); `None` when every MMA's D is.
 pub fn not_emulated(p: &tcgen05_ir::Program) -> Option<String> {
     let mut why: Vec<&str> = Vec::new();
     p.walk(&mut |s| {
-        if let tcgen05_ir::Stmt::Tc(tcgen05_ir::Op::Mma(m)) = s
-            && let Some(r) = not_computed_reason(m)
-        {
-            why.push(r);
+        if let tcgen05_ir::Stmt::Tc(tcgen05_ir::Op::Mma(m)) = s {
+            match mma_computed(m) {
+                Some(shape) if !operands_fit(m, shape, &p.smem.regions) => {
+                    why.push("MMA operand misaligned or outside its region");
+                }
+                _ => why.extend(not_computed_reason(m)),
+            }
         }
     });
     why.sort_unstable();
@@ -157,7 +186,9 @@ impl EmuMma for Body<'_, Emu<'_>> {
         let Some(shape) = mma_computed(m) else {
             return;
         };
-        if shape.pair && self.p.launch.cluster_size < 2 {
+        if (shape.pair && self.p.launch.cluster_size < 2)
+            || !operands_fit(m, shape, &self.p.smem.regions)
+        {
             return;
         }
         let n = shape.n;
@@ -377,7 +408,7 @@ impl MmaRows for Body<'_, Emu<'_>> {
             }
         };
         self.line(&format!("mov.u32 %r{row}, 0;"));
-        self.label(&format!("$M{l}_row"));
+        self.loop_head(&format!("$M{l}_row"));
         // `.ashift`: D row m uses A row m - 1 (row 0, unspecified, uses row 0).
         let arow = if m.form.ashift {
             let r = self.r();
@@ -409,7 +440,7 @@ impl MmaRows for Body<'_, Emu<'_>> {
             self.line(&format!("@%p{pz} bra $M{l}_next_row;"));
         }
         self.line(&format!("mov.u32 %r{col}, 0;"));
-        self.label(&format!("$M{l}_col"));
+        self.loop_head(&format!("$M{l}_col"));
         // B row `col`: of the even CTA, or for a pair's columns N/2.. row col - N/2 of the
         // odd CTA's.
         self.line(&format!("mov.u32 %r{bb}, %r{};", x.b[0]));
@@ -422,7 +453,7 @@ impl MmaRows for Body<'_, Emu<'_>> {
         }
         self.line(&format!("mov.u32 %r{acc}, 0;"));
         self.line(&format!("mov.u32 %r{k}, 0;"));
-        self.label(&format!("$M{l}_k"));
+        self.loop_head(&format!("$M{l}_k"));
         match (&a, x.a) {
             (Some(desc), Operand::Smem(base)) => smem_addr(self, base, desc, row),
             (_, Operand::Tmem(al, ac)) => tmem_addr(self, al, ac, arow),
