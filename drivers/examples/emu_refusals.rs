@@ -53,7 +53,8 @@ fn main() -> Result<(), String> {
                 // `EMU_PTX_DIR`: the lowered modules, to time their compiles.
                 if let Ok(dir) = std::env::var("EMU_PTX_DIR") {
                     let why = emu::not_emulated(p).unwrap_or_default().replace(' ', "_");
-                    let path = format!("{dir}/{i}-{}.ptx", why.chars().take(24).collect::<String>());
+                    let path =
+                        format!("{dir}/{i}-{}.ptx", why.chars().take(24).collect::<String>());
                     std::fs::write(path, &low.ptx).map_err(|e| e.to_string())?;
                 }
                 if let Some(why) = emu::not_emulated(p) {

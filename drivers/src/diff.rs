@@ -26,8 +26,8 @@
 //! program edited so one instruction misbehaves, checked against the oracle).
 
 mod diagnose;
-mod ruling;
 pub mod not_emulated;
+mod ruling;
 
 use crate::outcome::Outcome;
 use diagnose::{diagnose, diagnose_edits, diagnose_quarter};

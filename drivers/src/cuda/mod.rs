@@ -733,7 +733,10 @@ impl CudaTarget {
                 ),
             ),
             Ended::Reported {
-                result: RunResult::Fault { name, sticky: true, .. },
+                result:
+                    RunResult::Fault {
+                        name, sticky: true, ..
+                    },
                 ..
             } => (1, name.clone()),
             Ended::WorkerDied { detail, .. } => (2, detail.clone()),
@@ -743,7 +746,11 @@ impl CudaTarget {
         };
         self.profile.kills[cause] += 1;
         if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
-            let mmas = p.ops().iter().filter(|o| matches!(o, tcgen05_ir::Op::Mma(_))).count();
+            let mmas = p
+                .ops()
+                .iter()
+                .filter(|o| matches!(o, tcgen05_ir::Op::Mma(_)))
+                .count();
             eprintln!(
                 "{} worker killed ({}): case {}, {} CTAs x {} warps, {mmas} MMAs, bounded-wait tries {}, timeout {} ms, batch {}; {detail}",
                 self.name,

@@ -78,10 +78,7 @@ pub fn leave_out(expected: &Expected, opaque: &Expected) -> (Expected, u64) {
             left += n;
             let v = each.get_or_insert_with(|| {
                 (0..32u8)
-                    .map(|k| {
-                        item.lane(k)
-                            .map_or(ObsExpect::Absent, |x| x.to_owned())
-                    })
+                    .map(|k| item.lane(k).map_or(ObsExpect::Absent, |x| x.to_owned()))
                     .collect()
             });
             v[usize::from(l)] = ObsExpect::PerWord(words);
@@ -174,7 +171,10 @@ mod tests {
                 WordExpect::Unspecified
             ]))
         );
-        assert_eq!(o.lane(1).and_then(|e| e.exact().map(<[u32]>::to_vec)), Some(vec![2, 3]));
+        assert_eq!(
+            o.lane(1).and_then(|e| e.exact().map(<[u32]>::to_vec)),
+            Some(vec![2, 3])
+        );
         // The opaque expectation stating everything leaves nothing out.
         let (same, n) = leave_out(&exact, &exact);
         assert_eq!((same, n), (exact, 0));

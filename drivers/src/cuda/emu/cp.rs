@@ -40,7 +40,11 @@ pub(super) fn computed(form: &CpForm, src: &SmemDesc) -> Option<(u32, u32, Optio
         (Some(CpDstFmt::B8x16), Some(fmt)) => Some(fmt),
         _ => return None,
     };
-    if src.swizzle != 0 || src.lbo_abs || src.base_offset != 0 || src.fixed != 1 || src.reserved != 0
+    if src.swizzle != 0
+        || src.lbo_abs
+        || src.base_offset != 0
+        || src.fixed != 1
+        || src.reserved != 0
     {
         return None;
     }
@@ -111,14 +115,22 @@ impl EmuCp for Body<'_, Emu<'_>> {
         self.line(&format!("mov.u32 %r{data}, tc_data{};", src.region));
         let mut ctas = vec![];
         let (otm, odata) = (self.r(), self.r());
-        self.line(&format!("mapa.shared::cluster.u32 %r{otm}, %r{tm}, %ctarank;"));
-        self.line(&format!("mapa.shared::cluster.u32 %r{odata}, %r{data}, %ctarank;"));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{otm}, %r{tm}, %ctarank;"
+        ));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{odata}, %r{data}, %ctarank;"
+        ));
         ctas.push((otm, odata));
         if form.cta_group == CtaGroup::Two {
             let (pr, ptm, pdata) = (self.r(), self.r(), self.r());
             self.line(&format!("xor.b32 %r{pr}, %ctarank, 1;"));
-            self.line(&format!("mapa.shared::cluster.u32 %r{ptm}, %r{tm}, %r{pr};"));
-            self.line(&format!("mapa.shared::cluster.u32 %r{pdata}, %r{data}, %r{pr};"));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{ptm}, %r{tm}, %r{pr};"
+            ));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{pdata}, %r{data}, %r{pr};"
+            ));
             ctas.push((ptm, pdata));
         }
         for (tmem, data) in ctas {
@@ -165,7 +177,10 @@ impl CpCopy for Body<'_, Emu<'_>> {
         let (base, row, j, at, v, dst) =
             (self.r(), self.r(), self.r(), self.r(), self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("mad.lo.u32 %r{base}, %r{}, 512, %r{};", c.col, c.tmem));
+        self.line(&format!(
+            "mad.lo.u32 %r{base}, %r{}, 512, %r{};",
+            c.col, c.tmem
+        ));
         if c.lanes != 128 {
             self.line(&format!("mad.lo.u32 %r{base}, %r{}, 4, %r{base};", c.lane));
         }
@@ -264,10 +279,7 @@ impl CpCopy for Body<'_, Emu<'_>> {
         }
         self.line(&format!("mov.u32 %r{out}, 0;"));
         for b in 0..4 {
-            self.line(&format!(
-                "bfe.u32 %r{e}, %r{x}, {}, {width};",
-                width * b
-            ));
+            self.line(&format!("bfe.u32 %r{e}, %r{x}, {}, {width};", width * b));
             self.line(&format!(
                 "bfi.b32 %r{out}, %r{e}, %r{out}, {}, {width};",
                 8 * b + shift

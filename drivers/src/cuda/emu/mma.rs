@@ -295,7 +295,11 @@ impl MmaRows for Body<'_, Emu<'_>> {
     fn mma_rows(&mut self, m: &tcgen05_ir::Mma, shape: Shape, x: &Bases) {
         use tcgen05_ir::MmaKind;
         let Shape {
-            n, kk, eb, pair, d16,
+            n,
+            kk,
+            eb,
+            pair,
+            d16,
         } = shape;
         let a = mma_desc(m).copied();
         let bd = m.b;

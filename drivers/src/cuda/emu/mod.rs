@@ -658,7 +658,11 @@ mod tests {
         let d4 = cp(Some(CpDstFmt::B8x16), Some(CpSrcFmt::B4x16P64)).unwrap();
         // 4-bit elements: 2 bytes of the unit per word, each 4-bit field into bits 2-5 of
         // its byte.
-        assert!(d4.ptx.contains("bfe.u32") && d4.ptx.contains(", 2, 4;"), "{}", d4.ptx);
+        assert!(
+            d4.ptx.contains("bfe.u32") && d4.ptx.contains(", 2, 4;"),
+            "{}",
+            d4.ptx
+        );
         let d6 = cp(Some(CpDstFmt::B8x16), Some(CpSrcFmt::B6x16P32)).unwrap();
         assert!(d6.ptx.contains(", 18, 6;"), "{}", d6.ptx);
         let plain = cp(None, None).unwrap();
@@ -782,7 +786,12 @@ mod tests {
                 matches!(op, Op::Mma(m)
                     if mma_computed(m).is_none() && (m.form.block_scale || m.form.sp))
             });
-            assert_eq!(odd, not_emulated(&p).is_some_and(|w| w.contains("sparse") || w.contains("block-scaled")), "seed {seed}");
+            assert_eq!(
+                odd,
+                not_emulated(&p)
+                    .is_some_and(|w| w.contains("sparse") || w.contains("block-scaled")),
+                "seed {seed}"
+            );
             if odd {
                 assert!(lower(&p, &EmuConfig::default()).is_ok(), "seed {seed}");
                 named += 1;
