@@ -628,6 +628,41 @@ mod tests {
         );
     }
 
+    /// An alloc (either group) and a `::2` dealloc or relinquish are done by lane 0 for its
+    /// warp; the other lanes stop after the warp barrier when a violation was recorded (a
+    /// lane 0 that gave up ALLOC-BLOCKS' spin left through the violation tail), so a blocked
+    /// collective shows the whole warp at the checkpoint before it. A `::1` dealloc, with no
+    /// spin, needs no check.
+    #[test]
+    fn the_warp_stops_after_a_collective_whose_lane_0_left() {
+        let check = "bar.warp.sync -1;\n\tld.volatile.global.u32";
+        for cg in [CtaGroup::One, CtaGroup::Two] {
+            let mut p = samples::single_warp_roundtrip();
+            p.launch.cluster_size = 2;
+            p.launch.declare_cluster = true;
+            p.warps[0] = vec![
+                samples::alloc(cg, 0, 32),
+                samples::dealloc(cg, 0, 32),
+                samples::relinquish(cg),
+            ];
+            let l = lower(&p, &EmuConfig::default()).unwrap();
+            let want = if cg == CtaGroup::One { 1 } else { 3 };
+            assert_eq!(l.ptx.matches(check).count(), want, "{cg:?}:\n{}", l.ptx);
+            let at = l.ptx.find(check).unwrap();
+            let after: Vec<&str> = l.ptx[at..].lines().skip(1).take(4).collect();
+            assert!(after[0].ends_with("[%emust];"), "{after:?}");
+            assert!(after[1].contains("setp.ne.u32"), "{after:?}");
+            assert!(
+                after[2].contains(&format!(
+                    "red.global.add.u32 [%emust+{}], 1;",
+                    4 * DONE_WORD
+                )),
+                "{after:?}"
+            );
+            assert!(after[3].trim_end().ends_with("exit;"), "{after:?}");
+        }
+    }
+
     /// A decompressing cp (§9.7.16.9.1) is lowered with its decompression (byte loads of
     /// the unit and the element fields moved into their bytes, `cp::decompressed_word`); the
     /// same cp without decompression copies whole words.

@@ -18,6 +18,7 @@ pub(super) trait EmuOps {
     fn trap(&mut self, code: Code, detail: &str);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
+    fn join_lane0(&mut self);
     fn converged(&mut self);
     fn uniform(&mut self, r: u32, code: Code);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
@@ -108,6 +109,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.eq.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!("@%p{q} ld.volatile.global.u32 %r{a}, [%emust];"));
         self.line(&format!("@%p{q} setp.ne.u32 %p{q}, %r{a}, 0;"));
+        self.line(&format!(
+            "@%p{q} red.global.add.u32 [%emust+{}], 1;",
+            4 * DONE_WORD
+        ));
+        self.line(&format!("@%p{q} exit;"));
+    }
+
+    /// Ends a collective that lane 0 did for its warp (alloc, a `::2` dealloc or relinquish):
+    /// `bar.warp.sync`, then every lane reads the status word and exits if a violation was
+    /// recorded. A lane 0 that gave up a bounded spin (ALLOC-BLOCKS, a `::2` peer that never
+    /// came) left through the violation tail, which releases the warp barrier; without the
+    /// check the other 31 lanes would run on to the end of the program, and the hang would
+    /// show one blocked lane where the whole warp is blocked in the instruction (its
+    /// checkpoint words stay at the last checkpoint before it, `cuda::hang_sites`).
+    fn join_lane0(&mut self) {
+        self.line("bar.warp.sync -1;");
+        let a = self.r();
+        let q = self.pr();
+        self.line(&format!("ld.volatile.global.u32 %r{a}, [%emust];"));
+        self.line(&format!("setp.ne.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!(
             "@%p{q} red.global.add.u32 [%emust+{}], 1;",
             4 * DONE_WORD
@@ -255,7 +276,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     ));
                     self.label(&format!("$A{l}_skip"));
                 }
-                self.line("bar.warp.sync -1;");
+                self.join_lane0();
                 // Not for `::2`: the peer's shift::2 may already write these cells.
                 if form.cta_group == CtaGroup::One {
                     self.fill_new_columns(*slot, n);
@@ -272,6 +293,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.ncols_valid(n);
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Dealloc, n, None, Some(t));
+                    self.join_lane0();
                 } else {
                     let l = self.next_label();
                     let p = self.pr();
@@ -279,8 +301,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     self.line(&format!("@%p{p} bra $D{l}_skip;"));
                     self.free_local(t, n);
                     self.label(&format!("$D{l}_skip"));
+                    self.line("bar.warp.sync -1;");
                 }
-                self.line("bar.warp.sync -1;");
             }
             Op::Relinquish { form } => {
                 self.converged();
@@ -288,13 +310,14 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     let z = self.r();
                     self.line(&format!("mov.u32 %r{z}, 0;"));
                     self.pair_op(PairOp::Relinquish, z, None, None);
+                    self.join_lane0();
                 } else {
                     self.line(&format!(
                         "st.volatile.shared.u32 [emu_state+{}], 1;",
                         4 * st::RELQ
                     ));
+                    self.line("bar.warp.sync -1;");
                 }
-                self.line("bar.warp.sync -1;");
             }
             Op::Wait { form } => {
                 self.converged();
