@@ -151,6 +151,19 @@ fn operands_fit(m: &tcgen05_ir::Mma, shape: Shape, regions: &[u32]) -> bool {
         })
 }
 
+/// Multiply-adds the emulation computes for one issue of `m` (the issuing thread's loops,
+/// [`EmuMma::mma_emu`]): 128 rows × N columns × K per CTA holding D (2 for `cta_group::2`);
+/// 0 for an MMA whose D is not computed.
+pub fn mma_macs(m: &tcgen05_ir::Mma, regions: &[u32]) -> u64 {
+    match mma_computed(m) {
+        Some(shape) if operands_fit(m, shape, regions) => {
+            let ctas = if shape.pair { 2 } else { 1 };
+            ctas * 128 * u64::from(shape.n) * u64::from(shape.kk)
+        }
+        _ => 0,
+    }
+}
+
 /// Why some MMA results of `p` are not computed by the emulation (each reason of
 /// [`not_computed_reason`] once, sorted, joined by "; "); `None` when every MMA's D is.
 pub fn not_emulated(p: &tcgen05_ir::Program) -> Option<String> {

@@ -269,7 +269,7 @@ fn static_smem(p: &Program) -> u64 {
 mod check;
 mod cp;
 mod mma;
-pub use mma::not_emulated;
+pub use mma::{mma_macs, not_emulated};
 mod ops;
 
 use check::{check_supported, uses_pairs};
