@@ -70,7 +70,7 @@ use tcgen05_ir::observe::{Layout, Site};
 use tcgen05_ir::{Op, Program};
 
 /// Rounds of a bounded spin (each a `nanosleep` of [`SPIN_NS`] ns): about 0.5 s, below the
-/// default watchdog (2 s), so a blocked alloc is reported with its reason rather than only by
+/// default watchdog (10 s, `cuda::DEFAULT_TIMEOUT`), so a blocked alloc is reported with its reason rather than only by
 /// the watchdog.
 pub const SPIN_LIMIT: u32 = 1 << 19;
 /// Nanoseconds per spin round.
@@ -79,7 +79,7 @@ pub const SPIN_NS: u32 = 1000;
 /// the PTX ISA bounds by twice the request) before the next `mbarrier.test_wait`. On an H100
 /// (driver 580) a try then takes 128 ns, so a wait of 2^20 tries on a phase that never
 /// completes gives up after 0.13 s of GPU time (at most about 0.26 s by the `nanosleep` bound),
-/// far inside the default 2 s watchdog even when a few contexts share the GPU by time slices,
+/// far inside the default 10 s watchdog even when a few contexts share the GPU by time slices,
 /// and still far longer than any emulated operation a legitimate wait waits for.
 pub const TRY_SLEEP_NS: u32 = 100;
 /// Words of the status block (second kernel parameter): words 0-4 are the recorded
