@@ -26,6 +26,7 @@
 //! program edited so one instruction misbehaves, checked against the oracle).
 
 mod diagnose;
+pub mod not_emulated;
 mod ruling;
 
 use crate::outcome::Outcome;

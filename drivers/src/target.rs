@@ -112,6 +112,15 @@ pub trait Target: Send {
     fn only_runs(&self) -> bool {
         false
     }
+    /// Why this target does not compute the MMA results of `program` it runs (`cuda-emu`:
+    /// the MMA forms it does not emulate), or `None` when it computes every value it
+    /// records. The judge then leaves the observed words whose values depend on MMA results
+    /// out of the compare and counts them under this reason
+    /// ([`crate::diff::not_emulated`]); every other behaviour is still compared. Default:
+    /// `None`.
+    fn values_not_computed(&self, _program: &tcgen05_ir::Program) -> Option<String> {
+        None
+    }
     /// How this target's bounded mbarrier wait loops end ([`crate::diff::WaitBound`]): the
     /// diff engine judges a wait that gave up by it. Default: a watchdog's bound (hardware
     /// and external processes stop waiting after a time, so a late arrive looks like a lost

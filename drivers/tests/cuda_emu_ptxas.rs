@@ -259,7 +259,8 @@ fn generated_programs_lower_and_assemble() {
     // included) must lower, or be refused as "not emulated" (a static violation), and the
     // lowering must assemble for sm_90.
     let (mut with_mma, mut with_cp, mut with_tmem_a, mut lowered) = (0, 0, 0, 0);
-    for seed in 0..60u64 {
+    let (mut pair_mma, mut pair_cp, mut decomp, mut f8) = (0, 0, 0, 0);
+    for seed in 0..120u64 {
         let p = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
         let low = match emu::lower(&p, &EmuConfig::default()) {
             Ok(low) => low,
@@ -275,14 +276,27 @@ fn generated_programs_lower_and_assemble() {
                 .iter()
                 .any(|o| matches!(o, Op::Mma(m) if matches!(m.a, MmaA::Tmem(_)))),
         );
+        let ops = p.ops();
+        let has = |f: &dyn Fn(&Op) -> bool| usize::from(ops.iter().any(|o| f(o)));
+        pair_mma += has(&|o| matches!(o, Op::Mma(m) if m.form.cta_group == CtaGroup::Two));
+        pair_cp += has(&|o| matches!(o, Op::Cp { form, .. } if form.cta_group == CtaGroup::Two));
+        decomp += has(&|o| matches!(o, Op::Cp { form, .. } if form.src_fmt.is_some()));
+        f8 += has(&|o| matches!(o, Op::Mma(m) if m.form.kind == MmaKind::F8f6f4));
     }
     eprintln!(
-        "{lowered} of 60 generated programs lowered, {with_cp} with a cp, {with_tmem_a} with an \
+        "lowered: {pair_mma} with a ::2 MMA, {pair_cp} with a ::2 cp, {decomp} with a \
+         decompressing cp, {f8} with an f8f6f4 MMA"
+    );
+    // Every MMA and cp form is lowered now (the MMA results the emulation does not compute
+    // are left out of the compare, `cuda::emu::not_emulated`).
+    assert!(pair_mma > 0 && pair_cp > 0 && f8 > 0);
+    eprintln!(
+        "{lowered} of 120 generated programs lowered, {with_cp} with a cp, {with_tmem_a} with an \
          MMA reading A from TMEM"
     );
     assert!(
         lowered >= 6,
-        "only {lowered} of 60 generated programs lowered"
+        "only {lowered} of 120 generated programs lowered"
     );
     // The check covers the MMA and cp lowerings (the default config makes both often).
     assert!(with_mma > 0);

@@ -97,15 +97,34 @@ pub fn rule_observed(
     (i, all.swap_remove(i))
 }
 
+/// The expectation `target`'s outcomes of `program` are compared with: `expected` itself,
+/// or, for a target that does not compute some MMA results of the program
+/// ([`Target::values_not_computed`]), `expected` with the words those results decide left
+/// out ([`tcgen05_drivers::diff::not_emulated::leave_out`]), together with the target's
+/// reason and the number of words left out. Programs whose verdict no run outcome changes
+/// ([`tcgen05_drivers::diff::verdict_for_any_run`]) keep `expected`.
+pub fn expected_for(
+    program: &Program,
+    expected: &Rc<Expected>,
+    target: &dyn Target,
+) -> (Rc<Expected>, Option<(String, u64)>) {
+    let why = target.values_not_computed(program);
+    match tcgen05_drivers::diff::not_emulated::for_target(program, expected, why) {
+        Some((masked, why, n)) => (Rc::new(masked), Some((why, n))),
+        None => (Rc::clone(expected), None),
+    }
+}
+
 /// Runs `case` on `target` (every run of [`Target::run_repeated`]) and judges the outcomes
 /// against `expected` (the oracle's expectation of `case.program`, computed by the caller):
 /// the deciding outcome of [`rule_observed`].
 pub fn judge_against(case: &Case, expected: Rc<Expected>, target: &mut dyn Target) -> Judgement {
     let mut observed = target.run_repeated(case);
+    let (compared, _) = expected_for(&case.program, &expected, target);
     let (i, ruling) = rule_observed(
         &case.program,
         &Layout::of(&case.program),
-        &expected,
+        &compared,
         &observed,
         &target.name(),
         target.wait_bound(),

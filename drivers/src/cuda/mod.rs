@@ -11,7 +11,7 @@
 //! | variable | default | meaning |
 //! | --- | --- | --- |
 //! | `TCGEN05_CUDA_WORKER` | next to the running binary | the worker executable |
-//! | `TCGEN05_CUDA_TIMEOUT_MS` | 2000 | watchdog per case: a kernel still running then is `Hung` |
+//! | `TCGEN05_CUDA_TIMEOUT_MS` | 10000 ([`DEFAULT_TIMEOUT`]) | watchdog per case: a kernel still running then is `Hung` (a `cuda-emu` case's grows with its emulated MMAs, see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
@@ -59,6 +59,15 @@ pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
 /// runs per second.
 pub const DEFAULT_RUNS: u32 = 64;
 
+/// Default of `TCGEN05_CUDA_TIMEOUT_MS`, the watchdog of a case. The campaign's jobs each own
+/// a context on the one GPU, which time-slices between them, so a kernel's wall time can be
+/// many times its GPU time: with 2 s, 6 of the 8 workers killed in a 60 s `cuda-emu`
+/// campaign (16 jobs, H200) were slow kernels that had not hung (no wait, no emulated
+/// violation recorded), and one was reported as a hang where the spec requires completion;
+/// with 10 s, 1 (docs/blackwell.md). The emulation's own bounded spins (about 0.5 s) report
+/// real hangs long before it.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Default of `TCGEN05_CUDA_RUNS_BUDGET_MS`: the run time of a case's runs after which no
 /// further run starts. Fast cases (tens of microseconds a run) make all their runs; a case
 /// whose runs take long (a bounded wait that gives up: 0.13 s a run) stops after about this
@@ -75,8 +84,8 @@ pub fn set_runs(n: u32) {
     RUNS.store(n, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// The most a case's bounded waits may add to its watchdog (a wait of `u32::MAX` tries is a
-/// deliberate deadlock, not a slow give-up).
+/// The most a case's bounded waits (or a `cuda-emu` case's emulated MMAs) may add to its
+/// watchdog (a wait of `u32::MAX` tries is a deliberate deadlock, not a slow give-up).
 pub const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 
 /// Upper bound of the `mbarrier.try_wait` tries a run of `p` can make in all: every bounded
@@ -85,37 +94,70 @@ pub const MAX_WAIT_BUDGET: Duration = Duration::from_secs(60);
 /// another warp reach its own wait only afterwards, so the sum, not the maximum, bounds the
 /// time; every CTA runs the same warp programs at once). Saturates instead of overflowing.
 pub fn bounded_wait_tries(p: &Program) -> u64 {
-    fn tries(p: &Program, body: &[tcgen05_ir::Stmt], depth: u32) -> u64 {
+    issued_sum(p, &|s| match s {
+        tcgen05_ir::Stmt::MbarWait { max_tries, .. } => u64::from(*max_tries),
+        _ => 0,
+    })
+}
+
+/// The sum of `weight` over the statements a run of `p` can execute: each statement counted
+/// with the iterations of the loops around it, both arms of an `If`, once per call of its
+/// function (call chains deeper than 16, which the lowering refuses, count nothing more),
+/// summed over the warp programs. Saturates instead of overflowing.
+pub fn issued_sum(p: &Program, weight: &dyn Fn(&tcgen05_ir::Stmt) -> u64) -> u64 {
+    fn sum(
+        p: &Program,
+        body: &[tcgen05_ir::Stmt],
+        depth: u32,
+        weight: &dyn Fn(&tcgen05_ir::Stmt) -> u64,
+    ) -> u64 {
         use tcgen05_ir::Stmt;
         if depth > 16 {
-            // Deeper call chains are refused by the lowering (cycles); count nothing more.
             return 0;
         }
         body.iter().fold(0u64, |acc, s| {
             let n = match s {
-                Stmt::MbarWait { max_tries, .. } => u64::from(*max_tries),
                 Stmt::Loop { count, body } => {
-                    u64::from(*count).saturating_mul(tries(p, body, depth))
+                    u64::from(*count).saturating_mul(sum(p, body, depth, weight))
                 }
                 Stmt::If { then, els, .. } => {
-                    tries(p, then, depth).saturating_add(tries(p, els, depth))
+                    sum(p, then, depth, weight).saturating_add(sum(p, els, depth, weight))
                 }
                 Stmt::Call(f) => p
                     .funcs
                     .get(usize::from(*f))
-                    .map_or(0, |f| tries(p, &f.body, depth + 1)),
-                _ => 0,
+                    .map_or(0, |f| sum(p, &f.body, depth + 1, weight)),
+                s => weight(s),
             };
             acc.saturating_add(n)
         })
     }
     p.warps
         .iter()
-        .fold(0u64, |acc, w| acc.saturating_add(tries(p, w, 0)))
+        .fold(0u64, |acc, w| acc.saturating_add(sum(p, w, 0, weight)))
 }
 
-/// The watchdog of one case. `cuda-emu` cases get `cfg.timeout`: the emulation's tries are
-/// non-blocking tests (see [`emu`]), so 2^20 of them take milliseconds. A `cuda` case runs
+/// Watchdog time a `cuda-emu` case gets per multiply-add of its emulated MMAs
+/// ([`emulated_macs`]), nanoseconds. The issuing thread computes D alone: on the lent H200
+/// (driver 580) a 2-CTA case of 55 `cta_group::2` f8f6f4 MMAs (M = 256, N = 64, K = 32:
+/// 28.8 million multiply-adds) ran 3.44 s alone, 119 ns each, and 16 copies of it run at
+/// once (16 contexts, time-sliced as in a 16-job campaign) all still ran at a 60 s watchdog;
+/// 2 us covers 16 contexts' slices (docs/blackwell.md).
+pub const EMU_MAC_BUDGET_NS: u64 = 2_000;
+
+/// Multiply-adds the emulated MMAs of a run of `p` compute in all ([`emu::mma_macs`] of each
+/// MMA, counted as [`issued_sum`] counts statements).
+pub fn emulated_macs(p: &Program) -> u64 {
+    issued_sum(p, &|s| match s {
+        tcgen05_ir::Stmt::Tc(tcgen05_ir::Op::Mma(m)) => emu::mma_macs(m, &p.smem.regions),
+        _ => 0,
+    })
+}
+
+/// The watchdog of one case. A `cuda-emu` case gets `cfg.timeout` plus
+/// [`EMU_MAC_BUDGET_NS`] per multiply-add of its emulated MMAs, at most [`MAX_WAIT_BUDGET`]
+/// more: the emulation's tries are non-blocking tests (see [`emu`]), so 2^20 of them take
+/// milliseconds, but its MMAs are computed by one thread each. A `cuda` case runs
 /// the program's own `mbarrier.try_wait` loops, and each failing try may suspend for a
 /// system-dependent time (`cfg.try_wait_ns`), so a wait that must give up needs up to
 /// `max_tries * try_wait_ns`: the case gets `cfg.timeout` plus that for all its bounded waits
@@ -123,7 +165,10 @@ pub fn bounded_wait_tries(p: &Program) -> u64 {
 /// bounded wait must give up (the oracle's expectation) would be reported `Hung`.
 pub fn case_timeout(flavour: Flavour, cfg: &Config, p: &Program) -> Duration {
     match flavour {
-        Flavour::Emu => cfg.timeout,
+        Flavour::Emu => {
+            let ns = emulated_macs(p).saturating_mul(EMU_MAC_BUDGET_NS);
+            cfg.timeout + Duration::from_nanos(ns).min(MAX_WAIT_BUDGET)
+        }
         Flavour::Hardware => {
             let ns = bounded_wait_tries(p).saturating_mul(cfg.try_wait_ns);
             cfg.timeout + Duration::from_nanos(ns).min(MAX_WAIT_BUDGET)
@@ -150,7 +195,8 @@ pub enum Flavour {
 pub struct Config {
     /// Device ordinal.
     pub device: u32,
-    /// Watchdog per case (a `cuda` case's grows with its bounded waits: [`case_timeout`]).
+    /// Watchdog per case (a `cuda` case's grows with its bounded waits, a `cuda-emu` case's with
+    /// its emulated MMAs: [`case_timeout`]).
     pub timeout: Duration,
     /// `cuda` only: nanoseconds a failing `mbarrier.try_wait` may take ([`DEFAULT_TRY_WAIT_NS`]).
     pub try_wait_ns: u64,
@@ -186,7 +232,7 @@ impl Config {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
         let timeout = var("TCGEN05_CUDA_TIMEOUT_MS")
             .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(2000u64);
+            .map_or(DEFAULT_TIMEOUT, Duration::from_millis);
         let try_wait_ns = var("TCGEN05_CUDA_TRY_WAIT_NS")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(DEFAULT_TRY_WAIT_NS);
@@ -218,7 +264,7 @@ impl Config {
             runs_budget,
             batch,
             device,
-            timeout: Duration::from_millis(timeout),
+            timeout,
             try_wait_ns,
             ptxas,
             jit_opt,
@@ -392,7 +438,20 @@ pub struct Profile {
     pub run_us: u64,
     /// See `compile_us`.
     pub readback_us: u64,
+    /// Cases that cost their worker, by cause ([`KILL_CAUSES`]).
+    pub kills: [u64; 5],
 }
+
+/// The causes of [`Profile::kills`]: the kernel still ran at its watchdog (hung), a sticky
+/// fault poisoned the context, the worker died, stopped answering, or overran the compile
+/// limit.
+pub const KILL_CAUSES: [&str; 5] = [
+    "watchdog",
+    "sticky fault",
+    "worker died",
+    "unresponsive",
+    "compile timeout",
+];
 
 impl std::fmt::Display for Profile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -408,7 +467,11 @@ impl std::fmt::Display for Profile {
             ms(self.compile_us),
             ms(self.run_us),
             ms(self.readback_us)
-        )
+        )?;
+        for (cause, n) in KILL_CAUSES.iter().zip(self.kills) {
+            write!(f, "; killed by {cause}: {n}")?;
+        }
+        Ok(())
     }
 }
 
@@ -609,6 +672,7 @@ impl CudaTarget {
             });
         }
         self.profile.worker_us += t1.elapsed().as_micros() as u64;
+        self.count_kill(&ended, &req, p);
         if let Ended::Reported { result, .. } = &ended
             && let RunResult::Completed { timing, .. }
             | RunResult::Hung { timing, .. }
@@ -687,6 +751,55 @@ impl CudaTarget {
             },
         };
         vec![Observed::once(single)]
+    }
+
+    /// Counts a case that cost its worker under its cause ([`Profile::kills`]) and, with
+    /// `TCGEN05_CUDA_PROFILE=1`, prints what the case was (to find why workers die).
+    fn count_kill(&mut self, ended: &Ended, req: &RunRequest, p: &Program) {
+        let (cause, detail) = match ended {
+            Ended::Reported {
+                result: RunResult::Hung { timing, status, .. },
+                runs_done,
+                ..
+            } => (
+                0,
+                format!(
+                    "run {runs_done} still running after {} ms, status {:?}",
+                    timing.run_us / 1000,
+                    status.get(..5)
+                ),
+            ),
+            Ended::Reported {
+                result:
+                    RunResult::Fault {
+                        name, sticky: true, ..
+                    },
+                ..
+            } => (1, name.clone()),
+            Ended::WorkerDied { detail, .. } => (2, detail.clone()),
+            Ended::Unresponsive { waited_ms } => (3, format!("{waited_ms} ms")),
+            Ended::CompileTimeout { limit_ms } => (4, format!("{limit_ms} ms")),
+            _ => return,
+        };
+        self.profile.kills[cause] += 1;
+        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+            let mmas = p
+                .ops()
+                .iter()
+                .filter(|o| matches!(o, tcgen05_ir::Op::Mma(_)))
+                .count();
+            eprintln!(
+                "{} worker killed ({}): case {}, {} CTAs x {} warps, {mmas} MMAs, bounded-wait tries {}, timeout {} ms, batch {}; {detail}",
+                self.name,
+                KILL_CAUSES[cause],
+                req.id,
+                p.launch.ctas(),
+                p.launch.warps_per_cta,
+                bounded_wait_tries(p),
+                req.timeout_ms,
+                req.batch
+            );
+        }
     }
 
     fn outcome(&mut self, result: RunResult, layout: &Layout) -> Outcome {
@@ -930,6 +1043,15 @@ impl Target for CudaTarget {
     fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
         self.run_program_repeated(&case.program)
     }
+
+    /// `cuda-emu`: the MMA forms whose D the emulation does not compute
+    /// ([`emu::not_emulated`]), prefixed "not emulated: "; the hardware computes everything.
+    fn values_not_computed(&self, program: &Program) -> Option<String> {
+        match self.flavour {
+            Flavour::Emu => emu::not_emulated(program).map(|w| format!("not emulated: {w}")),
+            Flavour::Hardware => None,
+        }
+    }
 }
 
 /// FNV-1a of `bytes`: the perturbation seed of a case, from its printed module, so a rerun of
@@ -1031,6 +1153,58 @@ mod tests {
         assert_eq!(
             case_timeout(Flavour::Hardware, &c, &p),
             c.timeout + MAX_WAIT_BUDGET
+        );
+    }
+
+    /// A `cuda-emu` case's watchdog grows with the multiply-adds of its emulated MMAs:
+    /// 128 rows × N × K per CTA holding D (N from the instruction descriptor's bits 17-22,
+    /// K = 256 bits of A per row over the element size, §9.7.16.10), counted through loops.
+    #[test]
+    fn emulation_cases_wait_for_their_emulated_mmas() {
+        use tcgen05_ir::{MmaKind, Op};
+        let c = cfg();
+        let mut checked = 0;
+        for seed in 0..300 {
+            let g = tcgen05_generators::valid_program(&tcgen05_generators::Config::default(), seed);
+            let Some(m) = g.ops().into_iter().find_map(|op| match op {
+                Op::Mma(m) if emu::mma_macs(m, &g.smem.regions) > 0 => Some(m.clone()),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let n = u64::from(m.idesc >> 17 & 0x3F) * 8;
+            let k = match m.form.kind {
+                MmaKind::F16 => 16,
+                MmaKind::Tf32 => 8,
+                _ => 32,
+            };
+            let ctas = if m.form.cta_group == tcgen05_ir::CtaGroup::Two {
+                2
+            } else {
+                1
+            };
+            let one = ctas * 128 * n * k;
+            assert_eq!(emu::mma_macs(&m, &g.smem.regions), one, "seed {seed}");
+            let mut p = samples::single_warp_roundtrip();
+            p.smem.regions = g.smem.regions.clone();
+            assert_eq!(case_timeout(Flavour::Emu, &c, &p), c.timeout);
+            p.warps[0].push(Stmt::Loop {
+                count: 3,
+                body: vec![Stmt::Tc(Op::Mma(m.clone()))],
+            });
+            assert_eq!(emulated_macs(&p), 3 * one, "seed {seed}");
+            assert_eq!(
+                case_timeout(Flavour::Emu, &c, &p),
+                c.timeout + Duration::from_nanos(3 * one * EMU_MAC_BUDGET_NS).min(MAX_WAIT_BUDGET)
+            );
+            // Its D left out (operands outside their regions): nothing computed, no more time.
+            p.smem.regions.iter_mut().for_each(|r| *r = 16);
+            assert_eq!(case_timeout(Flavour::Emu, &c, &p), c.timeout);
+            checked += 1;
+        }
+        assert!(
+            checked > 5,
+            "{checked} generated programs with a computed MMA"
         );
     }
 }

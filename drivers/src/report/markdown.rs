@@ -61,10 +61,19 @@ pub fn markdown(s: &Summary) -> String {
         }
     }
     for t in &s.targets {
-        if t.skip.is_empty() && t.discrepancies.is_empty() {
+        if t.skip.is_empty() && t.discrepancies.is_empty() && t.not_emulated.is_empty() {
             continue;
         }
         let _ = writeln!(m, "\n### `{}`\n", t.target);
+        if !t.not_emulated.is_empty() {
+            m.push_str("Judged cases run without some MMA results computed, and the observed words whose values those results decide, left out of the compare (every other behaviour compared):\n\n");
+            let mut v: Vec<_> = t.not_emulated.iter().collect();
+            v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            for (k, [c, w]) in v {
+                let _ = writeln!(m, "- {k}: {c} cases, {w} words");
+            }
+            m.push('\n');
+        }
         if !t.skip.is_empty() {
             m.push_str("Skips by reason:\n\n");
             let mut v: Vec<_> = t.skip.iter().collect();

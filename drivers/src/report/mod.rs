@@ -56,6 +56,11 @@ pub struct TargetCounts {
     /// programs, by what the oracle expected of them ([`WordCounts`]).
     #[serde(default)]
     pub words: WordCounts,
+    /// Judged cases that the target ran without computing some MMA results, and the observed
+    /// words left out of their compare, by the target's reason
+    /// (`Target::values_not_computed`, `diff::not_emulated`): `[cases, words]`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_emulated: BTreeMap<String, [u64; 2]>,
 }
 
 impl TargetCounts {
@@ -98,6 +103,16 @@ impl TargetCounts {
         }
     }
 
+    /// Counts a case whose words the target did not all compute (`left`: its reason and the
+    /// words left out), when the verdict judged it (agree or discrepancy, not a skip).
+    pub fn record_not_emulated(&mut self, v: &Verdict, left: Option<&(String, u64)>) {
+        if let (Verdict::Agree | Verdict::Discrepancy(_), Some((why, n))) = (v, left) {
+            let c = self.not_emulated.entry(why.clone()).or_default();
+            c[0] += 1;
+            c[1] += n;
+        }
+    }
+
     /// Total skips.
     pub fn skipped(&self) -> u64 {
         self.skip.values().sum()
@@ -125,6 +140,11 @@ impl TargetCounts {
             *self.discrepancies.entry(k.clone()).or_default() += v;
         }
         self.words.add(&o.words);
+        for (k, [c, w]) in &o.not_emulated {
+            let mine = self.not_emulated.entry(k.clone()).or_default();
+            mine[0] += c;
+            mine[1] += w;
+        }
         if self.version.is_empty() {
             self.version.clone_from(&o.version);
         }

@@ -106,6 +106,9 @@ pub struct Judged {
     /// Per target that ran the case more than once (`--runs`): its distinct outcomes and,
     /// for each, whether the spec forbids it (for `runs.md`).
     pub runs: Vec<Option<(Vec<Observed>, Vec<bool>)>>,
+    /// Per target: the reason it does not compute some MMA results of the case and the
+    /// observed words left out of its compare for it (`judge::expected_for`).
+    pub not_emulated: Vec<Option<(String, u64)>>,
 }
 
 /// [`judge_batch`], with the signatures of the discrepancies and the behaviours each case
@@ -166,14 +169,18 @@ pub fn judge_batch_observed(
             // The layout: to read a run outcome's observations, and to count the words.
             let mut layout = None;
             let mut runs = vec![None; outcomes.len()];
+            let mut not_emulated = vec![None; outcomes.len()];
             let (verdicts, signatures) = outcomes
                 .iter()
                 .enumerate()
                 .map(|(k, o)| match &o[i] {
                     Some(o) => {
                         let l = layout.get_or_insert_with(|| Layout::of(&case.program));
+                        let (exp, left) =
+                            judge::expected_for(&case.program, exp, targets[k].as_ref());
+                        not_emulated[k] = left;
                         let mut all =
-                            judge::rule_each(&case.program, l, exp, o, &names[k], bounds[k]);
+                            judge::rule_each(&case.program, l, &exp, o, &names[k], bounds[k]);
                         if o.iter().any(|x| x.of > 1) {
                             let forbidden = all
                                 .iter()
@@ -203,6 +210,7 @@ pub fn judge_batch_observed(
                 watched: a.watched(),
                 observed: report::behaviours::observed(&a, exp),
                 runs,
+                not_emulated,
             }
         })
         .collect()

@@ -539,6 +539,7 @@ fn worker(sh: &Shared<'_>, w: usize) {
             for (k, v) in verdicts.iter().enumerate() {
                 s.targets[k].record(v);
                 s.targets[k].record_words(v, words.as_ref());
+                s.targets[k].record_not_emulated(v, j.not_emulated[k].as_ref());
                 s.coverage.record(rules, k, v);
             }
             s.behaviours

@@ -41,35 +41,6 @@ pub(super) fn check_supported(p: &Program) -> Result<(), Unsupported> {
                     p.smem.regions.len()
                 ));
             }
-            // The oracle computes D exactly for MMAs beyond the emulation's subset (bf16,
-            // f8f6f4, `.ws` and `cta_group::2` with M = 256, reference §3.7, and the
-            // block-scaled kinds, §9.7.16.10.7): an MMA whose D the emulation would leave
-            // unchanged is refused, not run wrong. So are sparse MMAs (`.sp`), whose D the
-            // oracle states too (§9.7.16.10.8).
-            Stmt::Tc(Op::Mma(m)) if super::mma::mma_computed(m).is_none() => {
-                err = Some(format!(
-                    "`{}`: its D is not emulated (only dense cta_group::1 M = 128 f16/tf32/i8 \
-                     without swizzle)",
-                    form_opcode(s)
-                ));
-            }
-            // The decompressing cps (`.b8x16` with `.b6x16_p32` / `.b4x16_p64`, §9.7.16.9.1):
-            // the oracle computes the cells they write, the emulation does not decompress, so
-            // they are refused, not run wrong.
-            Stmt::Tc(Op::Cp { form, .. }) if form.dst_fmt.is_some() || form.src_fmt.is_some() => {
-                err = Some(format!(
-                    "`{}`: the decompression is not emulated",
-                    form_opcode(s)
-                ));
-            }
-            // CP-PAIR: a cta_group::2 cp also writes the peer CTA's copy, which the emulation
-            // does not write (the oracle computes it).
-            Stmt::Tc(Op::Cp { form, .. }) if form.cta_group == CtaGroup::Two => {
-                err = Some(format!(
-                    "`{}`: the peer CTA's copy of a cta_group::2 cp is not emulated",
-                    form_opcode(s)
-                ));
-            }
             Stmt::Tc(Op::Mma(m)) => {
                 let regions = [mma_desc(m).map(|d| d.region), Some(m.b.region)];
                 if let Some(r) = regions
@@ -226,13 +197,22 @@ fn calls_recursive(p: &Program) -> bool {
     (0..n).any(|i| state[i] == 0 && visit(i, &edges, &mut state))
 }
 
+/// Whether a CTA of `p` may touch its peer's shared memory: a `::2` alloc, dealloc,
+/// relinquish, shift, cp or MMA (the peer's copy, D rows and B half are written and read
+/// through the cluster window), so each CTA waits for its peer before it exits (a CTA's
+/// shared memory is gone once it exits; an access to it then faults the launch).
 pub(super) fn uses_pairs(p: &Program) -> bool {
     let mut any = false;
     p.walk(&mut |s| {
         if let Stmt::Tc(op) = s
             && matches!(
                 op,
-                Op::Alloc { .. } | Op::Dealloc { .. } | Op::Relinquish { .. } | Op::Shift { .. }
+                Op::Alloc { .. }
+                    | Op::Dealloc { .. }
+                    | Op::Relinquish { .. }
+                    | Op::Shift { .. }
+                    | Op::Cp { .. }
+                    | Op::Mma(_)
             )
             && op.form().cta_group() == Some(CtaGroup::Two)
         {

@@ -4,17 +4,17 @@
 //! no-swizzle layout of the MMA operands (core matrices of 8 rows × 16 bytes, LBO between the
 //! 16-byte chunks of a row, SBO between groups of 8 rows, §9.7.16.4), one 32-bit word per
 //! column, and land in the lanes the shape and multicast name. The decompressions (`.b8x16`
-//! with `.b6x16_p32` / `.b4x16_p64`, which the oracle computes: `oracle::run::tmem`'s
-//! `decomp`) are not emulated: a program with one is refused (`check`). Forms whose values
-//! the oracle leaves unspecified (swizzled or unusual descriptors, a shape without the
-//! multicast it requires) check their footprint (the shape's columns) and leave the cells
-//! unchanged.
+//! with `.b6x16_p32` / `.b4x16_p64`, §9.7.16.9.1) expand each 16-byte source unit into the
+//! same four columns (`oracle::run::tmem`'s `decomp`). A `cta_group::2` cp also writes the
+//! peer CTA's copy, from the peer's shared memory (CP-PAIR). Forms whose values the oracle
+//! leaves unspecified (swizzled or unusual descriptors, a shape without the multicast it
+//! requires) check their footprint (the shape's columns) and leave the cells unchanged.
 
 use super::ops::EmuOps;
 use super::{Code, Emu};
 use tcgen05_ir::form::CpForm;
 use tcgen05_ir::ptx::Body;
-use tcgen05_ir::{CpMulticast, CpShape, CtaGroup, SmemDesc, TmemRef};
+use tcgen05_ir::{CpDstFmt, CpMulticast, CpShape, CpSrcFmt, CtaGroup, SmemDesc, TmemRef};
 
 /// The lanes and columns a cp writes from its `taddr` (CP-SHAPE, §3.5; the oracle's
 /// footprint): the 128-lane shapes (and the multicasts, which cover all four lane quarters)
@@ -30,13 +30,17 @@ pub(super) fn footprint(form: &CpForm) -> (u32, u32) {
     }
 }
 
-/// The source rows and bytes per row of the forms whose values are computed: no
-/// decompression, a plain K-major no-swizzle descriptor, and the multicast each shape
-/// requires (CP-MULTICAST).
-pub(super) fn computed(form: &CpForm, src: &SmemDesc) -> Option<(u32, u32)> {
-    if form.dst_fmt.is_some()
-        || form.src_fmt.is_some()
-        || src.swizzle != 0
+/// The source rows, bytes per row and decompression of the forms whose values are
+/// computed (the oracle's `cp_values`): a plain K-major no-swizzle descriptor, the multicast
+/// each shape requires (CP-MULTICAST), and both decompression formats or neither
+/// (CP-DECOMP-FMT; `.b8x16` with `.b6x16_p32` / `.b4x16_p64`, §9.7.16.9.1).
+pub(super) fn computed(form: &CpForm, src: &SmemDesc) -> Option<(u32, u32, Option<CpSrcFmt>)> {
+    let decomp = match (form.dst_fmt, form.src_fmt) {
+        (None, None) => None,
+        (Some(CpDstFmt::B8x16), Some(fmt)) => Some(fmt),
+        _ => return None,
+    };
+    if src.swizzle != 0
         || src.lbo_abs
         || src.base_offset != 0
         || src.fixed != 1
@@ -44,16 +48,17 @@ pub(super) fn computed(form: &CpForm, src: &SmemDesc) -> Option<(u32, u32)> {
     {
         return None;
     }
-    match (form.shape, form.multicast) {
-        (CpShape::S128x256b, None) => Some((128, 32)),
-        (CpShape::S4x256b, None) => Some((4, 32)),
-        (CpShape::S128x128b, None) => Some((128, 16)),
+    let (rows, row_bytes) = match (form.shape, form.multicast) {
+        (CpShape::S128x256b, None) => (128, 32),
+        (CpShape::S4x256b, None) => (4, 32),
+        (CpShape::S128x128b, None) => (128, 16),
         (CpShape::S64x128b, Some(CpMulticast::Warpx2_02_13 | CpMulticast::Warpx2_01_23)) => {
-            Some((64, 16))
+            (64, 16)
         }
-        (CpShape::S32x128b, Some(CpMulticast::Warpx4)) => Some((32, 16)),
-        _ => None,
-    }
+        (CpShape::S32x128b, Some(CpMulticast::Warpx4)) => (32, 16),
+        _ => return None,
+    };
+    Some((rows, row_bytes, decomp))
 }
 
 /// The lane quarters that source row `row` of a multicast lands in, as `(mul, add)`: quarter
@@ -77,6 +82,9 @@ pub(super) trait EmuCp {
 }
 
 impl EmuCp for Body<'_, Emu<'_>> {
+    /// The copy by the issuing thread; a `cta_group::2` cp also writes the peer CTA's copy,
+    /// from the peer's own shared memory into the same cells of its TMEM (CP-PAIR, the
+    /// oracle's `CpVals::peer`), through the cluster window.
     fn cp_emu(&mut self, form: &CpForm, taddr: &TmemRef, src: &SmemDesc) {
         let t = self.taddr(taddr);
         let (lane, col) = self.split_taddr(t);
@@ -86,7 +94,7 @@ impl EmuCp for Body<'_, Emu<'_>> {
             self.trap(Code::PeerMissing, "0");
             return;
         }
-        let Some((rows, row_bytes)) = computed(form, src) else {
+        let Some((rows, row_bytes, decomp)) = computed(form, src) else {
             return;
         };
         // Every word of a source at an offset not a multiple of 4 straddles two words, which
@@ -100,24 +108,89 @@ impl EmuCp for Body<'_, Emu<'_>> {
             .regions
             .get(usize::from(src.region))
             .map_or(16, |b| (*b).max(16));
-        // The cell (lane + l, col + c) is word (col + c) * 128 + lane + l of emu_tmem; the
-        // 128-lane footprints start at lane 0 (checked above), the others at `lane`. A loop
-        // over the rows and words (an unrolled copy is thousands of instructions per cp,
-        // which the JIT compiles slowly).
+        // The cluster-window addresses of this CTA's (and a `::2` cp's peer's) emulated TMEM
+        // and source region.
+        let (tm, data) = (self.r(), self.r());
+        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        self.line(&format!("mov.u32 %r{data}, tc_data{};", src.region));
+        let mut ctas = vec![];
+        let (otm, odata) = (self.r(), self.r());
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{otm}, %r{tm}, %ctarank;"
+        ));
+        self.line(&format!(
+            "mapa.shared::cluster.u32 %r{odata}, %r{data}, %ctarank;"
+        ));
+        ctas.push((otm, odata));
+        if form.cta_group == CtaGroup::Two {
+            let (pr, ptm, pdata) = (self.r(), self.r(), self.r());
+            self.line(&format!("xor.b32 %r{pr}, %ctarank, 1;"));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{ptm}, %r{tm}, %r{pr};"
+            ));
+            self.line(&format!(
+                "mapa.shared::cluster.u32 %r{pdata}, %r{data}, %r{pr};"
+            ));
+            ctas.push((ptm, pdata));
+        }
+        for (tmem, data) in ctas {
+            let copy = Copy {
+                tmem,
+                data,
+                lane,
+                col,
+                lanes,
+                rows,
+                row_bytes,
+                region_bytes,
+                decomp,
+            };
+            self.cp_copy(form, src, &copy);
+        }
+    }
+}
+
+/// One CTA's copy of a cp: cluster-window bases and the shape's figures.
+struct Copy {
+    tmem: u32,
+    data: u32,
+    lane: u32,
+    col: u32,
+    lanes: u32,
+    rows: u32,
+    row_bytes: u32,
+    region_bytes: u32,
+    decomp: Option<CpSrcFmt>,
+}
+
+trait CpCopy {
+    fn cp_copy(&mut self, form: &CpForm, src: &SmemDesc, c: &Copy);
+    fn decompressed_word(&mut self, fmt: CpSrcFmt, unit: u32, cw: u32, out: u32);
+}
+
+impl CpCopy for Body<'_, Emu<'_>> {
+    /// The rows of one CTA's copy into its emulated TMEM. The cell (lane + l, col + c) is
+    /// word (col + c) * 128 + lane + l of emu_tmem; the 128-lane footprints start at lane 0
+    /// (checked by the caller), the others at `lane`. A loop over the rows and words (an
+    /// unrolled copy is thousands of instructions per cp, which the JIT compiles slowly).
+    fn cp_copy(&mut self, form: &CpForm, src: &SmemDesc, c: &Copy) {
         let (base, row, j, at, v, dst) =
             (self.r(), self.r(), self.r(), self.r(), self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("mov.u32 %r{base}, emu_tmem;"));
-        self.line(&format!("mad.lo.u32 %r{base}, %r{col}, 512, %r{base};"));
-        if lanes != 128 {
-            self.line(&format!("mad.lo.u32 %r{base}, %r{lane}, 4, %r{base};"));
+        self.line(&format!(
+            "mad.lo.u32 %r{base}, %r{}, 512, %r{};",
+            c.col, c.tmem
+        ));
+        if c.lanes != 128 {
+            self.line(&format!("mad.lo.u32 %r{base}, %r{}, 4, %r{base};", c.lane));
         }
         let n = self.next_label();
         self.line(&format!("mov.u32 %r{row}, 0;"));
-        self.label(&format!("$CP{n}_row"));
+        self.loop_head(&format!("$CP{n}_row"));
         self.line(&format!("mov.u32 %r{j}, 0;"));
-        self.label(&format!("$CP{n}_word"));
-        // source_offset: offset + (row % 8) * 16 + (row / 8) * SBO + (j / 4) * LBO + 4 (j % 4).
+        self.loop_head(&format!("$CP{n}_word"));
+        // The chunk of word j (`mma::chunk_base`): offset + (row % 8) * 16 + (row / 8) * SBO
+        // + (j / 4) * LBO; the word itself is 4 (j % 4) bytes further.
         let sbo = 16 * u64::from(src.sbo_enc);
         let lbo = 16 * u64::from(src.lbo_enc);
         self.line(&format!("and.b32 %r{at}, %r{row}, 7;"));
@@ -127,15 +200,32 @@ impl EmuCp for Body<'_, Emu<'_>> {
         self.line(&format!("mad.lo.u32 %r{at}, %r{v}, {sbo}, %r{at};"));
         self.line(&format!("shr.u32 %r{v}, %r{j}, 2;"));
         self.line(&format!("mad.lo.u32 %r{at}, %r{v}, {lbo}, %r{at};"));
-        self.line(&format!("and.b32 %r{v}, %r{j}, 3;"));
-        self.line(&format!("mad.lo.u32 %r{at}, %r{v}, 4, %r{at};"));
-        // A word beyond the region: the oracle does not model it (left unchanged).
-        self.line(&format!("setp.gt.u32 %p{p}, %r{at}, {};", region_bytes - 4));
-        self.line(&format!("@%p{p} bra $CP{n}_next;"));
-        let data = self.r();
-        self.line(&format!("mov.u32 %r{data}, tc_data{};", src.region));
-        self.line(&format!("add.u32 %r{at}, %r{at}, %r{data};"));
-        self.line(&format!("ld.shared.u32 %r{v}, [%r{at}];"));
+        let cw = self.r();
+        self.line(&format!("and.b32 %r{cw}, %r{j}, 3;"));
+        match c.decomp {
+            None => {
+                self.line(&format!("mad.lo.u32 %r{at}, %r{cw}, 4, %r{at};"));
+                // A word beyond the region: the oracle does not model it (left unchanged).
+                self.line(&format!(
+                    "setp.gt.u32 %p{p}, %r{at}, {};",
+                    c.region_bytes - 4
+                ));
+                self.line(&format!("@%p{p} bra $CP{n}_next;"));
+                self.line(&format!("add.u32 %r{at}, %r{at}, %r{};", c.data));
+                self.line(&format!("ld.shared::cluster.u32 %r{v}, [%r{at}];"));
+            }
+            Some(fmt) => {
+                // The whole 16-byte source unit must lie in the region (the oracle reads its
+                // four words).
+                self.line(&format!(
+                    "setp.gt.u32 %p{p}, %r{at}, {};",
+                    c.region_bytes - 16
+                ));
+                self.line(&format!("@%p{p} bra $CP{n}_next;"));
+                self.line(&format!("add.u32 %r{at}, %r{at}, %r{};", c.data));
+                self.decompressed_word(fmt, at, cw, v);
+            }
+        }
         // The destination lanes of the row (`dest_lanes`): the row itself, or lane row % 32 of
         // each receiving quarter, quarter = mul * (row / 32) + add.
         let quarters = quarters(form.multicast);
@@ -143,7 +233,7 @@ impl EmuCp for Body<'_, Emu<'_>> {
         self.line(&format!("mad.lo.u32 %r{dst}, %r{j}, 512, %r{base};"));
         if quarters.is_empty() {
             self.line(&format!("mad.lo.u32 %r{at}, %r{row}, 4, %r{dst};"));
-            self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
+            self.line(&format!("st.shared::cluster.u32 [%r{at}], %r{v};"));
         } else {
             let (h, r32) = (self.r(), self.r());
             self.line(&format!("shr.u32 %r{h}, %r{row}, 5;"));
@@ -155,16 +245,46 @@ impl EmuCp for Body<'_, Emu<'_>> {
                     "mad.lo.u32 %r{at}, %r{h}, {}, %r{dst};",
                     128 * mul
                 ));
-                self.line(&format!("st.shared.u32 [%r{at}+{}], %r{v};", 128 * add));
+                self.line(&format!(
+                    "st.shared::cluster.u32 [%r{at}+{}], %r{v};",
+                    128 * add
+                ));
             }
         }
         self.label(&format!("$CP{n}_next"));
         self.line(&format!("add.u32 %r{j}, %r{j}, 1;"));
-        self.line(&format!("setp.lt.u32 %p{q}, %r{j}, {};", row_bytes / 4));
+        self.line(&format!("setp.lt.u32 %p{q}, %r{j}, {};", c.row_bytes / 4));
         self.line(&format!("@%p{q} bra $CP{n}_word;"));
         self.line(&format!("add.u32 %r{row}, %r{row}, 1;"));
-        self.line(&format!("setp.lt.u32 %p{q}, %r{row}, {rows};"));
+        self.line(&format!("setp.lt.u32 %p{q}, %r{row}, {};", c.rows));
         self.line(&format!("@%p{q} bra $CP{n}_row;"));
+    }
+
+    /// Word `cw` (0..4) of the decompressed 16-byte unit at cluster address `unit` into `out`
+    /// (the oracle's `decomp::decompress_word`, §9.7.16.9.1): elements 4 cw .. 4 cw + 4, w
+    /// bits each from bit w * i of the unit read little-endian (bytes 2 cw, 2 cw + 1 for
+    /// w = 4; 3 cw .. 3 cw + 3 for w = 6), element b in byte b of the word, a 4-bit element
+    /// in bits 2-5 of its byte, a 6-bit one in bits 0-5.
+    fn decompressed_word(&mut self, fmt: CpSrcFmt, unit: u32, cw: u32, out: u32) {
+        let (width, shift, bytes) = match fmt {
+            CpSrcFmt::B4x16P64 => (4, 2, 2),
+            CpSrcFmt::B6x16P32 => (6, 0, 3),
+        };
+        let (a, x, e) = (self.r(), self.r(), self.r());
+        self.line(&format!("mad.lo.u32 %r{a}, %r{cw}, {bytes}, %r{unit};"));
+        self.line(&format!("mov.u32 %r{x}, 0;"));
+        for k in 0..bytes {
+            self.line(&format!("ld.shared::cluster.u8 %r{e}, [%r{a}+{k}];"));
+            self.line(&format!("bfi.b32 %r{x}, %r{e}, %r{x}, {}, 8;", 8 * k));
+        }
+        self.line(&format!("mov.u32 %r{out}, 0;"));
+        for b in 0..4 {
+            self.line(&format!("bfe.u32 %r{e}, %r{x}, {}, {width};", width * b));
+            self.line(&format!(
+                "bfi.b32 %r{out}, %r{e}, %r{out}, {}, {width};",
+                8 * b + shift
+            ));
+        }
     }
 }
 

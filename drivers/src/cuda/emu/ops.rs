@@ -13,10 +13,12 @@ use tcgen05_ir::{
 
 /// The emulation's helpers on a body being printed.
 pub(super) trait EmuOps {
+    fn loop_head(&mut self, label: &str);
     fn trap_if(&mut self, p: u32, code: Code, detail: &str);
     fn trap(&mut self, code: Code, detail: &str);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
+    fn join_lane0(&mut self);
     fn converged(&mut self);
     fn uniform(&mut self, r: u32, code: Code);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
@@ -48,6 +50,16 @@ pub(super) trait EmuOps {
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
+    /// The label at the head of a loop of the emulation, with `.pragma "nounroll"` (PTX ISA,
+    /// "Descriptions of .pragma strings"): ptxas and the driver JIT otherwise unroll the constant-count loops of cp and
+    /// MMA (hundreds of iterations), which made a module's compile 5-9 times slower (ptxas
+    /// 13.5 `-arch sm_90` on lowered generated programs: 3.7 s against 0.4 s for one with six
+    /// cp loops).
+    fn loop_head(&mut self, label: &str) {
+        self.label(label);
+        self.line(".pragma \"nounroll\";");
+    }
+
     /// Branches to the violation tail (record `code`, exit) where predicate `p` holds; `detail`
     /// is a register or an immediate.
     fn trap_if(&mut self, p: u32, code: Code, detail: &str) {
@@ -97,6 +109,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.eq.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!("@%p{q} ld.volatile.global.u32 %r{a}, [%emust];"));
         self.line(&format!("@%p{q} setp.ne.u32 %p{q}, %r{a}, 0;"));
+        self.line(&format!(
+            "@%p{q} red.global.add.u32 [%emust+{}], 1;",
+            4 * DONE_WORD
+        ));
+        self.line(&format!("@%p{q} exit;"));
+    }
+
+    /// Ends a collective that lane 0 did for its warp (alloc, a `::2` dealloc or relinquish):
+    /// `bar.warp.sync`, then every lane reads the status word and exits if a violation was
+    /// recorded. A lane 0 that gave up a bounded spin (ALLOC-BLOCKS, a `::2` peer that never
+    /// came) left through the violation tail, which releases the warp barrier; without the
+    /// check the other 31 lanes would run on to the end of the program, and the hang would
+    /// show one blocked lane where the whole warp is blocked in the instruction (its
+    /// checkpoint words stay at the last checkpoint before it, `cuda::hang_sites`).
+    fn join_lane0(&mut self) {
+        self.line("bar.warp.sync -1;");
+        let a = self.r();
+        let q = self.pr();
+        self.line(&format!("ld.volatile.global.u32 %r{a}, [%emust];"));
+        self.line(&format!("setp.ne.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!(
             "@%p{q} red.global.add.u32 [%emust+{}], 1;",
             4 * DONE_WORD
@@ -244,7 +276,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     ));
                     self.label(&format!("$A{l}_skip"));
                 }
-                self.line("bar.warp.sync -1;");
+                self.join_lane0();
                 // Not for `::2`: the peer's shift::2 may already write these cells.
                 if form.cta_group == CtaGroup::One {
                     self.fill_new_columns(*slot, n);
@@ -261,6 +293,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.ncols_valid(n);
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Dealloc, n, None, Some(t));
+                    self.join_lane0();
                 } else {
                     let l = self.next_label();
                     let p = self.pr();
@@ -268,8 +301,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     self.line(&format!("@%p{p} bra $D{l}_skip;"));
                     self.free_local(t, n);
                     self.label(&format!("$D{l}_skip"));
+                    self.line("bar.warp.sync -1;");
                 }
-                self.line("bar.warp.sync -1;");
             }
             Op::Relinquish { form } => {
                 self.converged();
@@ -277,13 +310,14 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     let z = self.r();
                     self.line(&format!("mov.u32 %r{z}, 0;"));
                     self.pair_op(PairOp::Relinquish, z, None, None);
+                    self.join_lane0();
                 } else {
                     self.line(&format!(
                         "st.volatile.shared.u32 [emu_state+{}], 1;",
                         4 * st::RELQ
                     ));
+                    self.line("bar.warp.sync -1;");
                 }
-                self.line("bar.warp.sync -1;");
             }
             Op::Wait { form } => {
                 self.converged();
@@ -908,7 +942,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
         self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
         self.line(&format!("mov.u32 %r{a}, emu_tmem;"));
-        self.label(&format!("$F{l}_top"));
+        self.loop_head(&format!("$F{l}_top"));
         self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
         self.line(&format!("@%p{p} bra $F{l}_done;"));
         self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
@@ -968,18 +1002,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
             ));
             ctas.push(pa);
         }
-        let v = self.r();
+        // Rows 30 down to 0, a loop (unrolled, 31 rows × 8 columns per CTA made the module
+        // compile slowly, `loop_head`).
+        let (v, row, x) = (self.r(), self.r(), self.r());
+        let q = self.pr();
         for a in ctas {
-            for row in (0..31u32).rev() {
-                for c in 0..8u32 {
-                    let from = 4 * (c * 128 + row);
-                    self.line(&format!("ld.shared::cluster.u32 %r{v}, [%r{a}+{from}];"));
-                    self.line(&format!(
-                        "st.shared::cluster.u32 [%r{a}+{}], %r{v};",
-                        from + 4
-                    ));
-                }
+            let n = self.next_label();
+            self.line(&format!("mov.u32 %r{row}, 30;"));
+            self.loop_head(&format!("$SH{n}_row"));
+            self.line(&format!("mad.lo.u32 %r{x}, %r{row}, 4, %r{a};"));
+            for c in 0..8u32 {
+                let from = 4 * (c * 128);
+                self.line(&format!("ld.shared::cluster.u32 %r{v}, [%r{x}+{from}];"));
+                self.line(&format!(
+                    "st.shared::cluster.u32 [%r{x}+{}], %r{v};",
+                    from + 4
+                ));
             }
+            self.line(&format!("setp.ne.u32 %p{q}, %r{row}, 0;"));
+            self.line(&format!("sub.u32 %r{row}, %r{row}, 1;"));
+            self.line(&format!("@%p{q} bra $SH{n}_row;"));
         }
     }
 }
