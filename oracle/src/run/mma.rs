@@ -534,6 +534,10 @@ impl Prepared {
     }
 }
 
+/// Operands read whole: A's rows and B's columns of K elements each, and the same as
+/// integers when every element is one ([`Prepared`]'s `arow`, `bcol`, `ints`).
+type WholeOperands = (Vec<f64>, Vec<f64>, Option<(Vec<i32>, Vec<i32>)>);
+
 impl Prepared {
     /// The operands of an exact sparse MMA (`super::mma_sparse`): A's rows expanded to K
     /// elements (zeros where the metadata says), B's columns of K elements, `(M, N, K)`;
@@ -544,12 +548,33 @@ impl Prepared {
         arow: Vec<f64>,
         bcol: Vec<f64>,
     ) -> Option<Prepared> {
-        let kind = m.form.kind;
         if arow.len() != (mm * kk) as usize || bcol.len() != (n * kk) as usize {
             return None;
         }
         let ints = as_ints(&arow).zip(as_ints(&bcol));
-        Some(Prepared {
+        Some(Prepared::unscaled(m, (mm, n, kk), (arow, bcol, ints), None))
+    }
+}
+
+impl Prepared {
+    /// An exact MMA of `(M, N, K)` whose operands are read on demand (`a` by row, `b` by
+    /// column, [`LazyOperand`]); the rest as [`prepare`] sets it from the instruction.
+    fn lazy(m: &Mma, dims: (u32, u32, u32), a: LazyOperand, b: LazyOperand) -> Prepared {
+        let none = (Vec::new(), Vec::new(), None);
+        Prepared::unscaled(m, dims, none, Some((a, b)))
+    }
+
+    /// The one constructor of a [`Prepared`] without block scaling: shape, kind and the D
+    /// options from the instruction (§9.7.16.10.7: f16 D, scale-input-d as a grain of
+    /// 2^-scale), the operands read whole (`(arow, bcol, ints)`) or on demand (`lazy`).
+    fn unscaled(
+        m: &Mma,
+        (mm, n, kk): (u32, u32, u32),
+        (arow, bcol, ints): WholeOperands,
+        lazy: Option<(LazyOperand, LazyOperand)>,
+    ) -> Prepared {
+        let kind = m.form.kind;
+        Prepared {
             mm,
             n,
             kk,
@@ -561,31 +586,7 @@ impl Prepared {
             arow,
             bcol,
             ints,
-            lazy: None,
-            scaled: None,
-            scaled_b: None,
-        })
-    }
-}
-
-impl Prepared {
-    /// An exact MMA of `(M, N, K)` whose operands are read on demand (`a` by row, `b` by
-    /// column, [`LazyOperand`]); the rest as [`prepare`] sets it from the instruction.
-    fn lazy(m: &Mma, (mm, n, kk): (u32, u32, u32), a: LazyOperand, b: LazyOperand) -> Prepared {
-        let kind = m.form.kind;
-        Prepared {
-            mm,
-            n,
-            kk,
-            kind,
-            enable_input_d: m.enable_input_d,
-            d16: d16_of(m),
-            grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
-            unit: unit(kind),
-            arow: Vec::new(),
-            bcol: Vec::new(),
-            ints: None,
-            lazy: Some(std::cell::RefCell::new((a, b))),
+            lazy: lazy.map(std::cell::RefCell::new),
             scaled: None,
             scaled_b: None,
         }
@@ -630,22 +631,7 @@ pub fn prepare(m: &Mma, a: &RegionData, b: &RegionData) -> Option<Prepared> {
     } else {
         as_ints(&arow).zip(as_ints(&bcol))
     };
-    Some(Prepared {
-        mm,
-        n,
-        kk,
-        kind,
-        enable_input_d: m.enable_input_d,
-        d16: d16_of(m),
-        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
-        unit: unit(kind),
-        arow,
-        bcol,
-        ints,
-        lazy: None,
-        scaled: None,
-        scaled_b: None,
-    })
+    Some(Prepared::unscaled(m, (mm, n, kk), (arow, bcol, ints), None))
 }
 
 /// [`prepare`] for a `cta_group::2` MMA ([`pair_shape`]): the 128 rows of D one CTA of the
@@ -817,22 +803,7 @@ pub fn prepare_tmem_a(m: &Mma, arow: Vec<f64>, b: &RegionData) -> Option<Prepare
     read_rows(&m.b, b, kind, (sb, nb), n, &mut bcol)?;
     let ints = Some(as_ints(&arow)?).zip(as_ints(&bcol));
     ints.as_ref()?;
-    Some(Prepared {
-        mm,
-        n,
-        kk,
-        kind,
-        enable_input_d: m.enable_input_d,
-        d16: d16_of(m),
-        grain: 2f64.powi(-i32::from(m.scale_input_d.unwrap_or(0))),
-        unit: unit(kind),
-        arow,
-        bcol,
-        ints,
-        lazy: None,
-        scaled: None,
-        scaled_b: None,
-    })
+    Some(Prepared::unscaled(m, (mm, n, kk), (arow, bcol, ints), None))
 }
 
 /// Whether [`read_rows`] would find every element of both operands exact and a small
