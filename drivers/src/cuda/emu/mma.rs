@@ -125,11 +125,13 @@ pub(super) fn not_computed_reason(m: &tcgen05_ir::Mma) -> Option<&'static str> {
     })
 }
 
-/// Whether every element the emulation would read of `m`'s operands in shared memory lies in
-/// its data region (`regions`: the program's region sizes) at an address aligned to its size:
-/// the oracle states D only for operands inside their regions (`read_rows`), and a load
-/// outside the CTA's shared memory, or a misaligned one, would fault the launch. The last
-/// byte read is offset + 7·16 + (rows/8 - 1)·SBO + (K·bytes/16 - 1)·LBO + 15.
+/// Whether every row the emulation would read of `m`'s operands in shared memory lies in
+/// its data region (`regions`: the program's region sizes) and starts 16-byte aligned (the
+/// rows are read as 16-byte chunks with `ld.v4`; a descriptor's start address is a multiple
+/// of 16 by its encoding, SDESC-ALIGN16, and SBO and LBO are): the oracle states D only for
+/// operands inside their regions (`read_rows`), and a load outside the CTA's shared memory,
+/// or a misaligned one, would fault the launch. The last byte read is offset + 7·16 +
+/// (rows/8 - 1)·SBO + (K·bytes/16 - 1)·LBO + 15.
 fn operands_fit(m: &tcgen05_ir::Mma, shape: Shape, regions: &[u32]) -> bool {
     let b_rows = if shape.pair { shape.n / 2 } else { shape.n };
     let chunks = u64::from(shape.kk * shape.eb / 16);
@@ -147,7 +149,7 @@ fn operands_fit(m: &tcgen05_ir::Mma, shape: Shape, regions: &[u32]) -> bool {
                 + u64::from(rows / 8).saturating_sub(1) * sbo
                 + chunks.saturating_sub(1) * lbo
                 + 15;
-            d.offset % shape.eb == 0 && last < u64::from(bytes)
+            d.offset % 16 == 0 && last < u64::from(bytes)
         })
 }
 
@@ -194,7 +196,9 @@ impl EmuMma for Body<'_, Emu<'_>> {
     /// [`mma_computed`] write D = A·B (+ D·2^-scale) into TMEM (of both CTAs of a pair),
     /// skipping lanes whose disable-output-lane bit is set; other forms leave D as it was
     /// (the judge leaves the words their results decide out of the compare,
-    /// [`not_emulated`]).
+    /// [`not_emulated`]). A `cta_group::1` MMA reads and writes only its own CTA's shared
+    /// memory, with CTA addresses (`ld.shared`); a pair reads and writes through the cluster
+    /// window (`mapa`, `ld.shared::cluster`).
     fn mma_emu(&mut self, m: &tcgen05_ir::Mma) {
         let Some(shape) = mma_computed(m) else {
             return;
@@ -218,76 +222,90 @@ impl EmuMma for Body<'_, Emu<'_>> {
             }
             tcgen05_ir::MmaA::Desc(_) => None,
         };
-        // Cluster-window bases: B of the even and odd CTAs (the issuing CTA's for `::1`), and
-        // per CTA holding D, its TMEM and its A.
-        let (own, even, odd) = (self.r(), self.r(), self.r());
-        self.line(&format!("mov.u32 %r{own}, %ctarank;"));
-        if shape.pair {
-            self.line(&format!("and.b32 %r{even}, %r{own}, -2;"));
-            self.line(&format!("or.b32 %r{odd}, %r{even}, 1;"));
-        }
-        let local = |b: &mut Self, sym: String, off: u32, rank: u32| {
-            let (x, y) = (b.r(), b.r());
+        // The shared-memory address of `sym` + `off`: the CTA's own (`rank` None), or its
+        // cluster-window address in CTA `rank`.
+        let base = |b: &mut Self, sym: String, off: u32, rank: Option<u32>| {
+            let x = b.r();
             b.line(&format!("mov.u32 %r{x}, {sym};"));
             b.line(&format!("add.u32 %r{x}, %r{x}, {off};"));
+            let Some(rank) = rank else {
+                return x;
+            };
+            let y = b.r();
             b.line(&format!("mapa.shared::cluster.u32 %r{y}, %r{x}, %r{rank};"));
             y
         };
-        let b = m.b;
-        let b_even = local(
-            self,
-            format!("tc_data{}", b.region),
-            b.offset,
-            if shape.pair { even } else { own },
-        );
-        let b_odd = if shape.pair {
-            local(self, format!("tc_data{}", b.region), b.offset, odd)
-        } else {
-            b_even
+        let operand = |b: &mut Self, tm: u32, rank: Option<u32>| match mma_desc(m) {
+            Some(ad) => Operand::Smem(base(b, format!("tc_data{}", ad.region), ad.offset, rank)),
+            None => {
+                let (al, ac) = a_tmem.expect("an MMA's A is in shared memory or in TMEM");
+                Operand::Tmem(tm, al, ac)
+            }
         };
-        let mut ctas = vec![own];
-        if shape.pair {
-            let peer = self.r();
-            self.line(&format!("xor.b32 %r{peer}, %r{own}, 1;"));
-            ctas.push(peer);
-        }
-        for rank in ctas {
-            let tm = local(self, "emu_tmem".into(), 0, rank);
-            let a = match mma_desc(m) {
-                Some(ad) => Operand::Smem(local(
-                    self,
-                    format!("tc_data{}", ad.region),
-                    ad.offset,
-                    rank,
-                )),
-                None => {
-                    let (al, ac) = a_tmem.expect("an MMA's A is in shared memory or in TMEM");
-                    Operand::Tmem(al, ac)
-                }
-            };
-            let bases = Bases {
+        let bsym = format!("tc_data{}", m.b.region);
+        if !shape.pair {
+            let tm = base(self, "emu_tmem".into(), 0, None);
+            let b = base(self, bsym, m.b.offset, None);
+            let a = operand(self, tm, None);
+            let x = Bases {
+                space: "shared",
                 tm,
                 a,
-                b: [b_even, b_odd],
+                b: [b, b],
                 dl,
                 dc,
             };
-            self.mma_rows(m, shape, &bases);
+            self.mma_rows(m, shape, &x);
+            return;
         }
+        // A pair: B's rows 0..N/2 from the even CTA, N/2..N from the odd; each CTA's 128
+        // rows of D from its own A into its own TMEM: the issuing CTA's, then its peer's
+        // (a loop over the two, so the rows are printed once).
+        let (own, even, odd, i, rank) = (self.r(), self.r(), self.r(), self.r(), self.r());
+        let p = self.pr();
+        let l = self.next_label();
+        self.line(&format!("mov.u32 %r{own}, %ctarank;"));
+        self.line(&format!("and.b32 %r{even}, %r{own}, -2;"));
+        self.line(&format!("or.b32 %r{odd}, %r{even}, 1;"));
+        let b = [
+            base(self, bsym.clone(), m.b.offset, Some(even)),
+            base(self, bsym, m.b.offset, Some(odd)),
+        ];
+        self.line(&format!("mov.u32 %r{i}, 0;"));
+        self.loop_head(&format!("$M{l}_cta"));
+        self.line(&format!("xor.b32 %r{rank}, %r{own}, %r{i};"));
+        let tm = base(self, "emu_tmem".into(), 0, Some(rank));
+        let a = operand(self, tm, Some(rank));
+        let x = Bases {
+            space: "shared::cluster",
+            tm,
+            a,
+            b,
+            dl,
+            dc,
+        };
+        self.mma_rows(m, shape, &x);
+        self.line(&format!("add.u32 %r{i}, %r{i}, 1;"));
+        self.line(&format!("setp.lt.u32 %p{p}, %r{i}, 2;"));
+        self.line(&format!("@%p{p} bra $M{l}_cta;"));
     }
 }
 
-/// Where an MMA's A is: a cluster-window base in shared memory, or the lane and column
-/// registers of its TMEM address (in the emulated TMEM of the CTA whose D is computed).
+/// Where an MMA's A is: the address of its first byte in shared memory, or the emulated
+/// TMEM holding it and the lane and column registers of its TMEM address (in the CTA whose
+/// D is computed).
 #[derive(Debug, Clone, Copy)]
 enum Operand {
     Smem(u32),
-    Tmem(u32, u32),
+    Tmem(u32, u32, u32),
 }
 
 /// The registers one CTA's part of an emulated MMA reads.
 struct Bases {
-    /// The CTA's emulated TMEM (cluster window).
+    /// The state space of every access: `shared` (CTA addresses, `cta_group::1`) or
+    /// `shared::cluster` (cluster-window addresses, a pair).
+    space: &'static str,
+    /// The CTA's emulated TMEM.
     tm: u32,
     a: Operand,
     /// B of the even and odd CTAs (both the issuing CTA's for `cta_group::1`).
@@ -299,31 +317,40 @@ struct Bases {
 
 trait MmaRows {
     fn mma_rows(&mut self, m: &tcgen05_ir::Mma, shape: Shape, x: &Bases);
+    fn row_words(
+        &mut self,
+        space: &str,
+        base: u32,
+        desc: &tcgen05_ir::SmemDesc,
+        row: u32,
+    ) -> [u32; 8];
+    fn decode(&mut self, kind: tcgen05_ir::MmaKind, alt: bool, w: &[u32; 8]) -> Vec<u32>;
 }
 
 impl MmaRows for Body<'_, Emu<'_>> {
-    /// The 128 rows of D one CTA holds: for each row, column and k, A(row, k) · B(col, k)
-    /// accumulated in f32 (s32 for i8), then the old D added (enable-input-d) and the cell
-    /// written (an f16 D converted into the low half).
+    /// The 128 rows of D one CTA holds. Per row, A's row is read (8 words) and decoded once;
+    /// per column, B's row is read (8 words), decoded, and D(row, col) = Σ A(row, k) ·
+    /// B(col, k) accumulated with one f32 fma per k in order k = 0..K-1 (s32 `dp4a` for i8,
+    /// whose sum does not depend on the order), then the old D added (enable-input-d) and the
+    /// cell written (an f16 D converted into the low half). The loops over rows and columns
+    /// stay loops; the K multiply-adds of one cell are unrolled.
     fn mma_rows(&mut self, m: &tcgen05_ir::Mma, shape: Shape, x: &Bases) {
         use tcgen05_ir::MmaKind;
         let Shape {
             n,
             kk,
-            eb,
+            eb: _,
             pair,
             d16,
         } = shape;
-        let a = mma_desc(m).copied();
-        let bd = m.b;
-        let tm = x.tm;
+        let sp = x.space;
         let kind = m.form.kind;
         let idesc = m.idesc;
         let (sa, sb) = (idesc >> 7 & 7 == 1, idesc >> 10 & 7 == 1);
         let (na, nb) = (idesc >> 13 & 1 == 1, idesc >> 14 & 1 == 1);
         let int = kind == MmaKind::I8;
         let l = self.next_label();
-        let (row, col, k, acc, xa, yb, addr, t) = (
+        let (row, col, acc, addr, t, dp, bb, brow) = (
             self.r(),
             self.r(),
             self.r(),
@@ -333,97 +360,8 @@ impl MmaRows for Body<'_, Emu<'_>> {
             self.r(),
             self.r(),
         );
-        let (bb, brow) = (self.r(), self.r());
-        let (p, q) = (self.pr(), self.pr());
+        let q = self.pr();
         let h = self.h();
-        // The address of element (r, k) of an operand in shared memory: start + (r % 8) * 16
-        // + (r / 8) * SBO + (kb / 16) * LBO + kb % 16 with kb = k * element bytes.
-        let smem_addr = |b: &mut Self, base: u32, desc: &tcgen05_ir::SmemDesc, rr: u32| {
-            b.line(&format!("and.b32 %r{addr}, %r{rr}, 7;"));
-            b.line(&format!("shl.b32 %r{addr}, %r{addr}, 4;"));
-            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{base};"));
-            b.line(&format!("shr.u32 %r{t}, %r{rr}, 3;"));
-            b.line(&format!(
-                "mad.lo.u32 %r{addr}, %r{t}, {}, %r{addr};",
-                16 * u32::from(desc.sbo_enc & 0x3FFF)
-            ));
-            b.line(&format!("mul.lo.u32 %r{t}, %r{k}, {eb};"));
-            b.line(&format!("shr.u32 %r{t}, %r{t}, 4;"));
-            b.line(&format!(
-                "mad.lo.u32 %r{addr}, %r{t}, {}, %r{addr};",
-                16 * u32::from(desc.lbo_enc & 0x3FFF)
-            ));
-            b.line(&format!("mul.lo.u32 %r{t}, %r{k}, {eb};"));
-            b.line(&format!("and.b32 %r{t}, %r{t}, 15;"));
-            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{t};"));
-        };
-        // The address of element (r, k) of an A in TMEM at lane `al`, column `ac`: byte
-        // kb % 4 of cell (al + r, ac + kb / 4), word (ac + kb / 4) * 128 + al + r of emu_tmem.
-        let tmem_addr = |b: &mut Self, al: u32, ac: u32, rr: u32| {
-            b.line(&format!("mul.lo.u32 %r{t}, %r{k}, {eb};"));
-            b.line(&format!("shr.u32 %r{addr}, %r{t}, 2;"));
-            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{ac};"));
-            b.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 128, %r{al};"));
-            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{rr};"));
-            b.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 4, %r{tm};"));
-            b.line(&format!("and.b32 %r{t}, %r{t}, 3;"));
-            b.line(&format!("add.u32 %r{addr}, %r{addr}, %r{t};"));
-        };
-        // The element at `addr` into `out` (f32, or s32 for i8); `alt`: type code 1 (bf16,
-        // s8, e5m2). Element formats of §9.7.16.10.1 (the oracle's `elem_value`): bf16 is
-        // the high half of an f32, e5m2 the high byte of an f16, e4m3 has 4 exponent bits
-        // (bias 7) and 3 mantissa bits (exponent 0 subnormal).
-        let load = |b: &mut Self, out: u32, alt: bool, neg: bool| {
-            match kind {
-                MmaKind::F16 if alt => {
-                    b.line(&format!("ld.shared::cluster.u16 %r{out}, [%r{addr}];"));
-                    b.line(&format!("shl.b32 %r{out}, %r{out}, 16;"));
-                }
-                MmaKind::F16 => {
-                    b.line(&format!("ld.shared::cluster.b16 %h{h}, [%r{addr}];"));
-                    b.line(&format!("cvt.f32.f16 %r{out}, %h{h};"));
-                }
-                MmaKind::Tf32 => {
-                    b.line(&format!("ld.shared::cluster.b32 %r{out}, [%r{addr}];"));
-                    b.line(&format!("and.b32 %r{out}, %r{out}, -8192;"));
-                }
-                MmaKind::F8f6f4 if alt => {
-                    b.line(&format!("ld.shared::cluster.u8 %r{out}, [%r{addr}];"));
-                    b.line(&format!("shl.b32 %r{out}, %r{out}, 8;"));
-                    b.line(&format!("cvt.u16.u32 %h{h}, %r{out};"));
-                    b.line(&format!("cvt.f32.f16 %r{out}, %h{h};"));
-                }
-                MmaKind::F8f6f4 => {
-                    // e4m3 = (-1)^s · mant · 2^(ex - 10): mant = m (+ 8 if e > 0),
-                    // ex = max(e, 1); the power of two built as f32 bits (ex + 117) << 23.
-                    let (e, mt) = (b.r(), b.r());
-                    let pz = b.pr();
-                    b.line(&format!("ld.shared::cluster.u8 %r{out}, [%r{addr}];"));
-                    b.line(&format!("bfe.u32 %r{e}, %r{out}, 3, 4;"));
-                    b.line(&format!("and.b32 %r{mt}, %r{out}, 7;"));
-                    b.line(&format!("setp.ne.u32 %p{pz}, %r{e}, 0;"));
-                    b.line(&format!("@%p{pz} add.u32 %r{mt}, %r{mt}, 8;"));
-                    b.line(&format!("max.u32 %r{e}, %r{e}, 1;"));
-                    b.line(&format!("add.u32 %r{e}, %r{e}, 117;"));
-                    b.line(&format!("shl.b32 %r{e}, %r{e}, 23;"));
-                    b.line(&format!("cvt.rn.f32.u32 %r{mt}, %r{mt};"));
-                    b.line(&format!("mul.rn.f32 %r{mt}, %r{mt}, %r{e};"));
-                    b.line(&format!("setp.gt.u32 %p{pz}, %r{out}, 127;"));
-                    b.line(&format!("@%p{pz} neg.f32 %r{mt}, %r{mt};"));
-                    b.line(&format!("mov.b32 %r{out}, %r{mt};"));
-                }
-                _ => {
-                    let ty = if alt { "s8" } else { "u8" };
-                    b.line(&format!("ld.shared::cluster.{ty} %r{out}, [%r{addr}];"));
-                }
-            }
-            if neg {
-                b.line(&format!(
-                    "neg.{} %r{out}, %r{out};",
-                    if int { "s32" } else { "f32" }
-                ));
-            }
-        };
         self.line(&format!("mov.u32 %r{row}, 0;"));
         self.loop_head(&format!("$M{l}_row"));
         // `.ashift`: D row m uses A row m - 1 (row 0, unspecified, uses row 0).
@@ -456,56 +394,112 @@ impl MmaRows for Body<'_, Emu<'_>> {
             self.line(&format!("setp.ne.u32 %p{pz}, %r{t}, 0;"));
             self.line(&format!("@%p{pz} bra $M{l}_next_row;"));
         }
+        // A's row: 8 words, element k at byte k·(element bytes), little-endian.
+        let aw = match (mma_desc(m), x.a) {
+            (Some(desc), Operand::Smem(base)) => self.row_words(sp, base, desc, row),
+            (_, Operand::Tmem(tm, al, ac)) => {
+                // Word j of row r: cell (al + r, ac + j), word (ac + j) * 128 + al + r.
+                let w: [u32; 8] = std::array::from_fn(|_| self.r());
+                self.line(&format!("mad.lo.u32 %r{addr}, %r{ac}, 128, %r{al};"));
+                self.line(&format!("add.u32 %r{addr}, %r{addr}, %r{arow};"));
+                self.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 4, %r{tm};"));
+                for (j, r) in w.iter().enumerate() {
+                    self.line(&format!("ld.{sp}.u32 %r{r}, [%r{addr}+{}];", 512 * j));
+                }
+                w
+            }
+            (None, Operand::Smem(_)) => unreachable!("an A in TMEM has its TMEM address"),
+        };
+        // A decoded once per row; a negated operand (idesc bits 13, 14) negates A's values
+        // (−a·b = a·−b, and −a·−b = a·b, exactly).
+        let av = if int {
+            aw.to_vec()
+        } else {
+            let v = self.decode(kind, sa, &aw);
+            if na != nb {
+                for r in &v {
+                    self.line(&format!("neg.f32 %r{r}, %r{r};"));
+                }
+            }
+            v
+        };
+        // D's cell (lane dl + row, column dc + col): word (dc + col) * 128 + dl + row.
+        self.line(&format!("add.u32 %r{dp}, %r{}, %r{row};", x.dl));
+        self.line(&format!("mad.lo.u32 %r{dp}, %r{}, 128, %r{dp};", x.dc));
+        self.line(&format!("mad.lo.u32 %r{dp}, %r{dp}, 4, %r{};", x.tm));
         self.line(&format!("mov.u32 %r{col}, 0;"));
         self.loop_head(&format!("$M{l}_col"));
         // B row `col`: of the even CTA, or for a pair's columns N/2.. row col - N/2 of the
         // odd CTA's.
-        self.line(&format!("mov.u32 %r{bb}, %r{};", x.b[0]));
-        self.line(&format!("mov.u32 %r{brow}, %r{col};"));
-        if pair {
+        let (bbase, bcol) = if pair {
             let pz = self.pr();
+            self.line(&format!("mov.u32 %r{bb}, %r{};", x.b[0]));
+            self.line(&format!("mov.u32 %r{brow}, %r{col};"));
             self.line(&format!("setp.ge.u32 %p{pz}, %r{col}, {};", n / 2));
             self.line(&format!("@%p{pz} mov.u32 %r{bb}, %r{};", x.b[1]));
             self.line(&format!("@%p{pz} sub.u32 %r{brow}, %r{col}, {};", n / 2));
-        }
-        self.line(&format!("mov.u32 %r{acc}, 0;"));
-        self.line(&format!("mov.u32 %r{k}, 0;"));
-        self.loop_head(&format!("$M{l}_k"));
-        match (&a, x.a) {
-            (Some(desc), Operand::Smem(base)) => smem_addr(self, base, desc, row),
-            (_, Operand::Tmem(al, ac)) => tmem_addr(self, al, ac, arow),
-            (None, Operand::Smem(_)) => unreachable!("an A in TMEM has its TMEM address"),
-        }
-        load(self, xa, sa, na);
-        smem_addr(self, bb, &bd, brow);
-        load(self, yb, sb, nb);
-        if int {
-            self.line(&format!("mad.lo.s32 %r{acc}, %r{xa}, %r{yb}, %r{acc};"));
+            (bb, brow)
         } else {
-            self.line(&format!("fma.rn.f32 %r{acc}, %r{xa}, %r{yb}, %r{acc};"));
+            (x.b[0], col)
+        };
+        let bw = self.row_words(sp, bbase, &m.b, bcol);
+        if int {
+            // dp4a: the four byte products of a word summed into the s32 accumulator
+            // (integer sums wrap alike in any order); A's type first.
+            let ty = |s: bool| if s { "s32" } else { "u32" };
+            for (j, (a, b)) in av.iter().zip(bw.iter()).enumerate() {
+                let c = if j == 0 {
+                    "0".to_string()
+                } else {
+                    format!("%r{acc}")
+                };
+                self.line(&format!(
+                    "dp4a.{}.{} %r{acc}, %r{a}, %r{b}, {c};",
+                    ty(sa),
+                    ty(sb)
+                ));
+            }
+            if na != nb {
+                self.line(&format!("neg.s32 %r{acc}, %r{acc};"));
+            }
+        } else {
+            let bv = self.decode(kind, sb, &bw);
+            for (k, (a, b)) in av.iter().zip(bv.iter()).enumerate() {
+                let c = if k == 0 {
+                    "0f00000000".to_string()
+                } else {
+                    format!("%r{acc}")
+                };
+                self.line(&format!("fma.rn.f32 %r{acc}, %r{a}, %r{b}, {c};"));
+            }
+            debug_assert_eq!(av.len(), kk as usize);
+            // e4m3 operands were decoded as 2^-8 times their value ([`MmaRows::decode`]):
+            // every product and partial sum is a power of two times the exact one, with no
+            // overflow or subnormal (|values| between 2^-34 and 2^23), so the rounding is the
+            // same; scale back once.
+            let e4m3 = u32::from(kind == MmaKind::F8f6f4 && !sa)
+                + u32::from(kind == MmaKind::F8f6f4 && !sb);
+            if e4m3 > 0 {
+                self.line(&format!(
+                    "mul.rn.f32 %r{acc}, %r{acc}, 0f{:08X};",
+                    (127 + 8 * e4m3) << 23
+                ));
+            }
         }
-        self.line(&format!("add.u32 %r{k}, %r{k}, 1;"));
-        self.line(&format!("setp.lt.u32 %p{p}, %r{k}, {kk};"));
-        self.line(&format!("@%p{p} bra $M{l}_k;"));
-        // The D cell (lane dl + row, column dc + col).
-        self.line(&format!("add.u32 %r{t}, %r{}, %r{col};", x.dc));
-        self.line(&format!("add.u32 %r{addr}, %r{}, %r{row};", x.dl));
-        self.line(&format!("mad.lo.u32 %r{addr}, %r{t}, 128, %r{addr};"));
-        self.line(&format!("mad.lo.u32 %r{addr}, %r{addr}, 4, %r{tm};"));
         if m.enable_input_d {
-            self.line(&format!("ld.shared::cluster.u32 %r{xa}, [%r{addr}];"));
+            self.line(&format!("ld.{sp}.u32 %r{t}, [%r{dp}];"));
             if int {
-                self.line(&format!("add.s32 %r{acc}, %r{acc}, %r{xa};"));
+                self.line(&format!("add.s32 %r{acc}, %r{acc}, %r{t};"));
             } else {
                 if d16 {
-                    self.line(&format!("cvt.u16.u32 %h{h}, %r{xa};"));
-                    self.line(&format!("cvt.f32.f16 %r{xa}, %h{h};"));
+                    self.line(&format!("cvt.u16.u32 %h{h}, %r{t};"));
+                    self.line(&format!("cvt.f32.f16 %r{t}, %h{h};"));
                 }
                 let s = m.scale_input_d.unwrap_or(0);
                 // 2^-s as an f32 bit pattern (s <= 15, MMA-SCALE-D).
                 let scale = (127u32.saturating_sub(u32::from(s.min(15)))) << 23;
-                self.line(&format!("mul.rn.f32 %r{xa}, %r{xa}, 0f{scale:08X};"));
-                self.line(&format!("add.rn.f32 %r{acc}, %r{acc}, %r{xa};"));
+                self.line(&format!("mul.rn.f32 %r{t}, %r{t}, 0f{scale:08X};"));
+                self.line(&format!("add.rn.f32 %r{acc}, %r{acc}, %r{t};"));
             }
         }
         if d16 {
@@ -513,7 +507,8 @@ impl MmaRows for Body<'_, Emu<'_>> {
             self.line(&format!("cvt.rn.f16.f32 %h{h}, %r{acc};"));
             self.line(&format!("cvt.u32.u16 %r{acc}, %h{h};"));
         }
-        self.line(&format!("st.shared::cluster.u32 [%r{addr}], %r{acc};"));
+        self.line(&format!("st.{sp}.u32 [%r{dp}], %r{acc};"));
+        self.line(&format!("add.u32 %r{dp}, %r{dp}, 512;"));
         self.line(&format!("add.u32 %r{col}, %r{col}, 1;"));
         self.line(&format!("setp.lt.u32 %p{q}, %r{col}, {n};"));
         self.line(&format!("@%p{q} bra $M{l}_col;"));
@@ -521,5 +516,104 @@ impl MmaRows for Body<'_, Emu<'_>> {
         self.line(&format!("add.u32 %r{row}, %r{row}, 1;"));
         self.line(&format!("setp.lt.u32 %p{q}, %r{row}, 128;"));
         self.line(&format!("@%p{q} bra $M{l}_row;"));
+    }
+
+    /// The 8 words (32 bytes: K elements) of row `row` of an operand in shared memory at
+    /// `base`, K-major without swizzle: chunk c (16 bytes) at base + (row % 8) * 16 +
+    /// (row / 8) * SBO + c * LBO, read with two `ld.v4` (16-byte aligned: the descriptor
+    /// start, SBO and LBO are multiples of 16, `operands_fit`).
+    fn row_words(
+        &mut self,
+        space: &str,
+        base: u32,
+        desc: &tcgen05_ir::SmemDesc,
+        row: u32,
+    ) -> [u32; 8] {
+        let (a, t) = (self.r(), self.r());
+        let w: [u32; 8] = std::array::from_fn(|_| self.r());
+        let sbo = 16 * u32::from(desc.sbo_enc & 0x3FFF);
+        let lbo = 16 * u32::from(desc.lbo_enc & 0x3FFF);
+        self.line(&format!("and.b32 %r{a}, %r{row}, 7;"));
+        self.line(&format!("mad.lo.u32 %r{a}, %r{a}, 16, %r{base};"));
+        self.line(&format!("shr.u32 %r{t}, %r{row}, 3;"));
+        self.line(&format!("mad.lo.u32 %r{a}, %r{t}, {sbo}, %r{a};"));
+        for (c, v) in w.chunks(4).enumerate() {
+            let off = match c as u32 * lbo {
+                0 => String::new(),
+                o => format!("+{o}"),
+            };
+            self.line(&format!(
+                "ld.{space}.v4.u32 {{%r{}, %r{}, %r{}, %r{}}}, [%r{a}{off}];",
+                v[0], v[1], v[2], v[3]
+            ));
+        }
+        w
+    }
+
+    /// The K elements of a row's 8 words as f32 values, in k order (element k at byte
+    /// k·bytes, little-endian). Element formats of §9.7.16.10.1 (the oracle's `elem_value`;
+    /// `alt`: type code 1): f16 converted; bf16 is the high half of an f32; tf32 an f32
+    /// with the low 13 bits cleared; e5m2 the high byte of an f16; e4m3 (4 exponent bits,
+    /// bias 7, 3 mantissa bits, exponent 0 subnormal, no infinity or NaN in this decode:
+    /// S.1111.111 is 480) as the f16 with its bits shifted in (sign at bit 15, exponent and
+    /// mantissa at bits 13-7), which is exactly 2^-8 times its value (the f16 bias is 15),
+    /// subnormals included. Bytes go to the high byte of a half: the even bytes of a word
+    /// by `shl 8`, the odd ones in place, each pair then unpacked as f16x2.
+    fn decode(&mut self, kind: tcgen05_ir::MmaKind, alt: bool, w: &[u32; 8]) -> Vec<u32> {
+        use tcgen05_ir::MmaKind;
+        let mut out = Vec::with_capacity(32);
+        let (h0, h1) = (self.h(), self.h());
+        // The two halves of `r` as f32 values, low half first.
+        let halves = |b: &mut Self, r: u32| {
+            let (lo, hi) = (b.r(), b.r());
+            b.line(&format!("mov.b32 {{%h{h0}, %h{h1}}}, %r{r};"));
+            b.line(&format!("cvt.f32.f16 %r{lo}, %h{h0};"));
+            b.line(&format!("cvt.f32.f16 %r{hi}, %h{h1};"));
+            [lo, hi]
+        };
+        for &r in w {
+            match kind {
+                MmaKind::F16 if alt => {
+                    let (lo, hi) = (self.r(), self.r());
+                    self.line(&format!("shl.b32 %r{lo}, %r{r}, 16;"));
+                    self.line(&format!("and.b32 %r{hi}, %r{r}, -65536;"));
+                    out.extend([lo, hi]);
+                }
+                MmaKind::F16 => out.extend(halves(self, r)),
+                MmaKind::Tf32 => {
+                    let v = self.r();
+                    self.line(&format!("and.b32 %r{v}, %r{r}, -8192;"));
+                    out.push(v);
+                }
+                _ => {
+                    // Bytes 0 and 2 (even), 1 and 3 (odd) in the high bytes of two halves.
+                    let (ev, od) = (self.r(), self.r());
+                    if alt {
+                        self.line(&format!("shl.b32 %r{ev}, %r{r}, 8;"));
+                        self.line(&format!("and.b32 %r{ev}, %r{ev}, -16711936;"));
+                        self.line(&format!("and.b32 %r{od}, %r{r}, -16711936;"));
+                    } else {
+                        // e4m3 byte b of a half: (b & 0x80) << 8 | (b & 0x7F) << 7.
+                        let s = self.r();
+                        for (x, sh) in [(ev, 8), (od, 0)] {
+                            if sh == 0 {
+                                self.line(&format!("and.b32 %r{s}, %r{r}, -2147450880;"));
+                                self.line(&format!("shr.u32 %r{x}, %r{r}, 1;"));
+                            } else {
+                                self.line(&format!("shl.b32 %r{s}, %r{r}, 8;"));
+                                self.line(&format!("shl.b32 %r{x}, %r{r}, 7;"));
+                                self.line(&format!("and.b32 %r{s}, %r{s}, -2147450880;"));
+                            }
+                            // (x & 0x3F803F80) | s
+                            self.line(&format!("lop3.b32 %r{x}, %r{x}, 1065369472, %r{s}, 0xEA;"));
+                        }
+                    }
+                    let [e0, e2] = halves(self, ev);
+                    let [e1, e3] = halves(self, od);
+                    out.extend([e0, e1, e2, e3]);
+                }
+            }
+        }
+        out
     }
 }
