@@ -7,6 +7,9 @@ use tcgen05_drivers::cuda::emu::{self, EmuConfig};
 use tcgen05_ir::form::*;
 use tcgen05_ir::*;
 
+#[path = "common/emu_mma.rs"]
+mod emu_mma;
+
 /// The newest installed ptxas (every one assembles sm_90).
 fn ptxas() -> std::path::PathBuf {
     tcgen05_drivers::ptxas::installed()
@@ -305,4 +308,30 @@ fn generated_programs_lower_and_assemble() {
         with_tmem_a > 0,
         "no generated program with an MMA reading A from TMEM lowered"
     );
+}
+
+/// Every MMA form whose D the emulation computes (each element type, f16 D, `cta_group::2`
+/// M = 256, A in TMEM with and without `.ashift`, disable-output-lane, enable-input-d with a
+/// scale: `emu_mma::FEATURES`) has a generated case whose D the oracle states, and its
+/// lowering (the unrolled multiply-adds of that form) assembles for sm_90. The GPU test
+/// `cuda_emu_mma` runs the same cases against the oracle.
+#[test]
+#[cfg_attr(
+    tcgen05_no_ptxas,
+    ignore = "no ptxas installed at build time (scripts/setup-ptxas)"
+)]
+fn every_computed_mma_form_lowers_and_assembles() {
+    for f in emu_mma::FEATURES {
+        let (seed, c, words) = emu_mma::find(f).unwrap_or_else(|| {
+            panic!(
+                "no valid case below seed {} with a computed {} MMA whose D the oracle states",
+                emu_mma::SEEDS,
+                f.name
+            )
+        });
+        eprintln!("{}: seed {seed}, {words} MMA words stated", f.name);
+        let low = emu::lower(&c.program, &EmuConfig::default())
+            .unwrap_or_else(|e| panic!("{} (seed {seed}): {e}", f.name));
+        assemble(&low.ptx).unwrap_or_else(|e| panic!("{} (seed {seed}): {e}", f.name));
+    }
 }
