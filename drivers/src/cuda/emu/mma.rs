@@ -227,7 +227,9 @@ impl EmuMma for Body<'_, Emu<'_>> {
         let base = |b: &mut Self, sym: String, off: u32, rank: Option<u32>| {
             let x = b.r();
             b.line(&format!("mov.u32 %r{x}, {sym};"));
-            b.line(&format!("add.u32 %r{x}, %r{x}, {off};"));
+            if off != 0 {
+                b.line(&format!("add.u32 %r{x}, %r{x}, {off};"));
+            }
             let Some(rank) = rank else {
                 return x;
             };
@@ -615,5 +617,104 @@ impl MmaRows for Body<'_, Emu<'_>> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cuda::emu::{EmuConfig, lower};
+    use tcgen05_ir::{FenceKind, FillElem, MmaKind, Op, Program, Smem, Stmt, samples};
+    use tcgen05_oracle::probes;
+
+    /// One warp (one CTA, or a pair when `cg` is `::2`): fills regions 0 (A) and 1 (B), an
+    /// elected thread issues `m` and commits, the warp waits.
+    fn program(m: tcgen05_ir::Mma, cg: CtaGroup) -> Program {
+        let fill = |region, seed| Stmt::Fill {
+            region,
+            seed,
+            elem: FillElem::F16Small,
+        };
+        let mut p = samples::one_warp(
+            samples::launch(1),
+            Smem {
+                slots: 1,
+                mbarriers: 1,
+                regions: vec![16384, 8192],
+            },
+            128,
+            vec![
+                fill(0, 1),
+                fill(1, 2),
+                Stmt::FenceProxyAsync,
+                Stmt::MbarInit { bar: 0, count: 1 },
+                samples::elect(vec![Stmt::Tc(Op::Mma(Box::new(m))), probes::commit()]),
+                samples::mbar_wait(0, 1 << 20),
+                samples::fence(FenceKind::AfterThreadSync),
+            ],
+        );
+        if cg == CtaGroup::Two {
+            probes::set_cta_group(&mut p, cg);
+            p.launch.cluster_size = 2;
+            p.launch.declare_cluster = true;
+        }
+        p
+    }
+
+    /// The lowered MMA: from its first `$M` label to its last branch back.
+    fn mma_section(ptx: &str) -> &str {
+        let at = ptx.find("\n$M").expect("an MMA loop");
+        let end = ptx.rfind("bra $M").expect("an MMA loop");
+        &ptx[at..end]
+    }
+
+    /// A `cta_group::1` f16 MMA (K = 16, 32 bytes a row): each row of A and of B is read as
+    /// two 16-byte chunks from the CTA's own shared memory (no cluster window), the 16
+    /// multiply-adds of a cell are printed once each, in one loop over rows and one over
+    /// columns.
+    #[test]
+    fn cta_group_1_reads_rows_as_two_chunks_with_cta_addresses() {
+        let p = program(probes::mma(MmaKind::F16, false), CtaGroup::One);
+        let m = match p.ops().into_iter().find(|o| matches!(o, Op::Mma(_))) {
+            Some(Op::Mma(m)) => m.clone(),
+            _ => unreachable!(),
+        };
+        assert_eq!(mma_macs(&m, &p.smem.regions), 128 * 64 * 16);
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let s = mma_section(&l.ptx);
+        assert_eq!(s.matches("ld.shared.v4.u32").count(), 4, "{s}");
+        assert_eq!(s.matches("fma.rn.f32").count(), 16, "{s}");
+        assert_eq!(s.matches(".pragma \"nounroll\"").count(), 2, "{s}");
+        assert!(!s.contains("shared::cluster"), "{s}");
+        assert!(!l.ptx.contains("mapa"), "{}", l.ptx);
+    }
+
+    /// A `cta_group::2` M = 256 MMA reads through the cluster window (B's halves from the even
+    /// and odd CTAs) and computes the two CTAs' rows in a loop over the two, printed once.
+    #[test]
+    fn a_pair_reads_through_the_cluster_window_in_a_loop_over_its_ctas() {
+        let mut m = probes::mma(MmaKind::F16, false);
+        m.idesc = probes::idesc(MmaKind::F16, 256, 64);
+        let p = program(m, CtaGroup::Two);
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let s = mma_section(&l.ptx);
+        assert_eq!(s.matches("ld.shared::cluster.v4.u32").count(), 4, "{s}");
+        assert_eq!(s.matches("fma.rn.f32").count(), 16, "{s}");
+        assert_eq!(s.matches("_cta:").count(), 1, "{s}");
+        assert!(!s.contains("ld.shared.v4"), "{s}");
+    }
+
+    /// An operand whose descriptor offset is not a multiple of 16 (its chunks could not be
+    /// read with `ld.v4`) is not computed, and is named.
+    #[test]
+    fn operands_not_16_byte_aligned_are_not_computed() {
+        let mut m = probes::mma(MmaKind::I8, false);
+        m.b.offset = 8;
+        let p = program(m.clone(), CtaGroup::One);
+        assert_eq!(mma_macs(&m, &p.smem.regions), 0);
+        let why = not_emulated(&p).unwrap_or_default();
+        assert!(why.contains("misaligned"), "{why}");
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(!l.ptx.contains("dp4a"), "{}", l.ptx);
     }
 }
