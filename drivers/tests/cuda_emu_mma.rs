@@ -183,12 +183,16 @@ fn one_emulated_multiply_add_time() {
 }
 
 /// The timed cases are valid and their D is the oracle's to state (so the GPU test's
-/// agreement checks values), and their MMA is one the emulation computes.
+/// agreement checks values), and their MMA is one the emulation computes (it lowers with the
+/// 16 multiply-adds of a cell).
 #[test]
 fn the_timed_cases_d_is_stated_by_the_oracle() {
     for loops in [1u8, 9] {
         let p = timed_program(loops);
         assert!(emu_mma::mma_words(&p) >= 8 * 32, "{loops} MMAs");
+        let low = cuda::emu::lower(&p, &cuda::emu::EmuConfig::default())
+            .unwrap_or_else(|e| panic!("{loops} MMAs: {e}"));
+        assert!(low.ptx.matches("fma.rn.f32").count() >= 16, "{}", low.ptx);
         let m = p
             .ops()
             .into_iter()
