@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use tcgen05_engine::campaign::{self as engine, CaseMix, Identity, Shard};
+use tcgen05_engine::minimize::Budget;
 use tcgen05_oracle::Edition;
 
 /// Arguments of `campaign`.
@@ -54,9 +55,16 @@ pub struct Args {
     /// Do not minimize findings (store them as found).
     #[arg(long)]
     pub no_minimize: bool,
-    /// Time budget of one minimization.
+    /// Time budget of one minimization, scaled to the target's cost: a finding is minimized
+    /// for at least this long, and on a slow target (a GPU compiles each candidate) until it
+    /// has judged as many candidates as the simulator judges in this time (about 600 a
+    /// second), up to `--minimize-cap`. Never past the time left under `--time`, unless that
+    /// is less than this.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub minimize_budget: Duration,
+    /// The most one minimization may take (`5m`: about 700 candidates on `cuda-emu`).
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub minimize_cap: Duration,
     /// Progress: `auto` (live on a terminal, plain lines otherwise), `live`, `plain`, `quiet`.
     #[arg(long, default_value = "auto")]
     pub progress: String,
@@ -180,7 +188,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_time: args.time,
         jobs,
         minimize: !args.no_minimize,
-        minimize_budget: args.minimize_budget,
+        minimize_budget: Budget::scaled(args.minimize_budget, args.minimize_cap),
         out: args.out.clone(),
         checkpoint_every: args.checkpoint_every,
         reports_every: args.reports_every,

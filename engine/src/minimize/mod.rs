@@ -40,14 +40,15 @@
 //! [`RESEEDS`] other seeds, derived from the current one: a smaller program shifts every
 //! later random choice, and the bug it shows usually needs only some schedule, not that one.
 //! Candidates already tried are skipped (by hash). The search is deterministic, reports each
-//! new smallest case through a callback, and stops at a fixed point or when the time budget
-//! is spent. Every pass either makes the program smaller by a measure that cannot decrease
+//! new smallest case through a callback, and stops at a fixed point or when the [`Budget`]
+//! is spent (a fixed time, or one scaled to the target's cost per candidate, `budget.rs`). Every pass either makes the program smaller by a measure that cannot decrease
 //! forever (statements, CTAs, warps, `::2` and block-scaled instructions, operands not yet
 //! shared, nCols, shapes) or moves code between warps, of which there are finitely many
 //! arrangements, each tried once; so a fixed point is always reached. [`Profile`] tells where
 //! the time went.
 
 pub mod batched;
+mod budget;
 mod groups;
 mod operands;
 mod paths;
@@ -55,6 +56,7 @@ mod steps;
 mod tree;
 
 use crate::judge;
+pub use budget::{Budget, DEFAULT_CAP, SIM_JUDGED_PER_SECOND};
 use groups::{drop_barrier_rounds, drop_resources};
 use operands::{
     densify_mmas, share_operands, share_scales, simplify_ncols, simplify_shapes, single_cta_group,
@@ -104,8 +106,10 @@ pub struct Minimized {
     pub rejected: u64,
     /// Size ([`Program::size`]) before and after.
     pub sizes: (usize, usize),
-    /// Whether the time budget ran out before a fixed point.
+    /// Whether the budget ran out (or its stop flag was set) before a fixed point.
     pub timed_out: bool,
+    /// How long it ran.
+    pub time: Duration,
     /// Where the time went, pass by pass.
     pub profile: Profile,
 }
@@ -141,15 +145,16 @@ pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
 }
 
 /// Minimizes `case` on `target` while its discrepancy signature stays the same (or its rule
-/// becomes sharper, [`Signature::sharpens`]); `budget`
-/// bounds the time; `on_smaller` sees each new smallest case.
-pub fn minimize(
+/// becomes sharper, [`Signature::sharpens`]); `budget` (a [`Budget`], or a `Duration` for a
+/// fixed one) bounds the time; `on_smaller` sees each new smallest case.
+pub fn minimize<'b>(
     case: &Case,
     target: &mut dyn Target,
     opts: &Options,
-    budget: Duration,
+    budget: impl Into<Budget<'b>>,
     on_smaller: &mut dyn FnMut(&Case),
 ) -> Result<Minimized, MinimizeError> {
+    let budget = budget.into();
     let Some(mut signature) = judge::signature_of(case, opts, target) else {
         return Err(MinimizeError::NotInteresting(format!(
             "no discrepancy on `{}`",
@@ -182,7 +187,7 @@ pub fn minimize(
                 let cands = pass(&cur.program);
                 let mut took = false;
                 for p in cands {
-                    if start.elapsed() > budget {
+                    if budget.spent(start.elapsed(), tries - rejected) {
                         timed_out = true;
                         stats.time += pass_start.elapsed();
                         break 'outer;
@@ -261,6 +266,7 @@ pub fn minimize(
         rejected,
         sizes,
         timed_out,
+        time: start.elapsed(),
         profile,
     })
 }

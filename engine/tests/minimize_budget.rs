@@ -1,0 +1,182 @@
+//! The minimizer's budget on a slow target: a real simulator with an injected fault, wrapped
+//! so that every run also sleeps (the cost of a GPU target's compile per candidate, modelled).
+//! Under a budget scaled to the target's cost ([`minimize::Budget::scaled`]) its finding shrinks
+//! to the same case as on the plain simulator; under the same time as a fixed budget it does
+//! not. A campaign's findings carry the minimizer's statistics in their reports.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tcgen05_drivers::diff::WaitBound;
+use tcgen05_drivers::outcome::Outcome;
+use tcgen05_drivers::target::{self, Target, TargetKind};
+use tcgen05_engine::campaign::{self, CaseMix, Config, Identity, Shard};
+use tcgen05_engine::judge;
+use tcgen05_engine::minimize::{self, Budget};
+use tcgen05_engine::progress::Silent;
+use tcgen05_generators::cases::{Mode, Stream};
+use tcgen05_ir::Case;
+use tcgen05_oracle::{Edition, Options};
+
+/// The fault: a commit that loses its mbarrier arrive, on the deterministic adversarial
+/// scheduler (no reseeding: one run per candidate).
+const TARGET: &str = "sim:adversarial+commit-lost-arrive";
+
+/// A target that runs the simulator and then sleeps `delay` per run.
+struct Slow {
+    inner: Box<dyn Target>,
+    delay: Duration,
+}
+
+impl Target for Slow {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn version(&self) -> String {
+        self.inner.version()
+    }
+    fn kind(&self) -> TargetKind {
+        self.inner.kind()
+    }
+    fn only_runs(&self) -> bool {
+        self.inner.only_runs()
+    }
+    fn wait_bound(&self) -> WaitBound {
+        self.inner.wait_bound()
+    }
+    fn run(&mut self, case: &Case) -> Outcome {
+        std::thread::sleep(self.delay);
+        self.inner.run(case)
+    }
+}
+
+fn slow(delay: Duration) -> Slow {
+    Slow {
+        inner: target::build(TARGET).expect("the simulator builds"),
+        delay,
+    }
+}
+
+/// The first valid generated case of seed 1 that shows the fault.
+fn finding(opts: &Options) -> Case {
+    let stream = Stream::new(tcgen05_generators::Config::default(), 1, Mode::Valid);
+    let mut t = target::build(TARGET).expect("the simulator builds");
+    (0..200)
+        .map(|i| stream.case_at(i))
+        .find(|c| judge::signature_of(c, opts, t.as_mut()).is_some())
+        .expect("a case among the first 200 shows the fault")
+}
+
+#[test]
+fn a_slow_target_is_minimized_like_the_simulator_under_the_scaled_budget_only() {
+    let opts = Options::default();
+    let case = finding(&opts);
+    let second = Duration::from_secs(1);
+    // The plain simulator reaches its fixed point well within a second.
+    let mut plain = target::build(TARGET).unwrap();
+    let fast = minimize::minimize(&case, plain.as_mut(), &opts, second, &mut |_| {}).unwrap();
+    assert!(!fast.timed_out, "{:?}", fast.profile);
+    assert!(fast.sizes.1 < fast.sizes.0, "{:?}", fast.sizes);
+    // At 20 ms a run, the candidates it judged need more than a second.
+    let delay = Duration::from_millis(20);
+    let judged = fast.tries - fast.rejected;
+    assert!(delay * judged as u32 > 2 * second, "{judged} candidates");
+    // A fixed second: the budget runs out before the fixed point, on a larger case.
+    let fixed = minimize::minimize(&case, &mut slow(delay), &opts, second, &mut |_| {}).unwrap();
+    assert!(fixed.timed_out);
+    assert!(
+        fixed.sizes.1 > fast.sizes.1,
+        "{:?} vs {:?}",
+        fixed.sizes,
+        fast.sizes
+    );
+    // The same second scaled to the target's cost: the same case as on the simulator.
+    let budget = Budget::scaled(second, Duration::from_secs(120));
+    assert!(budget.candidates() >= judged);
+    let scaled = minimize::minimize(&case, &mut slow(delay), &opts, budget, &mut |_| {}).unwrap();
+    assert!(!scaled.timed_out);
+    assert!(scaled.time > 2 * second, "{:?}", scaled.time);
+    assert_eq!(scaled.case, fast.case);
+    assert_eq!(scaled.signature, fast.signature);
+}
+
+#[test]
+fn a_stop_flag_ends_a_long_minimization_at_its_next_candidate() {
+    let opts = Options::default();
+    let case = finding(&opts);
+    let stop = AtomicBool::new(false);
+    let budget = Budget::scaled(Duration::from_secs(60), Duration::from_secs(600)).with_stop(&stop);
+    let start = Instant::now();
+    let m = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(300));
+            stop.store(true, Ordering::SeqCst);
+        });
+        minimize::minimize(
+            &case,
+            &mut slow(Duration::from_millis(50)),
+            &opts,
+            budget,
+            &mut |_| {},
+        )
+        .unwrap()
+    });
+    // The candidate in flight (one 50 ms run) finishes; none starts after it.
+    assert!(m.timed_out);
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(m.tries - m.rejected <= 8, "{} judged", m.tries - m.rejected);
+}
+
+/// Every finding a campaign stores says in its `report.json` and README how the minimizer
+/// did: candidates tried, rejected and kept, time, and whether it reached a fixed point.
+#[test]
+fn a_campaign_finding_reports_its_minimization() {
+    let out = tempfile::tempdir().unwrap();
+    let cfg = Config {
+        identity: Identity {
+            seed: 1,
+            targets: vec![TARGET.to_string()],
+            edition: Edition::default(),
+            shard: Shard { index: 0, count: 1 },
+            mix: CaseMix::Valid,
+            generator: tcgen05_generators::ORIGIN.to_string(),
+        },
+        max_cases: Some(40),
+        max_time: None,
+        jobs: 1,
+        minimize: true,
+        stop_at_first: true,
+        minimize_budget: Budget::scaled(Duration::from_secs(10), Duration::from_secs(60)),
+        out: out.path().to_path_buf(),
+        checkpoint_every: Duration::from_secs(1),
+        reports_every: Duration::from_secs(30),
+        invocation: String::new(),
+    };
+    let o = campaign::run(&cfg, &AtomicBool::new(false), &mut Silent).unwrap();
+    assert_eq!(o.new_findings.len(), 1, "{:?}", o.summary.findings);
+    let folder = out.path().join(&o.summary.findings[0].folder);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(folder.join("report.json")).unwrap())
+            .unwrap();
+    let m = &report["minimization"];
+    let n = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k} in {m}"));
+    assert!(
+        n("tries") > 0 && n("kept") > 0 && n("rejected") <= n("tries"),
+        "{m}"
+    );
+    assert!(n("kept") <= n("tries") - n("rejected"), "{m}");
+    assert_eq!(m["timed_out"], false, "{m}");
+    let sizes = &report["sizes"];
+    assert!(sizes[1].as_u64() < sizes[0].as_u64(), "{sizes}");
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains("## Minimization"), "{readme}");
+    assert!(readme.contains("to a fixed point"), "{readme}");
+    let md = std::fs::read_to_string(out.path().join("report.md")).unwrap();
+    assert!(
+        !md.contains("(budget spent)") && !md.contains("(not minimized)"),
+        "{md}"
+    );
+}
