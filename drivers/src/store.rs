@@ -62,7 +62,8 @@ pub struct Report {
 pub struct Minimization {
     /// Candidates tried.
     pub tries: u64,
-    /// Of those, dropped by the rule check without running on the target.
+    /// Of those, dropped without running on the target (a rule the original kept broken, or
+    /// no run could show the discrepancy).
     pub rejected: u64,
     /// Of those, kept (each a new smallest case).
     pub kept: u64,
@@ -316,8 +317,8 @@ fn readme(r: &Report) -> String {
     }
     if let Some(m) = &r.minimization {
         s.push_str(&format!(
-            "\n## Minimization\n\n{} -> {} statements: {} candidates tried ({} rejected by the \
-             rule check without running, {} kept) in {:.1} s, {}.\n",
+            "\n## Minimization\n\n{} -> {} statements: {} candidates tried ({} dropped without \
+             running, {} kept) in {:.1} s, {}.\n",
             r.sizes.0,
             r.sizes.1,
             m.tries,

@@ -698,6 +698,8 @@ fn record_finding(
         }
         stored = case;
         filed = sig.clone();
+        // What is stored is not the minimizer's case: its report says "not minimized".
+        minimization = None;
     }
     let sig = &filed;
     let Verdict::Discrepancy(d) = j.verdict() else {
