@@ -57,7 +57,7 @@ pub struct Args {
     pub no_minimize: bool,
     /// Time budget of one minimization, scaled to the target's cost: a finding is minimized
     /// for at least this long, and on a slow target (a GPU compiles each candidate) until it
-    /// has judged as many candidates as the simulator judges in this time (300 a
+    /// has judged as many candidates as the simulator judges in this time (200 a
     /// second), up to `--minimize-cap`. Never past the time left under `--time`, unless that
     /// is less than this.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]

