@@ -212,7 +212,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     for f in &s.findings {
-        outln!("  {}  {}", args.out.join(&f.folder).display(), f.signature);
+        outln!(
+            "  {}  {}  ({} -> {} statements{})",
+            args.out.join(&f.folder).display(),
+            f.signature,
+            f.sizes.0,
+            f.sizes.1,
+            match f.minimization {
+                None => ", not minimized",
+                Some(m) if m.timed_out => ", minimization budget spent",
+                Some(_) => "",
+            }
+        );
     }
     if let Some(f) = s.findings.first() {
         outln!(
