@@ -62,7 +62,8 @@ pub struct Args {
     /// is less than this.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub minimize_budget: Duration,
-    /// The most one minimization may take (`5m`: about 700 candidates on `cuda-emu`).
+    /// The most one minimization may take (`5m`, `tcgen05_engine::minimize::DEFAULT_CAP`:
+    /// about 700 candidates on `cuda-emu`).
     #[arg(long, value_parser = parse_duration, default_value = "5m")]
     pub minimize_cap: Duration,
     /// Progress: `auto` (live on a terminal, plain lines otherwise), `live`, `plain`, `quiet`.
@@ -268,6 +269,18 @@ mod tests {
             let name = clap::ValueEnum::to_possible_value(&m).expect("every mix is listed");
             assert_eq!(name.get_name(), CaseMix::from(m).name());
         }
+    }
+
+    #[test]
+    fn the_default_minimize_cap_is_the_engines() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let cli = Cli::try_parse_from(["campaign", "--time", "1s"]).expect("parses");
+        assert_eq!(cli.args.minimize_cap, tcgen05_engine::minimize::DEFAULT_CAP);
     }
 
     #[test]
