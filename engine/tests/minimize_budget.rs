@@ -2,7 +2,8 @@
 //! so that every run also sleeps (the cost of a GPU target's compile per candidate, modelled).
 //! Under a budget scaled to the target's cost ([`minimize::Budget::scaled`]) its finding shrinks
 //! to the same case as on the plain simulator; under the same time as a fixed budget it does
-//! not. Candidates no run can show the discrepancy on are not run. A campaign's findings carry
+//! not. Candidates no run can show the discrepancy on are not run; passes go on after a kept
+//! candidate from where it was and still end at a fixed point. A campaign's findings carry
 //! the minimizer's statistics in their reports.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,6 +143,49 @@ fn candidates_no_run_can_show_the_discrepancy_on_are_not_run() {
             open.is_empty(),
             "{name}: {} such candidates ran",
             open.len()
+        );
+    }
+}
+
+/// Passes go on after a kept candidate from where it was, not from their first candidate;
+/// the result is still a fixed point: minimizing it again (every pass from its first
+/// candidate) makes it no smaller. On a deterministic scheduler: under the case-seeded one a
+/// candidate's verdict follows the seed the case carries, which minimizing changes.
+#[test]
+fn the_result_is_a_fixed_point() {
+    let opts = Options::default();
+    for (name, seed) in [
+        ("sim:adversarial+wait-st-early", 3),
+        ("sim:adversarial+commit-arrive-early", 1),
+        ("sim:adversarial+mma-ignores-enable-d", 1),
+    ] {
+        let case = finding_on(name, seed, &opts);
+        let mut t = target::build(name).unwrap();
+        let m = minimize::minimize(
+            &case,
+            t.as_mut(),
+            &opts,
+            Duration::from_secs(60),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(
+            !m.timed_out && m.sizes.1 < m.sizes.0,
+            "{name}: {:?}",
+            m.sizes
+        );
+        let again = minimize::minimize(
+            &m.case,
+            t.as_mut(),
+            &opts,
+            Duration::from_secs(60),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(
+            again.sizes.1, m.sizes.1,
+            "{name}: {:?}",
+            again.profile.passes
         );
     }
 }
