@@ -8,7 +8,7 @@
 //! least [`Budget::time`], and past it until it has judged on the target as many candidates
 //! as the simulator judges in that time ([`Budget::candidates`], at
 //! [`SIM_JUDGED_PER_SECOND`]), but never past [`Budget::cap`]. On the simulator the count is
-//! reached within the time, so nothing changes there; on a slow target the count, or the cap,
+//! usually reached within the time, so little changes there; on a slow target the count, or the cap,
 //! ends it. This is the same as measuring the target's cost per judged candidate and giving
 //! the minimization `time × (cost / simulator's cost)`, with the cost measured on every
 //! candidate instead of the first (candidates shrink, and a compile's cost does not).
@@ -30,7 +30,7 @@ use std::time::Duration;
 ///   target/debug/examples/minimize_profile $f --seconds 30 --seed $s | sed -n 2p; done; done
 /// ```
 ///
-/// (candidates less rejected, over the time).
+/// (candidates less those dropped without running, over the time).
 pub const SIM_JUDGED_PER_SECOND: f64 = 200.0;
 
 /// The default [`Budget::cap`] of a campaign's minimizations (`--minimize-cap`): 5 minutes. At
