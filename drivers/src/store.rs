@@ -51,6 +51,27 @@ pub struct Report {
     /// set it ([`Store::rerun_command`]), else ([`make_report`]) relative to the campaign's
     /// output folder.
     pub command: String,
+    /// How the minimizer did; `None` where the case was stored as found (`--no-minimize`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimization: Option<Minimization>,
+}
+
+/// The minimizer's statistics of one finding (`report.json`'s `minimization`, the README's
+/// "Minimization" section).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Minimization {
+    /// Candidates tried.
+    pub tries: u64,
+    /// Of those, dropped without running on the target (a rule the original kept broken, or
+    /// no run could show the discrepancy).
+    pub rejected: u64,
+    /// Of those, kept (each a new smallest case).
+    pub kept: u64,
+    /// Wall time, in milliseconds.
+    pub millis: u64,
+    /// Whether the budget ran out before a fixed point (the case may shrink further with a
+    /// larger one: `tcgen05-fuzz minimize`).
+    pub timed_out: bool,
 }
 
 /// What [`Store::add`] did.
@@ -240,6 +261,7 @@ pub fn make_report(
             "tcgen05-fuzz reproduce findings/{id} --targets {}",
             sig.target
         ),
+        minimization: None,
     }
 }
 
@@ -292,6 +314,23 @@ fn readme(r: &Report) -> String {
     s.push_str(&format!("Oracle edition: {}\n\n## Targets\n\n", r.edition));
     for (n, v) in &r.targets {
         s.push_str(&format!("- `{n}`: {v}\n"));
+    }
+    if let Some(m) = &r.minimization {
+        s.push_str(&format!(
+            "\n## Minimization\n\n{} -> {} statements: {} candidates tried ({} dropped without \
+             running, {} kept) in {:.1} s, {}.\n",
+            r.sizes.0,
+            r.sizes.1,
+            m.tries,
+            m.rejected,
+            m.kept,
+            m.millis as f64 / 1000.0,
+            if m.timed_out {
+                "stopped by its budget before a fixed point"
+            } else {
+                "to a fixed point"
+            }
+        ));
     }
     s.push_str(&format!(
         "\n## Files\n\n- `minimized.case`, `minimized.ptx`: the minimized case ({} statements)\n- `original.case`, `original.ptx`: the case as found ({} statements)\n- `report.json`: expected and observed in full\n\n## Rerun\n\n```\n{}\n```\n",

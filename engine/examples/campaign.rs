@@ -45,7 +45,7 @@ fn main() {
         jobs: get("--jobs").and_then(|s| s.parse().ok()).unwrap_or(1),
         minimize: !args.iter().any(|a| a == "--no-minimize"),
         stop_at_first: false,
-        minimize_budget: Duration::from_secs(10),
+        minimize_budget: Duration::from_secs(10).into(),
         out,
         checkpoint_every: Duration::from_secs(1),
         reports_every: Duration::from_secs(30),

@@ -77,7 +77,7 @@ fn main() {
             jobs: 1,
             minimize: true,
             stop_at_first: true,
-            minimize_budget: Duration::from_secs(30),
+            minimize_budget: Duration::from_secs(30).into(),
             out: out.join(f.name()),
             checkpoint_every: Duration::from_secs(1),
             reports_every: Duration::from_secs(30),

@@ -222,7 +222,7 @@ fn campaign(id: &Identity, n: u64) -> anyhow::Result<(Vec<TargetCounts>, Spent)>
         max_time: None,
         jobs: 1,
         minimize: false,
-        minimize_budget: Duration::ZERO,
+        minimize_budget: Duration::ZERO.into(),
         out: dir.clone(),
         checkpoint_every: Duration::from_secs(1),
         reports_every: Duration::from_secs(30),

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use tcgen05_engine::campaign::{self as engine, CaseMix, Identity, Shard};
+use tcgen05_engine::minimize::Budget;
 use tcgen05_oracle::Edition;
 
 /// Arguments of `campaign`.
@@ -54,9 +55,17 @@ pub struct Args {
     /// Do not minimize findings (store them as found).
     #[arg(long)]
     pub no_minimize: bool,
-    /// Time budget of one minimization.
+    /// Time budget of one minimization, scaled to the target's cost: a finding is minimized
+    /// for at least this long, and on a slow target (a GPU compiles each candidate) until it
+    /// has judged as many candidates as the simulator judges in this time (200 a
+    /// second), up to `--minimize-cap`. Never past the time left under `--time`, unless that
+    /// is less than this.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub minimize_budget: Duration,
+    /// The most one minimization may take (`5m`, `tcgen05_engine::minimize::DEFAULT_CAP`:
+    /// about 700 candidates on `cuda-emu`).
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub minimize_cap: Duration,
     /// Progress: `auto` (live on a terminal, plain lines otherwise), `live`, `plain`, `quiet`.
     #[arg(long, default_value = "auto")]
     pub progress: String,
@@ -180,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         max_time: args.time,
         jobs,
         minimize: !args.no_minimize,
-        minimize_budget: args.minimize_budget,
+        minimize_budget: Budget::scaled(args.minimize_budget, args.minimize_cap),
         out: args.out.clone(),
         checkpoint_every: args.checkpoint_every,
         reports_every: args.reports_every,
@@ -204,7 +213,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     );
     for f in &s.findings {
-        outln!("  {}  {}", args.out.join(&f.folder).display(), f.signature);
+        outln!(
+            "  {}  {}  ({} -> {} statements{})",
+            args.out.join(&f.folder).display(),
+            f.signature,
+            f.sizes.0,
+            f.sizes.1,
+            match f.minimization {
+                None => ", not minimized",
+                Some(m) if m.timed_out => ", minimization budget spent",
+                Some(_) => "",
+            }
+        );
     }
     if let Some(f) = s.findings.first() {
         outln!(
@@ -249,6 +269,18 @@ mod tests {
             let name = clap::ValueEnum::to_possible_value(&m).expect("every mix is listed");
             assert_eq!(name.get_name(), CaseMix::from(m).name());
         }
+    }
+
+    #[test]
+    fn the_default_minimize_cap_is_the_engines() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let cli = Cli::try_parse_from(["campaign", "--time", "1s"]).expect("parses");
+        assert_eq!(cli.args.minimize_cap, tcgen05_engine::minimize::DEFAULT_CAP);
     }
 
     #[test]

@@ -123,6 +123,7 @@ mod tests {
             target: "sim".into(),
             detail: "x & y".into(),
             sizes: (10, 2),
+            minimization: None,
             folder: "findings/0123".into(),
             command: "tcgen05-fuzz reproduce findings/0123".into(),
         };

@@ -113,7 +113,7 @@ pub fn markdown(s: &Summary) -> String {
             let detail = cut_at_word(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
             let _ = writeln!(
                 m,
-                "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {} | {} |",
+                "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {}{} | {} |",
                 f.id,
                 f.folder,
                 f.kind,
@@ -126,6 +126,11 @@ pub fn markdown(s: &Summary) -> String {
                 f.target,
                 f.sizes.0,
                 f.sizes.1,
+                match f.minimization {
+                    None => " (not minimized)",
+                    Some(m) if m.timed_out => " (budget spent)",
+                    Some(_) => "",
+                },
                 detail
             );
         }

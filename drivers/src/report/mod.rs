@@ -209,6 +209,10 @@ pub struct FindingEntry {
     pub detail: String,
     /// Statements before and after minimization.
     pub sizes: (usize, usize),
+    /// The minimizer's statistics ([`crate::store::Report::minimization`]); `None` where the
+    /// case was stored as found.
+    #[serde(default)]
+    pub minimization: Option<crate::store::Minimization>,
     /// The folder, relative to the report (`findings/<id>`).
     pub folder: String,
     /// The command that reruns it (the stored report's, [`crate::store::Store::rerun_command`]).
@@ -227,6 +231,7 @@ impl FindingEntry {
             target: r.sig.target.clone(),
             detail: r.discrepancy.detail.clone(),
             sizes: r.sizes,
+            minimization: r.minimization,
             folder: folder.to_string(),
             command: r.command.clone(),
         }

@@ -226,8 +226,12 @@ pub struct Config {
     pub minimize: bool,
     /// Stop at the first finding stored (the case that showed it is still counted).
     pub stop_at_first: bool,
-    /// Time budget of one minimization.
-    pub minimize_budget: Duration,
+    /// Budget of one minimization (`--minimize-budget`, `--minimize-cap`): a campaign's is
+    /// [`minimize::Budget::scaled`], so that a finding on a slow target (a GPU: a compile per
+    /// candidate) gets as many candidates as one on the simulator, up to the cap. It is
+    /// further bounded by the time left under `--time` (never below its own time) and ends
+    /// at once on Ctrl-C.
+    pub minimize_budget: minimize::Budget<'static>,
     /// Output folder.
     pub out: PathBuf,
     /// How often `state.json` is rewritten.
@@ -645,17 +649,36 @@ fn record_finding(
     // finding under that sharper rule (`Signature::sharpens`); one already stored under it is
     // that finding.
     let mut filed = sig.clone();
+    let mut minimization = None;
     let min_case = if sh.cfg.minimize {
-        match minimize::minimize(case, &mut t, &sh.opts, sh.cfg.minimize_budget, &mut |_| {}) {
-            Ok(m) if &m.signature == sig => m.case,
-            Ok(m) if m.signature.sharpens(sig) => {
-                if sh.store.contains(&m.signature) || !lock(&sh.claimed).insert(m.signature.id()) {
-                    return Ok(Recorded::Known);
+        let mut budget = sh.cfg.minimize_budget.with_stop(sh.stop_asked);
+        if let Some(left) = sh.time_left() {
+            budget = budget.within(left);
+        }
+        match minimize::minimize(case, &mut t, &sh.opts, budget, &mut |_| {}) {
+            Ok(m) => {
+                minimization = Some(store::Minimization {
+                    tries: m.tries,
+                    rejected: m.rejected,
+                    kept: m.profile.passes.iter().map(|(_, p)| p.kept).sum(),
+                    millis: m.time.as_millis() as u64,
+                    timed_out: m.timed_out,
+                });
+                if &m.signature == sig {
+                    m.case
+                } else if m.signature.sharpens(sig) {
+                    if sh.store.contains(&m.signature)
+                        || !lock(&sh.claimed).insert(m.signature.id())
+                    {
+                        return Ok(Recorded::Known);
+                    }
+                    filed = m.signature;
+                    m.case
+                } else {
+                    case.clone()
                 }
-                filed = m.signature;
-                m.case
             }
-            _ => case.clone(),
+            Err(_) => case.clone(),
         }
     } else {
         case.clone()
@@ -675,6 +698,8 @@ fn record_finding(
         }
         stored = case;
         filed = sig.clone();
+        // What is stored is not the minimizer's case: its report says "not minimized".
+        minimization = None;
     }
     let sig = &filed;
     let Verdict::Discrepancy(d) = j.verdict() else {
@@ -689,6 +714,7 @@ fn record_finding(
         (case.program.size(), stored.program.size()),
     );
     rep.command = sh.store.rerun_command(&rep.signature_id, &sig.target);
+    rep.minimization = minimization;
     sh.store
         .add(stored, case, &rep)
         .map_err(|e| EngineError::io("storing a finding in", sh.store.root(), e))?;

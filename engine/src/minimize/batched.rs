@@ -3,8 +3,9 @@
 //! the cost of two single compiles (the ptxas campaign, [`crate::campaign::ptxas`], whose
 //! predicate is "every version still gives the same differential signature").
 //!
-//! The candidates and their order are those of [`super::minimize`] (its passes, each repeated
-//! while it makes progress, all of them until none does); what differs is the predicate: the
+//! The candidates are those of [`super::minimize`]'s passes (each repeated while it makes
+//! progress, here from its first candidate each time, all of them until none does); what
+//! differs is the predicate: the
 //! caller's, over a slice of candidates, of which the first that holds is kept. Candidates
 //! already judged are skipped (by hash). Deterministic.
 

@@ -34,20 +34,32 @@
 //! allocates and waits where it must, unless the original did not; and by the path analysis of
 //! `tcgen05-fuzz check` on its PTX, `paths.rs`: it keeps the fences and the cluster barrier
 //! the original had where `check` asks for them), and the same target still
-//! gives a discrepancy with the same [`Signature`] ([`crate::judge`]). On a target whose
+//! gives a discrepancy with the same [`Signature`] ([`crate::judge`]); a candidate whose every
+//! run outcome gets one verdict (ill-formed, undefined) is not run for a discrepancy that a
+//! run outcome shows (`from_a_run`), since no run can show it. On a target whose
 //! schedule comes from the case's seed (the simulator's random scheduler without `@seed`), a
 //! candidate that loses the discrepancy under the current seed is also tried under
 //! [`RESEEDS`] other seeds, derived from the current one: a smaller program shifts every
 //! later random choice, and the bug it shows usually needs only some schedule, not that one.
-//! Candidates already tried are skipped (by hash). The search is deterministic, reports each
-//! new smallest case through a callback, and stops at a fixed point or when the time budget
-//! is spent. Every pass either makes the program smaller by a measure that cannot decrease
+//! Candidates already tried are skipped (by hash). Each pass is repeated while it keeps a
+//! candidate, going on after a kept one from the same index of the smaller program's
+//! candidates, not from the first: delta debugging then goes on at about the same chunk size
+//! and place instead of from halves of the program again (the candidates before that index
+//! are tried in the next round of all passes). On the 72 simulator minimizations of
+//! [`SIM_JUDGED_PER_SECOND`] this judged 7,339 candidates instead of 13,254 (-45%; most in
+//! one minimization 319 instead of 1,061, 90th percentile 184 instead of 322), to the same
+//! minimized sizes in 71 and a smaller one in 1 (40 instructions to 33). The search is
+//! deterministic, reports each new smallest case through a callback, and stops at a fixed
+//! point (a round of every pass from its first candidate that keeps nothing) or when the
+//! [`Budget`] is spent (a fixed time, or one scaled to the target's cost per candidate,
+//! `budget.rs`). Every pass either makes the program smaller by a measure that cannot decrease
 //! forever (statements, CTAs, warps, `::2` and block-scaled instructions, operands not yet
 //! shared, nCols, shapes) or moves code between warps, of which there are finitely many
 //! arrangements, each tried once; so a fixed point is always reached. [`Profile`] tells where
 //! the time went.
 
 pub mod batched;
+mod budget;
 mod groups;
 mod operands;
 mod paths;
@@ -55,6 +67,7 @@ mod steps;
 mod tree;
 
 use crate::judge;
+pub use budget::{Budget, DEFAULT_CAP, SIM_JUDGED_PER_SECOND};
 use groups::{drop_barrier_rounds, drop_resources};
 use operands::{
     densify_mmas, share_operands, share_scales, simplify_ncols, simplify_shapes, single_cta_group,
@@ -100,12 +113,16 @@ pub struct Minimized {
     /// Candidates tried.
     pub tries: u64,
     /// Of those, candidates dropped without running because they break a rule the original
-    /// does not ([`broken_rules`], or `check`'s path analysis of their PTX).
+    /// does not ([`broken_rules`], or `check`'s path analysis of their PTX), or because no run
+    /// of them can show the discrepancy (an ill-formed or undefined program, for a
+    /// discrepancy of a run outcome).
     pub rejected: u64,
     /// Size ([`Program::size`]) before and after.
     pub sizes: (usize, usize),
-    /// Whether the time budget ran out before a fixed point.
+    /// Whether the budget ran out (or its stop flag was set) before a fixed point.
     pub timed_out: bool,
+    /// How long it ran.
+    pub time: Duration,
     /// Where the time went, pass by pass.
     pub profile: Profile,
 }
@@ -127,7 +144,7 @@ pub struct Profile {
 pub struct PassStats {
     /// Candidates judged (not counting those skipped as already seen).
     pub tries: u64,
-    /// Of those, dropped by the rule check without running.
+    /// Of those, dropped without running (the rule check, or no run can show the discrepancy).
     pub rejected: u64,
     /// Candidates kept.
     pub kept: u64,
@@ -141,15 +158,16 @@ pub fn broken_rules(e: &Expected) -> BTreeSet<RuleId> {
 }
 
 /// Minimizes `case` on `target` while its discrepancy signature stays the same (or its rule
-/// becomes sharper, [`Signature::sharpens`]); `budget`
-/// bounds the time; `on_smaller` sees each new smallest case.
-pub fn minimize(
+/// becomes sharper, [`Signature::sharpens`]); `budget` (a [`Budget`], or a `Duration` for a
+/// fixed one) bounds the time; `on_smaller` sees each new smallest case.
+pub fn minimize<'b>(
     case: &Case,
     target: &mut dyn Target,
     opts: &Options,
-    budget: Duration,
+    budget: impl Into<Budget<'b>>,
     on_smaller: &mut dyn FnMut(&Case),
 ) -> Result<Minimized, MinimizeError> {
+    let budget = budget.into();
     let Some(mut signature) = judge::signature_of(case, opts, target) else {
         return Err(MinimizeError::NotInteresting(format!(
             "no discrepancy on `{}`",
@@ -178,11 +196,15 @@ pub fn minimize(
         for (pass_index, (_, pass)) in PASSES.iter().enumerate() {
             let pass_start = Instant::now();
             let stats = &mut profile.passes[pass_index].1;
+            // After a kept candidate the pass goes on from the same place in the smaller
+            // program's list (module documentation); the candidates before it are tried again
+            // in the next round of all passes.
+            let mut from = 0;
             loop {
                 let cands = pass(&cur.program);
                 let mut took = false;
-                for p in cands {
-                    if start.elapsed() > budget {
+                for (index, p) in cands.into_iter().enumerate().skip(from) {
+                    if budget.spent(start.elapsed(), tries - rejected) {
                         timed_out = true;
                         stats.time += pass_start.elapsed();
                         break 'outer;
@@ -198,8 +220,12 @@ pub fn minimize(
                     let t = Instant::now();
                     let expected = Rc::new(tcgen05_oracle::expect_with(&p, opts));
                     profile.expect += t.elapsed();
+                    // Nor is one whose every run outcome gets the same verdict (ill-formed,
+                    // undefined): no run of it can show a run outcome's discrepancy.
                     if !broken_rules(&expected).is_subset(&allowed)
                         || !paths::check_rules(&p).is_subset(&allowed_paths)
+                        || (from_a_run(signature.kind)
+                            && tcgen05_drivers::diff::verdict_for_any_run(&expected).is_some())
                     {
                         rejected += 1;
                         stats.rejected += 1;
@@ -239,6 +265,7 @@ pub fn minimize(
                         on_smaller(&cur);
                         stats.kept += 1;
                         took = true;
+                        from = index;
                         progressed = true;
                         break;
                     }
@@ -261,8 +288,31 @@ pub fn minimize(
         rejected,
         sizes,
         timed_out,
+        time: start.elapsed(),
         profile,
     })
+}
+
+/// Whether a discrepancy of `kind` comes only from a run outcome (hung, trapped, faulted,
+/// leaked, completed): by the table of `tcgen05_drivers::diff`, a program with a static
+/// violation or an undefined or unjudged run ([`tcgen05_drivers::diff::verdict_for_any_run`])
+/// is skipped whatever it ran to, so a candidate of that kind need not run. The compile
+/// kinds (accepted, rejected, the tool crashed or timed out) come from outcomes that program
+/// may still give. The 72 simulator minimizations of [`SIM_JUDGED_PER_SECOND`], with passes
+/// restarted from their first candidate after a kept one, judged 15,442 candidates without
+/// this skip and 13,254 with it (-14%), to the same minimized sizes (the candidates it skips
+/// are never kept, so the search is the same).
+fn from_a_run(kind: tcgen05_drivers::diff::DiscrepancyKind) -> bool {
+    use tcgen05_drivers::diff::DiscrepancyKind as K;
+    match kind {
+        K::ValueOutsideAllowed
+        | K::HangWhereCompletionRequired
+        | K::CompletionWhereDeadlockRequired
+        | K::LeakOnDefined
+        | K::TrapOnDefined
+        | K::WaitGaveUpWhereArriveRequired => true,
+        K::IllFormedAccepted | K::WellFormedRejected | K::TargetCrash | K::TargetTimeout => false,
+    }
 }
 
 /// Other seeds a candidate is tried under when the target's schedule follows the case's seed.
