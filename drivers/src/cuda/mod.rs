@@ -1044,6 +1044,17 @@ impl Target for CudaTarget {
         self.run_program_repeated(&case.program)
     }
 
+    /// `cuda-emu` only runs programs: it compiles our own lowering, not the program, so a
+    /// rejected module or a worker that dies is a defect of the emulation, never a verdict on
+    /// the program. The campaign then does not spend a compile and a launch on a case whose
+    /// verdict no run outcome can change ([`crate::diff::verdict_for_any_run`]: statically
+    /// ill-formed, undefined, not judged), 16% of the default mix's cases on the GPU
+    /// (docs/blackwell.md §6). `cuda` runs them: the driver's JIT rejecting an ill-formed
+    /// program is part of what it tests.
+    fn only_runs(&self) -> bool {
+        self.flavour == Flavour::Emu
+    }
+
     /// `cuda-emu`: the MMA forms whose D the emulation does not compute
     /// ([`emu::not_emulated`]), prefixed "not emulated: "; the hardware computes everything.
     fn values_not_computed(&self, program: &Program) -> Option<String> {
