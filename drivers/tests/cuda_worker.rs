@@ -188,3 +188,14 @@ fn programs_the_emulation_does_not_model_are_not_run() {
         "{o:?}"
     );
 }
+
+/// `cuda-emu` runs our lowering, not the program, so it is a target that only runs programs
+/// (the campaign leaves it the cases no run outcome can change); `cuda` is not: the driver's
+/// JIT rejecting an ill-formed program is part of what it tests.
+#[test]
+fn only_the_emulation_skips_cases_whose_verdict_no_run_can_change() {
+    let emu = CudaTarget::new("cuda-emu", Flavour::Emu, config(Some("9.0"), 1000)).unwrap();
+    assert!(emu.only_runs());
+    let hw = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
+    assert!(!hw.only_runs());
+}
