@@ -649,7 +649,7 @@ fn compare_obs(
     // the `.num` pattern, which an accumulator whose first column happens to agree can
     // imitate.
     let found = diagnose_quarter(program, expected, &key, rec)
-        .or_else(|| diagnose_edits(program, view, &key, item.lane(lane), rec))
+        .or_else(|| diagnose_edits(program, view, expected, &key, rec))
         .or_else(|| diagnose(observer, item.lane(lane), rec));
     if let Some(d) = found {
         rules.retain(|r| *r != d.rule);

@@ -6,7 +6,7 @@ use tcgen05_ir::observe::View;
 use tcgen05_ir::{FenceKind, Mma, Op, Program, RuleId, Stmt, WaitOp};
 use tcgen05_oracle::catalogue;
 use tcgen05_oracle::{
-    Expected, LaneExpect, ObsExpect, ObsKey, ObsSite, RunVerdict, SiteExpect, WordExpect,
+    Expected, LaneExpect, ObsExpect, ObsItem, ObsKey, ObsSite, RunVerdict, SiteExpect, WordExpect,
 };
 
 /// The instruction whose behaviour differed, when a record outside what its site allows says
@@ -236,6 +236,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
                     "returning at once",
                 ));
             }
+            v.extend(late_stores(p));
             v
         },
     },
@@ -296,6 +297,9 @@ fn invert_dol(m: &mut Mma) -> bool {
 /// account).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Fit {
+    /// Whether the edit accounts for the differing words by leaving them open as reads of
+    /// cells no write is ordered before ([`reads_unwritten`]) rather than predicting them.
+    unwritten: bool,
     /// 0: allows every record; 1: only explains the discrepant one.
     tier: u8,
     unspecified: u32,
@@ -311,11 +315,13 @@ struct Fit {
 pub(super) fn diagnose_edits(
     p: &Program,
     view: &View<'_>,
+    expected: &Expected,
     key: &ObsKey,
-    orig: Option<LaneExpect<'_>>,
     rec: Option<&[u32]>,
 ) -> Option<Diagnosis> {
     let rec = rec?;
+    let orig_item = expected.site(&key.site_key())?;
+    let orig = orig_item.lane(key.lane);
     if let Some(LaneExpect::Is(ObsExpect::Check(c))) = orig {
         return diagnose_address(p, key, c.alloc);
     }
@@ -330,18 +336,30 @@ pub(super) fn diagnose_edits(
             {
                 continue;
             }
-            let Some((_, lane)) = e.lookup(key) else {
+            let Some((item, lane)) = e.lookup(key) else {
                 continue;
             };
-            if !explains(orig, lane, rec) {
+            let unwritten = if explains(orig, lane, rec) {
+                false
+            } else if reads_unwritten(view, expected, orig_item, &e, item, key) {
+                true
+            } else {
+                continue;
+            };
+            let tier = u8::from(first_outside(view.layout, view, &e).is_some());
+            // A record open words account for is evidence only where the edit accounts for
+            // the whole run (another behaviour reading unwritten cells, a lane quarter
+            // computed wrong, differs in records the edit leaves as they were).
+            if unwritten && tier != 0 {
                 continue;
             }
             let fit = Fit {
-                tier: u8::from(first_outside(view.layout, view, &e).is_some()),
+                unwritten,
+                tier,
                 unspecified: unspecified_words(&e),
             };
             if best.as_ref().is_none_or(|(f, _, _)| fit < *f) {
-                let done = fit.tier == 0 && fit.unspecified == 0;
+                let done = !fit.unwritten && fit.tier == 0 && fit.unspecified == 0;
                 best = Some((fit, b.rule, edit));
                 if done {
                     break;
@@ -350,7 +368,7 @@ pub(super) fn diagnose_edits(
         }
         if best
             .as_ref()
-            .is_some_and(|(f, _, _)| f.tier == 0 && f.unspecified == 0)
+            .is_some_and(|(f, _, _)| !f.unwritten && f.tier == 0 && f.unspecified == 0)
         {
             break;
         }
@@ -359,7 +377,7 @@ pub(super) fn diagnose_edits(
     Some(Diagnosis {
         rule,
         why: format!(
-            "{} is what the program gives with {} {} ({}: {} §{})",
+            "{} is what the program gives with {} {}{} ({}: {} §{})",
             if fit.tier == 0 {
                 "every record"
             } else {
@@ -367,6 +385,12 @@ pub(super) fn diagnose_edits(
             },
             edit.form,
             edit.what,
+            if fit.unwritten {
+                ": the words that differ are those it reads from TMEM cells no write is \
+                 ordered before there (left open, OQ-9), every other word is as it predicts"
+            } else {
+                ""
+            },
             rule.as_str(),
             catalogue::row(rule).rule,
             catalogue::section(rule)
@@ -418,6 +442,89 @@ fn diagnose_address(p: &Program, key: &ObsKey, alloc: u32) -> Option<Diagnosis> 
         ),
         form: edit.form,
     })
+}
+
+/// The start of the oracle's note that an ld reads TMEM cells no write is ordered before
+/// (OQ-9). An MMA accumulating onto such cells is noted otherwise (MMA-ENABLE-D, its D not
+/// known) and is no such account: its words are open whatever the MMA computed, so every
+/// record of a read of D would fit it.
+const UNWRITTEN_NOTE: &str = "OQ-9: an ld reads TMEM cells that no write is ordered before";
+
+/// Whether the expectation `e` of an edited program (`item`: its expectation of the
+/// discrepant record's site) accounts for the site's records as reads of cells no write is
+/// ordered before (OQ-9 leaves them open, so no value predicts them): `e` notes such reads
+/// ([`UNWRITTEN_NOTE`]) and no other open question the original expectation `orig` does not
+/// note, nothing of the site races there (its only rule is LD-ASYNC), and in
+/// every recorded lane of the site the words `e` leaves open are exactly the words that differ
+/// from the original expectation `orig_item` (each one it predicts, none as predicted), while
+/// every other word is as `e` allows, each one the original says is wrong as `e` predicts it.
+/// The discrepant record (`key`) has such a word. A wrong value in a few words (an MMA's
+/// result off in one element) is not accounted for so: the words of the same read that hold
+/// what the original predicts show that the read saw the writes.
+fn reads_unwritten(
+    view: &View<'_>,
+    orig: &Expected,
+    orig_item: &ObsItem,
+    e: &Expected,
+    item: &ObsItem,
+    key: &ObsKey,
+) -> bool {
+    // The edit opens words for no other reason (the notes are of the whole program: a note
+    // of another open question the edit adds may be this read's).
+    let added = || e.notes.iter().filter(|n| !orig.notes.contains(n));
+    if !item.rules.iter().all(|r| *r == RuleId::LdAsync)
+        || !e.notes.iter().any(|n| n.starts_with(UNWRITTEN_NOTE))
+        || !added().all(|n| n.starts_with(UNWRITTEN_NOTE))
+    {
+        return false;
+    }
+    let Some(site) = super::site_for(view.layout, &item.key) else {
+        return false;
+    };
+    let Some((valid, data, n)) = super::site_words(view, &item.key, &site) else {
+        return false;
+    };
+    let mut found = false;
+    for (l, lane) in item.iter() {
+        let li = usize::from(l);
+        if valid[li] == 0 {
+            continue;
+        }
+        let rec = &data[li * n..(li + 1) * n];
+        let Some(orig) = orig_item.lane(l) else {
+            return false;
+        };
+        if check_lane(lane, Some(rec), &Allocs::default()).is_some() {
+            return false;
+        }
+        for i in 0..n {
+            let was = word_verdict(orig, rec, i);
+            if word_open(lane, i) {
+                match was {
+                    Some(true) => return false,
+                    Some(false) => found |= l == key.lane,
+                    None => {}
+                }
+            } else if was == Some(false)
+                && !matches!(lane, LaneExpect::Is(ObsExpect::OneOf(_)))
+                && word_verdict(lane, rec, i) != Some(true)
+            {
+                return false;
+            }
+        }
+    }
+    found
+}
+
+/// Whether `e` leaves word `i` open: the lane unspecified as a whole, or that word.
+fn word_open(e: LaneExpect<'_>, i: usize) -> bool {
+    match e {
+        LaneExpect::Is(ObsExpect::Unspecified(_)) => true,
+        LaneExpect::Is(ObsExpect::PerWord(ws)) => {
+            matches!(ws.get(i), Some(WordExpect::Unspecified))
+        }
+        _ => false,
+    }
 }
 
 /// The data words `e` leaves unspecified (a lane unspecified as a whole counts 32).
@@ -687,6 +794,84 @@ fn commit_moves(p: &Program) -> Vec<Edit> {
         }));
     }
     out
+}
+
+/// Whether `s` is a `tcgen05.wait` of kind `kind`.
+fn is_wait(s: &Stmt, kind: WaitOp) -> bool {
+    matches!(s, Stmt::Tc(Op::Wait { form }) if form.op == kind)
+}
+
+/// Each `tcgen05.wait::st` returning before the stores it waits for reach TMEM, so that the
+/// next ld of the thread reads the cells as they were before them (WAIT-SCOPE,
+/// §9.7.16.8.5): the sts of the list between the previous `wait::st` and this one moved to
+/// after that ld and the `wait::ld` that follows it (after the wait, so the moved st does not
+/// race with the ld's read, MCM-LD-WAR); then every `wait::st` so.
+fn late_stores(p: &Program) -> Vec<Edit> {
+    list_edits(
+        p,
+        &|list| {
+            (0..list.len())
+                .filter_map(|i| delay_stores(list, i))
+                .map(|(new, form, what)| (new, form, what))
+                .collect()
+        },
+        &|list| {
+            let mut new = list.to_vec();
+            let mut first = None;
+            for i in (0..list.len()).rev() {
+                if let Some(v) = delay_stores(&new, i) {
+                    new = v.0;
+                    first = Some((v.1, v.2));
+                }
+            }
+            first.map(|(form, what)| (new, form, what))
+        },
+    )
+}
+
+/// `list` with the sts the `wait::st` at `i` waits for (those after the previous
+/// `wait::st`) moved after the next ld and its `wait::ld` (see [`late_stores`]); `None` where
+/// `i` is no `wait::st`, or it waits for no st, or no ld follows it.
+fn delay_stores(list: &[Stmt], i: usize) -> Option<Variant> {
+    let Stmt::Tc(wait) = &list[i] else {
+        return None;
+    };
+    if !is_wait(&list[i], WaitOp::St) {
+        return None;
+    }
+    let from = list[..i]
+        .iter()
+        .rposition(|s| is_wait(s, WaitOp::St))
+        .map_or(0, |w| w + 1);
+    let stores: Vec<usize> = (from..i)
+        .filter(|&t| matches!(list[t], Stmt::Tc(Op::St { .. })))
+        .collect();
+    let ld = (i + 1..list.len()).find(|&t| matches!(list[t], Stmt::Tc(Op::Ld { .. })))?;
+    let Stmt::Tc(st) = &list[*stores.first()?] else {
+        return None;
+    };
+    let at = (ld + 1..list.len())
+        .take_while(|&t| !matches!(list[t], Stmt::Tc(Op::Ld { .. })))
+        .find(|&t| is_wait(&list[t], WaitOp::Ld))
+        .map_or(ld + 1, |t| t + 1);
+    let mut new: Vec<Stmt> = Vec::with_capacity(list.len());
+    for (t, s) in list.iter().enumerate() {
+        if !stores.contains(&t) {
+            new.push(s.clone());
+        }
+        if t + 1 == at {
+            new.extend(stores.iter().map(|&k| list[k].clone()));
+        }
+    }
+    Some((
+        new,
+        wait.form().opcode(),
+        format!(
+            "returning before {} reaches TMEM (the next ld reads the cells as they were \
+             before it)",
+            st.form().opcode()
+        ),
+    ))
 }
 
 /// Each tcgen05 statement `hit` selects removed, then every one of them (its form; `what`:
