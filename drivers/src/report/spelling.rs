@@ -26,17 +26,19 @@ where
     T: Serialize + DeserializeOwned + PartialEq,
 {
     let own = serde_json::to_value(value)?;
-    let user = respell(own.clone());
+    let user = user_spelling(own.clone());
     Ok(match from_user_json::<T>(user.clone()) {
         Ok(back) if back == *value => user,
         _ => own,
     })
 }
 
-fn respell(v: Value) -> Value {
+/// `v` with its enum tags in kebab-case, as [`user_json`] respells them, without the check
+/// that it reads back: for output nothing reads back (a listing printed as JSON).
+pub fn user_spelling(v: Value) -> Value {
     match v {
         Value::String(s) if is_variant_name(&s) => Value::String(kebab(&s)),
-        Value::Array(a) => Value::Array(a.into_iter().map(respell).collect()),
+        Value::Array(a) => Value::Array(a.into_iter().map(user_spelling).collect()),
         Value::Object(m) => {
             let one = m.len() == 1;
             let m: Map<String, Value> = m
@@ -47,7 +49,7 @@ fn respell(v: Value) -> Value {
                     } else {
                         k
                     };
-                    (k, respell(v))
+                    (k, user_spelling(v))
                 })
                 .collect();
             Value::Object(m)
