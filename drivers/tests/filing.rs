@@ -371,3 +371,24 @@ fn a_value_slip_is_not_filed_under_an_ordering_rule() {
     }
     assert!(slipped > PROGRAMS / 2, "only {slipped} programs slipped");
 }
+
+/// Every finding of an injected `.num` truncation is filed under LDST-NUM (§9.7.16.8.3),
+/// the issue's own example: also where a later register happens to be predicted as the
+/// value the undelivered registers hold (a 0 among an MMA's results) and where the first
+/// repetition reads cells the oracle leaves open (OQ-9). Before, 11 of 291 such findings on
+/// these programs stayed under LD-ASYNC.
+#[test]
+fn every_truncated_ld_is_filed_under_ldst_num() {
+    let found = findings("ld-num-truncated", Some);
+    assert!(
+        found.len() > PROGRAMS as usize / 2,
+        "{} findings",
+        found.len()
+    );
+    let other: Vec<_> = found
+        .iter()
+        .filter(|(_, d)| d.rules.first() != Some(&RuleId::LdstNum))
+        .map(|(seed, d)| format!("seed {seed}: {:?}: {}", d.rules, d.detail))
+        .collect();
+    assert!(other.is_empty(), "{}", other.join("\n"));
+}

@@ -28,8 +28,11 @@ pub(super) struct Diagnosis {
 ///   repetitions differs: the repetitions after the first were not delivered, the behaviour of
 ///   `.num` (LDST-NUM, §9.7.16.8.3; the register layout of reference §2.6: the registers of
 ///   repetition `r` follow those of `r - 1`). A record wrong in only some later registers, or
-///   right in none of the first repetition's, is not that; with one register per repetition
-///   the later registers must also hold one value (undelivered). For an `ld.red` the record's
+///   wrong in one of the first repetition's, is not that. Where the later registers look
+///   undelivered (all hold one value, which the first repetition's do not all hold), a later
+///   register predicted to be that value holds it by coincidence, and a first repetition the
+///   expectation leaves open (OQ-9) is allowed; with one register per repetition, or a first
+///   repetition left open, they must look so. For an `ld.red` the record's
 ///   registers are followed by `redval` (the min or max across the loaded columns,
 ///   §9.7.16.8.3), which is computed from them and not looked at.
 pub(super) fn diagnose(
@@ -50,15 +53,23 @@ pub(super) fn diagnose(
     // Per register: predicted (exactly or among a few values), and whether `rec` has it.
     let words: Vec<Option<bool>> = (0..n).map(|i| word_verdict(e, rec, i)).collect();
     let first_right = words[..per].iter().all(|w| *w == Some(true));
+    let first_open = !first_right && !words[..per].contains(&Some(false));
+    // The later registers look undelivered: all hold one value, which the first repetition
+    // does not hold throughout (it was delivered).
+    let undelivered =
+        rec[per..n].windows(2).all(|w| w[0] == w[1]) && rec[..per].iter().any(|w| *w != rec[per]);
     let later = &words[per..];
-    let later_wrong = later.contains(&Some(false)) && !later.contains(&Some(true));
-    if !(first_right && later_wrong) {
+    // Every predicted later register differs, but where they all hold the undelivered value,
+    // one predicted to be that value (a 0 among the results) holds it by coincidence.
+    let later_wrong = later.contains(&Some(false)) && (undelivered || !later.contains(&Some(true)));
+    if !(first_right || first_open) || !later_wrong {
         return None;
     }
     // With one register per repetition, one right word is weak evidence (small-integer values
-    // often coincide, as another lane quarter's record may with this one's first word): the
-    // later registers must then also look undelivered, all holding one value.
-    if per == 1 && !rec[per..n].windows(2).all(|w| w[0] == w[1]) {
+    // often coincide, as another lane quarter's record may with this one's first word), and a
+    // first repetition the expectation leaves open is none: the later registers must then
+    // look undelivered.
+    if (per == 1 || first_open) && !undelivered {
         return None;
     }
     Some(Diagnosis {
