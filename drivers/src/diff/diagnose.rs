@@ -164,6 +164,13 @@ struct Edit {
 /// one where every instruction it applies to behaves so).
 struct Behaviour {
     rule: RuleId,
+    /// Whether it orders a read against a write (a commit, wait, barrier or fence), rather
+    /// than deciding an MMA's value or the order of two MMAs' writes: only such a behaviour accounts for a read of
+    /// cells no write is ordered before ([`reads_unwritten`]). An MMA whose D comes to depend
+    /// on never-written cells (accumulating onto them) leaves D open whatever it computed, so
+    /// it would account for every record of D, also the one a read that ran before the MMA
+    /// gives.
+    orders: bool,
     edits: fn(&Program) -> Vec<Edit>,
 }
 
@@ -188,6 +195,7 @@ struct Behaviour {
 const BEHAVIOURS: [Behaviour; 9] = [
     Behaviour {
         rule: RuleId::MmaEnableD,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 m.enable_input_d = !m.enable_input_d;
@@ -203,6 +211,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::MmaScaleDSem,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 let s = m.scale_input_d.take().filter(|s| *s != 0)?;
@@ -216,6 +225,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::MmaDolSem,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 invert_dol(m).then(|| "disable-output-lane read inverted".into())
@@ -230,14 +240,17 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::McmPipeMmaMma,
+        orders: false,
         edits: mma_swaps,
     },
     Behaviour {
         rule: RuleId::CommitTrack,
+        orders: true,
         edits: commit_moves,
     },
     Behaviour {
         rule: RuleId::WaitScope,
+        orders: true,
         edits: |p| {
             let mut v = Vec::new();
             for kind in [WaitOp::Ld, WaitOp::St] {
@@ -253,10 +266,12 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::McmXthread,
+        orders: true,
         edits: barrier_removals,
     },
     Behaviour {
         rule: RuleId::FenceBefore,
+        orders: true,
         edits: |p| {
             removals(
                 p,
@@ -274,6 +289,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::FenceAfter,
+        orders: true,
         edits: |p| {
             removals(
                 p,
@@ -352,7 +368,7 @@ pub(super) fn diagnose_edits(
             };
             let unwritten = if explains(orig, lane, rec) {
                 false
-            } else if reads_unwritten(view, expected, orig_item, &e, item, key) {
+            } else if b.orders && reads_unwritten(view, expected, orig_item, &e, item, key) {
                 true
             } else {
                 continue;
