@@ -276,6 +276,11 @@ fn readme(r: &Report) -> String {
             r.discrepancy.forms.join("`, `")
         ));
     }
+    if let Some((_, form)) = crate::diff::observer(&r.discrepancy.detail) {
+        s.push_str(&format!(
+            "Observed by: `{form}` (the instruction whose record differs)\n\n"
+        ));
+    }
     // A near miss (a case generated to break a rule) keeps breaking it when minimized; say so,
     // since `check` on `minimized.ptx` reports it too.
     let also: Vec<String> = r
@@ -408,6 +413,34 @@ mod tests {
         assert!(old.to_string().contains("\"MayBlock\""));
         std::fs::write(folder.join("report.json"), old.to_string()).expect("written");
         assert_eq!(read_report(&folder).ok().as_ref(), Some(&report));
+    }
+
+    /// The README names the instruction whose record differs beside the rule of the behaviour
+    /// that differed.
+    #[test]
+    fn the_readme_names_the_observing_instruction() {
+        use crate::diff::DiscrepancyKind;
+        use tcgen05_ir::RuleId;
+        let ld = "tcgen05.ld.sync.aligned.32x32b.x1.b32";
+        let d = Discrepancy {
+            kind: DiscrepancyKind::ValueOutsideAllowed,
+            rules: vec![RuleId::WaitScope, RuleId::LdAsync],
+            forms: vec![ld.into(), "tcgen05.wait::st.sync.aligned".into()],
+            key: None,
+            detail: format!("word 0 differs; the wait returns early; observed by {ld}"),
+        };
+        let sig = Signature::of(&d, "sim+wait-st-early");
+        let e = Expected::with_verdict(tcgen05_oracle::RunVerdict::Completes);
+        let text = readme(&make_report(
+            &sig,
+            &d,
+            vec![],
+            &e,
+            &Outcome::Accepted,
+            (9, 3),
+        ));
+        assert!(text.contains("`WAIT-SCOPE` [§9.7.16.8.5]"), "{text}");
+        assert!(text.contains(&format!("Observed by: `{ld}`")), "{text}");
     }
 
     #[test]
