@@ -839,7 +839,6 @@ fn late_stores(p: &Program) -> Vec<Edit> {
         &|list| {
             (0..list.len())
                 .filter_map(|i| delay_stores(list, i))
-                .map(|(new, form, what)| (new, form, what))
                 .collect()
         },
         &|list| {
