@@ -324,9 +324,11 @@ fn invert_dol(m: &mut Mma) -> bool {
 /// account).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Fit {
-    /// Whether the edit accounts for the differing words by leaving them open as reads of
-    /// cells no write is ordered before ([`reads_unwritten`]) rather than predicting them.
-    unwritten: bool,
+    /// How the edit accounts for the differing words: 0, it predicts them; 1, it leaves them
+    /// open as reads of cells no write is ordered before ([`reads_unwritten`]) and a word of
+    /// the read is as the original predicts (the ld delivered its registers); 2, so, but no
+    /// word of the read is as predicted.
+    unwritten: u8,
     /// 0: allows every record; 1: only explains the discrepant one.
     tier: u8,
     unspecified: u32,
@@ -367,17 +369,26 @@ pub(super) fn diagnose_edits(
                 continue;
             };
             let unwritten = if explains(orig, lane, rec) {
-                false
-            } else if b.orders && reads_unwritten(view, expected, orig_item, &e, item, key) {
-                true
+                0
             } else {
-                continue;
+                // With no word of the read as predicted, registers a `wait::ld` let be read
+                // before the ld delivered them give the same record (WAIT-SCOPE): only that
+                // rule's own edits may account for it then.
+                match b
+                    .orders
+                    .then(|| reads_unwritten(view, expected, orig_item, &e, item, key))
+                    .flatten()
+                {
+                    Some(true) => 1,
+                    Some(false) if b.rule == RuleId::WaitScope => 2,
+                    _ => continue,
+                }
             };
             let tier = u8::from(first_outside(view.layout, view, &e).is_some());
             // A record open words account for is evidence only where the edit accounts for
             // the whole run (another behaviour reading unwritten cells, a lane quarter
             // computed wrong, differs in records the edit leaves as they were).
-            if unwritten && tier != 0 {
+            if unwritten != 0 && tier != 0 {
                 continue;
             }
             let fit = Fit {
@@ -386,7 +397,7 @@ pub(super) fn diagnose_edits(
                 unspecified: unspecified_words(&e),
             };
             if best.as_ref().is_none_or(|(f, _, _)| fit < *f) {
-                let done = !fit.unwritten && fit.tier == 0 && fit.unspecified == 0;
+                let done = fit.unwritten == 0 && fit.tier == 0 && fit.unspecified == 0;
                 best = Some((fit, b.rule, edit));
                 if done {
                     break;
@@ -395,7 +406,7 @@ pub(super) fn diagnose_edits(
         }
         if best
             .as_ref()
-            .is_some_and(|(f, _, _)| !f.unwritten && f.tier == 0 && f.unspecified == 0)
+            .is_some_and(|(f, _, _)| f.unwritten == 0 && f.tier == 0 && f.unspecified == 0)
         {
             break;
         }
@@ -412,11 +423,18 @@ pub(super) fn diagnose_edits(
             },
             edit.form,
             edit.what,
-            if fit.unwritten {
-                ": the words that differ are those it reads from TMEM cells no write is \
-                 ordered before there (left open, OQ-9), every other word is as it predicts"
-            } else {
-                ""
+            match fit.unwritten {
+                0 => "",
+                1 => {
+                    ": the words that differ are those it reads from TMEM cells no write is \
+                     ordered before there (left open, OQ-9), every other word is as it predicts"
+                }
+                _ => {
+                    ": the words that differ are those it reads from TMEM cells no write is \
+                     ordered before there (left open, OQ-9), every other word is as it \
+                     predicts; no word of the read is as first predicted, so a wait::ld \
+                     returning before the ld's registers are delivered gives the same record"
+                }
             },
             rule.as_str(),
             catalogue::row(rule).rule,
@@ -487,7 +505,8 @@ const UNWRITTEN_NOTE: &str = "OQ-9: an ld reads TMEM cells that no write is orde
 /// every other word is as `e` allows, each one the original says is wrong as `e` predicts it.
 /// The discrepant record (`key`) has such a word. A wrong value in a few words (an MMA's
 /// result off in one element) is not accounted for so: the words of the same read that hold
-/// what the original predicts show that the read saw the writes.
+/// what the original predicts show that the read saw the writes. `Some(delivered)` where it
+/// accounts so: whether a word of the discrepant record is as the original predicts.
 fn reads_unwritten(
     view: &View<'_>,
     orig: &Expected,
@@ -495,7 +514,7 @@ fn reads_unwritten(
     e: &Expected,
     item: &ObsItem,
     key: &ObsKey,
-) -> bool {
+) -> Option<bool> {
     // The edit opens words for no other reason (the notes are of the whole program: a note
     // of another open question the edit adds may be this read's).
     let added = || e.notes.iter().filter(|n| !orig.notes.contains(n));
@@ -503,32 +522,27 @@ fn reads_unwritten(
         || !e.notes.iter().any(|n| n.starts_with(UNWRITTEN_NOTE))
         || !added().all(|n| n.starts_with(UNWRITTEN_NOTE))
     {
-        return false;
+        return None;
     }
-    let Some(site) = super::site_for(view.layout, &item.key) else {
-        return false;
-    };
-    let Some((valid, data, n)) = super::site_words(view, &item.key, &site) else {
-        return false;
-    };
+    let site = super::site_for(view.layout, &item.key)?;
+    let (valid, data, n) = super::site_words(view, &item.key, &site)?;
     let mut found = false;
+    let mut right = false;
     for (l, lane) in item.iter() {
         let li = usize::from(l);
         if valid[li] == 0 {
             continue;
         }
         let rec = &data[li * n..(li + 1) * n];
-        let Some(orig) = orig_item.lane(l) else {
-            return false;
-        };
+        let orig = orig_item.lane(l)?;
         if check_lane(lane, Some(rec), &Allocs::default()).is_some() {
-            return false;
+            return None;
         }
         for i in 0..n {
             let was = word_verdict(orig, rec, i);
             if word_open(lane, i) {
                 match was {
-                    Some(true) => return false,
+                    Some(true) => return None,
                     Some(false) => found |= l == key.lane,
                     None => {}
                 }
@@ -536,11 +550,13 @@ fn reads_unwritten(
                 && !matches!(lane, LaneExpect::Is(ObsExpect::OneOf(_)))
                 && word_verdict(lane, rec, i) != Some(true)
             {
-                return false;
+                return None;
+            } else if was == Some(true) && l == key.lane {
+                right = true;
             }
         }
     }
-    found
+    found.then_some(right)
 }
 
 /// Whether `e` leaves word `i` open: the lane unspecified as a whole, or that word.
