@@ -266,6 +266,16 @@ fn reports_and_json_use_the_catalogue_spelling_and_words() {
             .find(|l| l.starts_with(&format!("| [`{}`]", f["id"].as_str().unwrap())))
             .expect("a row per finding");
         let cell = row.trim_end_matches(" |").rsplit(" | ").next().unwrap();
+        // A cut cell keeps the observing instruction the detail names at its end.
+        let observer = detail.rfind("; observed by ").map(|i| &detail[i..]);
+        let cell = match observer {
+            Some(o) if cell != detail => {
+                let o = o.split(" [").next().unwrap();
+                cell.strip_suffix(o)
+                    .unwrap_or_else(|| panic!("the observer `{o}` is cut: {cell}"))
+            }
+            _ => cell,
+        };
         if cell != detail {
             let kept = cell
                 .strip_suffix('…')
@@ -736,4 +746,89 @@ fn a_finding_is_filed_under_the_rule_its_discrepancy_names() {
             r["signature_id"].as_str()
         );
     }
+}
+
+/// Every string value and one-entry-object key of `v` that is a Rust enum variant name
+/// (an upper-case letter, then letters and digits with a lower-case one among them:
+/// `Completes`, `PerWord`, `Mixed`), with its path. Rule ids (`LD-ASYNC`), kebab-case tags
+/// and text (spaces, punctuation) pass.
+fn variant_names(v: &serde_json::Value, path: &str, found: &mut Vec<String>) {
+    let rust = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_uppercase())
+            && s.chars().all(|c| c.is_ascii_alphanumeric())
+            && s.chars()
+                .any(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    };
+    match v {
+        serde_json::Value::String(s) if rust(s) => found.push(format!("{path}: \"{s}\"")),
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                variant_names(x, &format!("{path}[{i}]"), found);
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if m.len() == 1 && rust(k) {
+                    found.push(format!("{path}: key \"{k}\""));
+                }
+                variant_names(x, &format!("{path}.{k}"), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// No JSON a campaign with a fault writes, nor any JSON a command prints about it (`show
+/// --format json` of each finding, `check --format json` of its minimized PTX, `targets`,
+/// `rules`), holds a Rust enum variant name where a rule id or a kebab-case tag belongs
+/// (`"Completes"`, `{"Warp": 0}`, `{"Completed": ...}`, `"Mixed"`, `"CompileOnly"` were
+/// there before).
+#[test]
+fn no_json_a_user_reads_holds_a_rust_variant_name() {
+    let mut sample = Vec::new();
+    variant_names(
+        &serde_json::json!({"run": {"verdict": "Completes"}, "site": {"Warp": 0}, "rule": "LD-ASYNC"}),
+        "",
+        &mut sample,
+    );
+    assert_eq!(
+        sample,
+        [".run.verdict: \"Completes\"", ".site: key \"Warp\""]
+    );
+    let cwd = tempfile::tempdir().unwrap();
+    campaign_on(cwd.path(), "out", "sim,sim+wait-st-early");
+    let out = cwd.path().join("out");
+    let mut docs: Vec<(String, serde_json::Value)> = ["report.json", "campaign.json", "state.json"]
+        .iter()
+        .map(|f| (f.to_string(), json(&out.join(f))))
+        .collect();
+    let printed = |args: &[&str]| -> serde_json::Value {
+        let o = run_in(cwd.path(), args);
+        serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", text(&o.stderr)))
+    };
+    let findings = finding_folders(&out);
+    assert!(!findings.is_empty());
+    for f in &findings {
+        let name = f.display().to_string();
+        docs.push((format!("{name}/report.json"), json(&f.join("report.json"))));
+        docs.push((
+            format!("show --format json {name}"),
+            printed(&["show", "--format", "json", &name]),
+        ));
+        let ptx = f.join("minimized.ptx").display().to_string();
+        docs.push((
+            format!("check --format json {ptx}"),
+            printed(&["check", "--format", "json", &ptx]),
+        ));
+    }
+    docs.push(("targets".into(), printed(&["targets", "--format", "json"])));
+    docs.push(("rules".into(), printed(&["rules", "--format", "json"])));
+    let mut bad = Vec::new();
+    for (what, v) in &docs {
+        let mut found = Vec::new();
+        variant_names(v, "", &mut found);
+        bad.extend(found.into_iter().map(|f| format!("{what}: {f}")));
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -649,7 +649,7 @@ fn compare_obs(
     // the `.num` pattern, which an accumulator whose first column happens to agree can
     // imitate.
     let found = diagnose_quarter(program, expected, &key, rec)
-        .or_else(|| diagnose_edits(program, view, &key, item.lane(lane), rec))
+        .or_else(|| diagnose_edits(program, view, expected, &key, rec))
         .or_else(|| diagnose(observer, item.lane(lane), rec));
     if let Some(d) = found {
         rules.retain(|r| *r != d.rule);
@@ -661,7 +661,8 @@ fn compare_obs(
         detail.push_str(&d.why);
     }
     if let Some(Stmt::Tc(op)) = observer {
-        detail.push_str(&format!("; observed by {}", op.form().opcode()));
+        detail.push_str(OBSERVED_BY);
+        detail.push_str(&op.form().opcode());
     }
     Verdict::Discrepancy(Discrepancy {
         kind: DiscrepancyKind::ValueOutsideAllowed,
@@ -670,6 +671,20 @@ fn compare_obs(
         key: Some(key),
         detail,
     })
+}
+
+/// The clause with which a value discrepancy's detail names the instruction whose record
+/// differs (after the diagnosis, which names the instruction whose behaviour differed).
+const OBSERVED_BY: &str = "; observed by ";
+
+/// The observing instruction a discrepancy's detail names: the detail before that clause,
+/// and the instruction's form (up to a following ` [run ...]` note of [`crate`]'s callers
+/// that ran a case several times); `None` where the detail names none.
+pub fn observer(detail: &str) -> Option<(&str, &str)> {
+    let i = detail.rfind(OBSERVED_BY)?;
+    let rest = &detail[i + OBSERVED_BY.len()..];
+    let form = rest.split(" [").next().unwrap_or(rest);
+    Some((&detail[..i], form))
 }
 
 /// What the address checks know of each allocation (by the oracle's allocation id): a

@@ -34,6 +34,7 @@ pub struct Report {
     /// The signature itself.
     pub sig: Signature,
     /// The discrepancy on the minimized case.
+    #[serde(with = "crate::report::spelling")]
     pub discrepancy: Discrepancy,
     /// The deciding rule's spec section, if any.
     pub section: Option<String>,
@@ -41,9 +42,12 @@ pub struct Report {
     pub targets: Vec<(String, String)>,
     /// The oracle edition.
     pub edition: String,
-    /// What the oracle expected (minimized case).
+    /// What the oracle expected (minimized case); its enum tags in kebab-case, as the other
+    /// fields a user reads ([`crate::report::spelling`]).
+    #[serde(with = "crate::report::spelling")]
     pub expected: Expected,
-    /// What the target did (minimized case).
+    /// What the target did (minimized case), spelled so.
+    #[serde(with = "crate::report::spelling")]
     pub observed: Outcome,
     /// Size (statements) of the original and minimized programs.
     pub sizes: (usize, usize),
@@ -294,6 +298,11 @@ fn readme(r: &Report) -> String {
             r.discrepancy.forms.join("`, `")
         ));
     }
+    if let Some((_, form)) = crate::diff::observer(&r.discrepancy.detail) {
+        s.push_str(&format!(
+            "Observed by: `{form}` (the instruction whose record differs)\n\n"
+        ));
+    }
     // A near miss (a case generated to break a rule) keeps breaking it when minimized; say so,
     // since `check` on `minimized.ptx` reports it too.
     let also: Vec<String> = r
@@ -391,6 +400,86 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("breaks `LDST-NUM`"), "{text}");
+    }
+
+    /// A stored finding's `report.json` spells its enum tags in kebab-case (the run verdict
+    /// `may-block`, the outcome `completed`, the site `warp`), rule ids as the catalogue does,
+    /// and reads back equal; a report an earlier version wrote (Rust variant names) reads too.
+    #[test]
+    fn a_stored_report_uses_user_spelling_and_reads_back() {
+        use crate::diff::DiscrepancyKind;
+        use tcgen05_ir::RuleId;
+        use tcgen05_oracle::{ObsKey, RunVerdict, SiteRef};
+        let d = Discrepancy {
+            kind: DiscrepancyKind::ValueOutsideAllowed,
+            rules: vec![RuleId::LdAsync],
+            forms: vec!["tcgen05.ld.sync.aligned.32x32b.x1.b32".into()],
+            key: Some(ObsKey {
+                cta: 0,
+                warp: 1,
+                site: SiteRef::Warp(2),
+                lane: 3,
+            }),
+            detail: "word 0 differs".into(),
+        };
+        let sig = Signature::of(&d, "sim+wait-st-early");
+        let e = Expected::with_verdict(RunVerdict::MayBlock { where_: vec![] });
+        let observed = Outcome::Completed { words: vec![7, 8] };
+        let report = make_report(&sig, &d, vec![], &e, &observed, (9, 3));
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let store = Store::open(dir.path()).expect("a store");
+        let case = Case {
+            program: tcgen05_ir::samples::single_warp_roundtrip(),
+            intent: tcgen05_ir::Intent::Unknown,
+            provenance: Default::default(),
+        };
+        let Added::New(folder) = store.add(&case, &case, &report).expect("stored") else {
+            panic!("a new finding")
+        };
+        let text = std::fs::read_to_string(folder.join("report.json")).expect("written");
+        for rust in ["\"MayBlock\"", "\"Completed\"", "\"Warp\"", "\"LdAsync\""] {
+            assert!(!text.contains(rust), "{rust} in {text}");
+        }
+        for user in ["\"may-block\"", "\"completed\"", "\"warp\"", "\"LD-ASYNC\""] {
+            assert!(text.contains(user), "{user} not in {text}");
+        }
+        assert_eq!(read_report(&folder).ok().as_ref(), Some(&report));
+        // The same report as an earlier version wrote it: every field in serde's spelling.
+        let mut old = serde_json::to_value(&report).expect("serializable");
+        old["expected"] = serde_json::to_value(&e).expect("serializable");
+        old["observed"] = serde_json::to_value(&observed).expect("serializable");
+        old["discrepancy"] = serde_json::to_value(&d).expect("serializable");
+        assert!(old.to_string().contains("\"MayBlock\""));
+        std::fs::write(folder.join("report.json"), old.to_string()).expect("written");
+        assert_eq!(read_report(&folder).ok().as_ref(), Some(&report));
+    }
+
+    /// The README names the instruction whose record differs beside the rule of the behaviour
+    /// that differed.
+    #[test]
+    fn the_readme_names_the_observing_instruction() {
+        use crate::diff::DiscrepancyKind;
+        use tcgen05_ir::RuleId;
+        let ld = "tcgen05.ld.sync.aligned.32x32b.x1.b32";
+        let d = Discrepancy {
+            kind: DiscrepancyKind::ValueOutsideAllowed,
+            rules: vec![RuleId::WaitScope, RuleId::LdAsync],
+            forms: vec![ld.into(), "tcgen05.wait::st.sync.aligned".into()],
+            key: None,
+            detail: format!("word 0 differs; the wait returns early; observed by {ld}"),
+        };
+        let sig = Signature::of(&d, "sim+wait-st-early");
+        let e = Expected::with_verdict(tcgen05_oracle::RunVerdict::Completes);
+        let text = readme(&make_report(
+            &sig,
+            &d,
+            vec![],
+            &e,
+            &Outcome::Accepted,
+            (9, 3),
+        ));
+        assert!(text.contains("`WAIT-SCOPE` [§9.7.16.8.5]"), "{text}");
+        assert!(text.contains(&format!("Observed by: `{ld}`")), "{text}");
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         match args.format {
             Format::Text => out!("{text}"),
             Format::Json => {
+                // The case's enum tags in kebab-case, as every JSON a user reads.
+                let case = tcgen05_drivers::report::spelling::user_json(&case)?;
                 let v = serde_json::json!({ "file": name, "case": case, "ptx": text });
                 outln!("{}", serde_json::to_string_pretty(&v)?);
             }

@@ -6,7 +6,7 @@ use tcgen05_ir::observe::View;
 use tcgen05_ir::{FenceKind, Mma, Op, Program, RuleId, Stmt, WaitOp};
 use tcgen05_oracle::catalogue;
 use tcgen05_oracle::{
-    Expected, LaneExpect, ObsExpect, ObsKey, ObsSite, RunVerdict, SiteExpect, WordExpect,
+    Expected, LaneExpect, ObsExpect, ObsItem, ObsKey, ObsSite, RunVerdict, SiteExpect, WordExpect,
 };
 
 /// The instruction whose behaviour differed, when a record outside what its site allows says
@@ -28,8 +28,11 @@ pub(super) struct Diagnosis {
 ///   repetitions differs: the repetitions after the first were not delivered, the behaviour of
 ///   `.num` (LDST-NUM, §9.7.16.8.3; the register layout of reference §2.6: the registers of
 ///   repetition `r` follow those of `r - 1`). A record wrong in only some later registers, or
-///   right in none of the first repetition's, is not that; with one register per repetition
-///   the later registers must also hold one value (undelivered). For an `ld.red` the record's
+///   wrong in one of the first repetition's, is not that. Where the later registers look
+///   undelivered (all hold one value, which the first repetition's do not all hold), a later
+///   register predicted to be that value holds it by coincidence, and a first repetition the
+///   expectation leaves open (OQ-9) is allowed; with one register per repetition, or a first
+///   repetition left open, they must look so. For an `ld.red` the record's
 ///   registers are followed by `redval` (the min or max across the loaded columns,
 ///   §9.7.16.8.3), which is computed from them and not looked at.
 pub(super) fn diagnose(
@@ -50,15 +53,23 @@ pub(super) fn diagnose(
     // Per register: predicted (exactly or among a few values), and whether `rec` has it.
     let words: Vec<Option<bool>> = (0..n).map(|i| word_verdict(e, rec, i)).collect();
     let first_right = words[..per].iter().all(|w| *w == Some(true));
+    let first_open = !first_right && !words[..per].contains(&Some(false));
+    // The later registers look undelivered: all hold one value, which the first repetition
+    // does not hold throughout (it was delivered).
+    let undelivered =
+        rec[per..n].windows(2).all(|w| w[0] == w[1]) && rec[..per].iter().any(|w| *w != rec[per]);
     let later = &words[per..];
-    let later_wrong = later.contains(&Some(false)) && !later.contains(&Some(true));
-    if !(first_right && later_wrong) {
+    // Every predicted later register differs, but where they all hold the undelivered value,
+    // one predicted to be that value (a 0 among the results) holds it by coincidence.
+    let later_wrong = later.contains(&Some(false)) && (undelivered || !later.contains(&Some(true)));
+    if !(first_right || first_open) || !later_wrong {
         return None;
     }
     // With one register per repetition, one right word is weak evidence (small-integer values
-    // often coincide, as another lane quarter's record may with this one's first word): the
-    // later registers must then also look undelivered, all holding one value.
-    if per == 1 && !rec[per..n].windows(2).all(|w| w[0] == w[1]) {
+    // often coincide, as another lane quarter's record may with this one's first word), and a
+    // first repetition the expectation leaves open is none: the later registers must then
+    // look undelivered.
+    if (per == 1 || first_open) && !undelivered {
         return None;
     }
     Some(Diagnosis {
@@ -153,6 +164,13 @@ struct Edit {
 /// one where every instruction it applies to behaves so).
 struct Behaviour {
     rule: RuleId,
+    /// Whether it orders a read against a write (a commit, wait, barrier or fence), rather
+    /// than deciding an MMA's value or the order of two MMAs' writes: only such a behaviour accounts for a read of
+    /// cells no write is ordered before ([`reads_unwritten`]). An MMA whose D comes to depend
+    /// on never-written cells (accumulating onto them) leaves D open whatever it computed, so
+    /// it would account for every record of D, also the one a read that ran before the MMA
+    /// gives.
+    orders: bool,
     edits: fn(&Program) -> Vec<Edit>,
 }
 
@@ -177,6 +195,7 @@ struct Behaviour {
 const BEHAVIOURS: [Behaviour; 9] = [
     Behaviour {
         rule: RuleId::MmaEnableD,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 m.enable_input_d = !m.enable_input_d;
@@ -192,6 +211,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::MmaScaleDSem,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 let s = m.scale_input_d.take().filter(|s| *s != 0)?;
@@ -205,6 +225,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::MmaDolSem,
+        orders: false,
         edits: |p| {
             let mut v = mma_edits(p, |m| {
                 invert_dol(m).then(|| "disable-output-lane read inverted".into())
@@ -219,14 +240,17 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::McmPipeMmaMma,
+        orders: false,
         edits: mma_swaps,
     },
     Behaviour {
         rule: RuleId::CommitTrack,
+        orders: true,
         edits: commit_moves,
     },
     Behaviour {
         rule: RuleId::WaitScope,
+        orders: true,
         edits: |p| {
             let mut v = Vec::new();
             for kind in [WaitOp::Ld, WaitOp::St] {
@@ -236,15 +260,18 @@ const BEHAVIOURS: [Behaviour; 9] = [
                     "returning at once",
                 ));
             }
+            v.extend(late_stores(p));
             v
         },
     },
     Behaviour {
         rule: RuleId::McmXthread,
+        orders: true,
         edits: barrier_removals,
     },
     Behaviour {
         rule: RuleId::FenceBefore,
+        orders: true,
         edits: |p| {
             removals(
                 p,
@@ -262,6 +289,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
     },
     Behaviour {
         rule: RuleId::FenceAfter,
+        orders: true,
         edits: |p| {
             removals(
                 p,
@@ -296,6 +324,11 @@ fn invert_dol(m: &mut Mma) -> bool {
 /// account).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Fit {
+    /// How the edit accounts for the differing words: 0, it predicts them; 1, it leaves them
+    /// open as reads of cells no write is ordered before ([`reads_unwritten`]) and a word of
+    /// the read is as the original predicts (the ld delivered its registers); 2, so, but no
+    /// word of the read is as predicted.
+    unwritten: u8,
     /// 0: allows every record; 1: only explains the discrepant one.
     tier: u8,
     unspecified: u32,
@@ -311,11 +344,13 @@ struct Fit {
 pub(super) fn diagnose_edits(
     p: &Program,
     view: &View<'_>,
+    expected: &Expected,
     key: &ObsKey,
-    orig: Option<LaneExpect<'_>>,
     rec: Option<&[u32]>,
 ) -> Option<Diagnosis> {
     let rec = rec?;
+    let orig_item = expected.site(&key.site_key())?;
+    let orig = orig_item.lane(key.lane);
     if let Some(LaneExpect::Is(ObsExpect::Check(c))) = orig {
         return diagnose_address(p, key, c.alloc);
     }
@@ -330,18 +365,39 @@ pub(super) fn diagnose_edits(
             {
                 continue;
             }
-            let Some((_, lane)) = e.lookup(key) else {
+            let Some((item, lane)) = e.lookup(key) else {
                 continue;
             };
-            if !explains(orig, lane, rec) {
+            let unwritten = if explains(orig, lane, rec) {
+                0
+            } else {
+                // With no word of the read as predicted, registers a `wait::ld` let be read
+                // before the ld delivered them give the same record (WAIT-SCOPE): only that
+                // rule's own edits may account for it then.
+                match b
+                    .orders
+                    .then(|| reads_unwritten(view, expected, orig_item, &e, item, key))
+                    .flatten()
+                {
+                    Some(true) => 1,
+                    Some(false) if b.rule == RuleId::WaitScope => 2,
+                    _ => continue,
+                }
+            };
+            let tier = u8::from(first_outside(view.layout, view, &e).is_some());
+            // A record open words account for is evidence only where the edit accounts for
+            // the whole run (another behaviour reading unwritten cells, a lane quarter
+            // computed wrong, differs in records the edit leaves as they were).
+            if unwritten != 0 && tier != 0 {
                 continue;
             }
             let fit = Fit {
-                tier: u8::from(first_outside(view.layout, view, &e).is_some()),
+                unwritten,
+                tier,
                 unspecified: unspecified_words(&e),
             };
             if best.as_ref().is_none_or(|(f, _, _)| fit < *f) {
-                let done = fit.tier == 0 && fit.unspecified == 0;
+                let done = fit.unwritten == 0 && fit.tier == 0 && fit.unspecified == 0;
                 best = Some((fit, b.rule, edit));
                 if done {
                     break;
@@ -350,7 +406,7 @@ pub(super) fn diagnose_edits(
         }
         if best
             .as_ref()
-            .is_some_and(|(f, _, _)| f.tier == 0 && f.unspecified == 0)
+            .is_some_and(|(f, _, _)| f.unwritten == 0 && f.tier == 0 && f.unspecified == 0)
         {
             break;
         }
@@ -359,7 +415,7 @@ pub(super) fn diagnose_edits(
     Some(Diagnosis {
         rule,
         why: format!(
-            "{} is what the program gives with {} {} ({}: {} §{})",
+            "{} is what the program gives with {} {}{} ({}: {} §{})",
             if fit.tier == 0 {
                 "every record"
             } else {
@@ -367,6 +423,19 @@ pub(super) fn diagnose_edits(
             },
             edit.form,
             edit.what,
+            match fit.unwritten {
+                0 => "",
+                1 => {
+                    ": the words that differ are those it reads from TMEM cells no write is \
+                     ordered before there (left open, OQ-9), every other word is as it predicts"
+                }
+                _ => {
+                    ": the words that differ are those it reads from TMEM cells no write is \
+                     ordered before there (left open, OQ-9), every other word is as it \
+                     predicts; no word of the read is as first predicted, so a wait::ld \
+                     returning before the ld's registers are delivered gives the same record"
+                }
+            },
             rule.as_str(),
             catalogue::row(rule).rule,
             catalogue::section(rule)
@@ -418,6 +487,87 @@ fn diagnose_address(p: &Program, key: &ObsKey, alloc: u32) -> Option<Diagnosis> 
         ),
         form: edit.form,
     })
+}
+
+/// The start of the oracle's note that an ld reads TMEM cells no write is ordered before
+/// (OQ-9). An MMA accumulating onto such cells is noted otherwise (MMA-ENABLE-D, its D not
+/// known) and is no such account: its words are open whatever the MMA computed, so every
+/// record of a read of D would fit it.
+const UNWRITTEN_NOTE: &str = "OQ-9: an ld reads TMEM cells that no write is ordered before";
+
+/// Whether the expectation `e` of an edited program (`item`: its expectation of the
+/// discrepant record's site) accounts for the site's records as reads of cells no write is
+/// ordered before (OQ-9 leaves them open, so no value predicts them): `e` notes such reads
+/// ([`UNWRITTEN_NOTE`]) and no other open question the original expectation `orig` does not
+/// note, nothing of the site races there (its only rule is LD-ASYNC), and in
+/// every recorded lane of the site the words `e` leaves open are exactly the words that differ
+/// from the original expectation `orig_item` (each one it predicts, none as predicted), while
+/// every other word is as `e` allows, each one the original says is wrong as `e` predicts it.
+/// The discrepant record (`key`) has such a word. A wrong value in a few words (an MMA's
+/// result off in one element) is not accounted for so: the words of the same read that hold
+/// what the original predicts show that the read saw the writes. `Some(delivered)` where it
+/// accounts so: whether a word of the discrepant record is as the original predicts.
+fn reads_unwritten(
+    view: &View<'_>,
+    orig: &Expected,
+    orig_item: &ObsItem,
+    e: &Expected,
+    item: &ObsItem,
+    key: &ObsKey,
+) -> Option<bool> {
+    // The edit opens words for no other reason (the notes are of the whole program: a note
+    // of another open question the edit adds may be this read's).
+    let added = || e.notes.iter().filter(|n| !orig.notes.contains(n));
+    if !item.rules.iter().all(|r| *r == RuleId::LdAsync)
+        || !e.notes.iter().any(|n| n.starts_with(UNWRITTEN_NOTE))
+        || !added().all(|n| n.starts_with(UNWRITTEN_NOTE))
+    {
+        return None;
+    }
+    let site = super::site_for(view.layout, &item.key)?;
+    let (valid, data, n) = super::site_words(view, &item.key, &site)?;
+    let mut found = false;
+    let mut right = false;
+    for (l, lane) in item.iter() {
+        let li = usize::from(l);
+        if valid[li] == 0 {
+            continue;
+        }
+        let rec = &data[li * n..(li + 1) * n];
+        let orig = orig_item.lane(l)?;
+        if check_lane(lane, Some(rec), &Allocs::default()).is_some() {
+            return None;
+        }
+        for i in 0..n {
+            let was = word_verdict(orig, rec, i);
+            if word_open(lane, i) {
+                match was {
+                    Some(true) => return None,
+                    Some(false) => found |= l == key.lane,
+                    None => {}
+                }
+            } else if was == Some(false)
+                && !matches!(lane, LaneExpect::Is(ObsExpect::OneOf(_)))
+                && word_verdict(lane, rec, i) != Some(true)
+            {
+                return None;
+            } else if was == Some(true) && l == key.lane {
+                right = true;
+            }
+        }
+    }
+    found.then_some(right)
+}
+
+/// Whether `e` leaves word `i` open: the lane unspecified as a whole, or that word.
+fn word_open(e: LaneExpect<'_>, i: usize) -> bool {
+    match e {
+        LaneExpect::Is(ObsExpect::Unspecified(_)) => true,
+        LaneExpect::Is(ObsExpect::PerWord(ws)) => {
+            matches!(ws.get(i), Some(WordExpect::Unspecified))
+        }
+        _ => false,
+    }
 }
 
 /// The data words `e` leaves unspecified (a lane unspecified as a whole counts 32).
@@ -687,6 +837,83 @@ fn commit_moves(p: &Program) -> Vec<Edit> {
         }));
     }
     out
+}
+
+/// Whether `s` is a `tcgen05.wait` of kind `kind`.
+fn is_wait(s: &Stmt, kind: WaitOp) -> bool {
+    matches!(s, Stmt::Tc(Op::Wait { form }) if form.op == kind)
+}
+
+/// Each `tcgen05.wait::st` returning before the stores it waits for reach TMEM, so that the
+/// next ld of the thread reads the cells as they were before them (WAIT-SCOPE,
+/// §9.7.16.8.5): the sts of the list between the previous `wait::st` and this one moved to
+/// after that ld and the `wait::ld` that follows it (after the wait, so the moved st does not
+/// race with the ld's read, MCM-LD-WAR); then every `wait::st` so.
+fn late_stores(p: &Program) -> Vec<Edit> {
+    list_edits(
+        p,
+        &|list| {
+            (0..list.len())
+                .filter_map(|i| delay_stores(list, i))
+                .collect()
+        },
+        &|list| {
+            let mut new = list.to_vec();
+            let mut first = None;
+            for i in (0..list.len()).rev() {
+                if let Some(v) = delay_stores(&new, i) {
+                    new = v.0;
+                    first = Some((v.1, v.2));
+                }
+            }
+            first.map(|(form, what)| (new, form, what))
+        },
+    )
+}
+
+/// `list` with the sts the `wait::st` at `i` waits for (those after the previous
+/// `wait::st`) moved after the next ld and its `wait::ld` (see [`late_stores`]); `None` where
+/// `i` is no `wait::st`, or it waits for no st, or no ld follows it.
+fn delay_stores(list: &[Stmt], i: usize) -> Option<Variant> {
+    let Stmt::Tc(wait) = &list[i] else {
+        return None;
+    };
+    if !is_wait(&list[i], WaitOp::St) {
+        return None;
+    }
+    let from = list[..i]
+        .iter()
+        .rposition(|s| is_wait(s, WaitOp::St))
+        .map_or(0, |w| w + 1);
+    let stores: Vec<usize> = (from..i)
+        .filter(|&t| matches!(list[t], Stmt::Tc(Op::St { .. })))
+        .collect();
+    let ld = (i + 1..list.len()).find(|&t| matches!(list[t], Stmt::Tc(Op::Ld { .. })))?;
+    let Stmt::Tc(st) = &list[*stores.first()?] else {
+        return None;
+    };
+    let at = (ld + 1..list.len())
+        .take_while(|&t| !matches!(list[t], Stmt::Tc(Op::Ld { .. })))
+        .find(|&t| is_wait(&list[t], WaitOp::Ld))
+        .map_or(ld + 1, |t| t + 1);
+    let mut new: Vec<Stmt> = Vec::with_capacity(list.len());
+    for (t, s) in list.iter().enumerate() {
+        if !stores.contains(&t) {
+            new.push(s.clone());
+        }
+        if t + 1 == at {
+            new.extend(stores.iter().map(|&k| list[k].clone()));
+        }
+    }
+    Some((
+        new,
+        wait.form().opcode(),
+        format!(
+            "returning before {} reaches TMEM (the next ld reads the cells as they were \
+             before it)",
+            st.form().opcode()
+        ),
+    ))
 }
 
 /// Each tcgen05 statement `hit` selects removed, then every one of them (its form; `what`:

@@ -110,7 +110,7 @@ pub fn markdown(s: &Summary) -> String {
     } else {
         m.push_str("One per discrepancy signature, minimized. Each folder holds the case (binary and PTX), the original, `report.json` and a README.\n\n| id | kind | rule | section | target | size | what differs |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         for f in &s.findings {
-            let detail = cut_at_word(&f.detail.replace('\n', " "), 160).replace('|', "\\|");
+            let detail = what_differs(&f.detail.replace('\n', " ")).replace('|', "\\|");
             let _ = writeln!(
                 m,
                 "| [`{}`]({}/README.md) | {} | {} | {} | `{}` | {} → {}{} | {} |",
@@ -165,6 +165,19 @@ pub fn markdown(s: &Summary) -> String {
     m
 }
 
+/// A finding's "what differs" cell: its detail cut at a word ([`cut_at_word`], 160
+/// characters), keeping the instruction whose record differs
+/// ([`crate::diff::observer`]) at the end where the detail names one.
+pub fn what_differs(detail: &str) -> String {
+    const MAX: usize = 160;
+    match crate::diff::observer(detail) {
+        Some((head, form)) if detail.chars().count() > MAX => {
+            format!("{}; observed by {form}", cut_at_word(head, MAX))
+        }
+        _ => cut_at_word(detail, MAX),
+    }
+}
+
 /// `text` cut to at most `max` characters at a word boundary, with `…` where it was cut (never
 /// in the middle of a number or a word, unless one word is longer than `max`). For table cells
 /// a reader reads; the live progress display cuts at the terminal's width instead.
@@ -182,7 +195,23 @@ pub fn cut_at_word(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::cut_at_word;
+    use super::{cut_at_word, what_differs};
+
+    /// A long detail is cut, but the observing instruction it names stays in the cell.
+    #[test]
+    fn the_cell_keeps_the_observing_instruction() {
+        let ld = "tcgen05.ld.sync.aligned.32x32b.x8.b32";
+        let why = "every record is what the program gives with tcgen05.wait::st.sync.aligned \
+                   returning before tcgen05.st.sync.aligned.32x32b.x1.b32 reaches TMEM";
+        let d =
+            format!("cta 0 warp 0 lane 0 observation #1: word 0 differs; {why}; observed by {ld}");
+        let cell = what_differs(&d);
+        assert!(cell.ends_with(&format!("…; observed by {ld}")), "{cell}");
+        let short = format!("word 0 differs; observed by {ld}");
+        assert_eq!(what_differs(&short), short);
+        let ran = format!("{d} [run 3 of 64, perturbation 0x00000001; 2 run(s) showed it]");
+        assert!(what_differs(&ran).ends_with(&format!("; observed by {ld}")));
+    }
 
     #[test]
     fn cells_are_cut_between_words_with_an_ellipsis() {

@@ -19,6 +19,7 @@ pub mod junit;
 pub mod markdown;
 pub mod regression;
 pub mod skips;
+pub mod spelling;
 pub mod words;
 
 pub use behaviours::{BehaviourRow, Behaviours};

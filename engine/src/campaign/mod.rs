@@ -140,13 +140,20 @@ impl std::str::FromStr for Shard {
 }
 
 /// The case mix of a campaign.
+///
+/// In `campaign.json` and `state.json` as [`CaseMix::name`] spells it (`--mix`'s value); the
+/// Rust variant names an earlier version wrote are read as well, so such a campaign continues.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum CaseMix {
     /// Valid programs only.
+    #[serde(alias = "Valid")]
     Valid,
     /// Near misses only (every mutator in turn).
+    #[serde(alias = "NearMiss")]
     NearMiss,
     /// Mostly valid programs, with near misses and litmus members (the generators' mix).
+    #[serde(alias = "Mixed")]
     Mixed,
 }
 
@@ -931,6 +938,24 @@ fn snapshot(sh: &Shared<'_>, done_before: u64) -> Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The mix is written as `--mix` names it (`campaign.json`, `state.json`), and the Rust
+    /// variant names an earlier version wrote still read back.
+    #[test]
+    fn the_mix_is_spelled_as_mix_names_it_and_old_names_read_back() {
+        for m in [CaseMix::Valid, CaseMix::NearMiss, CaseMix::Mixed] {
+            let json = serde_json::to_string(&m).expect("serializable");
+            assert_eq!(json, format!("\"{}\"", m.name()));
+            assert_eq!(serde_json::from_str::<CaseMix>(&json).ok(), Some(m));
+        }
+        for (old, m) in [
+            ("\"Valid\"", CaseMix::Valid),
+            ("\"NearMiss\"", CaseMix::NearMiss),
+            ("\"Mixed\"", CaseMix::Mixed),
+        ] {
+            assert_eq!(serde_json::from_str::<CaseMix>(old).ok(), Some(m), "{old}");
+        }
+    }
 
     #[test]
     fn done_positions_advance_the_watermark() {
