@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub minimize_budget: Duration,
     /// The most one minimization may take (`5m`, `tcgen05_engine::minimize::DEFAULT_CAP`:
-    /// about 700 candidates on `cuda-emu`).
+    /// about 1,000 candidates on `cuda-emu`).
     #[arg(long, value_parser = parse_duration, default_value = "5m")]
     pub minimize_cap: Duration,
     /// Progress: `auto` (live on a terminal, plain lines otherwise), `live`, `plain`, `quiet`.
