@@ -36,8 +36,8 @@ pub const SIM_JUDGED_PER_SECOND: f64 = 200.0;
 /// The default [`Budget::cap`] of a campaign's minimizations (`--minimize-cap`): 5 minutes. At
 /// `cuda-emu`'s cost in a 16-job campaign (about 0.31 s a candidate, docs/blackwell.md §6)
 /// that is about 1,000 judged candidates, more than any of the simulator's minimizations
-/// above needed to reach a fixed point (319), and it keeps one minimization to half of a 10-minute campaign, in which the
-/// other workers go on running cases.
+/// above needed to reach a fixed point (319), and it keeps one minimization to half of a
+/// 10-minute campaign, in which the other workers go on running cases.
 pub const DEFAULT_CAP: Duration = Duration::from_secs(300);
 
 /// How long a minimization may run ([module documentation](self)).
