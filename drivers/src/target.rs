@@ -36,8 +36,9 @@ use crate::outcome::Outcome;
 use serde::{Deserialize, Serialize};
 use tcgen05_ir::Case;
 
-/// Whether a target only compiles, or also runs.
+/// Whether a target only compiles, or also runs (`compile-only`, `running` in JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
     /// Reports only compile outcomes (ptxas).
     CompileOnly,
@@ -57,8 +58,9 @@ impl std::fmt::Display for Unavailable {
 
 impl std::error::Error for Unavailable {}
 
-/// Whether a target can be used here.
+/// Whether a target can be used here (`available`, `{"unavailable": why}` in JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Availability {
     /// It can.
     Available,
@@ -104,9 +106,11 @@ pub trait Target: Send {
     fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
         vec![Observed::once(self.run(case))]
     }
-    /// Whether this target only runs programs: it never rejects one and never crashes, so
-    /// every outcome it gives is a run outcome, "not run" or its own step bound. The diff
-    /// engine does not run such a target where no run outcome can change the verdict
+    /// Whether this target only runs programs: it never rejects one and never crashes, or
+    /// its rejections and crashes are defects of the target itself, never verdicts on the
+    /// program (`cuda-emu` compiles its own lowering), so every outcome that tells anything
+    /// about the program is a run outcome, "not run" or its own step bound. The diff engine
+    /// does not run such a target where no run outcome can change the verdict
     /// ([`crate::diff::verdict_for_any_run`]: a statically ill-formed program, an undefined
     /// run). Default: false (compilers reject, hardware and external processes can crash).
     fn only_runs(&self) -> bool {

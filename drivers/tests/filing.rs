@@ -155,10 +155,9 @@ fn filed_well(d: &Discrepancy, rules: &[RuleId], same: &[RuleId]) -> bool {
 
 /// Every value discrepancy of every fault is filed under the rule the fault breaks (or one of
 /// a behaviour that gives the same records), or, a record the oracle cannot account for,
-/// under the observing ld's rule; none under the rule of another behaviour (before this test,
-/// `bar-cta-no-wait` was filed under MMA-ENABLE-D through an address record, which no MMA
-/// writes, and `mma-pipeline-reordered` under
-/// LD-ASYNC).
+/// under the observing ld's rule; none under the rule of another behaviour (for example
+/// `bar-cta-no-wait` under MMA-ENABLE-D through an address record, which no MMA writes, or
+/// `mma-pipeline-reordered` under LD-ASYNC).
 #[test]
 fn every_fault_is_filed_under_its_own_rule_or_the_observers() {
     let mut bad = Vec::new();
@@ -275,9 +274,8 @@ fn a_truncated_ld_red_is_filed_under_ldst_num() {
 
 /// A `wait::st` that returns before its st lands lets the next ld read cells no write is
 /// ordered before (OQ-9 leaves them open): such findings are filed under WAIT-SCOPE
-/// (§9.7.16.8.5), the `wait::st` among the forms and the observing ld named, where before
-/// every one of them was under LD-ASYNC (the reads of never-written cells were accounted for
-/// by no edited program).
+/// (§9.7.16.8.5), the `wait::st` among the forms and the observing ld named, not under the
+/// observing ld's LD-ASYNC.
 ///
 /// Where no word of the read is as first predicted, a `wait::ld` returning before the ld's
 /// registers are delivered gives the same record (also WAIT-SCOPE); the detail says so, and
@@ -389,8 +387,7 @@ fn a_value_slip_is_not_filed_under_an_ordering_rule() {
 /// Every finding of an injected `.num` truncation is filed under LDST-NUM (§9.7.16.8.3),
 /// the issue's own example: also where a later register happens to be predicted as the
 /// value the undelivered registers hold (a 0 among an MMA's results) and where the first
-/// repetition reads cells the oracle leaves open (OQ-9). Before, 11 of 291 such findings on
-/// these programs stayed under LD-ASYNC.
+/// repetition reads cells the oracle leaves open (OQ-9); none stays under LD-ASYNC.
 #[test]
 fn every_truncated_ld_is_filed_under_ldst_num() {
     let found = findings("ld-num-truncated", Some);

@@ -21,12 +21,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let all = target::available_targets();
     match args.format {
-        Format::Json => {
-            // Kinds and availability in kebab-case (`compile-only`, `unavailable`), as every
-            // JSON a user reads.
-            let v = tcgen05_drivers::report::spelling::user_spelling(serde_json::to_value(&all)?);
-            outln!("{}", serde_json::to_string_pretty(&v)?);
-        }
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&all)?),
         Format::Text => {
             let width = all.iter().map(|t| t.name.len()).max().unwrap_or(0);
             for t in &all {

@@ -72,6 +72,11 @@ pub(super) fn diagnose(
     if (per == 1 || first_open) && !undelivered {
         return None;
     }
+    // A first repetition left open gives no evidence of its own: "one value throughout" must
+    // then be seen in at least two later registers (with one, any wrong word would do).
+    if first_open && n - per < 2 {
+        return None;
+    }
     Some(Diagnosis {
         rule: RuleId::LdstNum,
         form: op.form().opcode(),
@@ -254,11 +259,7 @@ const BEHAVIOURS: [Behaviour; 9] = [
         edits: |p| {
             let mut v = Vec::new();
             for kind in [WaitOp::Ld, WaitOp::St] {
-                v.extend(removals(
-                    p,
-                    &|s| matches!(s, Stmt::Tc(Op::Wait { form }) if form.op == kind),
-                    "returning at once",
-                ));
+                v.extend(removals(p, &|s| is_wait(s, kind), "returning at once"));
             }
             v.extend(late_stores(p));
             v
@@ -427,13 +428,18 @@ pub(super) fn diagnose_edits(
                 0 => "",
                 1 => {
                     ": the words that differ are those it reads from TMEM cells no write is \
-                     ordered before there (left open, OQ-9), every other word is as it predicts"
+                     ordered before there (left open, OQ-9), every other word is as it \
+                     predicts; writes that stored those words wrong (an st or mma whose \
+                     result is wrong there) give the same record where nothing reads the \
+                     cells again"
                 }
                 _ => {
                     ": the words that differ are those it reads from TMEM cells no write is \
                      ordered before there (left open, OQ-9), every other word is as it \
                      predicts; no word of the read is as first predicted, so a wait::ld \
-                     returning before the ld's registers are delivered gives the same record"
+                     returning before the ld's registers are delivered gives the same record, \
+                     and so do writes that stored those words wrong where nothing reads the \
+                     cells again"
                 }
             },
             rule.as_str(),
@@ -540,7 +546,7 @@ fn reads_unwritten(
         }
         for i in 0..n {
             let was = word_verdict(orig, rec, i);
-            if word_open(lane, i) {
+            if super::not_emulated::word_unspecified(&lane, i) {
                 match was {
                     Some(true) => return None,
                     Some(false) => found |= l == key.lane,
@@ -557,17 +563,6 @@ fn reads_unwritten(
         }
     }
     found.then_some(right)
-}
-
-/// Whether `e` leaves word `i` open: the lane unspecified as a whole, or that word.
-fn word_open(e: LaneExpect<'_>, i: usize) -> bool {
-    match e {
-        LaneExpect::Is(ObsExpect::Unspecified(_)) => true,
-        LaneExpect::Is(ObsExpect::PerWord(ws)) => {
-            matches!(ws.get(i), Some(WordExpect::Unspecified))
-        }
-        _ => false,
-    }
 }
 
 /// The data words `e` leaves unspecified (a lane unspecified as a whole counts 32).

@@ -115,8 +115,8 @@ fn per_word(e: &LaneExpect<'_>) -> Option<Vec<WordExpect>> {
     }
 }
 
-/// Whether word `i` of a lane's record is unspecified.
-fn word_unspecified(e: &LaneExpect<'_>, i: usize) -> bool {
+/// Whether word `i` of a lane's record is unspecified (the lane as a whole, or that word).
+pub(super) fn word_unspecified(e: &LaneExpect<'_>, i: usize) -> bool {
     match e {
         LaneExpect::Exact(_) => false,
         LaneExpect::Is(ObsExpect::Unspecified(_)) => true,

@@ -228,3 +228,49 @@ fn a_wrong_later_repetition_is_filed_under_ldst_num_and_names_the_observing_ld()
         d.detail
     );
 }
+
+/// A `.x2` ld with one register per repetition whose first register the expectation leaves
+/// open (OQ-9) gives the `.num` diagnosis no evidence: one wrong second register is then any
+/// wrong value, not a repetition left undelivered, and is not filed under LDST-NUM.
+#[test]
+fn one_wrong_register_after_an_open_first_one_is_not_filed_under_ldst_num() {
+    use tcgen05_oracle::{ObsExpect, WordExpect};
+    let p = single_warp_roundtrip();
+    let layout = Layout::of(&p);
+    let real = tcgen05_oracle::expect(&p);
+    let mut item = real
+        .obs
+        .iter()
+        .find(|o| matches!(o.expect, SiteExpect::Exact { .. }))
+        .expect("the roundtrip's ld is predicted exactly")
+        .clone();
+    let site = site_for(&layout, &item.key).expect("site");
+    assert_eq!(site.words, 2, "an .x2 ld of .32x32b records two registers");
+    let base = layout.warp_block(item.key.cta, usize::from(item.key.warp)) + site.offset as usize;
+    let mut words = vec![0u32; layout.total_words()];
+    let mut each = Vec::new();
+    for lane in 0..32u8 {
+        let second = item.lane(lane).and_then(|e| e.exact().map(|w| w[1]));
+        each.push(ObsExpect::PerWord(vec![
+            WordExpect::Unspecified,
+            WordExpect::Exact(second.unwrap_or(0)),
+        ]));
+        if let Some(v) = second {
+            let l = usize::from(lane);
+            words[base + l] = 1;
+            words[base + 32 + l * 2] = 7;
+            words[base + 32 + l * 2 + 1] = v;
+        }
+    }
+    item.expect = SiteExpect::Each(each);
+    let mut only = real;
+    only.obs = vec![item];
+    let mut wrong = words;
+    wrong[base + 32 + 3 * 2 + 1] ^= 0x10;
+    match compare(&p, &only, &Outcome::Completed { words: wrong }) {
+        Verdict::Discrepancy(d) => {
+            assert_ne!(d.rules.first(), Some(&RuleId::LdstNum), "{d:?}");
+        }
+        v => panic!("expected a discrepancy, got {v:?}"),
+    }
+}

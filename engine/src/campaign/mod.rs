@@ -682,6 +682,9 @@ fn record_finding(
                     filed = m.signature;
                     m.case
                 } else {
+                    // Another discrepancy on this run (a flaky target): the original is
+                    // stored as found, not minimized.
+                    minimization = None;
                     case.clone()
                 }
             }

@@ -2,14 +2,14 @@
 //! cap, and a stop flag.
 //!
 //! A fixed time buys very different numbers of candidates on different targets: the simulator
-//! judges 200 or more candidates a second, `cuda-emu` about 2 (each candidate is a JIT compile,
-//! ~235 ms, plus its runs, ~190 ms under a 16-job campaign's time slicing, docs/blackwell.md
+//! judges 200 or more candidates a second, `cuda-emu` about 3 (each candidate is a JIT compile,
+//! ~260 ms, plus its runs, ~50 ms under a 16-job campaign's time slicing, docs/blackwell.md
 //! §6). A [`Budget::scaled`] budget therefore counts candidates: the minimization runs at
 //! least [`Budget::time`], and past it until it has judged on the target as many candidates
 //! as the simulator judges in that time ([`Budget::candidates`], at
 //! [`SIM_JUDGED_PER_SECOND`]), but never past [`Budget::cap`]. On the simulator the count is
-//! usually reached within the time, so little changes there; on a slow target the count, or the cap,
-//! ends it. This is the same as measuring the target's cost per judged candidate and giving
+//! usually reached within the time, so little changes there; on a slow target the count, or
+//! the cap, ends it. This is the same as measuring the target's cost per judged candidate and giving
 //! the minimization `time × (cost / simulator's cost)`, with the cost measured on every
 //! candidate instead of the first (candidates shrink, and a compile's cost does not).
 
