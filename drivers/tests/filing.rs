@@ -384,6 +384,72 @@ fn a_value_slip_is_not_filed_under_an_ordering_rule() {
     assert!(slipped > PROGRAMS / 2, "only {slipped} programs slipped");
 }
 
+/// Values the program wrote, landing in the wrong cells (an st whose register map slips, so
+/// an ld reads each lane's words in another lane), are not taken for a read of cells no write
+/// reached: every ld record predicted exactly whose lanes are rotated by one is filed under
+/// the record's own rule (LD-ASYNC) or an MMA's, never under an ordering rule.
+#[test]
+fn written_values_in_the_wrong_cells_are_not_filed_as_an_early_read() {
+    let gen_cfg = tcgen05_generators::Config::default();
+    let Some(Ok(cfg)) = SimConfig::parse("sim") else {
+        panic!("sim is a simulator name")
+    };
+    let ordering = [
+        RuleId::WaitScope,
+        RuleId::CommitTrack,
+        RuleId::McmXthread,
+        RuleId::FenceBefore,
+        RuleId::FenceAfter,
+    ];
+    let mut rotated = 0;
+    for seed in 0..PROGRAMS {
+        let p = tcgen05_generators::valid_program(&gen_cfg, seed);
+        let e = tcgen05_oracle::expect(&p);
+        let layout = tcgen05_ir::observe::Layout::of(&p);
+        let tcgen05_drivers::outcome::Outcome::Completed { mut words } = simulate(&p, cfg, seed)
+        else {
+            continue;
+        };
+        for item in &e.obs {
+            let tcgen05_oracle::SiteRef::Warp(i) = item.key.site else {
+                continue;
+            };
+            let Some(site) = layout.warp_sites[usize::from(item.key.warp)].get(i as usize) else {
+                continue;
+            };
+            if site.kind != tcgen05_ir::observe::SiteKind::Ld
+                || item.lanes != u32::MAX
+                || !item.iter().all(|(_, l)| l.exact().is_some())
+            {
+                continue;
+            }
+            // Lane l's words hold lane l + 1's.
+            let block = layout.warp_block(item.key.cta, usize::from(item.key.warp));
+            let n = site.words as usize;
+            let at = |l: usize, w: usize| block + site.data_word(l as u32, w as u32) as usize;
+            let old: Vec<u32> = (0..32 * n).map(|k| words[at(k / n, k % n)]).collect();
+            for l in 0..32 {
+                for w in 0..n {
+                    words[at(l, w)] = old[((l + 1) % 32) * n + w];
+                }
+            }
+            break;
+        }
+        let outcome = tcgen05_drivers::outcome::Outcome::Completed { words };
+        let Verdict::Discrepancy(d) = compare(&p, &e, &outcome) else {
+            continue;
+        };
+        rotated += 1;
+        assert!(
+            !d.rules.first().is_some_and(|r| ordering.contains(r)),
+            "seed {seed}: {:?}: {}",
+            d.rules,
+            d.detail
+        );
+    }
+    assert!(rotated > PROGRAMS / 4, "only {rotated} programs rotated");
+}
+
 /// Every finding of an injected `.num` truncation is filed under LDST-NUM (§9.7.16.8.3),
 /// the issue's own example: also where a later register happens to be predicted as the
 /// value the undelivered registers hold (a 0 among an MMA's results) and where the first

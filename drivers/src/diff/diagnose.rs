@@ -509,7 +509,9 @@ const UNWRITTEN_NOTE: &str = "OQ-9: an ld reads TMEM cells that no write is orde
 /// every recorded lane of the site the words `e` leaves open are exactly the words that differ
 /// from the original expectation `orig_item` (each one it predicts, none as predicted), while
 /// every other word is as `e` allows, each one the original says is wrong as `e` predicts it.
-/// The discrepant record (`key`) has such a word. A wrong value in a few words (an MMA's
+/// The discrepant record (`key`) has such a word, and no differing word holds a value the
+/// original predicts for some word of the read: values the program wrote, in the wrong cells,
+/// are a write's map slipping (an st's register layout), not cells no write reached. A wrong value in a few words (an MMA's
 /// result off in one element) is not accounted for so: the words of the same read that hold
 /// what the original predicts show that the read saw the writes. `Some(delivered)` where it
 /// accounts so: whether a word of the discrepant record is as the original predicts.
@@ -532,6 +534,10 @@ fn reads_unwritten(
     }
     let site = super::site_for(view.layout, &item.key)?;
     let (valid, data, n) = super::site_words(view, &item.key, &site)?;
+    // What the program writes for this read: a differing word that holds one of these values
+    // is a write landing in the wrong cell (an st's register map slipping), not a cell no
+    // write reached.
+    let written = predicted_values(orig_item);
     let mut found = false;
     let mut right = false;
     for (l, lane) in item.iter() {
@@ -549,6 +555,7 @@ fn reads_unwritten(
             if super::not_emulated::word_unspecified(&lane, i) {
                 match was {
                     Some(true) => return None,
+                    Some(false) if written.contains(&rec[i]) => return None,
                     Some(false) => found |= l == key.lane,
                     None => {}
                 }
@@ -563,6 +570,27 @@ fn reads_unwritten(
         }
     }
     found.then_some(right)
+}
+
+/// Every value `item` predicts for a word of some lane (exactly or as one of a few).
+fn predicted_values(item: &ObsItem) -> std::collections::HashSet<u32> {
+    let mut v = std::collections::HashSet::new();
+    for (_, lane) in item.iter() {
+        if let Some(w) = lane.exact() {
+            v.extend(w.iter());
+        } else if let LaneExpect::Is(ObsExpect::PerWord(ws)) = lane {
+            for w in ws {
+                match w {
+                    WordExpect::Exact(x) => {
+                        v.insert(*x);
+                    }
+                    WordExpect::OneOf(xs) => v.extend(xs.iter()),
+                    _ => {}
+                }
+            }
+        }
+    }
+    v
 }
 
 /// The data words `e` leaves unspecified (a lane unspecified as a whole counts 32).
