@@ -173,12 +173,15 @@ fn injected_mma_bugs_are_filed_under_the_mma_rule_they_break() {
     }
 }
 
-/// A value discrepancy is filed under the rule of the behaviour that differed.
-/// The roundtrip's ld is `.32x32b.x2` (one register per repetition, reference §2.6): a
-/// wrong second register with a right first one is the ld's `.num` (LDST-NUM); a wrong
-/// first register stays under the ld's completion rule (LD-ASYNC). Both name the ld.
-#[test]
-fn a_wrong_later_repetition_is_filed_under_ldst_num_and_names_the_observing_ld() {
+/// The roundtrip sample, its layout and expectation, the expectation of its ld (`.32x32b.x2`,
+/// predicted exactly) and the first observation word of that ld's site.
+fn roundtrip_ld() -> (
+    tcgen05_ir::Program,
+    Layout,
+    tcgen05_oracle::Expected,
+    tcgen05_oracle::ObsItem,
+    usize,
+) {
     let p = single_warp_roundtrip();
     let layout = Layout::of(&p);
     let real = tcgen05_oracle::expect(&p);
@@ -191,6 +194,16 @@ fn a_wrong_later_repetition_is_filed_under_ldst_num_and_names_the_observing_ld()
     let site = site_for(&layout, &item.key).expect("site");
     assert_eq!(site.words, 2, "an .x2 ld of .32x32b records two registers");
     let base = layout.warp_block(item.key.cta, usize::from(item.key.warp)) + site.offset as usize;
+    (p, layout, real, item, base)
+}
+
+/// A value discrepancy is filed under the rule of the behaviour that differed.
+/// The roundtrip's ld is `.32x32b.x2` (one register per repetition, reference §2.6): a
+/// wrong second register with a right first one is the ld's `.num` (LDST-NUM); a wrong
+/// first register stays under the ld's completion rule (LD-ASYNC). Both name the ld.
+#[test]
+fn a_wrong_later_repetition_is_filed_under_ldst_num_and_names_the_observing_ld() {
+    let (p, layout, real, item, base) = roundtrip_ld();
     let mut words = vec![0u32; layout.total_words()];
     for (lane, e) in item.iter() {
         let l = usize::from(lane);
@@ -235,18 +248,7 @@ fn a_wrong_later_repetition_is_filed_under_ldst_num_and_names_the_observing_ld()
 #[test]
 fn one_wrong_register_after_an_open_first_one_is_not_filed_under_ldst_num() {
     use tcgen05_oracle::{ObsExpect, WordExpect};
-    let p = single_warp_roundtrip();
-    let layout = Layout::of(&p);
-    let real = tcgen05_oracle::expect(&p);
-    let mut item = real
-        .obs
-        .iter()
-        .find(|o| matches!(o.expect, SiteExpect::Exact { .. }))
-        .expect("the roundtrip's ld is predicted exactly")
-        .clone();
-    let site = site_for(&layout, &item.key).expect("site");
-    assert_eq!(site.words, 2, "an .x2 ld of .32x32b records two registers");
-    let base = layout.warp_block(item.key.cta, usize::from(item.key.warp)) + site.offset as usize;
+    let (p, layout, real, mut item, base) = roundtrip_ld();
     let mut words = vec![0u32; layout.total_words()];
     let mut each = Vec::new();
     for lane in 0..32u8 {
