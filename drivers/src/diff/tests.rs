@@ -175,13 +175,7 @@ fn injected_mma_bugs_are_filed_under_the_mma_rule_they_break() {
 
 /// The roundtrip sample, its layout and expectation, the expectation of its ld (`.32x32b.x2`,
 /// predicted exactly) and the first observation word of that ld's site.
-fn roundtrip_ld() -> (
-    tcgen05_ir::Program,
-    Layout,
-    tcgen05_oracle::Expected,
-    tcgen05_oracle::ObsItem,
-    usize,
-) {
+fn roundtrip_ld() -> (Program, Layout, Expected, ObsItem, usize) {
     let p = single_warp_roundtrip();
     let layout = Layout::of(&p);
     let real = tcgen05_oracle::expect(&p);
