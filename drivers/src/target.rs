@@ -106,6 +106,16 @@ pub trait Target: Send {
     fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
         vec![Observed::once(self.run(case))]
     }
+    /// [`Target::run_repeated`] for each case, in order. Default: one by one. The hardware
+    /// targets override it to compile the next case while the current one runs.
+    fn run_repeated_batch(&mut self, cases: &[&Case]) -> Vec<Vec<Observed>> {
+        cases.iter().map(|c| self.run_repeated(c)).collect()
+    }
+    /// How many cases a campaign worker should give [`Target::run_repeated_batch`] at once:
+    /// 1 (default) where a batch gains nothing; more where the target overlaps its cases.
+    fn pipeline_depth(&self) -> u64 {
+        1
+    }
     /// Whether this target only runs programs: it never rejects one and never crashes, or
     /// its rejections and crashes are defects of the target itself, never verdicts on the
     /// program (`cuda-emu` compiles its own lowering), so every outcome that tells anything

@@ -27,6 +27,11 @@ fn supervisor() -> Supervisor {
 /// A kernel with the emulation's two parameters that writes 7 to the observation buffer and,
 /// from the first perturbed run on (status word `emu::PERTURB_WORD` non-zero), does `fault`.
 fn kernel(fault: &str) -> String {
+    kernel_writing(7, fault)
+}
+
+/// [`kernel`] writing `value` instead of 7.
+fn kernel_writing(value: u32, fault: &str) -> String {
     format!(
         ".version 8.0\n.target sm_90\n.address_size 64\n\n\
          .visible .entry tc_kernel(.param .u64 obs, .param .u64 st)\n{{\n\
@@ -34,7 +39,7 @@ fn kernel(fault: &str) -> String {
          \tld.param.u64 %rd0, [obs];\n\tcvta.to.global.u64 %rd0, %rd0;\n\
          \tld.param.u64 %rd1, [st];\n\tcvta.to.global.u64 %rd1, %rd1;\n\
          \tld.volatile.global.u32 %r0, [%rd1+{}];\n\
-         \tst.volatile.global.u32 [%rd0], 7;\n\
+         \tst.volatile.global.u32 [%rd0], {value};\n\
          \tsetp.ne.u32 %p0, %r0, 0;\n\
          \t@!%p0 bra $DONE;\n\
          {fault}\n\
@@ -135,6 +140,78 @@ fn faults_in_the_middle_of_runs_belong_to_their_case_and_run() {
     }
     assert_eq!(sup.stats.spawned, 4, "{:?}", sup.stats);
     eprintln!("workers: {:?}", sup.stats);
+}
+
+/// Cases compiled ahead (`Request::Prepare`, sent before the `Run` of the case before them)
+/// run their own module and keep their attribution: each case's words are its own; a
+/// prepared module the JIT rejects is its own case's compile error; a trap in the case before
+/// a prepared one costs that worker, and the prepared case then compiles on the fresh one; a
+/// case prepared and never run costs nothing.
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn prepared_cases_run_their_own_module_and_keep_their_attribution() {
+    let mut sup = supervisor();
+    let good = |id: u64| request(id, kernel_writing(id as u32, ""), 4);
+    let completed = |e: &Ended, id: u64| {
+        let Ended::Reported {
+            result: RunResult::Completed { words, .. },
+            runs_done,
+            compile_us,
+            ..
+        } = e
+        else {
+            panic!("case {id}: {e:?}")
+        };
+        assert_eq!(
+            words[0], id as u32,
+            "case {id} ran another case's module: {e:?}"
+        );
+        assert_eq!(*runs_done, 4, "{e:?}");
+        assert!(*compile_us > 0, "case {id}: {e:?}");
+    };
+    // 2 compiles while 1 runs.
+    sup.prepare(&good(2));
+    completed(&sup.run(&good(1)), 1);
+    // 3 does not compile; it is prepared while 2 runs.
+    sup.prepare(&request(3, "this is not PTX".into(), 4));
+    completed(&sup.run(&good(2)), 2);
+    // 4 traps at run 1; 5 is prepared while it runs.
+    sup.prepare(&request(4, kernel_writing(4, "\ttrap;"), 4));
+    let e = sup.run(&request(3, "this is not PTX".into(), 4));
+    assert!(
+        matches!(
+            &e,
+            Ended::Reported {
+                result: RunResult::CompileError { .. },
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    sup.prepare(&good(5));
+    let e = sup.run(&request(4, kernel_writing(4, "\ttrap;"), 4));
+    assert!(
+        matches!(
+            &e,
+            Ended::Reported {
+                result: RunResult::Fault { sticky: true, .. },
+                runs_done: 2,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    completed(&sup.run(&good(5)), 5);
+    // 6 is prepared and never run; 7 runs on the same worker.
+    sup.prepare(&good(6));
+    completed(&sup.run(&good(7)), 7);
+    sup.prepare(&good(8));
+    completed(&sup.run(&good(8)), 8);
+    assert_eq!(
+        sup.stats.spawned, 2,
+        "only the trap cost a worker: {:?}",
+        sup.stats
+    );
 }
 
 /// An emulated violation ends the kernel with an exit, not a trap: it is reported as the trap

@@ -116,6 +116,32 @@ fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker()
     assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 101));
 }
 
+/// A campaign's batch (`Target::run_repeated_batch`: each case announced to the worker before
+/// the case before it runs) gives each case its own outcome, in order, and a trap or a crash
+/// in the middle costs only its own case.
+#[test]
+fn a_batch_gives_each_case_its_own_outcome_and_faults_stay_with_their_case() {
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
+    let good = case(samples::single_warp_roundtrip());
+    let trap = case(with_checkpoint(fake::TRAP));
+    let crash = case(with_checkpoint(fake::CRASH));
+    let batch = [&good, &trap, &good, &good, &crash, &good];
+    let got = t.run_repeated_batch(&batch);
+    assert_eq!(got.len(), batch.len());
+    for (i, o) in got.iter().enumerate() {
+        assert_eq!(o.len(), 1, "case {i}: {o:?}");
+        let o = &o[0].outcome;
+        match i {
+            1 => assert!(matches!(o, Outcome::Trapped { .. }), "case {i}: {o:?}"),
+            4 => assert!(matches!(o, Outcome::Crashed { .. }), "case {i}: {o:?}"),
+            _ => assert!(matches!(o, Outcome::Completed { .. }), "case {i}: {o:?}"),
+        }
+    }
+    let s = t.stats();
+    // The first worker, one after the trap, one after the crash.
+    assert_eq!((s.spawned, s.cases), (3, 6), "{s:?}");
+}
+
 #[test]
 fn a_reported_hang_is_hung_with_the_lanes_and_a_leak_is_leaked() {
     let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 200)).unwrap();

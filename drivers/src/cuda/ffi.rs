@@ -209,6 +209,7 @@ impl Mapped {
 /// The worker's CUDA state: one device, its primary context, one stream.
 pub struct Gpu {
     d: Driver,
+    ctx: sys::CUcontext,
     stream: sys::CUstream,
     /// What was opened.
     pub info: DeviceInfo,
@@ -219,6 +220,18 @@ pub struct Kernel {
     module: sys::CUmodule,
     func: sys::CUfunction,
 }
+
+// SAFETY: the handles are plain driver handles of the worker's one context; the CUDA driver
+// API is thread-safe (CUDA Programming Guide, "Driver API": any thread in which the context
+// is current may use them), and every method of `Gpu` is a driver call that touches no Rust
+// state but the fields set once in `open`. The worker's compile thread makes the context
+// current first (`Gpu::bind`) and only loads modules; the stream is used by the main thread.
+unsafe impl Send for Gpu {}
+// SAFETY: as above.
+unsafe impl Sync for Gpu {}
+// SAFETY: a module and function handle may be used from any thread in which their context is
+// current; the compile thread hands each kernel to the main thread and never touches it again.
+unsafe impl Send for Kernel {}
 
 /// Launch geometry.
 #[derive(Debug, Clone, Copy)]
@@ -324,6 +337,7 @@ impl Gpu {
             call((d.cuStreamCreate)(&mut stream, 1), "cuStreamCreate")?;
             Ok(Gpu {
                 d,
+                ctx,
                 stream,
                 info: DeviceInfo {
                     ordinal,
@@ -335,6 +349,16 @@ impl Gpu {
                 },
             })
         }
+    }
+
+    /// Makes the device's context current in the calling thread (a second thread that loads
+    /// modules calls it first).
+    pub fn bind(&self) -> Result<(), DriverError> {
+        // SAFETY: `ctx` is the primary context retained in `open`, alive as long as `self`.
+        self.check(
+            unsafe { (self.d.cuCtxSetCurrent)(self.ctx) },
+            "cuCtxSetCurrent",
+        )
     }
 
     /// Allocates `words` words of mapped page-locked host memory.

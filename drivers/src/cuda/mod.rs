@@ -53,6 +53,11 @@ pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 /// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
 pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
 
+/// Cases a campaign worker gives a CUDA target at once ([`Target::pipeline_depth`]): within
+/// them the worker compiles each case while the one before it runs, so only the first case of
+/// each batch waits for its own compile. docs/blackwell.md has the measured effect.
+pub const PIPELINE_DEPTH: u64 = 16;
+
 /// Default runs of each compiled case (`TCGEN05_CUDA_RUNS`, `--runs`). A run (launch, wait,
 /// readback of the host-mapped buffers) costs tens of microseconds against a compile of about
 /// 200 ms, so the extra runs cost the campaign little; docs/blackwell.md has the measured
@@ -499,6 +504,9 @@ pub struct CudaTarget {
     pub last: CaseTiming,
     /// Figures of all cases run.
     pub profile: Profile,
+    /// The id of the last request made (ids grow, so the worker can tell a prepared case
+    /// the parent abandoned).
+    next_id: u64,
 }
 
 impl CudaTarget {
@@ -535,6 +543,7 @@ impl CudaTarget {
             device_targets,
             last: CaseTiming::default(),
             profile: Profile::default(),
+            next_id: 0,
         })
     }
 
@@ -646,12 +655,39 @@ impl CudaTarget {
     /// with its count, in the order first seen; an outcome other than a completion ends the
     /// series and comes last.
     pub fn run_program_repeated(&mut self, p: &Program) -> Vec<Observed> {
+        let req = self.prepared_request(p);
+        self.run_request(p, req)
+    }
+
+    /// [`CudaTarget::run_program_repeated`] for each program in order, the worker compiling
+    /// each program's module while the one before it runs (`Request::Prepare`, protocol
+    /// docs), so the GPU's run time and the judging no longer wait for the compile.
+    pub fn run_programs_repeated(&mut self, ps: &[&Program]) -> Vec<Vec<Observed>> {
+        let reqs: Vec<_> = ps.iter().map(|p| self.prepared_request(p)).collect();
+        let mut out = Vec::with_capacity(ps.len());
+        for (i, (p, req)) in ps.iter().zip(&reqs).enumerate() {
+            if let Some(Ok(next)) = reqs.get(i + 1) {
+                self.sup.prepare(next);
+            }
+            out.push(self.run_request(p, req.clone()));
+        }
+        out
+    }
+
+    /// The request for `p` under the next case id, counted in the profile's preparation time.
+    fn prepared_request(&mut self, p: &Program) -> Result<RunRequest, Outcome> {
+        self.next_id += 1;
+        let t0 = std::time::Instant::now();
+        let req = self.request(self.next_id, p);
+        self.profile.prepare_us += t0.elapsed().as_micros() as u64;
+        req
+    }
+
+    /// Runs `p`'s request (or returns the outcome that replaced it) and returns each
+    /// distinct outcome of its runs ([`CudaTarget::run_program_repeated`]).
+    fn run_request(&mut self, p: &Program, req: Result<RunRequest, Outcome>) -> Vec<Observed> {
         self.last = CaseTiming::default();
         self.profile.cases += 1;
-        let id = self.sup.stats.cases + 1;
-        let t0 = std::time::Instant::now();
-        let req = self.request(id, p);
-        self.profile.prepare_us += t0.elapsed().as_micros() as u64;
         let req = match req {
             Ok(r) => r,
             Err(o) => return vec![Observed::once(o)],
@@ -1043,6 +1079,18 @@ impl Target for CudaTarget {
 
     fn run_repeated(&mut self, case: &Case) -> Vec<Observed> {
         self.run_program_repeated(&case.program)
+    }
+
+    /// Each case's module is compiled while the case before it runs
+    /// ([`CudaTarget::run_programs_repeated`]).
+    fn run_repeated_batch(&mut self, cases: &[&Case]) -> Vec<Vec<Observed>> {
+        let ps: Vec<&Program> = cases.iter().map(|c| &c.program).collect();
+        self.run_programs_repeated(&ps)
+    }
+
+    /// [`PIPELINE_DEPTH`].
+    fn pipeline_depth(&self) -> u64 {
+        PIPELINE_DEPTH
     }
 
     /// `cuda-emu` only runs programs: it compiles our own lowering, not the program, so a

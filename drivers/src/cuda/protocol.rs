@@ -17,6 +17,14 @@
 //!    belongs to that `id`, because the worker synchronizes the context after every case and
 //!    reports the first error it sees there).
 //! 4. [`Request::Shutdown`] (or the end of stdin) ends the worker.
+//!
+//! A [`Request::Prepare`] carries the case the parent will send next: the worker compiles it
+//! on a second thread while it runs the current case, and never replies to it. Its `Run`
+//! then uses that module (the `Launched` reply gives the compile time the second thread
+//! spent). A prepared case is still compiled, launched and reported only as part of its own
+//! `Run`: a module the JIT rejects is that `Run`'s compile error, and a worker that exits
+//! (a hang, a sticky fault) drops what it prepared, so the next worker compiles the case
+//! itself.
 
 use super::arch::Cc;
 use super::error::NoDevice;
@@ -128,6 +136,8 @@ pub struct RunClass {
 pub enum Request {
     /// Run one case.
     Run(RunRequest),
+    /// Compile the case whose `Run` comes next, while the current one runs (no reply).
+    Prepare(RunRequest),
     /// Exit.
     Shutdown,
 }

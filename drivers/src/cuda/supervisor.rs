@@ -300,6 +300,22 @@ impl Supervisor {
         }
     }
 
+    /// Announces the case whose [`Supervisor::run`] comes next, so the worker compiles it
+    /// while it runs the current one (`Request::Prepare`). Nothing is reported: a worker that
+    /// cannot be started or written to is dealt with by the next `run`.
+    pub fn prepare(&mut self, req: &RunRequest) {
+        if self.ensure().is_err() {
+            return;
+        }
+        let w = self.worker.as_mut().expect("ensured");
+        if protocol::write_frame(&mut w.stdin, &Request::Prepare(req.clone()))
+            .and_then(|()| w.stdin.flush())
+            .is_err()
+        {
+            self.drop_worker();
+        }
+    }
+
     /// Runs one case under the watchdog.
     pub fn run(&mut self, req: &RunRequest) -> Ended {
         if let Err(e) = self.ensure() {

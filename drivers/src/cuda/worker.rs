@@ -83,6 +83,7 @@ fn refuse_all(r: &mut impl io::Read, w: &mut impl io::Write, reason: &str) -> io
                 let result = RunResult::WorkerError(reason.to_string());
                 protocol::write_frame(w, &done(run.id, result))?;
             }
+            Request::Prepare(_) => {}
             Request::Shutdown => break,
         }
     }
@@ -115,29 +116,60 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
             device: Ok(gpu.info.clone()),
         },
     )?;
-    let mut bufs = cuda::Buffers::default();
-    while let Some(req) = protocol::read_frame::<Request>(r)? {
-        match req {
-            Request::Run(run) => {
-                let reply = cuda::run_case(&gpu, &mut bufs, &run, w)?;
-                let fatal = matches!(
-                    reply,
-                    Reply::Done {
-                        result: RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. },
-                        ..
-                    }
-                );
-                protocol::write_frame(w, &reply)?;
-                if fatal {
-                    // The context is poisoned (sticky fault) or still runs a hung kernel:
-                    // leave, and let the parent start a fresh worker.
-                    std::process::exit(0);
+    let gpu = &gpu;
+    std::thread::scope(|s| {
+        // The compile thread: compiles the cases the parent announced (`Request::Prepare`)
+        // while this thread runs the current one (protocol docs).
+        let (to_compiler, jobs) = std::sync::mpsc::channel::<protocol::RunRequest>();
+        let (compiled_tx, compiled_rx) = std::sync::mpsc::channel();
+        s.spawn(move || {
+            if gpu.bind().is_err() {
+                // No second thread: every case compiles in its own `Run`.
+                return;
+            }
+            for run in jobs {
+                let c = cuda::compile(gpu, &run);
+                if compiled_tx.send((run.id, c)).is_err() {
+                    break;
                 }
             }
-            Request::Shutdown => break,
+        });
+        let mut bufs = cuda::Buffers::default();
+        let mut prepared = cuda::Prepared::default();
+        while let Some(req) = protocol::read_frame::<Request>(r)? {
+            match req {
+                Request::Prepare(run) => {
+                    let id = run.id;
+                    if to_compiler.send(run).is_ok() {
+                        prepared.announce(id);
+                    }
+                }
+                Request::Run(run) => {
+                    let compiled = prepared
+                        .take(run.id, gpu, &compiled_rx)
+                        .unwrap_or_else(|| cuda::compile(gpu, &run));
+                    let reply = cuda::run_compiled(gpu, &mut bufs, &run, compiled, w)?;
+                    let fatal = matches!(
+                        reply,
+                        Reply::Done {
+                            result: RunResult::Hung { .. } | RunResult::Fault { sticky: true, .. },
+                            ..
+                        }
+                    );
+                    protocol::write_frame(w, &reply)?;
+                    if fatal {
+                        // The context is poisoned (sticky fault) or still runs a hung kernel:
+                        // leave, and let the parent start a fresh worker (what was prepared
+                        // is dropped with the process).
+                        std::process::exit(0);
+                    }
+                }
+                Request::Shutdown => break,
+            }
         }
-    }
-    Ok(())
+        drop(to_compiler);
+        Ok(())
+    })
 }
 
 #[cfg(feature = "cuda")]
@@ -214,48 +246,112 @@ mod cuda {
         }
     }
 
-    /// Runs one case: compile and load once, then [`RunRequest::runs`] runs, up to
-    /// [`RunRequest::batch`] of them per launch (each copy with its own observation and status
-    /// blocks), each with its perturbation ([`protocol::perturbation`]) in its status block's
-    /// perturbation word; the reply groups the completed runs by their words. A launch that
-    /// does not complete ends the series at its first copy that did not finish (status word
-    /// [`RunRequest::done_word`]), whose run the reply names.
-    pub fn run_case(
-        gpu: &Gpu,
-        bufs: &mut Buffers,
-        run: &RunRequest,
-        w: &mut impl io::Write,
-    ) -> io::Result<Reply> {
-        let id = run.id;
+    /// A case compiled and loaded: its kernel and the microseconds the compile and load took.
+    pub type Compiled = Result<(Kernel, u64), RunResult>;
+
+    /// The cases sent to the compile thread (`Request::Prepare`) and the ones it finished.
+    #[derive(Default)]
+    pub struct Prepared {
+        /// Announced, not yet received from the compile thread.
+        pending: Vec<u64>,
+        /// Received, not yet run.
+        ready: Vec<(u64, Compiled)>,
+    }
+
+    impl Prepared {
+        /// Case `id` went to the compile thread.
+        pub fn announce(&mut self, id: u64) {
+            self.pending.push(id);
+        }
+
+        /// Case `id`'s module from the compile thread (waiting for it if it is still being
+        /// compiled), or `None` when it was not prepared or the compile thread is gone. Modules
+        /// prepared for earlier cases that were never run are unloaded.
+        pub fn take(
+            &mut self,
+            id: u64,
+            gpu: &Gpu,
+            compiled: &std::sync::mpsc::Receiver<(u64, Compiled)>,
+        ) -> Option<Compiled> {
+            let found = loop {
+                if let Some(i) = self.ready.iter().position(|(k, _)| *k == id) {
+                    break Some(self.ready.swap_remove(i).1);
+                }
+                if !self.pending.contains(&id) {
+                    break None;
+                }
+                match compiled.recv() {
+                    Ok((k, c)) => {
+                        self.pending.retain(|p| *p != k);
+                        self.ready.push((k, c));
+                    }
+                    Err(_) => {
+                        self.pending.clear();
+                        break None;
+                    }
+                }
+            };
+            // Ids grow; one below this case's was abandoned by the parent.
+            let (stale, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.ready)
+                .into_iter()
+                .partition(|(k, _)| *k < id);
+            self.ready = keep;
+            for (_, c) in stale {
+                if let Ok((k, _)) = c {
+                    gpu.unload(k);
+                }
+            }
+            found
+        }
+    }
+
+    /// Compiles and loads `run`'s module; the result that replaces running it when that fails.
+    pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
         let t0 = Instant::now();
         let image = match compile_image(run) {
             Ok(i) => i,
             Err(e) => {
                 let log = e.to_string();
-                return Ok(super::done(id, RunResult::CompileError { code: 0, log }));
+                return Err(RunResult::CompileError { code: 0, log });
             }
         };
-        let kernel = match gpu.load_module(&image, &run.kernel, run.jit_opt) {
-            Ok(k) => k,
-            Err((code, log)) => {
-                // A load error that poisons the context (rare) must not leak into the next case.
-                let result = if arch::is_sticky(code) {
-                    let name = gpu.error(code, "cuModuleLoadDataEx").name;
-                    RunResult::Fault {
-                        code,
-                        name,
-                        sticky: true,
-                        words: vec![],
-                        status: vec![],
-                        timing: Timing::default(),
-                    }
-                } else {
-                    RunResult::CompileError { code, log }
-                };
-                return Ok(super::done(id, result));
+        match gpu.load_module(&image, &run.kernel, run.jit_opt) {
+            Ok(k) => Ok((k, t0.elapsed().as_micros() as u64)),
+            // A load error that poisons the context (rare) must not leak into the next case.
+            Err((code, _)) if arch::is_sticky(code) => {
+                let name = gpu.error(code, "cuModuleLoadDataEx").name;
+                Err(RunResult::Fault {
+                    code,
+                    name,
+                    sticky: true,
+                    words: vec![],
+                    status: vec![],
+                    timing: Timing::default(),
+                })
             }
+            Err((code, log)) => Err(RunResult::CompileError { code, log }),
+        }
+    }
+
+    /// Runs a case compiled by [`compile`] [`RunRequest::runs`] times, up to
+    /// [`RunRequest::batch`] of them per launch (each copy with its own observation and status
+    /// blocks), each with its perturbation ([`protocol::perturbation`]) in its status block's
+    /// perturbation word; the reply groups the completed runs by their words. A launch that
+    /// does not complete ends the series at its first copy that did not finish (status word
+    /// [`RunRequest::done_word`]), whose run the reply names. A case that did not compile is
+    /// reported as such.
+    pub fn run_compiled(
+        gpu: &Gpu,
+        bufs: &mut Buffers,
+        run: &RunRequest,
+        compiled: Compiled,
+        w: &mut impl io::Write,
+    ) -> io::Result<Reply> {
+        let id = run.id;
+        let (kernel, compile_us) = match compiled {
+            Ok(c) => c,
+            Err(result) => return Ok(super::done(id, result)),
         };
-        let compile_us = t0.elapsed().as_micros() as u64;
         let runs = run.runs.max(1);
         let batch = batch_of(run).min(runs);
         let obs_words = run.obs_words as usize;
@@ -650,6 +746,8 @@ pub mod fake {
         while let Some(req) = protocol::read_frame::<Request>(r)? {
             let run = match req {
                 Request::Run(run) => run,
+                // The fake compiles nothing ahead.
+                Request::Prepare(_) => continue,
                 Request::Shutdown => break,
             };
             let id = run.id;

@@ -1,6 +1,7 @@
-//! The judging of a worker's claim: one case at a time on running targets, a batch of
-//! [`COMPILE_ONLY_BATCH`] cases per compile-only target (`Target::run_batch`), each case judged
-//! by [`crate::judge::rule`]; and the size of a claim under a `--time` limit.
+//! The judging of a worker's claim: the claim's cases on each running target in order
+//! (`Target::run_repeated_batch`), a batch of [`COMPILE_ONLY_BATCH`] cases per compile-only
+//! target (`Target::run_batch`), each case judged by [`crate::judge::rule`]; and the size of a
+//! claim under a `--time` limit.
 
 use crate::expectations::Expectations;
 use crate::judge;
@@ -37,13 +38,19 @@ pub fn judge(
 pub const COMPILE_ONLY_BATCH: u64 = 128;
 
 /// Cases a worker claims at once for these targets: [`COMPILE_ONLY_BATCH`] when one of them is
-/// compile-only, else 1 (running targets gain nothing from batches, and one case at a time
-/// keeps `--time` and Ctrl-C prompt).
+/// compile-only, else the largest [`Target::pipeline_depth`] (1 for the simulator: one case at
+/// a time keeps `--time` and Ctrl-C prompt; more for the hardware targets, which compile a
+/// case while the one before it runs, `Target::run_repeated_batch`).
 pub fn claim_size(targets: &[Box<dyn Target>]) -> u64 {
     if targets.iter().any(|t| t.kind() == TargetKind::CompileOnly) {
         COMPILE_ONLY_BATCH
     } else {
-        1
+        targets
+            .iter()
+            .map(|t| t.pipeline_depth())
+            .max()
+            .unwrap_or(1)
+            .max(1)
     }
 }
 
@@ -153,10 +160,24 @@ pub fn judge_batch_observed(
                     .collect()
             } else {
                 let only_runs = t.only_runs();
-                cases
+                let skip = |s: &Option<Verdict>| only_runs && s.is_some();
+                let to_run: Vec<&Case> = cases
                     .iter()
                     .zip(&settled)
-                    .map(|(c, s)| (!(only_runs && s.is_some())).then(|| t.run_repeated(c)))
+                    .filter(|(_, s)| !skip(s))
+                    .map(|(c, _)| c)
+                    .collect();
+                let ran = t.run_repeated_batch(&to_run);
+                assert_eq!(
+                    ran.len(),
+                    to_run.len(),
+                    "{}: run_repeated_batch must give one result per case",
+                    t.name()
+                );
+                let mut ran = ran.into_iter();
+                settled
+                    .iter()
+                    .map(|s| (!skip(s)).then(|| ran.next().expect("one result per case run")))
                     .collect()
             }
         })

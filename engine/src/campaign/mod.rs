@@ -1163,6 +1163,83 @@ mod tests {
         assert_eq!(claim_size(&targets[1..]), 1);
     }
 
+    /// The simulator as a target that takes its cases in batches of `depth`
+    /// (`Target::pipeline_depth`), recording the programs of each `run_repeated_batch` call.
+    struct PipelinedSim {
+        sim: Box<dyn Target>,
+        depth: u64,
+        batches: std::sync::Arc<Mutex<Vec<Vec<tcgen05_ir::Program>>>>,
+    }
+
+    impl Target for PipelinedSim {
+        fn name(&self) -> String {
+            self.sim.name()
+        }
+        fn version(&self) -> String {
+            self.sim.version()
+        }
+        fn kind(&self) -> TargetKind {
+            self.sim.kind()
+        }
+        fn only_runs(&self) -> bool {
+            true
+        }
+        fn run(&mut self, case: &Case) -> TargetOutcome {
+            self.sim.run(case)
+        }
+        fn run_repeated_batch(&mut self, cases: &[&Case]) -> Vec<Vec<target::Observed>> {
+            lock(&self.batches).push(cases.iter().map(|c| c.program.clone()).collect());
+            cases
+                .iter()
+                .map(|c| vec![target::Observed::once(self.sim.run(c))])
+                .collect()
+        }
+        fn pipeline_depth(&self) -> u64 {
+            self.depth
+        }
+    }
+
+    #[test]
+    fn a_pipelined_target_gets_the_claims_cases_it_runs_in_one_batch_in_order() {
+        let id = mixed_identity(8);
+        let stream = stream(&id);
+        let opts = options(&id);
+        let cases: Vec<Case> = (0..40).map(|i| stream.case_at(i)).collect();
+        let batches = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let pipelined = PipelinedSim {
+            sim: target::resolve("sim").expect("the simulator builds"),
+            depth: 16,
+            batches: batches.clone(),
+        };
+        let mut targets: Vec<Box<dyn Target>> = vec![Box::new(pipelined)];
+        assert_eq!(claim_size(&targets), 16);
+        let mut oracle = Expectations::new(opts);
+        let judged = judge_batch(&cases, &mut targets, &mut oracle);
+        // One batch: the cases whose verdict a run can change, in claim order.
+        let unsettled: Vec<_> = cases
+            .iter()
+            .filter(|c| {
+                let e = tcgen05_oracle::expect_with(&c.program, &opts);
+                diff::verdict_for_any_run(&e).is_none()
+            })
+            .map(|c| c.program.clone())
+            .collect();
+        assert!(
+            unsettled.len() > 20 && unsettled.len() < 40,
+            "{}",
+            unsettled.len()
+        );
+        assert_eq!(*lock(&batches), vec![unsettled]);
+        // The same verdicts as judging each case alone.
+        for (case, b) in cases.iter().zip(&judged) {
+            assert_eq!(&judge(case, &mut targets, &mut oracle), b);
+        }
+        // A compile-only target's batch size wins.
+        let (compile, _) = recorder(TargetKind::CompileOnly);
+        targets.push(compile);
+        assert_eq!(claim_size(&targets), COMPILE_ONLY_BATCH);
+    }
+
     #[test]
     fn claims_shrink_to_the_time_left() {
         let ms = Duration::from_millis;
