@@ -306,16 +306,16 @@ mod cuda {
     }
 
     /// Compiles and loads `run`'s module; the result that replaces running it when that fails.
+    /// The driver's JIT compiles through its linker to a cubin, then loads the cubin
+    /// ([`Gpu::jit_cubin`]: the context stays free for the other thread's launches).
     pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
         let t0 = Instant::now();
-        let image = match compile_image(run) {
-            Ok(i) => i,
-            Err(e) => {
-                let log = e.to_string();
-                return Err(RunResult::CompileError { code: 0, log });
-            }
+        let image = match &run.compile {
+            Compile::Jit => gpu.jit_cubin(run.ptx.as_bytes(), run.jit_opt),
+            Compile::Ptxas { .. } => compile_image(run).map_err(|e| (0, e.to_string())),
         };
-        match gpu.load_module(&image, &run.kernel, run.jit_opt) {
+        let loaded = image.and_then(|image| gpu.load_module(&image, &run.kernel, run.jit_opt));
+        match loaded {
             Ok(k) => Ok((k, t0.elapsed().as_micros() as u64)),
             // A load error that poisons the context (rare) must not leak into the next case.
             Err((code, _)) if arch::is_sticky(code) => {
