@@ -39,6 +39,7 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         runs: 1,
         runs_budget: cuda::DEFAULT_RUNS_BUDGET,
         batch: 0,
+        prepare: true,
     }
 }
 

@@ -17,6 +17,7 @@
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
+//! | `TCGEN05_CUDA_PREPARE` | on | `0`: the worker compiles each case only when it runs it, not while the case before it runs ([`PIPELINE_DEPTH`]) |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -230,6 +231,9 @@ pub struct Config {
     /// `cuda-emu` only: runs per launch (`TCGEN05_CUDA_BATCH`; 0: as many copies of the case
     /// as the device has multiprocessors, [`batch_for`]; 1: one run per launch).
     pub batch: u32,
+    /// Whether the worker compiles the next case of a batch while the current one runs
+    /// (`TCGEN05_CUDA_PREPARE`, default on; [`CudaTarget::run_programs_repeated`]).
+    pub prepare: bool,
 }
 
 impl Config {
@@ -265,10 +269,12 @@ impl Config {
         let batch = var("TCGEN05_CUDA_BATCH")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
+        let prepare = var("TCGEN05_CUDA_PREPARE").is_none_or(|v| v.trim() != "0");
         Config {
             runs,
             runs_budget,
             batch,
+            prepare,
             device,
             timeout,
             try_wait_ns,
@@ -666,7 +672,7 @@ impl CudaTarget {
         let reqs: Vec<_> = ps.iter().map(|p| self.prepared_request(p)).collect();
         let mut out = Vec::with_capacity(ps.len());
         for (i, (p, req)) in ps.iter().zip(&reqs).enumerate() {
-            if let Some(Ok(next)) = reqs.get(i + 1) {
+            if let Some(Ok(next)) = reqs.get(i + 1).filter(|_| self.cfg.prepare) {
                 self.sup.prepare(next);
             }
             out.push(self.run_request(p, req.clone()));
