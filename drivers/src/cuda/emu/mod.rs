@@ -299,7 +299,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         p,
         &Emu {
             c: &ctx,
-            traps: false,
+            traps: Vec::new(),
             deferred: Vec::new(),
         },
         &mut out,
@@ -345,11 +345,12 @@ struct DeferredSt {
 }
 
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
-/// the shared context, whether the body branches to the trap tail, and its deferrable sts.
+/// the shared context, the codes the body branches to the trap tail with (in the order of
+/// their first use), and its deferrable sts.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
-    traps: bool,
+    traps: Vec<Code>,
     deferred: Vec<DeferredSt>,
 }
 
@@ -515,8 +516,19 @@ impl Lowering for Emu<'_> {
     /// leaves the context usable. The other threads stop at their next bounded spin, which
     /// checks the status word ([`ABORT_EVERY`]); the target reports the recorded code,
     /// whatever the rest of the kernel did.
+    ///
+    /// A check branches to `$TRAP<code>` with the detail word in `%tdet`; the entry of each
+    /// code used in the body sets `%tcode` and goes on to `$TRAP` (the last one falls through).
     fn tail(b: &mut Body<'_, Self>) {
-        if !b.low.traps {
+        let codes = std::mem::take(&mut b.low.traps);
+        for (i, c) in codes.iter().enumerate() {
+            b.label(&format!("$TRAP{}", *c as u32));
+            b.line(&format!("mov.u32 %tcode, {};", *c as u32));
+            if i + 1 < codes.len() {
+                b.line("bra $TRAP;");
+            }
+        }
+        if codes.is_empty() {
             return;
         }
         b.label("$TRAP");
@@ -916,7 +928,7 @@ mod tests {
             .unwrap()..];
         let fin = &fin[..fin.find("\n}\n").unwrap()];
         let at = |c: Code| {
-            fin.find(&format!("mov.u32 %tcode, {};", c as u32))
+            fin.find(&format!("bra $TRAP{};", c as u32))
                 .unwrap_or_else(|| panic!("{c:?} not in emu_finish:\n{fin}"))
         };
         assert!(at(Code::HangPeerExit) < at(Code::Leak), "{fin}");

@@ -16,6 +16,7 @@ pub(super) trait EmuOps {
     fn loop_head(&mut self, label: &str);
     fn trap_if(&mut self, p: u32, code: Code, detail: &str);
     fn trap(&mut self, code: Code, detail: &str);
+    fn trap_when(&mut self, guard: &str, code: Code, detail: &str);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
@@ -63,18 +64,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// Branches to the violation tail (record `code`, exit) where predicate `p` holds; `detail`
     /// is a register or an immediate.
     fn trap_if(&mut self, p: u32, code: Code, detail: &str) {
-        self.low.traps = true;
-        self.line(&format!("@%p{p} mov.u32 %tcode, {};", code as u32));
-        self.line(&format!("@%p{p} mov.u32 %tdet, {detail};"));
-        self.line(&format!("@%p{p} bra $TRAP;"));
+        self.trap_when(&format!("@%p{p} "), code, detail);
     }
 
     /// Branches to the violation tail with `code` unconditionally.
     fn trap(&mut self, code: Code, detail: &str) {
-        self.low.traps = true;
-        self.line(&format!("mov.u32 %tcode, {};", code as u32));
-        self.line(&format!("mov.u32 %tdet, {detail};"));
-        self.line("bra $TRAP;");
+        self.trap_when("", code, detail);
+    }
+
+    /// Branches to the violation tail's entry for `code` (`$TRAP<code>`, which sets `%tcode`)
+    /// under the guard `guard` (`@%p3 `, `@!%p3 ` or empty), with the detail word in `%tdet`;
+    /// a `detail` of `%tdet` is already there. `%tdet` is read only by the tail, so a check
+    /// may compute into it before its guard.
+    fn trap_when(&mut self, guard: &str, code: Code, detail: &str) {
+        if !self.low.traps.contains(&code) {
+            self.low.traps.push(code);
+        }
+        if detail != "%tdet" {
+            self.line(&format!("{guard}mov.u32 %tdet, {detail};"));
+        }
+        self.line(&format!("{guard}bra $TRAP{};", code as u32));
     }
 
     /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
@@ -138,25 +147,23 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
     fn converged(&mut self) {
-        let m = self.r();
         let p = self.pr();
         // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
         // thread scheduling need not have reconverged the warp after divergent code, so
         // `activemask` alone would see a partial warp); a lane that exited or never comes
         // leaves the vote incomplete (or blocks it, which the watchdog reports).
-        self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
-        self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
-        self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
+        self.line("vote.sync.ballot.b32 %tdet, 1, -1;");
+        self.line(&format!("setp.ne.b32 %p{p}, %tdet, -1;"));
+        self.trap_if(p, Code::NotConverged, "%tdet");
     }
 
     /// Traps with `code` unless register `r` holds the same value in every lane (call after
     /// [`Body::converged`]).
     fn uniform(&mut self, r: u32, code: Code) {
         let m = self.r();
-        let (p, q) = (self.pr(), self.pr());
+        let p = self.pr();
         self.line(&format!("match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
-        self.line(&format!("not.pred %p{q}, %p{p};"));
-        self.trap_if(q, code, &format!("%r{r}"));
+        self.trap_when(&format!("@!%p{p} "), code, &format!("%r{r}"));
     }
 
     /// An nCols operand in a register.
