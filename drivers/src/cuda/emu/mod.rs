@@ -847,6 +847,52 @@ mod tests {
         assert!(named > 0, "no block-scaled or sparse MMA in 400 programs");
     }
 
+    /// nCols the lowering knows (an immediate or a uniform register) is checked while
+    /// lowering (ALLOC-NCOLS-POW2 / -RANGE, reference §6): a valid one prints no check, an
+    /// invalid one an unconditional branch with the value as detail; a divergent register
+    /// keeps both run-time checks (ALLOC-NCOLS-UNIFORM first).
+    #[test]
+    fn known_ncols_are_checked_while_lowering() {
+        use tcgen05_ir::{NCols, NColsForm};
+        let with = |ncols: NCols| {
+            let mut p = samples::single_warp_roundtrip();
+            let mut a = samples::alloc(CtaGroup::One, 0, 32);
+            if let Stmt::Tc(Op::Alloc { ncols: n, .. }) = &mut a {
+                *n = ncols;
+            }
+            p.warps[0] = vec![a];
+            lower(&p, &EmuConfig::default()).unwrap().ptx
+        };
+        let invalid = format!("bra $TRAP{};", Code::NcolsInvalid as u32);
+        let divergent = format!("bra $TRAP{};", Code::NcolsDivergent as u32);
+        for form in [NColsForm::Imm, NColsForm::Reg] {
+            for v in [32, 64, 128, 256, 512] {
+                let ptx = with(NCols { value: v, form });
+                assert!(
+                    !ptx.contains(&invalid) && !ptx.contains(&divergent),
+                    "{ptx}"
+                );
+            }
+            for v in [0, 16, 48, 96, 1024] {
+                let ptx = with(NCols { value: v, form });
+                let at = ptx.find(&invalid).unwrap_or_else(|| panic!("{v}: {ptx}"));
+                let site: Vec<&str> = ptx[..at].trim_end().lines().rev().take(2).collect();
+                assert!(
+                    site[0].trim_start().starts_with("mov.u32 %tdet, %r"),
+                    "{site:?}"
+                );
+                assert!(!site[1].contains("setp"), "{site:?}");
+                assert!(!ptx.contains(&divergent), "{ptx}");
+            }
+        }
+        let ptx = with(NCols {
+            value: 64,
+            form: NColsForm::RegDivergent,
+        });
+        let (d, i) = (ptx.find(&divergent), ptx.find(&invalid));
+        assert!(d.is_some() && i.is_some() && d < i, "{ptx}");
+    }
+
     #[test]
     fn the_roundtrip_sample_lowers_to_plain_sm90_ptx() {
         let p = samples::single_warp_roundtrip();

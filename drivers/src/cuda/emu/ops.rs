@@ -24,15 +24,16 @@ pub(super) trait EmuOps {
     fn uniform(&mut self, r: u32, code: Code);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
     fn ncols_valid(&mut self, n: u32);
-    fn unit_bits(&mut self, n: u32, pos: u32) -> u32;
+    fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool;
+    fn unit_bits(&mut self, n: Cols, pos: u32) -> u32;
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
     fn split_taddr(&mut self, t: u32) -> (u32, u32);
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
     fn alloc_checks(&mut self, n: u32);
-    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32);
-    fn claim_local(&mut self, n: u32) -> (u32, u32);
-    fn free_local(&mut self, t: u32, n: u32);
-    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>);
+    fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32);
+    fn claim_local(&mut self, n: Cols) -> (u32, u32);
+    fn free_local(&mut self, t: u32, n: Cols);
+    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>);
     #[expect(clippy::too_many_arguments, reason = "the operands of one ld/st")]
     fn ldst(
         &mut self,
@@ -192,16 +193,46 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.trap_if(p, Code::NcolsInvalid, &format!("%r{n}"));
     }
 
+    /// The nCols checks of an alloc or dealloc whose nCols operand is in register `n`:
+    /// ALLOC-NCOLS-UNIFORM ([`Code::NcolsDivergent`]) and ALLOC-NCOLS-POW2 / -RANGE
+    /// ([`Code::NcolsInvalid`]), in that order. An nCols the lowering knows (every form but
+    /// `RegDivergent`, [`Cols::of`]) holds the same value in every lane, so the uniformity
+    /// check cannot fail and is left out, and its validity is decided here: nothing is
+    /// printed for a valid one, an unconditional branch to the violation tail for an invalid
+    /// one, and then `false` (the rest of the instruction is never reached).
+    fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool {
+        match Cols::of(ncols, n).known {
+            None => {
+                self.uniform(n, Code::NcolsDivergent);
+                self.ncols_valid(n);
+                true
+            }
+            Some(v) if v.is_power_of_two() && (32..=512).contains(&v) => true,
+            Some(_) => {
+                self.trap(Code::NcolsInvalid, &format!("%r{n}"));
+                false
+            }
+        }
+    }
+
     /// The unit mask of `n` columns at unit `pos`: `((1 << (n/32)) - 1) << pos`, into a fresh
-    /// register.
-    fn unit_bits(&mut self, n: u32, pos: u32) -> u32 {
+    /// register (the part before the shift by `pos` computed here when `n` is known).
+    fn unit_bits(&mut self, n: Cols, pos: u32) -> u32 {
         let b = self.r();
-        let u = self.r();
-        self.line(&format!("shr.u32 %r{u}, %r{n}, 5;"));
-        self.line(&format!("mov.u32 %r{b}, 1;"));
-        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{u};"));
-        self.line(&format!("sub.u32 %r{b}, %r{b}, 1;"));
-        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{pos};"));
+        match n.known {
+            Some(v) => {
+                let mask = 1u32.checked_shl(v / 32).unwrap_or(0).wrapping_sub(1);
+                self.line(&format!("shl.b32 %r{b}, {mask}, %r{pos};"));
+            }
+            None => {
+                let u = self.r();
+                self.line(&format!("shr.u32 %r{u}, %r{}, 5;", n.reg));
+                self.line(&format!("mov.u32 %r{b}, 1;"));
+                self.line(&format!("shl.b32 %r{b}, %r{b}, %r{u};"));
+                self.line(&format!("sub.u32 %r{b}, %r{b}, 1;"));
+                self.line(&format!("shl.b32 %r{b}, %r{b}, %r{pos};"));
+            }
+        }
         b
     }
 
@@ -262,8 +293,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
             } => {
                 self.converged();
                 let n = self.ncols(ncols);
-                self.uniform(n, Code::NcolsDivergent);
-                self.ncols_valid(n);
+                if !self.ncols_checks(ncols, n) {
+                    return;
+                }
+                let n = Cols::of(ncols, n);
                 if *dst_global && form.space.is_none() {
                     self.trap(Code::DstNotShared, "0");
                     return;
@@ -275,7 +308,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     let p = self.pr();
                     self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
                     self.line(&format!("@%p{p} bra $A{l}_skip;"));
-                    self.alloc_checks(n);
+                    self.alloc_checks(n.reg);
                     let (addr, _) = self.claim_local(n);
                     self.line(&format!(
                         "st.shared.u32 [tc_slot+{}], %r{addr};",
@@ -286,7 +319,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.join_lane0();
                 // Not for `::2`: the peer's shift::2 may already write these cells.
                 if form.cta_group == CtaGroup::One {
-                    self.fill_new_columns(*slot, n);
+                    self.fill_new_columns(*slot, n.reg);
                 }
             }
             Op::Dealloc { form, taddr, ncols } => {
@@ -296,8 +329,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 let t = self.taddr(taddr);
                 self.uniform(t, Code::DeallocNotAllocated);
                 let n = self.ncols(ncols);
-                self.uniform(n, Code::NcolsDivergent);
-                self.ncols_valid(n);
+                if !self.ncols_checks(ncols, n) {
+                    return;
+                }
+                let n = Cols::of(ncols, n);
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Dealloc, n, None, Some(t));
                     self.join_lane0();
@@ -316,6 +351,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 if form.cta_group == CtaGroup::Two {
                     let z = self.r();
                     self.line(&format!("mov.u32 %r{z}, 0;"));
+                    let z = Cols {
+                        reg: z,
+                        known: Some(0),
+                    };
                     self.pair_op(PairOp::Relinquish, z, None, None);
                     self.join_lane0();
                 } else {
@@ -476,10 +515,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// First-fit claim of `n` columns in this CTA's mask (or, with `peer`, in both masks of
     /// the pair); spins (bounded) while nothing fits. Returns (address register, bits register).
-    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32) {
+    fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32) {
         let l = self.next_label();
-        let (old, pos, units, bits, got, c, addr, pm, both) = (
-            self.r(),
+        let (old, pos, units, got, c, addr, pm, both) = (
             self.r(),
             self.r(),
             self.r(),
@@ -490,34 +528,50 @@ impl EmuOps for Body<'_, Emu<'_>> {
             self.r(),
         );
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("shr.u32 %r{units}, %r{n}, 5;"));
+        // The request's units: an immediate when nCols is known.
+        let units = match n.known {
+            Some(v) => (v / 32).to_string(),
+            None => {
+                self.line(&format!("shr.u32 %r{units}, %r{}, 5;", n.reg));
+                format!("%r{units}")
+            }
+        };
         self.line(&format!("mov.u32 %r{c}, 0;"));
         self.label(&format!("$C{l}_top"));
         self.line(&format!(
             "ld.volatile.shared.u32 %r{old}, [emu_state+{}];",
             4 * st::MASK
         ));
-        match peer {
+        // The columns taken in this CTA's mask, or in either mask of the pair.
+        let both = match peer {
             Some(pe) => {
                 self.line(&format!(
                     "ld.relaxed.cluster.shared::cluster.u32 %r{pm}, [%r{pe}+{}];",
                     4 * st::MASK
                 ));
                 self.line(&format!("or.b32 %r{both}, %r{old}, %r{pm};"));
+                both
             }
-            None => self.line(&format!("mov.b32 %r{both}, %r{old};")),
-        }
+            None => old,
+        };
         self.line(&format!("mov.u32 %r{pos}, 0;"));
         self.label(&format!("$C{l}_scan"));
-        self.line(&format!("add.u32 %r{got}, %r{pos}, %r{units};"));
-        self.line(&format!("setp.gt.u32 %p{p}, %r{got}, 16;"));
+        // Full when pos + units > 16 (pos + units <= 16 < 2^32 - 16 when units is known).
+        match n.known {
+            Some(v) if v / 32 <= 16 => {
+                self.line(&format!("setp.gt.u32 %p{p}, %r{pos}, {};", 16 - v / 32));
+            }
+            _ => {
+                self.line(&format!("add.u32 %r{got}, %r{pos}, {units};"));
+                self.line(&format!("setp.gt.u32 %p{p}, %r{got}, 16;"));
+            }
+        }
         self.line(&format!("@%p{p} bra $C{l}_full;"));
-        let b = self.unit_bits(n, pos);
-        self.line(&format!("mov.b32 %r{bits}, %r{b};"));
+        let bits = self.unit_bits(n, pos);
         self.line(&format!("and.b32 %r{got}, %r{both}, %r{bits};"));
         self.line(&format!("setp.eq.u32 %p{q}, %r{got}, 0;"));
         self.line(&format!("@%p{q} bra $C{l}_try;"));
-        self.line(&format!("add.u32 %r{pos}, %r{pos}, %r{units};"));
+        self.line(&format!("add.u32 %r{pos}, %r{pos}, {units};"));
         self.line(&format!("bra $C{l}_scan;"));
         self.label(&format!("$C{l}_full"));
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
@@ -554,22 +608,32 @@ impl EmuOps for Body<'_, Emu<'_>> {
         (addr, bits)
     }
 
-    fn claim_local(&mut self, n: u32) -> (u32, u32) {
+    fn claim_local(&mut self, n: Cols) -> (u32, u32) {
         self.claim(n, None)
     }
 
-    /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated.
-    fn free_local(&mut self, t: u32, n: u32) {
-        let (lane, col) = self.split_taddr(t);
-        let (pos, e) = (self.r(), self.r());
-        let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("setp.ne.u32 %p{p}, %r{lane}, 0;"));
-        self.line(&format!("and.b32 %r{e}, %r{col}, 31;"));
-        self.line(&format!("setp.ne.u32 %p{q}, %r{e}, 0;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
-        self.line(&format!("add.u32 %r{e}, %r{col}, %r{n};"));
-        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+    /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated:
+    /// lane 0, a column at a unit boundary (`t & 0xFFFF001F == 0`), at most column 512, and
+    /// every unit set in the mask (DEALLOC-TADDR-PREV).
+    fn free_local(&mut self, t: u32, n: Cols) {
+        let (col, pos, e) = (self.r(), self.r(), self.r());
+        let p = self.pr();
+        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        self.line(&format!("and.b32 %r{e}, %r{t}, {};", 0xFFFF_001Fu32));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
+        // col + n > 512 (col < 2^16: no wrap).
+        match n.known {
+            Some(v) if v <= 512 => {
+                self.line(&format!(
+                    "setp.gt.or.u32 %p{p}, %r{col}, {}, %p{p};",
+                    512 - v
+                ));
+            }
+            _ => {
+                self.line(&format!("add.u32 %r{e}, %r{col}, %r{};", n.reg));
+                self.line(&format!("setp.gt.or.u32 %p{p}, %r{e}, 512, %p{p};"));
+            }
+        }
         self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
         self.line(&format!("shr.u32 %r{pos}, %r{col}, 5;"));
         let bits = self.unit_bits(n, pos);
@@ -590,7 +654,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// A `::2` collective by lane 0 of the warp: meet the peer CTA's k-th collective, then do
     /// this CTA's part.
-    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>) {
+    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>) {
         if self.p.launch.cluster_size < 2 {
             self.trap(Code::PeerMissing, "0");
             return;
@@ -600,7 +664,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
         self.line(&format!("@%p{p} bra $P{l}_skip;"));
         if op == PairOp::Alloc {
-            self.alloc_checks(n);
+            self.alloc_checks(n.reg);
         }
         let (k, s, peer, pe, word, seq, off) = (
             self.r(),
@@ -623,8 +687,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
         self.line(&format!(
-            "mad.lo.u32 %r{word}, {}, 65536, %r{n};",
-            op as u32
+            "mad.lo.u32 %r{word}, {}, 65536, %r{};",
+            op as u32, n.reg
         ));
         self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
         let ma = self.r();
@@ -1039,4 +1103,22 @@ pub(super) enum PairOp {
     Alloc = 1,
     Dealloc = 2,
     Relinquish = 3,
+}
+
+/// An nCols operand: the register that holds it, and its value when the lowering knows it
+/// (the same in every lane: every form but `RegDivergent`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cols {
+    pub(super) reg: u32,
+    pub(super) known: Option<u32>,
+}
+
+impl Cols {
+    /// The operand `n` printed into register `reg` ([`EmuOps::ncols`]).
+    fn of(n: &tcgen05_ir::NCols, reg: u32) -> Cols {
+        Cols {
+            reg,
+            known: (n.form != NColsForm::RegDivergent).then_some(n.value),
+        }
+    }
 }
