@@ -236,8 +236,6 @@ impl EmuOps for Body<'_, Emu<'_>> {
         b
     }
 
-    /// Checks that columns `[col, col + ncols)` (`col` a register) exist, are allocated, and
-    /// are emulated; `lane` (register) and `lanes` give the lane range to check against 128.
     /// The lane (bits 31-16) and column (bits 15-0) of the TMEM address in `%r{t}`, in two
     /// new registers (reference §2.2, TMEM addresses).
     fn split_taddr(&mut self, t: u32) -> (u32, u32) {
@@ -247,40 +245,58 @@ impl EmuOps for Body<'_, Emu<'_>> {
         (lane, col)
     }
 
+    /// Checks that the cells of lanes `[lane, lane + lanes)` and columns `[col, col + ncols)`
+    /// (`lane`, `col` registers of a split address, below 2^16) exist ([`Code::OutOfRange`]),
+    /// are allocated ([`Code::Unallocated`]) and are emulated ([`Code::Capacity`]), in that
+    /// order. `x + k > limit` is printed as `x > limit - k` where `k <= limit` (no wrap).
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32) {
-        let (p, q) = (self.pr(), self.pr());
+        let p = self.pr();
+        // Lanes: lane + lanes <= 128; columns: col + ncols <= 512.
         let e = self.r();
-        // Lanes: lane + lanes <= 128.
-        self.line(&format!("add.u32 %r{e}, %r{lane}, {lanes};"));
-        self.line(&format!("setp.gt.u32 %p{p}, %r{e}, 128;"));
-        // Columns: col + ncols <= 512.
-        self.line(&format!("add.u32 %r{e}, %r{col}, {ncols};"));
-        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        for (i, (x, k, limit)) in [(lane, lanes, 128), (col, ncols, 512)]
+            .into_iter()
+            .enumerate()
+        {
+            let (or, acc) = match i {
+                0 => ("", String::new()),
+                _ => (".or", format!(", %p{p}")),
+            };
+            let (x, bound) = if k <= limit {
+                (x, limit - k)
+            } else {
+                self.line(&format!("add.u32 %r{e}, %r{x}, {k};"));
+                (e, limit)
+            };
+            self.line(&format!("setp.gt{or}.u32 %p{p}, %r{x}, {bound}{acc};"));
+        }
         self.trap_if(p, Code::OutOfRange, &format!("%r{col}"));
-        // Allocated: units col/32 ..= (col+ncols-1)/32 all set in the mask.
-        let (u0, u1, m, bits) = (self.r(), self.r(), self.r(), self.r());
+        // Allocated: units u0 = col/32 ..= u1 = (col+ncols-1)/32 all set in the mask; the
+        // mask of those units is (2 << u1) - (1 << u0) (u1 <= 15 after the range check).
+        let (u0, u1, m) = (self.r(), self.r(), self.r());
         self.line(&format!("shr.u32 %r{u0}, %r{col}, 5;"));
         self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols - 1));
         self.line(&format!("shr.u32 %r{u1}, %r{u1}, 5;"));
+        self.line(&format!("shl.b32 %r{u1}, 2, %r{u1};"));
+        self.line(&format!("shl.b32 %r{u0}, 1, %r{u0};"));
         self.line(&format!("sub.u32 %r{u1}, %r{u1}, %r{u0};"));
-        self.line(&format!("add.u32 %r{u1}, %r{u1}, 1;"));
-        self.line(&format!("mov.u32 %r{bits}, 1;"));
-        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u1};"));
-        self.line(&format!("sub.u32 %r{bits}, %r{bits}, 1;"));
-        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u0};"));
         self.line(&format!(
             "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
             4 * st::MASK
         ));
-        self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
-        let z = self.pr();
-        self.line(&format!("setp.ne.u32 %p{z}, %r{m}, %r{bits};"));
-        self.trap_if(z, Code::Unallocated, &format!("%r{col}"));
-        // Emulated: col + ncols <= cols.
-        let c = self.pr();
-        self.line(&format!("setp.gt.u32 %p{c}, %r{e}, {};", self.low.c.cols));
-        self.trap_if(c, Code::Capacity, &format!("%r{e}"));
+        self.line(&format!("and.b32 %r{m}, %r{m}, %r{u1};"));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{m}, %r{u1};"));
+        self.trap_if(p, Code::Unallocated, &format!("%r{col}"));
+        // Emulated: col + ncols <= cols; the detail word is col + ncols.
+        let cols = self.low.c.cols;
+        if ncols <= cols {
+            self.line(&format!("setp.gt.u32 %p{p}, %r{col}, {};", cols - ncols));
+            self.line(&format!("@%p{p} add.u32 %tdet, %r{col}, {ncols};"));
+        } else {
+            self.line(&format!("add.u32 %r{e}, %r{col}, {ncols};"));
+            self.line(&format!("setp.gt.u32 %p{p}, %r{e}, {cols};"));
+            self.line(&format!("@%p{p} mov.u32 %tdet, %r{e};"));
+        }
+        self.trap_if(p, Code::Capacity, "%tdet");
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
@@ -819,50 +835,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
             }
             _ => vec![t],
         };
-        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within 32*(warp%4) ..+32.
-        let (q, lo) = (self.r(), self.r());
+        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within q ..= q + 31,
+        // q = 32 * (warp % 4): lane - q <= 32 - lanes as unsigned (a lane below q wraps).
+        let q = self.r();
         self.line(&format!("and.b32 %r{q}, %warp, 3;"));
         self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+        let mut split_bases = Vec::new();
         for &b in &bases {
             let (lane, col) = self.split_taddr(b);
-            let hi = self.r();
-            let (p, pp) = (self.pr(), self.pr());
+            let lo = self.r();
+            let p = self.pr();
             self.line(&format!("sub.u32 %r{lo}, %r{lane}, %r{q};"));
-            self.line(&format!("setp.lt.u32 %p{p}, %r{lane}, %r{q};"));
-            self.line(&format!("add.u32 %r{hi}, %r{lo}, {lanes};"));
-            self.line(&format!("setp.gt.u32 %p{pp}, %r{hi}, 32;"));
-            self.line(&format!("or.pred %p{p}, %p{p}, %p{pp};"));
+            self.line(&format!("setp.gt.u32 %p{p}, %r{lo}, {};", 32 - lanes));
             self.trap_if(p, Code::LaneQuarter, &format!("%r{b}"));
             self.check_cells(lane, lanes, col, ncols);
+            split_bases.push((lane, col));
         }
-        // The thread's base cell: lane0 + A_t, col0 + widen * C_t.
-        let (tl, tc, base) = (self.r(), self.r(), self.r());
-        let (lane_part, col_part) = match shape {
-            LdStShape::S32x32b | LdStShape::S32x64b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
-            // lane t/4 + 8 (t mod 2), column (t/2) mod 2 (the oracle's derivation from the
-            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
-            LdStShape::S16x64b => (
-                "and.b32 %rTC, %lane, 1; shl.b32 %rTC, %rTC, 3; shr.u32 %rTL, %lane, 2; add.u32 %rTL, %rTL, %rTC;",
-                "shr.u32 %rTC, %lane, 1; and.b32 %rTC, %rTC, 1;",
-            ),
-            LdStShape::S16x128b | LdStShape::S16x256b => {
-                ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
-            }
-            LdStShape::S16x32bx2 => ("and.b32 %rTL, %lane, 15;", "mov.u32 %rTC, 0;"),
-        };
-        let named = |p: &str| {
-            p.replace("%rTL", &format!("%r{tl}"))
-                .replace("%rTC", &format!("%r{tc}"))
-        };
-        self.line(&named(lane_part));
-        self.line(&named(col_part));
-        if shape == LdStShape::S16x256b {
-            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
-        }
-        if pack {
-            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
-        }
-        let src = if bases.len() == 2 {
+        // The thread's base cell, a word index of emu_tmem: (col0 + widen * C_t) * 128 +
+        // lane0 + A_t, with the thread's lane A_t and column C_t of the shape (below); its
+        // byte address is emu_tmem + 4 * that.
+        let (l0, c0) = if bases.len() == 2 {
             let s = self.r();
             let p = self.pr();
             self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
@@ -870,18 +862,47 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 "selp.b32 %r{s}, %r{}, %r{}, %p{p};",
                 bases[0], bases[1]
             ));
-            s
+            self.split_taddr(s)
         } else {
-            bases[0]
+            split_bases[0]
         };
-        let (l0, c0) = self.split_taddr(src);
-        self.line(&format!("add.u32 %r{tl}, %r{tl}, %r{l0};"));
-        self.line(&format!("add.u32 %r{tc}, %r{tc}, %r{c0};"));
-        self.line(&format!("mad.lo.u32 %r{base}, %r{tc}, 128, %r{tl};"));
-        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
+        let (base, a, c) = (self.r(), self.r(), self.r());
+        self.line(&format!("mad.lo.u32 %r{base}, %r{c0}, 128, %r{l0};"));
+        match shape {
+            // A_t = t, C_t = 0.
+            LdStShape::S32x32b | LdStShape::S32x64b => {
+                self.line(&format!("add.u32 %r{base}, %r{base}, %lane;"));
+            }
+            // A_t = t/4 + 8 (t mod 2), C_t = (t/2) mod 2 (the oracle's derivation from the
+            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
+            LdStShape::S16x64b => {
+                self.line(&format!("shr.u32 %r{a}, %lane, 2;"));
+                self.line(&format!("and.b32 %r{c}, %lane, 1;"));
+                self.line(&format!("mad.lo.u32 %r{a}, %r{c}, 8, %r{a};"));
+                self.line(&format!("bfe.u32 %r{c}, %lane, 1, 1;"));
+                self.line(&format!("mad.lo.u32 %r{a}, %r{c}, {}, %r{a};", 128 * widen));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+            // A_t = t/4, C_t = t mod 4 (.16x128b) or 2 (t mod 4) (.16x256b).
+            LdStShape::S16x128b | LdStShape::S16x256b => {
+                let k = if shape == LdStShape::S16x256b { 2 } else { 1 };
+                self.line(&format!("shr.u32 %r{a}, %lane, 2;"));
+                self.line(&format!("and.b32 %r{c}, %lane, 3;"));
+                self.line(&format!(
+                    "mad.lo.u32 %r{a}, %r{c}, {}, %r{a};",
+                    128 * widen * k
+                ));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+            // A_t = t mod 16, C_t = 0 (threads 16-31 use the second base, chosen above).
+            LdStShape::S16x32bx2 => {
+                self.line(&format!("and.b32 %r{a}, %lane, 15;"));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+        }
         let tm = self.r();
         self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
-        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, %r{tm};"));
         self.line("bar.warp.sync -1;");
         let regs: Vec<u32> = (0..nregs).map(|_| self.r()).collect();
         // A st a perturbed run may defer to the warp's next wait::st (module docs of `super`,
