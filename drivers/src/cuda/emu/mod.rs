@@ -300,6 +300,8 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         &Emu {
             c: &ctx,
             traps: Vec::new(),
+            tail: false,
+            group: None,
             deferred: Vec::new(),
         },
         &mut out,
@@ -345,12 +347,15 @@ struct DeferredSt {
 }
 
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
-/// the shared context, the codes the body branches to the trap tail with (in the order of
-/// their first use), and its deferrable sts.
+/// the shared context, the codes the body branches to the trap tail's entries with (in the
+/// order of their first use), whether it branches to the tail itself, the open group of
+/// checks (`ops::EmuOps::checks_begin`), and its deferrable sts.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
     traps: Vec<Code>,
+    tail: bool,
+    group: Option<Vec<ops::Check>>,
     deferred: Vec<DeferredSt>,
 }
 
@@ -519,6 +524,7 @@ impl Lowering for Emu<'_> {
     ///
     /// A check branches to `$TRAP<code>` with the detail word in `%tdet`; the entry of each
     /// code used in the body sets `%tcode` and goes on to `$TRAP` (the last one falls through).
+    /// A group of checks sets both and branches to `$TRAP`.
     fn tail(b: &mut Body<'_, Self>) {
         let codes = std::mem::take(&mut b.low.traps);
         for (i, c) in codes.iter().enumerate() {
@@ -528,7 +534,7 @@ impl Lowering for Emu<'_> {
                 b.line("bra $TRAP;");
             }
         }
-        if codes.is_empty() {
+        if codes.is_empty() && !b.low.tail {
             return;
         }
         b.label("$TRAP");
@@ -891,6 +897,53 @@ mod tests {
         });
         let (d, i) = (ptx.find(&divergent), ptx.find(&invalid));
         assert!(d.is_some() && i.is_some() && d < i, "{ptx}");
+    }
+
+    /// The checks of an ld share one branch to the violation tail: each sets the code and
+    /// detail where it fails, from the last check to the first, so the first failing check
+    /// of the instruction's order (LDST-TADDR-UNIFORM, LDST-LANE-QUARTER, then the cells:
+    /// range, allocation, capacity) is what a thread records.
+    #[test]
+    fn an_lds_checks_branch_once_first_failing_check_last() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let first = format!("selp.u32 %tcode, {}, 0, ", Code::Capacity as u32);
+        let at = l.ptx.find(&first).unwrap_or_else(|| panic!("{}", l.ptx));
+        let group: Vec<&str> = l.ptx[at..]
+            .lines()
+            .map(str::trim)
+            .take_while(|x| !x.starts_with("setp.ne.u32"))
+            .collect();
+        let codes: Vec<u32> = group
+            .iter()
+            .filter_map(|x| {
+                let x = x.split_once("%tcode, ")?.1;
+                x.split([';', ',']).next()?.parse().ok()
+            })
+            .collect();
+        let want = [
+            Code::Capacity,
+            Code::Unallocated,
+            Code::OutOfRange,
+            Code::LaneQuarter,
+            Code::TaddrDivergent,
+        ]
+        .map(|c| c as u32);
+        assert_eq!(codes, want, "{group:?}");
+        // Each code comes with its detail word, under the same guard.
+        for w in group.windows(2).filter(|w| w[0].contains("mov.u32 %tcode")) {
+            let guard = w[0].split_whitespace().next().unwrap();
+            assert!(
+                w[1].starts_with(&format!("{guard} mov.u32 %tdet, ")),
+                "{w:?}"
+            );
+        }
+        let end = at + l.ptx[at..].find("bra $TRAP;").unwrap();
+        assert!(
+            !l.ptx[at..end].contains("bra $TRAP") && l.ptx[end..].contains("ld.shared.u32"),
+            "{}",
+            l.ptx
+        );
     }
 
     #[test]
