@@ -901,10 +901,11 @@ mod tests {
 
     /// The checks of an ld share one branch to the violation tail: each sets the code and
     /// detail where it fails, from the last check to the first, so the first failing check
-    /// of the instruction's order (LDST-TADDR-UNIFORM, LDST-LANE-QUARTER, then the cells:
-    /// range, allocation, capacity) is what a thread records.
+    /// of the instruction's order (GEN-ALIGNED-CONVERGENT, LDST-TADDR-UNIFORM,
+    /// LDST-LANE-QUARTER, then the cells: range, allocation, capacity) is what a thread
+    /// records. The uniformity match is skipped where the vote failed.
     #[test]
-    fn an_lds_checks_branch_once_first_failing_check_last() {
+    fn an_ld_sts_checks_branch_once_first_failing_check_last() {
         let p = samples::single_warp_roundtrip();
         let l = lower(&p, &EmuConfig::default()).unwrap();
         let first = format!("selp.u32 %tcode, {}, 0, ", Code::Capacity as u32);
@@ -927,6 +928,7 @@ mod tests {
             Code::OutOfRange,
             Code::LaneQuarter,
             Code::TaddrDivergent,
+            Code::NotConverged,
         ]
         .map(|c| c as u32);
         assert_eq!(codes, want, "{group:?}");
@@ -938,6 +940,12 @@ mod tests {
                 "{w:?}"
             );
         }
+        let vote = l.ptx[..at].rfind("vote.sync.ballot.b32 %r").unwrap();
+        let m = l.ptx[vote..at]
+            .lines()
+            .find(|x| x.contains("match.all.sync"))
+            .unwrap_or_else(|| panic!("{}", &l.ptx[vote..at]));
+        assert!(m.trim_start().starts_with("@!%p"), "{m}");
         let end = at + l.ptx[at..].find("bra $TRAP;").unwrap();
         assert!(
             !l.ptx[at..end].contains("bra $TRAP") && l.ptx[end..].contains("ld.shared.u32"),

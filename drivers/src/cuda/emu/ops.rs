@@ -22,8 +22,8 @@ pub(super) trait EmuOps {
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
-    fn converged(&mut self);
-    fn uniform(&mut self, r: u32, code: Code);
+    fn converged(&mut self) -> u32;
+    fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
     fn ncols_valid(&mut self, n: u32);
     fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool;
@@ -218,23 +218,37 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
-    fn converged(&mut self) {
+    /// Returns the predicate that holds where it does not (the check's guard).
+    fn converged(&mut self) -> u32 {
         let p = self.pr();
         // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
         // thread scheduling need not have reconverged the warp after divergent code, so
         // `activemask` alone would see a partial warp); a lane that exited or never comes
-        // leaves the vote incomplete (or blocks it, which the watchdog reports).
-        self.line("vote.sync.ballot.b32 %tdet, 1, -1;");
-        self.line(&format!("setp.ne.b32 %p{p}, %tdet, -1;"));
-        self.trap_if(p, Code::NotConverged, "%tdet");
+        // leaves the vote incomplete (or blocks it, which the watchdog reports). Every lane
+        // that completes the vote gets the same ballot.
+        if self.low.group.is_some() {
+            let m = self.r();
+            self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
+            self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
+            self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
+        } else {
+            self.line("vote.sync.ballot.b32 %tdet, 1, -1;");
+            self.line(&format!("setp.ne.b32 %p{p}, %tdet, -1;"));
+            self.trap_if(p, Code::NotConverged, "%tdet");
+        }
+        p
     }
 
-    /// Traps with `code` unless register `r` holds the same value in every lane (call after
-    /// [`Body::converged`]).
-    fn uniform(&mut self, r: u32, code: Code) {
+    /// Traps with `code` unless register `r` holds the same value in every lane (after
+    /// [`Body::converged`]). With `skip`, the guard of a convergence check earlier in the
+    /// same group, the warp-synchronous match is left out where that check fails (in every
+    /// lane of the vote alike, so no lane waits for another's match), and that check's code
+    /// and detail are what the group records.
+    fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>) {
         let m = self.r();
         let p = self.pr();
-        self.line(&format!("match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
+        let g = skip.map(|s| format!("@!%p{s} ")).unwrap_or_default();
+        self.line(&format!("{g}match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
         self.trap_on(Guard::Unless(p), code, &format!("%r{r}"));
     }
 
@@ -274,7 +288,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
     fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool {
         match Cols::of(ncols, n).known {
             None => {
-                self.uniform(n, Code::NcolsDivergent);
+                self.uniform(n, Code::NcolsDivergent, None);
                 self.ncols_valid(n);
                 true
             }
@@ -412,7 +426,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 // Deferred sts land before their columns can go to another allocation.
                 self.land_deferred_sts();
                 let t = self.taddr(taddr);
-                self.uniform(t, Code::DeallocNotAllocated);
+                self.uniform(t, Code::DeallocNotAllocated, None);
                 let n = self.ncols(ncols);
                 if !self.ncols_checks(ncols, n) {
                     return;
@@ -883,11 +897,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
         nregs: u16,
         store_seed: Option<u32>,
     ) -> Vec<u32> {
-        self.converged();
-        let t = self.taddr(taddr);
-        // One group: the address's uniformity, then per base its lane quarter and cells.
+        // One group: convergence, the address's uniformity, then per base its lane quarter
+        // and cells.
         let opened = self.checks_begin();
-        self.uniform(t, Code::TaddrDivergent);
+        let diverged = self.converged();
+        let t = self.taddr(taddr);
+        self.uniform(t, Code::TaddrDivergent, Some(diverged));
         // Per shape: lanes of the footprint, registers per repetition, columns per repetition.
         let (lanes, rpr, cpr) = match shape {
             LdStShape::S32x32b => (32u32, 1u32, 1u32),
