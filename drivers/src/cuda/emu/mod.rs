@@ -268,6 +268,7 @@ fn static_smem(p: &Program) -> u64 {
 
 mod check;
 mod cp;
+mod defer;
 mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
@@ -289,10 +290,12 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
             cfg.max_dyn_smem
         )));
     }
+    let defer = p.funcs.is_empty();
     let ctx = Ctx {
         cols,
         pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
-        defer: p.funcs.is_empty(),
+        defer,
+        plan: if defer { defer::plan(p) } else { Vec::new() },
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(
@@ -303,6 +306,8 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
             tail: false,
             group: None,
             deferred: Vec::new(),
+            at: 0,
+            step: None,
         },
         &mut out,
     );
@@ -334,11 +339,15 @@ struct Ctx {
     pairs: bool,
     /// A perturbed run may defer the sts of a warp to its next wait::st (no functions).
     defer: bool,
+    /// Per tcgen05 instruction of the kernel, in printing order, the deferred sts that may
+    /// be pending ([`defer::plan`]; empty without `defer`).
+    plan: Vec<defer::Step>,
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
-/// says an executed instance is pending; its address and values are kept in `base` and the
-/// value registers of `stores` (`(offset, value, pack)`).
+/// says an executed instance is pending; its address is in `base` and its values in the
+/// registers of `stores` (`(offset, value, pack)`), which the st's last execution wrote
+/// (the values depend only on the lane and the st, so every execution writes the same).
 #[derive(Debug, Clone)]
 struct DeferredSt {
     bit: u32,
@@ -349,7 +358,7 @@ struct DeferredSt {
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
 /// the shared context, the codes the body branches to the trap tail's entries with (in the
 /// order of their first use), whether it branches to the tail itself, the open group of
-/// checks (`ops::EmuOps::checks_begin`), and its deferrable sts.
+/// checks (`ops::EmuOps::checks_begin`), its deferrable sts and its next instruction.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
@@ -357,6 +366,10 @@ struct Emu<'a> {
     tail: bool,
     group: Option<Vec<ops::Check>>,
     deferred: Vec<DeferredSt>,
+    /// The index of the next tcgen05 instruction printed in this body (into [`Ctx::plan`]).
+    at: usize,
+    /// The plan's step for the instruction being printed (`None`: print every landing).
+    step: Option<defer::Step>,
 }
 
 impl Lowering for Emu<'_> {
@@ -804,6 +817,43 @@ mod tests {
         f.funcs.push(tcgen05_ir::Func { body: vec![] });
         let l = lower(&f, &EmuConfig::default()).unwrap();
         assert!(!l.ptx.contains("%emdefer st.shared"), "{}", l.ptx);
+    }
+
+    /// A st in a loop lands its earlier instance, still pending, before it stores again, and
+    /// keeps its address for that; a st outside loops prints no such landing, and a wait::st
+    /// with no deferred st before it in the warp lands nothing (`defer::plan`).
+    #[test]
+    fn only_sts_in_loops_land_their_own_earlier_instance() {
+        let p = samples::single_warp_roundtrip();
+        let at = p.warps[0]
+            .iter()
+            .position(|s| matches!(s, Stmt::Tc(Op::St { .. })))
+            .unwrap();
+        let own = |ptx: &str| ptx.contains("@%emdefer mov.u32 %r");
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(!own(&l.ptx), "{}", l.ptx);
+        let mut looped = p.clone();
+        let st = looped.warps[0].remove(at);
+        looped.warps[0].insert(
+            at,
+            Stmt::Loop {
+                count: 2,
+                body: vec![st],
+            },
+        );
+        let l = lower(&looped, &EmuConfig::default()).unwrap();
+        assert!(own(&l.ptx), "{}", l.ptx);
+        let landing = l.ptx.find("%emstq, 1;\n\tsetp.ne.u32 %p").unwrap();
+        let now = l.ptx.find("@!%emdefer st.shared.u32").unwrap();
+        assert!(landing < now, "{}", l.ptx);
+        // A second warp that only waits lands none of the first warp's sts.
+        let mut two = p.clone();
+        two.launch.warps_per_cta = 2;
+        two.warps.push(vec![samples::wait(tcgen05_ir::WaitOp::St)]);
+        let l = lower(&two, &EmuConfig::default()).unwrap();
+        let w1 = &l.ptx[l.ptx.find("$W1:").unwrap()..];
+        let w1 = &w1[..w1.find("$END:").unwrap()];
+        assert!(!w1.contains("%emstq"), "{w1}");
     }
 
     /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern

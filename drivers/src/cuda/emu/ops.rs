@@ -3,6 +3,7 @@
 //! of [`super`]).
 
 use super::cp::EmuCp;
+use super::defer::Step;
 use super::mma::EmuMma;
 use super::{ABORT_EVERY, Code, DONE_WORD, DeferredSt, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
@@ -51,6 +52,7 @@ pub(super) trait EmuOps {
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
     fn fill_new_columns(&mut self, slot: u8, n: u32);
     fn land_deferred_sts(&mut self);
+    fn may_be_pending(&self, bit: u32) -> bool;
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
@@ -383,6 +385,16 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
+        // The deferral plan's step for this instruction, if it is one of its kind.
+        let step = self.low.c.plan.get(self.low.at).copied();
+        self.low.at += 1;
+        let lands = matches!(op, Op::Dealloc { .. })
+            || matches!(op, Op::Wait { form } if form.op == WaitOp::St);
+        self.low.step = step.filter(|s| match s {
+            Step::St { .. } => matches!(op, Op::St { .. }),
+            Step::Land { .. } => lands,
+            Step::Other => false,
+        });
         match op {
             Op::Alloc {
                 form,
@@ -1043,33 +1055,42 @@ impl EmuOps for Body<'_, Emu<'_>> {
             }
         }
         if defer {
-            // An earlier instance still pending (a loop) lands first, in program order; then
-            // this one lands now, or is kept for the wait.
+            // An earlier instance still pending (in a loop: the plan says where) lands first,
+            // in program order, from its address kept in `pbase`; then this one lands now, or
+            // is kept for the wait. A wait lands it from `base` and the value registers, which
+            // the st's last execution wrote.
             let bit = self.low.deferred.len() as u32;
-            let pending = DeferredSt {
-                bit,
-                base: self.r(),
-                stores: kept.iter().map(|&(o, _, p)| (o, self.r(), p)).collect(),
-            };
-            let (t, q) = (self.r(), self.pr());
-            self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << bit));
-            self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
-            self.deferred_stores(&pending, &format!("@%p{q} "));
+            debug_assert!(
+                self.low
+                    .step
+                    .is_none_or(|s| matches!(s, Step::St { bit: b, .. } if b == Some(bit))),
+                "the deferral plan numbers this st's bit otherwise"
+            );
             let now = DeferredSt {
                 bit,
                 base,
-                stores: kept.clone(),
+                stores: kept,
             };
+            let pbase = self.may_be_pending(bit).then(|| self.r());
+            if let Some(pbase) = pbase {
+                let (t, q) = (self.r(), self.pr());
+                self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << bit));
+                self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
+                let earlier = DeferredSt {
+                    base: pbase,
+                    ..now.clone()
+                };
+                self.deferred_stores(&earlier, &format!("@%p{q} "));
+            }
             self.deferred_stores(&now, "@!%emdefer ");
-            self.line(&format!("@%emdefer mov.u32 %r{}, %r{base};", pending.base));
-            for (&(_, keep, _), &(_, r, _)) in pending.stores.iter().zip(&kept) {
-                self.line(&format!("@%emdefer mov.u32 %r{keep}, %r{r};"));
+            if let Some(pbase) = pbase {
+                self.line(&format!("@%emdefer mov.u32 %r{pbase}, %r{base};"));
             }
             self.line(&format!(
                 "@%emdefer or.b32 %emstq, %emstq, {};",
                 1u32 << bit
             ));
-            self.low.deferred.push(pending);
+            self.low.deferred.push(now);
         }
         regs
     }
@@ -1135,17 +1156,35 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line("bar.warp.sync -1;");
     }
 
-    /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE).
+    /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE), those
+    /// the plan says may be pending ([`super::defer`]); then `%emstq` clears.
     fn land_deferred_sts(&mut self) {
         let all = self.low.deferred.clone();
-        for d in &all {
+        let landing: Vec<&DeferredSt> = all.iter().filter(|d| self.may_be_pending(d.bit)).collect();
+        for d in landing {
             let (t, q) = (self.r(), self.pr());
             self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << d.bit));
             self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
             self.deferred_stores(d, &format!("@%p{q} "));
         }
-        if !all.is_empty() {
+        // Every bit clears, also those of sts printed after this instruction (a loop); where
+        // none may be set, `%emstq` is 0 already.
+        let none = matches!(self.low.step, Some(Step::Land { pending: 0 }));
+        if !all.is_empty() && !none {
             self.line("mov.u32 %emstq, 0;");
+        }
+    }
+
+    /// Whether deferred-st bit `bit` may be set where the instruction being printed starts
+    /// (every bit where the plan does not say).
+    fn may_be_pending(&self, bit: u32) -> bool {
+        match self.low.step {
+            Some(Step::Land { pending }) => pending >> bit & 1 == 1,
+            Some(Step::St {
+                bit: b,
+                own_pending,
+            }) if b == Some(bit) => own_pending,
+            _ => true,
         }
     }
 
