@@ -847,7 +847,7 @@ mod tests {
         let now = l.ptx.find("@!%emdefer st.shared.u32").unwrap();
         assert!(landing < now, "{}", l.ptx);
         // A second warp that only waits lands none of the first warp's sts.
-        let mut two = p.clone();
+        let mut two = p;
         two.launch.warps_per_cta = 2;
         two.warps.push(vec![samples::wait(tcgen05_ir::WaitOp::St)]);
         let l = lower(&two, &EmuConfig::default()).unwrap();
