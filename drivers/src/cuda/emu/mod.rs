@@ -345,14 +345,15 @@ struct Ctx {
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
-/// says an executed instance is pending; its address is in `base` and its values in the
-/// registers of `stores` (`(offset, value, pack)`), which the st's last execution wrote
-/// (the values depend only on the lane and the st, so every execution writes the same).
+/// says an executed instance is pending; its address is in `base` and its words in the
+/// registers of `stores` (`(offset, register)`; a packed value's halves are two words, in
+/// the low halves of adjacent columns), which the st's last execution wrote (the values
+/// depend only on the lane and the st, so every execution writes the same).
 #[derive(Debug, Clone)]
 struct DeferredSt {
     bit: u32,
     base: u32,
-    stores: Vec<(u32, u32, bool)>,
+    stores: Vec<(u32, u32)>,
 }
 
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,

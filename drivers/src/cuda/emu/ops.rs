@@ -1010,7 +1010,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         // "Perturbed runs"): its stores are predicated on `%emdefer` being off, and the
         // address and values are kept for the wait.
         let defer = store_seed.is_some() && self.low.c.defer && self.low.deferred.len() < 32;
-        let mut kept: Vec<(u32, u32, bool)> = Vec::new();
+        let mut kept: Vec<(u32, u32)> = Vec::new();
         for (i, &r) in regs.iter().enumerate() {
             let i = i as u32;
             let (rep, j) = (i / rpr, i % rpr);
@@ -1027,7 +1027,16 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 Some(seed) if defer => {
                     let (m, a) = values::st_coeffs(seed, i);
                     self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
-                    kept.push((off, r, pack));
+                    if pack {
+                        // The halves once, for the stores now and at the wait.
+                        let (lo, hi) = (self.r(), self.r());
+                        self.line(&format!("and.b32 %r{lo}, %r{r}, 65535;"));
+                        self.line(&format!("shr.u32 %r{hi}, %r{r}, 16;"));
+                        kept.push((off, lo));
+                        kept.push((off + 512, hi));
+                    } else {
+                        kept.push((off, r));
+                    }
                 }
                 Some(seed) => {
                     let (m, a) = values::st_coeffs(seed, i);
@@ -1095,23 +1104,11 @@ impl EmuOps for Body<'_, Emu<'_>> {
         regs
     }
 
-    /// The shared-memory stores of `d` (each predicated with `pred`, `@%p3 ` or empty): a
-    /// packed register's halves go to the low halves of two adjacent columns.
+    /// The shared-memory stores of `d`, each predicated with `pred` (`@%p3 ` or empty).
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str) {
-        for &(off, r, pack) in &d.stores {
+        for &(off, r) in &d.stores {
             let base = d.base;
-            if pack {
-                let hi = self.r();
-                self.line(&format!("{pred}and.b32 %r{hi}, %r{r}, 65535;"));
-                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{hi};"));
-                self.line(&format!("{pred}shr.u32 %r{hi}, %r{r}, 16;"));
-                self.line(&format!(
-                    "{pred}st.shared.u32 [%r{base}+{}], %r{hi};",
-                    off + 512
-                ));
-            } else {
-                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
-            }
+            self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
         }
     }
 
