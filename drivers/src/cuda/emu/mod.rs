@@ -273,7 +273,7 @@ mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
 
-use check::{check_supported, uses_pairs};
+use check::{check_supported, known_converged, uses_pairs};
 use ops::EmuOps;
 use tcgen05_ir::ptx::{Body, Lowering, Pending, emit_with};
 
@@ -296,6 +296,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
         defer,
         plan: if defer { defer::plan(p) } else { Vec::new() },
+        converged: known_converged(p),
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(
@@ -308,6 +309,8 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
             deferred: Vec::new(),
             at: 0,
             step: None,
+            kernel: false,
+            converged: false,
         },
         &mut out,
     );
@@ -342,6 +345,9 @@ struct Ctx {
     /// Per tcgen05 instruction of the kernel, in printing order, the deferred sts that may
     /// be pending ([`defer::plan`]; empty without `defer`).
     plan: Vec<defer::Step>,
+    /// Per tcgen05 instruction of the kernel, in printing order, whether its convergence
+    /// check cannot fail ([`check::known_converged`]).
+    converged: Vec<bool>,
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
@@ -371,6 +377,10 @@ struct Emu<'a> {
     at: usize,
     /// The plan's step for the instruction being printed (`None`: print every landing).
     step: Option<defer::Step>,
+    /// The body is the kernel's (the plans index its instructions).
+    kernel: bool,
+    /// The convergence check of the instruction being printed cannot fail.
+    converged: bool,
 }
 
 impl Lowering for Emu<'_> {
@@ -465,6 +475,7 @@ impl Lowering for Emu<'_> {
     /// Loads the status block's address and initialises the emulated state before any thread
     /// of the cluster uses it.
     fn entry_preamble(b: &mut Body<'_, Self>) {
+        b.low.kernel = true;
         b.line("ld.param.u64 %emust, [emust];");
         b.line("cvta.to.global.u64 %emust, %emust;");
         // This copy's observation and status blocks (module docs, "Many runs per launch").
@@ -855,6 +866,37 @@ mod tests {
         let w1 = &l.ptx[l.ptx.find("$W1:").unwrap()..];
         let w1 = &w1[..w1.find("$END:").unwrap()];
         assert!(!w1.contains("%emstq"), "{w1}");
+    }
+
+    /// An ld, st or wait right after another leaves its convergence vote out (it cannot
+    /// fail, `check::known_converged`); every other aligned instruction keeps it.
+    #[test]
+    fn votes_that_cannot_fail_are_left_out() {
+        let p = samples::single_warp_roundtrip();
+        let aligned = p
+            .ops()
+            .into_iter()
+            .filter(|op| {
+                matches!(
+                    op,
+                    Op::Ld { .. }
+                        | Op::St { .. }
+                        | Op::Wait { .. }
+                        | Op::Alloc { .. }
+                        | Op::Dealloc { .. }
+                        | Op::Relinquish { .. }
+                )
+            })
+            .count();
+        let known = known_converged(&p).into_iter().filter(|k| *k).count();
+        assert!(known > 0);
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert_eq!(
+            l.ptx.matches("vote.sync.ballot").count(),
+            aligned - known,
+            "{}",
+            l.ptx
+        );
     }
 
     /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern

@@ -23,7 +23,7 @@ pub(super) trait EmuOps {
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
-    fn converged(&mut self) -> u32;
+    fn converged(&mut self) -> Option<u32>;
     fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>);
     fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
     fn ncols_valid(&mut self, n: u32);
@@ -220,8 +220,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
-    /// Returns the predicate that holds where it does not (the check's guard).
-    fn converged(&mut self) -> u32 {
+    /// Returns the predicate that holds where it does not (the check's guard); nothing, and
+    /// `None`, where the check cannot fail ([`super::check::known_converged`]).
+    fn converged(&mut self) -> Option<u32> {
+        if self.low.converged {
+            return None;
+        }
         let p = self.pr();
         // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
         // thread scheduling need not have reconverged the warp after divergent code, so
@@ -238,7 +242,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
             self.line(&format!("setp.ne.b32 %p{p}, %tdet, -1;"));
             self.trap_if(p, Code::NotConverged, "%tdet");
         }
-        p
+        Some(p)
     }
 
     /// Traps with `code` unless register `r` holds the same value in every lane (after
@@ -385,9 +389,13 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
-        // The deferral plan's step for this instruction, if it is one of its kind.
-        let step = self.low.c.plan.get(self.low.at).copied();
+        // The plans' entries for this instruction (the kernel's only); the deferral step if it
+        // is one of its kind.
+        let at = self.low.at;
         self.low.at += 1;
+        let kernel = self.low.kernel;
+        let step = self.low.c.plan.get(at).copied().filter(|_| kernel);
+        self.low.converged = kernel && self.low.c.converged.get(at) == Some(&true);
         let lands = matches!(op, Op::Dealloc { .. })
             || matches!(op, Op::Wait { form } if form.op == WaitOp::St);
         self.low.step = step.filter(|s| match s {
@@ -914,7 +922,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         let opened = self.checks_begin();
         let diverged = self.converged();
         let t = self.taddr(taddr);
-        self.uniform(t, Code::TaddrDivergent, Some(diverged));
+        self.uniform(t, Code::TaddrDivergent, diverged);
         // Per shape: lanes of the footprint, registers per repetition, columns per repetition.
         let (lanes, rpr, cpr) = match shape {
             LdStShape::S32x32b => (32u32, 1u32, 1u32),
