@@ -236,6 +236,28 @@ pub(super) fn known_converged(p: &Program) -> Vec<bool> {
     out
 }
 
+/// Per tcgen05 instruction of the kernel, in printing order ([`known_converged`]), the warp
+/// whose body it is in: only that warp executes it (the kernel branches each warp to its
+/// own body), so `%warp` is known there.
+pub(super) fn op_warps(p: &Program) -> Vec<usize> {
+    fn count(stmts: &[Stmt]) -> usize {
+        stmts
+            .iter()
+            .map(|s| match s {
+                Stmt::Tc(_) => 1,
+                Stmt::If { then, els, .. } => count(then) + count(els),
+                Stmt::Loop { body, .. } => count(body),
+                _ => 0,
+            })
+            .sum()
+    }
+    p.warps
+        .iter()
+        .enumerate()
+        .flat_map(|(w, body)| std::iter::repeat_n(w, count(body)))
+        .collect()
+}
+
 /// Whether a CTA of `p` may touch its peer's shared memory: a `::2` alloc, dealloc,
 /// relinquish, shift, cp or MMA (the peer's copy, D rows and B half are written and read
 /// through the cluster window), so each CTA waits for its peer before it exits (a CTA's
@@ -302,5 +324,28 @@ mod tests {
             known_converged(&q),
             vec![false, true, false, true, false, false, true, false, false]
         );
+    }
+
+    /// Each instruction is attributed to the warp whose body holds it, branches and loop
+    /// bodies included.
+    #[test]
+    fn instructions_belong_to_their_warps_body() {
+        let mut p = samples::single_warp_roundtrip();
+        let wait = samples::wait(WaitOp::St);
+        p.launch.warps_per_cta = 3;
+        p.warps = vec![
+            vec![wait.clone(), wait.clone()],
+            vec![Stmt::BarCta],
+            vec![Stmt::If {
+                cond: tcgen05_ir::Cond::LaneLt(3),
+                then: vec![wait.clone()],
+                els: vec![Stmt::Loop {
+                    count: 2,
+                    body: vec![wait.clone(), wait],
+                }],
+            }],
+        ];
+        assert_eq!(op_warps(&p), vec![0, 0, 2, 2, 2]);
+        assert_eq!(op_warps(&p).len(), p.ops().len());
     }
 }

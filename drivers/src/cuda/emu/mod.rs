@@ -273,7 +273,7 @@ mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
 
-use check::{check_supported, known_converged, uses_pairs};
+use check::{check_supported, known_converged, op_warps, uses_pairs};
 use ops::EmuOps;
 use tcgen05_ir::ptx::{Body, Lowering, Pending, emit_with};
 
@@ -297,6 +297,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         defer,
         plan: if defer { defer::plan(p) } else { Vec::new() },
         converged: known_converged(p),
+        warps: op_warps(p),
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(
@@ -311,6 +312,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
             step: None,
             kernel: false,
             converged: false,
+            warp: None,
         },
         &mut out,
     );
@@ -348,6 +350,9 @@ struct Ctx {
     /// Per tcgen05 instruction of the kernel, in printing order, whether its convergence
     /// check cannot fail ([`check::known_converged`]).
     converged: Vec<bool>,
+    /// Per tcgen05 instruction of the kernel, in printing order, the warp whose body it is
+    /// in ([`check::op_warps`]).
+    warps: Vec<usize>,
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
@@ -381,6 +386,9 @@ struct Emu<'a> {
     kernel: bool,
     /// The convergence check of the instruction being printed cannot fail.
     converged: bool,
+    /// The warp that executes the instruction being printed, where the lowering knows it
+    /// (the kernel's body of that warp).
+    warp: Option<usize>,
 }
 
 impl Lowering for Emu<'_> {

@@ -396,6 +396,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         let kernel = self.low.kernel;
         let step = self.low.c.plan.get(at).copied().filter(|_| kernel);
         self.low.converged = kernel && self.low.c.converged.get(at) == Some(&true);
+        self.low.warp = self.low.c.warps.get(at).copied().filter(|_| kernel);
         let lands = matches!(op, Op::Dealloc { .. })
             || matches!(op, Op::Wait { form } if form.op == WaitOp::St);
         self.low.step = step.filter(|s| match s {
@@ -945,15 +946,27 @@ impl EmuOps for Body<'_, Emu<'_>> {
         };
         // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within q ..= q + 31,
         // q = 32 * (warp % 4): lane - q <= 32 - lanes as unsigned (a lane below q wraps).
-        let q = self.r();
-        self.line(&format!("and.b32 %r{q}, %warp, 3;"));
-        self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+        // In the kernel the warp is that of the body being printed, so q is an immediate.
+        let q = match self.low.warp {
+            Some(w) => (32 * (w % 4)).to_string(),
+            None => {
+                let q = self.r();
+                self.line(&format!("and.b32 %r{q}, %warp, 3;"));
+                self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+                format!("%r{q}")
+            }
+        };
         let mut split_bases = Vec::new();
         for &b in &bases {
             let (lane, col) = self.split_taddr(b);
-            let lo = self.r();
             let p = self.pr();
-            self.line(&format!("sub.u32 %r{lo}, %r{lane}, %r{q};"));
+            let lo = if q == "0" {
+                lane
+            } else {
+                let lo = self.r();
+                self.line(&format!("sub.u32 %r{lo}, %r{lane}, {q};"));
+                lo
+            };
             self.line(&format!("setp.gt.u32 %p{p}, %r{lo}, {};", 32 - lanes));
             self.trap_if(p, Code::LaneQuarter, &format!("%r{b}"));
             self.check_cells(lane, lanes, col, ncols);
