@@ -484,6 +484,7 @@ impl Lowering for Emu<'_> {
     /// of the cluster uses it.
     fn entry_preamble(b: &mut Body<'_, Self>) {
         b.low.kernel = true;
+        b.line("mov.u32 %emtm, emu_tmem;");
         b.line("ld.param.u64 %emust, [emust];");
         b.line("cvta.to.global.u64 %emust, %emust;");
         // This copy's observation and status blocks (module docs, "Many runs per launch").
@@ -590,7 +591,7 @@ impl Lowering for Emu<'_> {
     }
 
     fn extra_regs(&self) -> &'static str {
-        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed;\n\t.reg .pred %tfirst, %emdefer;\n"
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed, %emtm;\n\t.reg .pred %tfirst, %emdefer;\n"
     }
 
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {

@@ -53,6 +53,7 @@ pub(super) trait EmuOps {
     fn fill_new_columns(&mut self, slot: u8, n: u32);
     fn land_deferred_sts(&mut self);
     fn may_be_pending(&self, bit: u32) -> bool;
+    fn tmem_base(&mut self) -> String;
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
@@ -1022,9 +1023,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
             }
         }
-        let tm = self.r();
-        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
-        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, %r{tm};"));
+        let tm = self.tmem_base();
+        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, {tm};"));
         self.line("bar.warp.sync -1;");
         let regs: Vec<u32> = (0..nregs).map(|_| self.r()).collect();
         // A st a perturbed run may defer to the warp's next wait::st (module docs of `super`,
@@ -1161,12 +1161,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
         self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
-        self.line(&format!("mov.u32 %r{a}, emu_tmem;"));
+        let tm = self.tmem_base();
         self.loop_head(&format!("$F{l}_top"));
         self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
         self.line(&format!("@%p{p} bra $F{l}_done;"));
         self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
-        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, %r{a};"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, {tm};"));
         self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
         self.line(&format!("add.u32 %r{w}, %r{w}, 32;"));
         self.line(&format!("bra $F{l}_top;"));
@@ -1191,6 +1191,17 @@ impl EmuOps for Body<'_, Emu<'_>> {
         if !all.is_empty() && !none {
             self.line("mov.u32 %emstq, 0;");
         }
+    }
+
+    /// The shared-memory address of `emu_tmem`: `%emtm` in the kernel (its preamble sets it),
+    /// else a fresh register.
+    fn tmem_base(&mut self) -> String {
+        if self.low.kernel {
+            return "%emtm".into();
+        }
+        let tm = self.r();
+        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        format!("%r{tm}")
     }
 
     /// Whether deferred-st bit `bit` may be set where the instruction being printed starts
@@ -1223,11 +1234,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
             return;
         }
         // Cluster-window address of row `lane`, column `col` in this CTA (and the peer).
-        let (base, tm) = (self.r(), self.r());
+        let base = self.r();
         self.line(&format!("mad.lo.u32 %r{base}, %r{col}, 128, %r{lane};"));
-        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
-        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
-        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        let tm = self.tmem_base();
+        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, {tm};"));
         let mut ctas = vec![];
         let own = self.r();
         self.line(&format!(
