@@ -908,6 +908,39 @@ mod tests {
         );
     }
 
+    /// The allocated-units mask of `check_cells` (units col/32 ..= (col+ncols-1)/32) as the
+    /// lowering prints it, `bmsk.clamp` of u0 = col/32 and n = (col+ncols+31)/32 - u0, with
+    /// `bmsk` as the PTX ISA defines it ("bmsk"), for every cell range the range check lets
+    /// through.
+    #[test]
+    fn the_allocated_units_mask_covers_the_columns_units() {
+        // PTX ISA, bmsk.clamp.b32 d, a, b.
+        let bmsk = |a: u32, b: u32| {
+            let a1 = a & 31;
+            let mut mask0 = !0u32 << a1;
+            let b1 = b & 31;
+            let sum = a1 + b1;
+            let mut mask1 = if sum < 32 { !0u32 << sum } else { 0 };
+            if a >= 32 {
+                mask0 = 0;
+            }
+            if sum >= 32 || a >= 32 || b >= 32 {
+                mask1 = 0;
+            } else if b1 == 0 {
+                mask1 = !0;
+            }
+            mask0 & !mask1
+        };
+        for col in 0..512u32 {
+            for ncols in 1..=512 - col {
+                let units = (col / 32..=(col + ncols - 1) / 32).fold(0u32, |m, u| m | 1 << u);
+                let u0 = col >> 5;
+                let n = ((col + ncols + 31) >> 5) - u0;
+                assert_eq!(bmsk(u0, n), units, "col {col} ncols {ncols}");
+            }
+        }
+    }
+
     /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern
     /// (contents unspecified, reference §5) before the warp goes on; without functions only.
     #[test]

@@ -364,15 +364,15 @@ impl EmuOps for Body<'_, Emu<'_>> {
             self.line(&format!("setp.gt{or}.u32 %p{p}, %r{x}, {bound}{acc};"));
         }
         self.trap_if(p, Code::OutOfRange, &format!("%r{col}"));
-        // Allocated: units u0 = col/32 ..= u1 = (col+ncols-1)/32 all set in the mask; the
-        // mask of those units is (2 << u1) - (1 << u0) (u1 <= 15 after the range check).
+        // Allocated: units u0 = col/32 ..= (col+ncols-1)/32 all set in the mask. Their mask
+        // is `bmsk` (PTX ISA, "bmsk") of the n = (col+ncols+31)/32 - u0 bits from bit u0
+        // (u0 <= 15, u0 + n <= 16 after the range check, so no clamping).
         let (u0, u1, m) = (self.r(), self.r(), self.r());
         self.line(&format!("shr.u32 %r{u0}, %r{col}, 5;"));
-        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols - 1));
+        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols + 31));
         self.line(&format!("shr.u32 %r{u1}, %r{u1}, 5;"));
-        self.line(&format!("shl.b32 %r{u1}, 2, %r{u1};"));
-        self.line(&format!("shl.b32 %r{u0}, 1, %r{u0};"));
         self.line(&format!("sub.u32 %r{u1}, %r{u1}, %r{u0};"));
+        self.line(&format!("bmsk.clamp.b32 %r{u1}, %r{u0}, %r{u1};"));
         self.line(&format!(
             "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
             4 * st::MASK
