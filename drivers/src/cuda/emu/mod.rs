@@ -990,7 +990,7 @@ mod tests {
 
     /// nCols the lowering knows (an immediate or a uniform register) is checked while
     /// lowering (ALLOC-NCOLS-POW2 / -RANGE, reference §6): a valid one prints no check, an
-    /// invalid one an unconditional branch with the value as detail; a divergent register
+    /// invalid one an unconditional branch with the value as detail word; a divergent register
     /// keeps both run-time checks (ALLOC-NCOLS-UNIFORM first).
     #[test]
     fn known_ncols_are_checked_while_lowering() {
@@ -1018,10 +1018,7 @@ mod tests {
                 let ptx = with(NCols { value: v, form });
                 let at = ptx.find(&invalid).unwrap_or_else(|| panic!("{v}: {ptx}"));
                 let site: Vec<&str> = ptx[..at].trim_end().lines().rev().take(2).collect();
-                assert!(
-                    site[0].trim_start().starts_with("mov.u32 %tdet, %r"),
-                    "{site:?}"
-                );
+                assert_eq!(site[0].trim(), format!("mov.u32 %tdet, {v};"), "{site:?}");
                 assert!(!site[1].contains("setp"), "{site:?}");
                 assert!(!ptx.contains(&divergent), "{ptx}");
             }

@@ -25,14 +25,14 @@ pub(super) trait EmuOps {
     fn join_lane0(&mut self);
     fn converged(&mut self) -> Option<u32>;
     fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>);
-    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> Cols;
     fn ncols_valid(&mut self, n: u32);
-    fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool;
+    fn ncols_checks(&mut self, n: Cols) -> bool;
     fn unit_bits(&mut self, n: Cols, pos: u32) -> u32;
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
     fn split_taddr(&mut self, t: u32) -> (u32, u32);
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
-    fn alloc_checks(&mut self, n: u32);
+    fn alloc_checks(&mut self, n: &str);
     fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32);
     fn claim_local(&mut self, n: Cols) -> (u32, u32);
     fn free_local(&mut self, t: u32, n: Cols);
@@ -50,7 +50,7 @@ pub(super) trait EmuOps {
     ) -> Vec<u32>;
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
-    fn fill_new_columns(&mut self, slot: u8, n: u32);
+    fn fill_new_columns(&mut self, slot: u8, n: &str);
     fn land_deferred_sts(&mut self);
     fn may_be_pending(&self, bit: u32) -> bool;
     fn tmem_base(&mut self) -> String;
@@ -259,16 +259,17 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.trap_on(Guard::Unless(p), code, &format!("%r{r}"));
     }
 
-    /// An nCols operand in a register.
-    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32 {
+    /// An nCols operand: an immediate where the lowering knows it ([`Cols::of`]), else a
+    /// register computed here.
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> Cols {
         let r = self.r();
-        self.line(&format!("mov.u32 %r{r}, {};", n.value));
         if n.form == NColsForm::RegDivergent {
             let d = self.r();
+            self.line(&format!("mov.u32 %r{r}, {};", n.value));
             self.line(&format!("and.b32 %r{d}, %lane, 1;"));
             self.line(&format!("shl.b32 %r{r}, %r{r}, %r{d};"));
         }
-        r
+        Cols::of(n, r)
     }
 
     /// Traps unless `n` (a register) is a power of two in [32, 512] (ALLOC-NCOLS-*).
@@ -292,16 +293,16 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// check cannot fail and is left out, and its validity is decided here: nothing is
     /// printed for a valid one, an unconditional branch to the violation tail for an invalid
     /// one, and then `false` (the rest of the instruction is never reached).
-    fn ncols_checks(&mut self, ncols: &tcgen05_ir::NCols, n: u32) -> bool {
-        match Cols::of(ncols, n).known {
+    fn ncols_checks(&mut self, n: Cols) -> bool {
+        match n.known {
             None => {
-                self.uniform(n, Code::NcolsDivergent, None);
-                self.ncols_valid(n);
+                self.uniform(n.reg, Code::NcolsDivergent, None);
+                self.ncols_valid(n.reg);
                 true
             }
             Some(v) if v.is_power_of_two() && (32..=512).contains(&v) => true,
-            Some(_) => {
-                self.trap(Code::NcolsInvalid, &format!("%r{n}"));
+            Some(v) => {
+                self.trap(Code::NcolsInvalid, &v.to_string());
                 false
             }
         }
@@ -414,10 +415,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
             } => {
                 self.converged();
                 let n = self.ncols(ncols);
-                if !self.ncols_checks(ncols, n) {
+                if !self.ncols_checks(n) {
                     return;
                 }
-                let n = Cols::of(ncols, n);
                 if *dst_global && form.space.is_none() {
                     self.trap(Code::DstNotShared, "0");
                     return;
@@ -429,7 +429,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     let p = self.pr();
                     self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
                     self.line(&format!("@%p{p} bra $A{l}_skip;"));
-                    self.alloc_checks(n.reg);
+                    self.alloc_checks(&n.op());
                     let (addr, _) = self.claim_local(n);
                     self.line(&format!(
                         "st.shared.u32 [tc_slot+{}], %r{addr};",
@@ -440,7 +440,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.join_lane0();
                 // Not for `::2`: the peer's shift::2 may already write these cells.
                 if form.cta_group == CtaGroup::One {
-                    self.fill_new_columns(*slot, n.reg);
+                    self.fill_new_columns(*slot, &n.op());
                 }
             }
             Op::Dealloc { form, taddr, ncols } => {
@@ -450,10 +450,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 let t = self.taddr(taddr);
                 self.uniform(t, Code::DeallocNotAllocated, None);
                 let n = self.ncols(ncols);
-                if !self.ncols_checks(ncols, n) {
+                if !self.ncols_checks(n) {
                     return;
                 }
-                let n = Cols::of(ncols, n);
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Dealloc, n, None, Some(t));
                     self.join_lane0();
@@ -470,10 +469,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
             Op::Relinquish { form } => {
                 self.converged();
                 if form.cta_group == CtaGroup::Two {
-                    let z = self.r();
-                    self.line(&format!("mov.u32 %r{z}, 0;"));
                     let z = Cols {
-                        reg: z,
+                        reg: self.r(),
                         known: Some(0),
                     };
                     self.pair_op(PairOp::Relinquish, z, None, None);
@@ -612,7 +609,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// alloc's per-CTA rules, by the allocating lane: the permit (ALLOC-AFTER-RELINQUISH) and
     /// non-increasing sizes (ALLOC-NONINCREASING), one group of checks; then the size is
     /// recorded.
-    fn alloc_checks(&mut self, n: u32) {
+    fn alloc_checks(&mut self, n: &str) {
         let (f, last) = (self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
         let opened = self.checks_begin();
@@ -621,17 +618,17 @@ impl EmuOps for Body<'_, Emu<'_>> {
             4 * st::RELQ
         ));
         self.line(&format!("setp.ne.u32 %p{p}, %r{f}, 0;"));
-        self.trap_if(p, Code::AllocAfterRelinquish, &format!("%r{n}"));
+        self.trap_if(p, Code::AllocAfterRelinquish, n);
         self.line(&format!(
             "ld.volatile.shared.u32 %r{last}, [emu_state+{}];",
             4 * st::LAST
         ));
         self.line(&format!("setp.ne.u32 %p{q}, %r{last}, 0;"));
-        self.line(&format!("setp.gt.and.u32 %p{q}, %r{n}, %r{last}, %p{q};"));
-        self.trap_if(q, Code::AllocIncreasing, &format!("%r{n}"));
+        self.line(&format!("setp.gt.and.u32 %p{q}, {n}, %r{last}, %p{q};"));
+        self.trap_if(q, Code::AllocIncreasing, n);
         self.checks_end(opened);
         self.line(&format!(
-            "st.volatile.shared.u32 [emu_state+{}], %r{n};",
+            "st.volatile.shared.u32 [emu_state+{}], {n};",
             4 * st::LAST
         ));
     }
@@ -787,7 +784,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
         self.line(&format!("@%p{p} bra $P{l}_skip;"));
         if op == PairOp::Alloc {
-            self.alloc_checks(n.reg);
+            self.alloc_checks(&n.op());
         }
         let (k, s, peer, pe, word, seq, off) = (
             self.r(),
@@ -809,10 +806,13 @@ impl EmuOps for Body<'_, Emu<'_>> {
             "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
         ));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
-        self.line(&format!(
-            "mad.lo.u32 %r{word}, {}, 65536, %r{};",
-            op as u32, n.reg
-        ));
+        match n.known {
+            Some(v) => self.line(&format!("mov.u32 %r{word}, {};", (op as u32) << 16 | v)),
+            None => self.line(&format!(
+                "mad.lo.u32 %r{word}, {}, 65536, %r{};",
+                op as u32, n.reg
+            )),
+        }
         self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
         let ma = self.r();
         self.line(&format!("add.u32 %r{ma}, %r{pe}, %r{off};"));
@@ -1139,7 +1139,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// this run rather than what an earlier run left in shared memory. The contents of newly
     /// allocated columns are not stated (reference §5: `Unspecified`), so any value is
     /// allowed. Only where the kernel set `%emseed` (no functions).
-    fn fill_new_columns(&mut self, slot: u8, n: u32) {
+    fn fill_new_columns(&mut self, slot: u8, n: &str) {
         if !self.low.c.defer {
             return;
         }
@@ -1153,7 +1153,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
             4 * u32::from(slot)
         ));
         self.line(&format!("and.b32 %r{w}, %r{a}, 65535;"));
-        self.line(&format!("add.u32 %r{end}, %r{w}, %r{n};"));
+        self.line(&format!("add.u32 %r{end}, %r{w}, {n};"));
         self.line(&format!("shl.b32 %r{end}, %r{end}, 7;"));
         self.line(&format!(
             "min.u32 %r{end}, %r{end}, {};",
@@ -1284,8 +1284,8 @@ pub(super) enum PairOp {
     Relinquish = 3,
 }
 
-/// An nCols operand: the register that holds it, and its value when the lowering knows it
-/// (the same in every lane: every form but `RegDivergent`).
+/// An nCols operand: its value when the lowering knows it (the same in every lane: every
+/// form but `RegDivergent`), else the register that holds it.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Cols {
     pub(super) reg: u32,
@@ -1293,11 +1293,20 @@ pub(super) struct Cols {
 }
 
 impl Cols {
-    /// The operand `n` printed into register `reg` ([`EmuOps::ncols`]).
+    /// The operand `n`, in register `reg` where the lowering does not know it
+    /// ([`EmuOps::ncols`]).
     fn of(n: &tcgen05_ir::NCols, reg: u32) -> Cols {
         Cols {
             reg,
             known: (n.form != NColsForm::RegDivergent).then_some(n.value),
+        }
+    }
+
+    /// The operand as text: the immediate where known, else the register.
+    fn op(&self) -> String {
+        match self.known {
+            Some(v) => v.to_string(),
+            None => format!("%r{}", self.reg),
         }
     }
 }
