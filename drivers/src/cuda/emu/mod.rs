@@ -480,11 +480,13 @@ impl Lowering for Emu<'_> {
         Some("emust")
     }
 
-    /// Loads the status block's address and initialises the emulated state before any thread
-    /// of the cluster uses it.
+    /// Sets `%emtm` and `%emsa` to the addresses of emu_tmem and emu_state (the kernel's
+    /// instructions use them), loads the status block's address and initialises the emulated
+    /// state before any thread of the cluster uses it.
     fn entry_preamble(b: &mut Body<'_, Self>) {
         b.low.kernel = true;
         b.line("mov.u32 %emtm, emu_tmem;");
+        b.line("mov.u32 %emsa, emu_state;");
         b.line("ld.param.u64 %emust, [emust];");
         b.line("cvta.to.global.u64 %emust, %emust;");
         // This copy's observation and status blocks (module docs, "Many runs per launch").
@@ -509,8 +511,7 @@ impl Lowering for Emu<'_> {
         b.line(&format!("setp.lt.u32 %p{pt}, %r{t}, {};", st::WORDS));
         b.line(&format!("shl.b32 %r{t}, %r{t}, 2;"));
         let a = b.r();
-        b.line(&format!("mov.u32 %r{a}, emu_state;"));
-        b.line(&format!("add.u32 %r{a}, %r{a}, %r{t};"));
+        b.line(&format!("add.u32 %r{a}, %emsa, %r{t};"));
         b.line(&format!("@%p{pt} st.shared.u32 [%r{a}], 0;"));
         // Fewer threads than words: thread 0 clears the rest.
         for w in threads..st::WORDS {
@@ -591,7 +592,7 @@ impl Lowering for Emu<'_> {
     }
 
     fn extra_regs(&self) -> &'static str {
-        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed, %emtm;\n\t.reg .pred %tfirst, %emdefer;\n"
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed, %emtm, %emsa;\n\t.reg .pred %tfirst, %emdefer;\n"
     }
 
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {

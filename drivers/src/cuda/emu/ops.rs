@@ -54,6 +54,7 @@ pub(super) trait EmuOps {
     fn land_deferred_sts(&mut self);
     fn may_be_pending(&self, bit: u32) -> bool;
     fn tmem_base(&mut self) -> String;
+    fn state_base(&mut self) -> String;
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
@@ -801,10 +802,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         self.line(&format!("and.b32 %r{s}, %r{k}, 3;"));
         self.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
-        self.line(&format!("mov.u32 %r{pe}, emu_state;"));
-        self.line(&format!(
-            "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
-        ));
+        let sb = self.state_base();
+        self.line(&format!("mapa.shared::cluster.u32 %r{pe}, {sb}, %r{peer};"));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
         match n.known {
             Some(v) => self.line(&format!("mov.u32 %r{word}, {};", (op as u32) << 16 | v)),
@@ -827,8 +826,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         // Wait for the peer's k-th collective in our own mailbox.
         let own = self.r();
-        self.line(&format!("mov.u32 %r{own}, emu_state;"));
-        self.line(&format!("add.u32 %r{own}, %r{own}, %r{off};"));
+        let sb = self.state_base();
+        self.line(&format!("add.u32 %r{own}, {sb}, %r{off};"));
         let got = self.r();
         let pd = self.pr();
         self.spin_until(
@@ -871,8 +870,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 let (oa, v) = (self.r(), self.r());
                 let pv = self.pr();
                 self.line(&format!("shl.b32 %r{oa}, %r{s}, 2;"));
-                self.line(&format!("mov.u32 %r{v}, emu_state;"));
-                self.line(&format!("add.u32 %r{oa}, %r{oa}, %r{v};"));
+                let sb = self.state_base();
+                self.line(&format!("add.u32 %r{oa}, %r{oa}, {sb};"));
                 self.spin_until(
                     &format!(
                         "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
@@ -1202,6 +1201,17 @@ impl EmuOps for Body<'_, Emu<'_>> {
         let tm = self.r();
         self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
         format!("%r{tm}")
+    }
+
+    /// The shared-memory address of `emu_state`: `%emsa` in the kernel (its preamble sets
+    /// it), else a fresh register.
+    fn state_base(&mut self) -> String {
+        if self.low.kernel {
+            return "%emsa".into();
+        }
+        let sb = self.r();
+        self.line(&format!("mov.u32 %r{sb}, emu_state;"));
+        format!("%r{sb}")
     }
 
     /// Whether deferred-st bit `bit` may be set where the instruction being printed starts
