@@ -197,6 +197,67 @@ fn calls_recursive(p: &Program) -> bool {
     (0..n).any(|i| state[i] == 0 && visit(i, &edges, &mut state))
 }
 
+/// Per tcgen05 instruction of the kernel, in printing order (warp 0's body, then warp 1's,
+/// ...; in each, statements in order, an `if`'s then-block before its else-block, a loop's
+/// body once): whether its convergence check (GEN-ALIGNED-CONVERGENT) cannot fail, so the
+/// lowering leaves it out. That holds for an ld, st or wait that directly follows, in the
+/// same statement list, an ld, st or wait (or fences after one): every lane of the warp
+/// passed that instruction's vote (or its own was left out by this rule), its other checks
+/// fail in every lane alike (the address is uniform once matched), and nothing between the
+/// two votes branches or exits, so every lane of the warp comes to the next one.
+pub(super) fn known_converged(p: &Program) -> Vec<bool> {
+    fn block(stmts: &[Stmt], out: &mut Vec<bool>) {
+        // Whether the previous statement leaves every lane of the warp together.
+        let mut together = false;
+        for s in stmts {
+            let checked = matches!(s, Stmt::Tc(Op::Ld { .. } | Op::St { .. } | Op::Wait { .. }));
+            match s {
+                Stmt::Tc(op) => {
+                    out.push(checked && together);
+                    together = checked || (together && matches!(op, Op::Fence { .. }));
+                }
+                Stmt::If { then, els, .. } => {
+                    block(then, out);
+                    block(els, out);
+                    together = false;
+                }
+                Stmt::Loop { body, .. } => {
+                    block(body, out);
+                    together = false;
+                }
+                _ => together = false,
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for body in &p.warps {
+        block(body, &mut out);
+    }
+    out
+}
+
+/// Per tcgen05 instruction of the kernel, in printing order ([`known_converged`]), the warp
+/// whose body it is in: only that warp executes it (the kernel branches each warp to its
+/// own body), so `%warp` is known there.
+pub(super) fn op_warps(p: &Program) -> Vec<usize> {
+    fn count(stmts: &[Stmt]) -> usize {
+        stmts
+            .iter()
+            .map(|s| match s {
+                Stmt::Tc(_) => 1,
+                Stmt::If { then, els, .. } => count(then) + count(els),
+                Stmt::Loop { body, .. } => count(body),
+                _ => 0,
+            })
+            .sum()
+    }
+    p.warps
+        .iter()
+        .enumerate()
+        .flat_map(|(w, body)| std::iter::repeat_n(w, count(body)))
+        .collect()
+}
+
 /// Whether a CTA of `p` may touch its peer's shared memory: a `::2` alloc, dealloc,
 /// relinquish, shift, cp or MMA (the peer's copy, D rows and B half are written and read
 /// through the cluster window), so each CTA waits for its peer before it exits (a CTA's
@@ -220,4 +281,71 @@ pub(super) fn uses_pairs(p: &Program) -> bool {
         }
     });
     any
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcgen05_ir::{WaitOp, samples};
+
+    /// The first ld/st/wait of a statement list keeps its check; one that directly follows
+    /// an ld, st or wait (fences between allowed) does not; anything else between, or the
+    /// start of a loop body or branch, resets it.
+    #[test]
+    fn checks_after_a_checked_instruction_cannot_fail() {
+        let p = samples::single_warp_roundtrip();
+        let st = p
+            .ops()
+            .into_iter()
+            .find(|op| matches!(op, Op::St { .. }))
+            .cloned()
+            .map(Stmt::Tc)
+            .unwrap();
+        let fence = Stmt::Tc(Op::Fence {
+            kind: tcgen05_ir::FenceKind::AfterThreadSync,
+        });
+        let wait = samples::wait(WaitOp::St);
+        let mut q = p;
+        q.warps[0] = vec![
+            st.clone(),
+            wait.clone(),
+            fence,
+            st.clone(),
+            Stmt::BarCta,
+            wait.clone(),
+            Stmt::Loop {
+                count: 2,
+                body: vec![wait.clone(), st],
+            },
+            samples::relinquish(CtaGroup::One),
+            wait,
+        ];
+        assert_eq!(
+            known_converged(&q),
+            vec![false, true, false, true, false, false, true, false, false]
+        );
+    }
+
+    /// Each instruction is attributed to the warp whose body holds it, branches and loop
+    /// bodies included.
+    #[test]
+    fn instructions_belong_to_their_warps_body() {
+        let mut p = samples::single_warp_roundtrip();
+        let wait = samples::wait(WaitOp::St);
+        p.launch.warps_per_cta = 3;
+        p.warps = vec![
+            vec![wait.clone(), wait.clone()],
+            vec![Stmt::BarCta],
+            vec![Stmt::If {
+                cond: tcgen05_ir::Cond::LaneLt(3),
+                then: vec![wait.clone()],
+                els: vec![Stmt::Loop {
+                    count: 2,
+                    body: vec![wait.clone(), wait],
+                }],
+            }],
+        ];
+        assert_eq!(op_warps(&p), vec![0, 0, 2, 2, 2]);
+        assert_eq!(op_warps(&p).len(), p.ops().len());
+    }
 }

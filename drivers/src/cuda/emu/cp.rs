@@ -110,13 +110,13 @@ impl EmuCp for Body<'_, Emu<'_>> {
             .map_or(16, |b| (*b).max(16));
         // The cluster-window addresses of this CTA's (and a `::2` cp's peer's) emulated TMEM
         // and source region.
-        let (tm, data) = (self.r(), self.r());
-        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        let tm = self.tmem_base();
+        let data = self.r();
         self.line(&format!("mov.u32 %r{data}, tc_data{};", src.region));
         let mut ctas = vec![];
         let (otm, odata) = (self.r(), self.r());
         self.line(&format!(
-            "mapa.shared::cluster.u32 %r{otm}, %r{tm}, %ctarank;"
+            "mapa.shared::cluster.u32 %r{otm}, {tm}, %ctarank;"
         ));
         self.line(&format!(
             "mapa.shared::cluster.u32 %r{odata}, %r{data}, %ctarank;"
@@ -125,9 +125,7 @@ impl EmuCp for Body<'_, Emu<'_>> {
         if form.cta_group == CtaGroup::Two {
             let (pr, ptm, pdata) = (self.r(), self.r(), self.r());
             self.line(&format!("xor.b32 %r{pr}, %ctarank, 1;"));
-            self.line(&format!(
-                "mapa.shared::cluster.u32 %r{ptm}, %r{tm}, %r{pr};"
-            ));
+            self.line(&format!("mapa.shared::cluster.u32 %r{ptm}, {tm}, %r{pr};"));
             self.line(&format!(
                 "mapa.shared::cluster.u32 %r{pdata}, %r{data}, %r{pr};"
             ));

@@ -268,11 +268,12 @@ fn static_smem(p: &Program) -> u64 {
 
 mod check;
 mod cp;
+mod defer;
 mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
 
-use check::{check_supported, uses_pairs};
+use check::{check_supported, known_converged, op_warps, uses_pairs};
 use ops::EmuOps;
 use tcgen05_ir::ptx::{Body, Lowering, Pending, emit_with};
 
@@ -289,18 +290,29 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
             cfg.max_dyn_smem
         )));
     }
+    let defer = p.funcs.is_empty();
     let ctx = Ctx {
         cols,
         pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
-        defer: p.funcs.is_empty(),
+        defer,
+        plan: if defer { defer::plan(p) } else { Vec::new() },
+        converged: known_converged(p),
+        warps: op_warps(p),
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(
         p,
         &Emu {
             c: &ctx,
-            traps: false,
+            traps: Vec::new(),
+            tail: false,
+            group: None,
             deferred: Vec::new(),
+            at: 0,
+            step: None,
+            kernel: false,
+            converged: false,
+            warp: None,
         },
         &mut out,
     );
@@ -332,25 +344,51 @@ struct Ctx {
     pairs: bool,
     /// A perturbed run may defer the sts of a warp to its next wait::st (no functions).
     defer: bool,
+    /// Per tcgen05 instruction of the kernel, in printing order, the deferred sts that may
+    /// be pending ([`defer::plan`]; empty without `defer`).
+    plan: Vec<defer::Step>,
+    /// Per tcgen05 instruction of the kernel, in printing order, whether its convergence
+    /// check cannot fail ([`check::known_converged`]).
+    converged: Vec<bool>,
+    /// Per tcgen05 instruction of the kernel, in printing order, the warp whose body it is
+    /// in ([`check::op_warps`]).
+    warps: Vec<usize>,
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
-/// says an executed instance is pending; its address and values are kept in `base` and the
-/// value registers of `stores` (`(offset, value, pack)`).
+/// says an executed instance is pending; its address is in `base` and its words in the
+/// registers of `stores` (`(offset, register)`; a packed value's halves are two words, in
+/// the low halves of adjacent columns), which the st's last execution wrote (the values
+/// depend only on the lane and the st, so every execution writes the same).
 #[derive(Debug, Clone)]
 struct DeferredSt {
     bit: u32,
     base: u32,
-    stores: Vec<(u32, u32, bool)>,
+    stores: Vec<(u32, u32)>,
 }
 
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
-/// the shared context, whether the body branches to the trap tail, and its deferrable sts.
+/// the shared context, the codes the body branches to the trap tail's entries with (in the
+/// order of their first use), whether it branches to the tail itself, the open group of
+/// checks (`ops::EmuOps::checks_begin`), its deferrable sts and its next instruction.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
-    traps: bool,
+    traps: Vec<Code>,
+    tail: bool,
+    group: Option<Vec<ops::Check>>,
     deferred: Vec<DeferredSt>,
+    /// The index of the next tcgen05 instruction printed in this body (into [`Ctx::plan`]).
+    at: usize,
+    /// The plan's step for the instruction being printed (`None`: print every landing).
+    step: Option<defer::Step>,
+    /// The body is the kernel's (the plans index its instructions).
+    kernel: bool,
+    /// The convergence check of the instruction being printed cannot fail.
+    converged: bool,
+    /// The warp that executes the instruction being printed, where the lowering knows it
+    /// (the kernel's body of that warp).
+    warp: Option<usize>,
 }
 
 impl Lowering for Emu<'_> {
@@ -442,9 +480,13 @@ impl Lowering for Emu<'_> {
         Some("emust")
     }
 
-    /// Loads the status block's address and initialises the emulated state before any thread
-    /// of the cluster uses it.
+    /// Sets `%emtm` and `%emsa` to the addresses of emu_tmem and emu_state (the kernel's
+    /// instructions use them), loads the status block's address and initialises the emulated
+    /// state before any thread of the cluster uses it.
     fn entry_preamble(b: &mut Body<'_, Self>) {
+        b.low.kernel = true;
+        b.line("mov.u32 %emtm, emu_tmem;");
+        b.line("mov.u32 %emsa, emu_state;");
         b.line("ld.param.u64 %emust, [emust];");
         b.line("cvta.to.global.u64 %emust, %emust;");
         // This copy's observation and status blocks (module docs, "Many runs per launch").
@@ -469,8 +511,7 @@ impl Lowering for Emu<'_> {
         b.line(&format!("setp.lt.u32 %p{pt}, %r{t}, {};", st::WORDS));
         b.line(&format!("shl.b32 %r{t}, %r{t}, 2;"));
         let a = b.r();
-        b.line(&format!("mov.u32 %r{a}, emu_state;"));
-        b.line(&format!("add.u32 %r{a}, %r{a}, %r{t};"));
+        b.line(&format!("add.u32 %r{a}, %emsa, %r{t};"));
         b.line(&format!("@%p{pt} st.shared.u32 [%r{a}], 0;"));
         // Fewer threads than words: thread 0 clears the rest.
         for w in threads..st::WORDS {
@@ -515,8 +556,20 @@ impl Lowering for Emu<'_> {
     /// leaves the context usable. The other threads stop at their next bounded spin, which
     /// checks the status word ([`ABORT_EVERY`]); the target reports the recorded code,
     /// whatever the rest of the kernel did.
+    ///
+    /// A check branches to `$TRAP<code>` with the detail word in `%tdet`; the entry of each
+    /// code used in the body sets `%tcode` and goes on to `$TRAP` (the last one falls through).
+    /// A group of checks sets both and branches to `$TRAP`.
     fn tail(b: &mut Body<'_, Self>) {
-        if !b.low.traps {
+        let codes = std::mem::take(&mut b.low.traps);
+        for (i, c) in codes.iter().enumerate() {
+            b.label(&format!("$TRAP{}", *c as u32));
+            b.line(&format!("mov.u32 %tcode, {};", *c as u32));
+            if i + 1 < codes.len() {
+                b.line("bra $TRAP;");
+            }
+        }
+        if codes.is_empty() && !b.low.tail {
             return;
         }
         b.label("$TRAP");
@@ -539,7 +592,7 @@ impl Lowering for Emu<'_> {
     }
 
     fn extra_regs(&self) -> &'static str {
-        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed;\n\t.reg .pred %tfirst, %emdefer;\n"
+        "\t.reg .b64 %emust;\n\t.reg .b32 %tcode, %tdet, %tprev, %emstq, %emseed, %emtm, %emsa;\n\t.reg .pred %tfirst, %emdefer;\n"
     }
 
     fn op(b: &mut Body<'_, Self>, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
@@ -788,6 +841,107 @@ mod tests {
         assert!(!l.ptx.contains("%emdefer st.shared"), "{}", l.ptx);
     }
 
+    /// A st in a loop lands its earlier instance, still pending, before it stores again, and
+    /// keeps its address for that; a st outside loops prints no such landing, and a wait::st
+    /// with no deferred st before it in the warp lands nothing (`defer::plan`).
+    #[test]
+    fn only_sts_in_loops_land_their_own_earlier_instance() {
+        let p = samples::single_warp_roundtrip();
+        let at = p.warps[0]
+            .iter()
+            .position(|s| matches!(s, Stmt::Tc(Op::St { .. })))
+            .unwrap();
+        let own = |ptx: &str| ptx.contains("@%emdefer mov.u32 %r");
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(!own(&l.ptx), "{}", l.ptx);
+        let mut looped = p.clone();
+        let st = looped.warps[0].remove(at);
+        looped.warps[0].insert(
+            at,
+            Stmt::Loop {
+                count: 2,
+                body: vec![st],
+            },
+        );
+        let l = lower(&looped, &EmuConfig::default()).unwrap();
+        assert!(own(&l.ptx), "{}", l.ptx);
+        let landing = l.ptx.find("%emstq, 1;\n\tsetp.ne.u32 %p").unwrap();
+        let now = l.ptx.find("@!%emdefer st.shared.u32").unwrap();
+        assert!(landing < now, "{}", l.ptx);
+        // A second warp that only waits lands none of the first warp's sts.
+        let mut two = p;
+        two.launch.warps_per_cta = 2;
+        two.warps.push(vec![samples::wait(tcgen05_ir::WaitOp::St)]);
+        let l = lower(&two, &EmuConfig::default()).unwrap();
+        let w1 = &l.ptx[l.ptx.find("$W1:").unwrap()..];
+        let w1 = &w1[..w1.find("$END:").unwrap()];
+        assert!(!w1.contains("%emstq"), "{w1}");
+    }
+
+    /// An ld, st or wait right after another leaves its convergence vote out (it cannot
+    /// fail, `check::known_converged`); every other aligned instruction keeps it.
+    #[test]
+    fn votes_that_cannot_fail_are_left_out() {
+        let p = samples::single_warp_roundtrip();
+        let aligned = p
+            .ops()
+            .into_iter()
+            .filter(|op| {
+                matches!(
+                    op,
+                    Op::Ld { .. }
+                        | Op::St { .. }
+                        | Op::Wait { .. }
+                        | Op::Alloc { .. }
+                        | Op::Dealloc { .. }
+                        | Op::Relinquish { .. }
+                )
+            })
+            .count();
+        let known = known_converged(&p).into_iter().filter(|k| *k).count();
+        assert!(known > 0);
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert_eq!(
+            l.ptx.matches("vote.sync.ballot").count(),
+            aligned - known,
+            "{}",
+            l.ptx
+        );
+    }
+
+    /// The allocated-units mask of `check_cells` (units col/32 ..= (col+ncols-1)/32) as the
+    /// lowering prints it, `bmsk.clamp` of u0 = col/32 and n = (col+ncols+31)/32 - u0, with
+    /// `bmsk` as the PTX ISA defines it ("bmsk"), for every cell range the range check lets
+    /// through.
+    #[test]
+    fn the_allocated_units_mask_covers_the_columns_units() {
+        // PTX ISA, bmsk.clamp.b32 d, a, b.
+        let bmsk = |a: u32, b: u32| {
+            let a1 = a & 31;
+            let mut mask0 = !0u32 << a1;
+            let b1 = b & 31;
+            let sum = a1 + b1;
+            let mut mask1 = if sum < 32 { !0u32 << sum } else { 0 };
+            if a >= 32 {
+                mask0 = 0;
+            }
+            if sum >= 32 || a >= 32 || b >= 32 {
+                mask1 = 0;
+            } else if b1 == 0 {
+                mask1 = !0;
+            }
+            mask0 & !mask1
+        };
+        for col in 0..512u32 {
+            for ncols in 1..=512 - col {
+                let units = (col / 32..=(col + ncols - 1) / 32).fold(0u32, |m, u| m | 1 << u);
+                let u0 = col >> 5;
+                let n = ((col + ncols + 31) >> 5) - u0;
+                assert_eq!(bmsk(u0, n), units, "col {col} ncols {ncols}");
+            }
+        }
+    }
+
     /// Under a perturbation a `::1` alloc fills its new columns with a run-dependent pattern
     /// (contents unspecified, reference §5) before the warp goes on; without functions only.
     #[test]
@@ -833,6 +987,104 @@ mod tests {
             }
         }
         assert!(named > 0, "no block-scaled or sparse MMA in 400 programs");
+    }
+
+    /// nCols the lowering knows (an immediate or a uniform register) is checked while
+    /// lowering (ALLOC-NCOLS-POW2 / -RANGE, reference §6): a valid one prints no check, an
+    /// invalid one an unconditional branch with the value as detail word; a divergent register
+    /// keeps both run-time checks (ALLOC-NCOLS-UNIFORM first).
+    #[test]
+    fn known_ncols_are_checked_while_lowering() {
+        use tcgen05_ir::{NCols, NColsForm};
+        let with = |ncols: NCols| {
+            let mut p = samples::single_warp_roundtrip();
+            let mut a = samples::alloc(CtaGroup::One, 0, 32);
+            if let Stmt::Tc(Op::Alloc { ncols: n, .. }) = &mut a {
+                *n = ncols;
+            }
+            p.warps[0] = vec![a];
+            lower(&p, &EmuConfig::default()).unwrap().ptx
+        };
+        let invalid = format!("bra $TRAP{};", Code::NcolsInvalid as u32);
+        let divergent = format!("bra $TRAP{};", Code::NcolsDivergent as u32);
+        for form in [NColsForm::Imm, NColsForm::Reg] {
+            for v in [32, 64, 128, 256, 512] {
+                let ptx = with(NCols { value: v, form });
+                assert!(
+                    !ptx.contains(&invalid) && !ptx.contains(&divergent),
+                    "{ptx}"
+                );
+            }
+            for v in [0, 16, 48, 96, 1024] {
+                let ptx = with(NCols { value: v, form });
+                let at = ptx.find(&invalid).unwrap_or_else(|| panic!("{v}: {ptx}"));
+                let site: Vec<&str> = ptx[..at].trim_end().lines().rev().take(2).collect();
+                assert_eq!(site[0].trim(), format!("mov.u32 %tdet, {v};"), "{site:?}");
+                assert!(!site[1].contains("setp"), "{site:?}");
+                assert!(!ptx.contains(&divergent), "{ptx}");
+            }
+        }
+        let ptx = with(NCols {
+            value: 64,
+            form: NColsForm::RegDivergent,
+        });
+        let (d, i) = (ptx.find(&divergent), ptx.find(&invalid));
+        assert!(d.is_some() && i.is_some() && d < i, "{ptx}");
+    }
+
+    /// The checks of an ld share one branch to the violation tail: each sets the code and
+    /// detail where it fails, from the last check to the first, so the first failing check
+    /// of the instruction's order (GEN-ALIGNED-CONVERGENT, LDST-TADDR-UNIFORM,
+    /// LDST-LANE-QUARTER, then the cells: range, allocation, capacity) is what a thread
+    /// records. The uniformity match is skipped where the vote failed.
+    #[test]
+    fn an_ld_sts_checks_branch_once_first_failing_check_last() {
+        let p = samples::single_warp_roundtrip();
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let first = format!("selp.u32 %tcode, {}, 0, ", Code::Capacity as u32);
+        let at = l.ptx.find(&first).unwrap_or_else(|| panic!("{}", l.ptx));
+        let group: Vec<&str> = l.ptx[at..]
+            .lines()
+            .map(str::trim)
+            .take_while(|x| !x.starts_with("setp.ne.u32"))
+            .collect();
+        let codes: Vec<u32> = group
+            .iter()
+            .filter_map(|x| {
+                let x = x.split_once("%tcode, ")?.1;
+                x.split([';', ',']).next()?.parse().ok()
+            })
+            .collect();
+        let want = [
+            Code::Capacity,
+            Code::Unallocated,
+            Code::OutOfRange,
+            Code::LaneQuarter,
+            Code::TaddrDivergent,
+            Code::NotConverged,
+        ]
+        .map(|c| c as u32);
+        assert_eq!(codes, want, "{group:?}");
+        // Each code comes with its detail word, under the same guard.
+        for w in group.windows(2).filter(|w| w[0].contains("mov.u32 %tcode")) {
+            let guard = w[0].split_whitespace().next().unwrap();
+            assert!(
+                w[1].starts_with(&format!("{guard} mov.u32 %tdet, ")),
+                "{w:?}"
+            );
+        }
+        let vote = l.ptx[..at].rfind("vote.sync.ballot.b32 %r").unwrap();
+        let m = l.ptx[vote..at]
+            .lines()
+            .find(|x| x.contains("match.all.sync"))
+            .unwrap_or_else(|| panic!("{}", &l.ptx[vote..at]));
+        assert!(m.trim_start().starts_with("@!%p"), "{m}");
+        let end = at + l.ptx[at..].find("bra $TRAP;").unwrap();
+        assert!(
+            !l.ptx[at..end].contains("bra $TRAP") && l.ptx[end..].contains("ld.shared.u32"),
+            "{}",
+            l.ptx
+        );
     }
 
     #[test]
@@ -916,7 +1168,7 @@ mod tests {
             .unwrap()..];
         let fin = &fin[..fin.find("\n}\n").unwrap()];
         let at = |c: Code| {
-            fin.find(&format!("mov.u32 %tcode, {};", c as u32))
+            fin.find(&format!("bra $TRAP{};", c as u32))
                 .unwrap_or_else(|| panic!("{c:?} not in emu_finish:\n{fin}"))
         };
         assert!(at(Code::HangPeerExit) < at(Code::Leak), "{fin}");

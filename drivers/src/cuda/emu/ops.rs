@@ -3,6 +3,7 @@
 //! of [`super`]).
 
 use super::cp::EmuCp;
+use super::defer::Step;
 use super::mma::EmuMma;
 use super::{ABORT_EVERY, Code, DONE_WORD, DeferredSt, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
@@ -16,22 +17,26 @@ pub(super) trait EmuOps {
     fn loop_head(&mut self, label: &str);
     fn trap_if(&mut self, p: u32, code: Code, detail: &str);
     fn trap(&mut self, code: Code, detail: &str);
+    fn trap_on(&mut self, guard: Guard, code: Code, detail: &str);
+    fn checks_begin(&mut self) -> bool;
+    fn checks_end(&mut self, opened: bool);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
-    fn converged(&mut self);
-    fn uniform(&mut self, r: u32, code: Code);
-    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32;
+    fn converged(&mut self) -> Option<u32>;
+    fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>);
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> Cols;
     fn ncols_valid(&mut self, n: u32);
-    fn unit_bits(&mut self, n: u32, pos: u32) -> u32;
+    fn ncols_checks(&mut self, n: Cols) -> bool;
+    fn unit_bits(&mut self, n: Cols, pos: u32) -> u32;
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
     fn split_taddr(&mut self, t: u32) -> (u32, u32);
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
-    fn alloc_checks(&mut self, n: u32);
-    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32);
-    fn claim_local(&mut self, n: u32) -> (u32, u32);
-    fn free_local(&mut self, t: u32, n: u32);
-    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>);
+    fn alloc_checks(&mut self, n: &str);
+    fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32);
+    fn claim_local(&mut self, n: Cols) -> (u32, u32);
+    fn free_local(&mut self, t: u32, n: Cols);
+    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>);
     #[expect(clippy::too_many_arguments, reason = "the operands of one ld/st")]
     fn ldst(
         &mut self,
@@ -45,8 +50,11 @@ pub(super) trait EmuOps {
     ) -> Vec<u32>;
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
-    fn fill_new_columns(&mut self, slot: u8, n: u32);
+    fn fill_new_columns(&mut self, slot: u8, n: &str);
     fn land_deferred_sts(&mut self);
+    fn may_be_pending(&self, bit: u32) -> bool;
+    fn tmem_base(&mut self) -> String;
+    fn state_base(&mut self) -> String;
 }
 
 impl EmuOps for Body<'_, Emu<'_>> {
@@ -63,18 +71,95 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// Branches to the violation tail (record `code`, exit) where predicate `p` holds; `detail`
     /// is a register or an immediate.
     fn trap_if(&mut self, p: u32, code: Code, detail: &str) {
-        self.low.traps = true;
-        self.line(&format!("@%p{p} mov.u32 %tcode, {};", code as u32));
-        self.line(&format!("@%p{p} mov.u32 %tdet, {detail};"));
-        self.line(&format!("@%p{p} bra $TRAP;"));
+        self.trap_on(Guard::If(p), code, detail);
     }
 
     /// Branches to the violation tail with `code` unconditionally.
     fn trap(&mut self, code: Code, detail: &str) {
-        self.low.traps = true;
-        self.line(&format!("mov.u32 %tcode, {};", code as u32));
-        self.line(&format!("mov.u32 %tdet, {detail};"));
-        self.line("bra $TRAP;");
+        self.trap_on(Guard::Always, code, detail);
+    }
+
+    /// A check: where `guard` holds, the thread records `code` with the detail word `detail`
+    /// and exits (the violation tail). Alone, it branches to the tail's entry for `code`
+    /// (`$TRAP<code>`, which sets `%tcode`) with the detail word in `%tdet` (a `detail` of
+    /// `%tdet` is already there: `%tdet` is read only by the tail, so a check may compute into
+    /// it before its guard). In an open group ([`EmuOps::checks_begin`]) it is kept for the
+    /// group's one branch.
+    fn trap_on(&mut self, guard: Guard, code: Code, detail: &str) {
+        if let Some(group) = &mut self.low.group {
+            assert!(
+                detail != "%tdet" && !matches!(guard, Guard::Always),
+                "a check of a group needs its own predicate and detail register"
+            );
+            group.push(Check {
+                guard,
+                code,
+                detail: detail.to_string(),
+            });
+            return;
+        }
+        if !self.low.traps.contains(&code) {
+            self.low.traps.push(code);
+        }
+        let g = guard.text();
+        if detail != "%tdet" {
+            self.line(&format!("{g}mov.u32 %tdet, {detail};"));
+        }
+        self.line(&format!("{g}bra $TRAP{};", code as u32));
+    }
+
+    /// Opens a group of checks that branch to the violation tail together, once, after the
+    /// last of them ([`EmuOps::checks_end`]); returns false (and the checks join that group)
+    /// when one is open already. The checks of a group are computed without side effects
+    /// between them, so a thread whose first failing check is check k records k's code and
+    /// detail, as if each check branched on its own: at the end the codes and details are
+    /// set from the last check to the first, each where its guard holds, so the first
+    /// failing one is what stays. A branch taken by only some threads is what makes the
+    /// JIT slow on these modules (ptxas 13.0, sm_90: a module of the sample compiled 2x
+    /// faster with its checks' branches removed), so an instruction's checks share one.
+    fn checks_begin(&mut self) -> bool {
+        if self.low.group.is_some() {
+            return false;
+        }
+        self.low.group = Some(Vec::new());
+        true
+    }
+
+    /// Closes the group [`EmuOps::checks_begin`] opened (when `opened`): one check branches
+    /// as on its own; more set `%tcode` (0 where none fails) and `%tdet` by their guards,
+    /// last to first, and branch to the tail where `%tcode` is not 0.
+    fn checks_end(&mut self, opened: bool) {
+        if !opened {
+            return;
+        }
+        let checks = self.low.group.take().unwrap_or_default();
+        let Some((last, rest)) = checks.split_last() else {
+            return;
+        };
+        if rest.is_empty() {
+            self.trap_on(last.guard, last.code, &last.detail);
+            return;
+        }
+        self.low.tail = true;
+        let c = last.code as u32;
+        match last.guard {
+            Guard::If(p) => self.line(&format!("selp.u32 %tcode, {c}, 0, %p{p};")),
+            Guard::Unless(p) => self.line(&format!("selp.u32 %tcode, 0, {c}, %p{p};")),
+            Guard::Always => unreachable!("a check of a group has a predicate"),
+        }
+        self.line(&format!(
+            "{}mov.u32 %tdet, {};",
+            last.guard.text(),
+            last.detail
+        ));
+        for k in rest.iter().rev() {
+            let g = k.guard.text();
+            self.line(&format!("{g}mov.u32 %tcode, {};", k.code as u32));
+            self.line(&format!("{g}mov.u32 %tdet, {};", k.detail));
+        }
+        let q = self.pr();
+        self.line(&format!("setp.ne.u32 %p{q}, %tcode, 0;"));
+        self.line(&format!("@%p{q} bra $TRAP;"));
     }
 
     /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
@@ -137,38 +222,55 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
-    fn converged(&mut self) {
-        let m = self.r();
+    /// Returns the predicate that holds where it does not (the check's guard); nothing, and
+    /// `None`, where the check cannot fail ([`super::check::known_converged`]).
+    fn converged(&mut self) -> Option<u32> {
+        if self.low.converged {
+            return None;
+        }
         let p = self.pr();
         // `.sync`: every lane of the warp must come to a warp-synchronous vote (independent
         // thread scheduling need not have reconverged the warp after divergent code, so
         // `activemask` alone would see a partial warp); a lane that exited or never comes
-        // leaves the vote incomplete (or blocks it, which the watchdog reports).
-        self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
-        self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
-        self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
+        // leaves the vote incomplete (or blocks it, which the watchdog reports). Every lane
+        // that completes the vote gets the same ballot.
+        if self.low.group.is_some() {
+            let m = self.r();
+            self.line(&format!("vote.sync.ballot.b32 %r{m}, 1, -1;"));
+            self.line(&format!("setp.ne.b32 %p{p}, %r{m}, -1;"));
+            self.trap_if(p, Code::NotConverged, &format!("%r{m}"));
+        } else {
+            self.line("vote.sync.ballot.b32 %tdet, 1, -1;");
+            self.line(&format!("setp.ne.b32 %p{p}, %tdet, -1;"));
+            self.trap_if(p, Code::NotConverged, "%tdet");
+        }
+        Some(p)
     }
 
-    /// Traps with `code` unless register `r` holds the same value in every lane (call after
-    /// [`Body::converged`]).
-    fn uniform(&mut self, r: u32, code: Code) {
+    /// Traps with `code` unless register `r` holds the same value in every lane (after
+    /// [`Body::converged`]). With `skip`, the guard of a convergence check earlier in the
+    /// same group, the warp-synchronous match is left out where that check fails (in every
+    /// lane of the vote alike, so no lane waits for another's match), and that check's code
+    /// and detail are what the group records.
+    fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>) {
         let m = self.r();
-        let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
-        self.line(&format!("not.pred %p{q}, %p{p};"));
-        self.trap_if(q, code, &format!("%r{r}"));
+        let p = self.pr();
+        let g = skip.map(|s| format!("@!%p{s} ")).unwrap_or_default();
+        self.line(&format!("{g}match.all.sync.b32 %r{m}|%p{p}, %r{r}, -1;"));
+        self.trap_on(Guard::Unless(p), code, &format!("%r{r}"));
     }
 
-    /// An nCols operand in a register.
-    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> u32 {
+    /// An nCols operand: an immediate where the lowering knows it ([`Cols::of`]), else a
+    /// register computed here.
+    fn ncols(&mut self, n: &tcgen05_ir::NCols) -> Cols {
         let r = self.r();
-        self.line(&format!("mov.u32 %r{r}, {};", n.value));
         if n.form == NColsForm::RegDivergent {
             let d = self.r();
+            self.line(&format!("mov.u32 %r{r}, {};", n.value));
             self.line(&format!("and.b32 %r{d}, %lane, 1;"));
             self.line(&format!("shl.b32 %r{r}, %r{r}, %r{d};"));
         }
-        r
+        Cols::of(n, r)
     }
 
     /// Traps unless `n` (a register) is a power of two in [32, 512] (ALLOC-NCOLS-*).
@@ -185,21 +287,49 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.trap_if(p, Code::NcolsInvalid, &format!("%r{n}"));
     }
 
+    /// The nCols checks of an alloc or dealloc whose nCols operand is in register `n`:
+    /// ALLOC-NCOLS-UNIFORM ([`Code::NcolsDivergent`]) and ALLOC-NCOLS-POW2 / -RANGE
+    /// ([`Code::NcolsInvalid`]), in that order. An nCols the lowering knows (every form but
+    /// `RegDivergent`, [`Cols::of`]) holds the same value in every lane, so the uniformity
+    /// check cannot fail and is left out, and its validity is decided here: nothing is
+    /// printed for a valid one, an unconditional branch to the violation tail for an invalid
+    /// one, and then `false` (the rest of the instruction is never reached).
+    fn ncols_checks(&mut self, n: Cols) -> bool {
+        match n.known {
+            None => {
+                self.uniform(n.reg, Code::NcolsDivergent, None);
+                self.ncols_valid(n.reg);
+                true
+            }
+            Some(v) if v.is_power_of_two() && (32..=512).contains(&v) => true,
+            Some(v) => {
+                self.trap(Code::NcolsInvalid, &v.to_string());
+                false
+            }
+        }
+    }
+
     /// The unit mask of `n` columns at unit `pos`: `((1 << (n/32)) - 1) << pos`, into a fresh
-    /// register.
-    fn unit_bits(&mut self, n: u32, pos: u32) -> u32 {
+    /// register (the part before the shift by `pos` computed here when `n` is known).
+    fn unit_bits(&mut self, n: Cols, pos: u32) -> u32 {
         let b = self.r();
-        let u = self.r();
-        self.line(&format!("shr.u32 %r{u}, %r{n}, 5;"));
-        self.line(&format!("mov.u32 %r{b}, 1;"));
-        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{u};"));
-        self.line(&format!("sub.u32 %r{b}, %r{b}, 1;"));
-        self.line(&format!("shl.b32 %r{b}, %r{b}, %r{pos};"));
+        match n.known {
+            Some(v) => {
+                let mask = 1u32.checked_shl(v / 32).unwrap_or(0).wrapping_sub(1);
+                self.line(&format!("shl.b32 %r{b}, {mask}, %r{pos};"));
+            }
+            None => {
+                let u = self.r();
+                self.line(&format!("shr.u32 %r{u}, %r{}, 5;", n.reg));
+                self.line(&format!("mov.u32 %r{b}, 1;"));
+                self.line(&format!("shl.b32 %r{b}, %r{b}, %r{u};"));
+                self.line(&format!("sub.u32 %r{b}, %r{b}, 1;"));
+                self.line(&format!("shl.b32 %r{b}, %r{b}, %r{pos};"));
+            }
+        }
         b
     }
 
-    /// Checks that columns `[col, col + ncols)` (`col` a register) exist, are allocated, and
-    /// are emulated; `lane` (register) and `lanes` give the lane range to check against 128.
     /// The lane (bits 31-16) and column (bits 15-0) of the TMEM address in `%r{t}`, in two
     /// new registers (reference §2.2, TMEM addresses).
     fn split_taddr(&mut self, t: u32) -> (u32, u32) {
@@ -209,43 +339,74 @@ impl EmuOps for Body<'_, Emu<'_>> {
         (lane, col)
     }
 
+    /// Checks that the cells of lanes `[lane, lane + lanes)` and columns `[col, col + ncols)`
+    /// (`lane`, `col` registers of a split address, below 2^16) exist ([`Code::OutOfRange`]),
+    /// are allocated ([`Code::Unallocated`]) and are emulated ([`Code::Capacity`]), in that
+    /// order, in one group of checks (that of the caller, if it opened one). `x + k > limit`
+    /// is printed as `x > limit - k` where `k <= limit` (no wrap).
     fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32) {
-        let (p, q) = (self.pr(), self.pr());
+        let opened = self.checks_begin();
+        let (p, pa, pc) = (self.pr(), self.pr(), self.pr());
+        // Lanes: lane + lanes <= 128; columns: col + ncols <= 512.
         let e = self.r();
-        // Lanes: lane + lanes <= 128.
-        self.line(&format!("add.u32 %r{e}, %r{lane}, {lanes};"));
-        self.line(&format!("setp.gt.u32 %p{p}, %r{e}, 128;"));
-        // Columns: col + ncols <= 512.
-        self.line(&format!("add.u32 %r{e}, %r{col}, {ncols};"));
-        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
+        for (i, (x, k, limit)) in [(lane, lanes, 128), (col, ncols, 512)]
+            .into_iter()
+            .enumerate()
+        {
+            let (or, acc) = match i {
+                0 => ("", String::new()),
+                _ => (".or", format!(", %p{p}")),
+            };
+            let (x, bound) = if k <= limit {
+                (x, limit - k)
+            } else {
+                self.line(&format!("add.u32 %r{e}, %r{x}, {k};"));
+                (e, limit)
+            };
+            self.line(&format!("setp.gt{or}.u32 %p{p}, %r{x}, {bound}{acc};"));
+        }
         self.trap_if(p, Code::OutOfRange, &format!("%r{col}"));
-        // Allocated: units col/32 ..= (col+ncols-1)/32 all set in the mask.
-        let (u0, u1, m, bits) = (self.r(), self.r(), self.r(), self.r());
+        // Allocated: units u0 = col/32 ..= (col+ncols-1)/32 all set in the mask. Their mask
+        // is `bmsk` (PTX ISA, "bmsk") of the n = (col+ncols+31)/32 - u0 bits from bit u0
+        // (u0 <= 15, u0 + n <= 16 after the range check, so no clamping).
+        let (u0, u1, m) = (self.r(), self.r(), self.r());
         self.line(&format!("shr.u32 %r{u0}, %r{col}, 5;"));
-        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols - 1));
+        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols + 31));
         self.line(&format!("shr.u32 %r{u1}, %r{u1}, 5;"));
         self.line(&format!("sub.u32 %r{u1}, %r{u1}, %r{u0};"));
-        self.line(&format!("add.u32 %r{u1}, %r{u1}, 1;"));
-        self.line(&format!("mov.u32 %r{bits}, 1;"));
-        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u1};"));
-        self.line(&format!("sub.u32 %r{bits}, %r{bits}, 1;"));
-        self.line(&format!("shl.b32 %r{bits}, %r{bits}, %r{u0};"));
+        self.line(&format!("bmsk.clamp.b32 %r{u1}, %r{u0}, %r{u1};"));
         self.line(&format!(
             "ld.volatile.shared.u32 %r{m}, [emu_state+{}];",
             4 * st::MASK
         ));
-        self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
-        let z = self.pr();
-        self.line(&format!("setp.ne.u32 %p{z}, %r{m}, %r{bits};"));
-        self.trap_if(z, Code::Unallocated, &format!("%r{col}"));
-        // Emulated: col + ncols <= cols.
-        let c = self.pr();
-        self.line(&format!("setp.gt.u32 %p{c}, %r{e}, {};", self.low.c.cols));
-        self.trap_if(c, Code::Capacity, &format!("%r{e}"));
+        self.line(&format!("and.b32 %r{m}, %r{m}, %r{u1};"));
+        self.line(&format!("setp.ne.u32 %p{pa}, %r{m}, %r{u1};"));
+        self.trap_if(pa, Code::Unallocated, &format!("%r{col}"));
+        // Emulated: col + ncols <= cols; the detail word is col + ncols.
+        let cols = self.low.c.cols;
+        let end = self.r();
+        self.line(&format!("add.u32 %r{end}, %r{col}, {ncols};"));
+        self.line(&format!("setp.gt.u32 %p{pc}, %r{end}, {cols};"));
+        self.trap_if(pc, Code::Capacity, &format!("%r{end}"));
+        self.checks_end(opened);
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
+        // The plans' entries for this instruction (the kernel's only); the deferral step if it
+        // is one of its kind.
+        let at = self.low.at;
+        self.low.at += 1;
+        let kernel = self.low.kernel;
+        let step = self.low.c.plan.get(at).copied().filter(|_| kernel);
+        self.low.converged = kernel && self.low.c.converged.get(at) == Some(&true);
+        self.low.warp = self.low.c.warps.get(at).copied().filter(|_| kernel);
+        let lands = matches!(op, Op::Dealloc { .. })
+            || matches!(op, Op::Wait { form } if form.op == WaitOp::St);
+        self.low.step = step.filter(|s| match s {
+            Step::St { .. } => matches!(op, Op::St { .. }),
+            Step::Land { .. } => lands,
+            Step::Other => false,
+        });
         match op {
             Op::Alloc {
                 form,
@@ -255,8 +416,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
             } => {
                 self.converged();
                 let n = self.ncols(ncols);
-                self.uniform(n, Code::NcolsDivergent);
-                self.ncols_valid(n);
+                if !self.ncols_checks(n) {
+                    return;
+                }
                 if *dst_global && form.space.is_none() {
                     self.trap(Code::DstNotShared, "0");
                     return;
@@ -268,7 +430,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     let p = self.pr();
                     self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
                     self.line(&format!("@%p{p} bra $A{l}_skip;"));
-                    self.alloc_checks(n);
+                    self.alloc_checks(&n.op());
                     let (addr, _) = self.claim_local(n);
                     self.line(&format!(
                         "st.shared.u32 [tc_slot+{}], %r{addr};",
@@ -279,7 +441,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 self.join_lane0();
                 // Not for `::2`: the peer's shift::2 may already write these cells.
                 if form.cta_group == CtaGroup::One {
-                    self.fill_new_columns(*slot, n);
+                    self.fill_new_columns(*slot, &n.op());
                 }
             }
             Op::Dealloc { form, taddr, ncols } => {
@@ -287,10 +449,11 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 // Deferred sts land before their columns can go to another allocation.
                 self.land_deferred_sts();
                 let t = self.taddr(taddr);
-                self.uniform(t, Code::DeallocNotAllocated);
+                self.uniform(t, Code::DeallocNotAllocated, None);
                 let n = self.ncols(ncols);
-                self.uniform(n, Code::NcolsDivergent);
-                self.ncols_valid(n);
+                if !self.ncols_checks(n) {
+                    return;
+                }
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Dealloc, n, None, Some(t));
                     self.join_lane0();
@@ -307,8 +470,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
             Op::Relinquish { form } => {
                 self.converged();
                 if form.cta_group == CtaGroup::Two {
-                    let z = self.r();
-                    self.line(&format!("mov.u32 %r{z}, 0;"));
+                    let z = Cols {
+                        reg: self.r(),
+                        known: Some(0),
+                    };
                     self.pair_op(PairOp::Relinquish, z, None, None);
                     self.join_lane0();
                 } else {
@@ -443,36 +608,37 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// alloc's per-CTA rules, by the allocating lane: the permit (ALLOC-AFTER-RELINQUISH) and
-    /// non-increasing sizes (ALLOC-NONINCREASING).
-    fn alloc_checks(&mut self, n: u32) {
+    /// non-increasing sizes (ALLOC-NONINCREASING), one group of checks; then the size is
+    /// recorded.
+    fn alloc_checks(&mut self, n: &str) {
         let (f, last) = (self.r(), self.r());
         let (p, q) = (self.pr(), self.pr());
+        let opened = self.checks_begin();
         self.line(&format!(
             "ld.volatile.shared.u32 %r{f}, [emu_state+{}];",
             4 * st::RELQ
         ));
         self.line(&format!("setp.ne.u32 %p{p}, %r{f}, 0;"));
-        self.trap_if(p, Code::AllocAfterRelinquish, &format!("%r{n}"));
+        self.trap_if(p, Code::AllocAfterRelinquish, n);
         self.line(&format!(
             "ld.volatile.shared.u32 %r{last}, [emu_state+{}];",
             4 * st::LAST
         ));
-        self.line(&format!("setp.ne.u32 %p{p}, %r{last}, 0;"));
-        self.line(&format!("setp.gt.u32 %p{q}, %r{n}, %r{last};"));
-        self.line(&format!("and.pred %p{p}, %p{p}, %p{q};"));
-        self.trap_if(p, Code::AllocIncreasing, &format!("%r{n}"));
+        self.line(&format!("setp.ne.u32 %p{q}, %r{last}, 0;"));
+        self.line(&format!("setp.gt.and.u32 %p{q}, {n}, %r{last}, %p{q};"));
+        self.trap_if(q, Code::AllocIncreasing, n);
+        self.checks_end(opened);
         self.line(&format!(
-            "st.volatile.shared.u32 [emu_state+{}], %r{n};",
+            "st.volatile.shared.u32 [emu_state+{}], {n};",
             4 * st::LAST
         ));
     }
 
     /// First-fit claim of `n` columns in this CTA's mask (or, with `peer`, in both masks of
     /// the pair); spins (bounded) while nothing fits. Returns (address register, bits register).
-    fn claim(&mut self, n: u32, peer: Option<u32>) -> (u32, u32) {
+    fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32) {
         let l = self.next_label();
-        let (old, pos, units, bits, got, c, addr, pm, both) = (
-            self.r(),
+        let (old, pos, units, got, c, addr, pm, both) = (
             self.r(),
             self.r(),
             self.r(),
@@ -483,34 +649,50 @@ impl EmuOps for Body<'_, Emu<'_>> {
             self.r(),
         );
         let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("shr.u32 %r{units}, %r{n}, 5;"));
+        // The request's units: an immediate when nCols is known.
+        let units = match n.known {
+            Some(v) => (v / 32).to_string(),
+            None => {
+                self.line(&format!("shr.u32 %r{units}, %r{}, 5;", n.reg));
+                format!("%r{units}")
+            }
+        };
         self.line(&format!("mov.u32 %r{c}, 0;"));
         self.label(&format!("$C{l}_top"));
         self.line(&format!(
             "ld.volatile.shared.u32 %r{old}, [emu_state+{}];",
             4 * st::MASK
         ));
-        match peer {
+        // The columns taken in this CTA's mask, or in either mask of the pair.
+        let both = match peer {
             Some(pe) => {
                 self.line(&format!(
                     "ld.relaxed.cluster.shared::cluster.u32 %r{pm}, [%r{pe}+{}];",
                     4 * st::MASK
                 ));
                 self.line(&format!("or.b32 %r{both}, %r{old}, %r{pm};"));
+                both
             }
-            None => self.line(&format!("mov.b32 %r{both}, %r{old};")),
-        }
+            None => old,
+        };
         self.line(&format!("mov.u32 %r{pos}, 0;"));
         self.label(&format!("$C{l}_scan"));
-        self.line(&format!("add.u32 %r{got}, %r{pos}, %r{units};"));
-        self.line(&format!("setp.gt.u32 %p{p}, %r{got}, 16;"));
+        // Full when pos + units > 16 (pos + units <= 16 < 2^32 - 16 when units is known).
+        match n.known {
+            Some(v) if v / 32 <= 16 => {
+                self.line(&format!("setp.gt.u32 %p{p}, %r{pos}, {};", 16 - v / 32));
+            }
+            _ => {
+                self.line(&format!("add.u32 %r{got}, %r{pos}, {units};"));
+                self.line(&format!("setp.gt.u32 %p{p}, %r{got}, 16;"));
+            }
+        }
         self.line(&format!("@%p{p} bra $C{l}_full;"));
-        let b = self.unit_bits(n, pos);
-        self.line(&format!("mov.b32 %r{bits}, %r{b};"));
+        let bits = self.unit_bits(n, pos);
         self.line(&format!("and.b32 %r{got}, %r{both}, %r{bits};"));
         self.line(&format!("setp.eq.u32 %p{q}, %r{got}, 0;"));
         self.line(&format!("@%p{q} bra $C{l}_try;"));
-        self.line(&format!("add.u32 %r{pos}, %r{pos}, %r{units};"));
+        self.line(&format!("add.u32 %r{pos}, %r{pos}, {units};"));
         self.line(&format!("bra $C{l}_scan;"));
         self.label(&format!("$C{l}_full"));
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
@@ -547,23 +729,33 @@ impl EmuOps for Body<'_, Emu<'_>> {
         (addr, bits)
     }
 
-    fn claim_local(&mut self, n: u32) -> (u32, u32) {
+    fn claim_local(&mut self, n: Cols) -> (u32, u32) {
         self.claim(n, None)
     }
 
-    /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated.
-    fn free_local(&mut self, t: u32, n: u32) {
-        let (lane, col) = self.split_taddr(t);
-        let (pos, e) = (self.r(), self.r());
-        let (p, q) = (self.pr(), self.pr());
-        self.line(&format!("setp.ne.u32 %p{p}, %r{lane}, 0;"));
-        self.line(&format!("and.b32 %r{e}, %r{col}, 31;"));
-        self.line(&format!("setp.ne.u32 %p{q}, %r{e}, 0;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
-        self.line(&format!("add.u32 %r{e}, %r{col}, %r{n};"));
-        self.line(&format!("setp.gt.u32 %p{q}, %r{e}, 512;"));
-        self.line(&format!("or.pred %p{p}, %p{p}, %p{q};"));
-        self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
+    /// Frees `n` columns at address `t` in this CTA's mask, checking that they are allocated:
+    /// lane 0, a column at a unit boundary (`t & 0xFFFF001F == 0`), at most column 512, and
+    /// every unit set in the mask (DEALLOC-TADDR-PREV): one check (one code and detail word)
+    /// of both conditions (the mask is read either way; the read has no effect).
+    fn free_local(&mut self, t: u32, n: Cols) {
+        let (col, pos, e) = (self.r(), self.r(), self.r());
+        let p = self.pr();
+        self.line(&format!("and.b32 %r{col}, %r{t}, 65535;"));
+        self.line(&format!("and.b32 %r{e}, %r{t}, {};", 0xFFFF_001Fu32));
+        self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
+        // col + n > 512 (col < 2^16: no wrap).
+        match n.known {
+            Some(v) if v <= 512 => {
+                self.line(&format!(
+                    "setp.gt.or.u32 %p{p}, %r{col}, {}, %p{p};",
+                    512 - v
+                ));
+            }
+            _ => {
+                self.line(&format!("add.u32 %r{e}, %r{col}, %r{};", n.reg));
+                self.line(&format!("setp.gt.or.u32 %p{p}, %r{e}, 512, %p{p};"));
+            }
+        }
         self.line(&format!("shr.u32 %r{pos}, %r{col}, 5;"));
         let bits = self.unit_bits(n, pos);
         let (m, inv) = (self.r(), self.r());
@@ -572,7 +764,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
             4 * st::MASK
         ));
         self.line(&format!("and.b32 %r{m}, %r{m}, %r{bits};"));
-        self.line(&format!("setp.ne.u32 %p{p}, %r{m}, %r{bits};"));
+        self.line(&format!("setp.ne.or.u32 %p{p}, %r{m}, %r{bits}, %p{p};"));
         self.trap_if(p, Code::DeallocNotAllocated, &format!("%r{t}"));
         self.line(&format!("not.b32 %r{inv}, %r{bits};"));
         self.line(&format!(
@@ -583,7 +775,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
 
     /// A `::2` collective by lane 0 of the warp: meet the peer CTA's k-th collective, then do
     /// this CTA's part.
-    fn pair_op(&mut self, op: PairOp, n: u32, slot: Option<u8>, taddr: Option<u32>) {
+    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>) {
         if self.p.launch.cluster_size < 2 {
             self.trap(Code::PeerMissing, "0");
             return;
@@ -593,7 +785,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
         self.line(&format!("@%p{p} bra $P{l}_skip;"));
         if op == PairOp::Alloc {
-            self.alloc_checks(n);
+            self.alloc_checks(&n.op());
         }
         let (k, s, peer, pe, word, seq, off) = (
             self.r(),
@@ -610,15 +802,16 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         self.line(&format!("and.b32 %r{s}, %r{k}, 3;"));
         self.line(&format!("xor.b32 %r{peer}, %ctarank, 1;"));
-        self.line(&format!("mov.u32 %r{pe}, emu_state;"));
-        self.line(&format!(
-            "mapa.shared::cluster.u32 %r{pe}, %r{pe}, %r{peer};"
-        ));
+        let sb = self.state_base();
+        self.line(&format!("mapa.shared::cluster.u32 %r{pe}, {sb}, %r{peer};"));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
-        self.line(&format!(
-            "mad.lo.u32 %r{word}, {}, 65536, %r{n};",
-            op as u32
-        ));
+        match n.known {
+            Some(v) => self.line(&format!("mov.u32 %r{word}, {};", (op as u32) << 16 | v)),
+            None => self.line(&format!(
+                "mad.lo.u32 %r{word}, {}, 65536, %r{};",
+                op as u32, n.reg
+            )),
+        }
         self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
         let ma = self.r();
         self.line(&format!("add.u32 %r{ma}, %r{pe}, %r{off};"));
@@ -633,8 +826,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         // Wait for the peer's k-th collective in our own mailbox.
         let own = self.r();
-        self.line(&format!("mov.u32 %r{own}, emu_state;"));
-        self.line(&format!("add.u32 %r{own}, %r{own}, %r{off};"));
+        let sb = self.state_base();
+        self.line(&format!("add.u32 %r{own}, {sb}, %r{off};"));
         let got = self.r();
         let pd = self.pr();
         self.spin_until(
@@ -677,8 +870,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 let (oa, v) = (self.r(), self.r());
                 let pv = self.pr();
                 self.line(&format!("shl.b32 %r{oa}, %r{s}, 2;"));
-                self.line(&format!("mov.u32 %r{v}, emu_state;"));
-                self.line(&format!("add.u32 %r{oa}, %r{oa}, %r{v};"));
+                let sb = self.state_base();
+                self.line(&format!("add.u32 %r{oa}, %r{oa}, {sb};"));
                 self.spin_until(
                     &format!(
                         "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
@@ -725,9 +918,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
         nregs: u16,
         store_seed: Option<u32>,
     ) -> Vec<u32> {
-        self.converged();
+        // One group: convergence, the address's uniformity, then per base its lane quarter
+        // and cells.
+        let opened = self.checks_begin();
+        let diverged = self.converged();
         let t = self.taddr(taddr);
-        self.uniform(t, Code::TaddrDivergent);
+        self.uniform(t, Code::TaddrDivergent, diverged);
         // Per shape: lanes of the footprint, registers per repetition, columns per repetition.
         let (lanes, rpr, cpr) = match shape {
             LdStShape::S32x32b => (32u32, 1u32, 1u32),
@@ -748,50 +944,39 @@ impl EmuOps for Body<'_, Emu<'_>> {
             }
             _ => vec![t],
         };
-        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within 32*(warp%4) ..+32.
-        let (q, lo) = (self.r(), self.r());
-        self.line(&format!("and.b32 %r{q}, %warp, 3;"));
-        self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within q ..= q + 31,
+        // q = 32 * (warp % 4): lane - q <= 32 - lanes as unsigned (a lane below q wraps).
+        // In the kernel the warp is that of the body being printed, so q is an immediate.
+        let q = match self.low.warp {
+            Some(w) => (32 * (w % 4)).to_string(),
+            None => {
+                let q = self.r();
+                self.line(&format!("and.b32 %r{q}, %warp, 3;"));
+                self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
+                format!("%r{q}")
+            }
+        };
+        let mut split_bases = Vec::new();
         for &b in &bases {
             let (lane, col) = self.split_taddr(b);
-            let hi = self.r();
-            let (p, pp) = (self.pr(), self.pr());
-            self.line(&format!("sub.u32 %r{lo}, %r{lane}, %r{q};"));
-            self.line(&format!("setp.lt.u32 %p{p}, %r{lane}, %r{q};"));
-            self.line(&format!("add.u32 %r{hi}, %r{lo}, {lanes};"));
-            self.line(&format!("setp.gt.u32 %p{pp}, %r{hi}, 32;"));
-            self.line(&format!("or.pred %p{p}, %p{p}, %p{pp};"));
+            let p = self.pr();
+            let lo = if q == "0" {
+                lane
+            } else {
+                let lo = self.r();
+                self.line(&format!("sub.u32 %r{lo}, %r{lane}, {q};"));
+                lo
+            };
+            self.line(&format!("setp.gt.u32 %p{p}, %r{lo}, {};", 32 - lanes));
             self.trap_if(p, Code::LaneQuarter, &format!("%r{b}"));
             self.check_cells(lane, lanes, col, ncols);
+            split_bases.push((lane, col));
         }
-        // The thread's base cell: lane0 + A_t, col0 + widen * C_t.
-        let (tl, tc, base) = (self.r(), self.r(), self.r());
-        let (lane_part, col_part) = match shape {
-            LdStShape::S32x32b | LdStShape::S32x64b => ("mov.u32 %rTL, %lane;", "mov.u32 %rTC, 0;"),
-            // lane t/4 + 8 (t mod 2), column (t/2) mod 2 (the oracle's derivation from the
-            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
-            LdStShape::S16x64b => (
-                "and.b32 %rTC, %lane, 1; shl.b32 %rTC, %rTC, 3; shr.u32 %rTL, %lane, 2; add.u32 %rTL, %rTL, %rTC;",
-                "shr.u32 %rTC, %lane, 1; and.b32 %rTC, %rTC, 1;",
-            ),
-            LdStShape::S16x128b | LdStShape::S16x256b => {
-                ("shr.u32 %rTL, %lane, 2;", "and.b32 %rTC, %lane, 3;")
-            }
-            LdStShape::S16x32bx2 => ("and.b32 %rTL, %lane, 15;", "mov.u32 %rTC, 0;"),
-        };
-        let named = |p: &str| {
-            p.replace("%rTL", &format!("%r{tl}"))
-                .replace("%rTC", &format!("%r{tc}"))
-        };
-        self.line(&named(lane_part));
-        self.line(&named(col_part));
-        if shape == LdStShape::S16x256b {
-            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
-        }
-        if pack {
-            self.line(&format!("shl.b32 %r{tc}, %r{tc}, 1;"));
-        }
-        let src = if bases.len() == 2 {
+        self.checks_end(opened);
+        // The thread's base cell, a word index of emu_tmem: (col0 + widen * C_t) * 128 +
+        // lane0 + A_t, with the thread's lane A_t and column C_t of the shape (below); its
+        // byte address is emu_tmem + 4 * that.
+        let (l0, c0) = if bases.len() == 2 {
             let s = self.r();
             let p = self.pr();
             self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
@@ -799,25 +984,53 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 "selp.b32 %r{s}, %r{}, %r{}, %p{p};",
                 bases[0], bases[1]
             ));
-            s
+            self.split_taddr(s)
         } else {
-            bases[0]
+            split_bases[0]
         };
-        let (l0, c0) = self.split_taddr(src);
-        self.line(&format!("add.u32 %r{tl}, %r{tl}, %r{l0};"));
-        self.line(&format!("add.u32 %r{tc}, %r{tc}, %r{c0};"));
-        self.line(&format!("mad.lo.u32 %r{base}, %r{tc}, 128, %r{tl};"));
-        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
-        let tm = self.r();
-        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
-        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        let (base, a, c) = (self.r(), self.r(), self.r());
+        self.line(&format!("mad.lo.u32 %r{base}, %r{c0}, 128, %r{l0};"));
+        match shape {
+            // A_t = t, C_t = 0.
+            LdStShape::S32x32b | LdStShape::S32x64b => {
+                self.line(&format!("add.u32 %r{base}, %r{base}, %lane;"));
+            }
+            // A_t = t/4 + 8 (t mod 2), C_t = (t/2) mod 2 (the oracle's derivation from the
+            // ISA figure and CUTLASS's `SM100_TMEM_LOAD_16dp64b1x` layout, `oracle::run::ldst`).
+            LdStShape::S16x64b => {
+                self.line(&format!("shr.u32 %r{a}, %lane, 2;"));
+                self.line(&format!("and.b32 %r{c}, %lane, 1;"));
+                self.line(&format!("mad.lo.u32 %r{a}, %r{c}, 8, %r{a};"));
+                self.line(&format!("bfe.u32 %r{c}, %lane, 1, 1;"));
+                self.line(&format!("mad.lo.u32 %r{a}, %r{c}, {}, %r{a};", 128 * widen));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+            // A_t = t/4, C_t = t mod 4 (.16x128b) or 2 (t mod 4) (.16x256b).
+            LdStShape::S16x128b | LdStShape::S16x256b => {
+                let k = if shape == LdStShape::S16x256b { 2 } else { 1 };
+                self.line(&format!("shr.u32 %r{a}, %lane, 2;"));
+                self.line(&format!("and.b32 %r{c}, %lane, 3;"));
+                self.line(&format!(
+                    "mad.lo.u32 %r{a}, %r{c}, {}, %r{a};",
+                    128 * widen * k
+                ));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+            // A_t = t mod 16, C_t = 0 (threads 16-31 use the second base, chosen above).
+            LdStShape::S16x32bx2 => {
+                self.line(&format!("and.b32 %r{a}, %lane, 15;"));
+                self.line(&format!("add.u32 %r{base}, %r{base}, %r{a};"));
+            }
+        }
+        let tm = self.tmem_base();
+        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, {tm};"));
         self.line("bar.warp.sync -1;");
         let regs: Vec<u32> = (0..nregs).map(|_| self.r()).collect();
         // A st a perturbed run may defer to the warp's next wait::st (module docs of `super`,
         // "Perturbed runs"): its stores are predicated on `%emdefer` being off, and the
         // address and values are kept for the wait.
         let defer = store_seed.is_some() && self.low.c.defer && self.low.deferred.len() < 32;
-        let mut kept: Vec<(u32, u32, bool)> = Vec::new();
+        let mut kept: Vec<(u32, u32)> = Vec::new();
         for (i, &r) in regs.iter().enumerate() {
             let i = i as u32;
             let (rep, j) = (i / rpr, i % rpr);
@@ -834,7 +1047,16 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 Some(seed) if defer => {
                     let (m, a) = values::st_coeffs(seed, i);
                     self.line(&format!("mad.lo.u32 %r{r}, %lane, {m}, {a};"));
-                    kept.push((off, r, pack));
+                    if pack {
+                        // The halves once, for the stores now and at the wait.
+                        let (lo, hi) = (self.r(), self.r());
+                        self.line(&format!("and.b32 %r{lo}, %r{r}, 65535;"));
+                        self.line(&format!("shr.u32 %r{hi}, %r{r}, 16;"));
+                        kept.push((off, lo));
+                        kept.push((off + 512, hi));
+                    } else {
+                        kept.push((off, r));
+                    }
                 }
                 Some(seed) => {
                     let (m, a) = values::st_coeffs(seed, i);
@@ -862,54 +1084,51 @@ impl EmuOps for Body<'_, Emu<'_>> {
             }
         }
         if defer {
-            // An earlier instance still pending (a loop) lands first, in program order; then
-            // this one lands now, or is kept for the wait.
+            // An earlier instance still pending (in a loop: the plan says where) lands first,
+            // in program order, from its address kept in `pbase`; then this one lands now, or
+            // is kept for the wait. A wait lands it from `base` and the value registers, which
+            // the st's last execution wrote.
             let bit = self.low.deferred.len() as u32;
-            let pending = DeferredSt {
-                bit,
-                base: self.r(),
-                stores: kept.iter().map(|&(o, _, p)| (o, self.r(), p)).collect(),
-            };
-            let (t, q) = (self.r(), self.pr());
-            self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << bit));
-            self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
-            self.deferred_stores(&pending, &format!("@%p{q} "));
+            debug_assert!(
+                self.low
+                    .step
+                    .is_none_or(|s| matches!(s, Step::St { bit: b, .. } if b == Some(bit))),
+                "the deferral plan numbers this st's bit otherwise"
+            );
             let now = DeferredSt {
                 bit,
                 base,
-                stores: kept.clone(),
+                stores: kept,
             };
+            let pbase = self.may_be_pending(bit).then(|| self.r());
+            if let Some(pbase) = pbase {
+                let (t, q) = (self.r(), self.pr());
+                self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << bit));
+                self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
+                let earlier = DeferredSt {
+                    base: pbase,
+                    ..now.clone()
+                };
+                self.deferred_stores(&earlier, &format!("@%p{q} "));
+            }
             self.deferred_stores(&now, "@!%emdefer ");
-            self.line(&format!("@%emdefer mov.u32 %r{}, %r{base};", pending.base));
-            for (&(_, keep, _), &(_, r, _)) in pending.stores.iter().zip(&kept) {
-                self.line(&format!("@%emdefer mov.u32 %r{keep}, %r{r};"));
+            if let Some(pbase) = pbase {
+                self.line(&format!("@%emdefer mov.u32 %r{pbase}, %r{base};"));
             }
             self.line(&format!(
                 "@%emdefer or.b32 %emstq, %emstq, {};",
                 1u32 << bit
             ));
-            self.low.deferred.push(pending);
+            self.low.deferred.push(now);
         }
         regs
     }
 
-    /// The shared-memory stores of `d` (each predicated with `pred`, `@%p3 ` or empty): a
-    /// packed register's halves go to the low halves of two adjacent columns.
+    /// The shared-memory stores of `d`, each predicated with `pred` (`@%p3 ` or empty).
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str) {
-        for &(off, r, pack) in &d.stores {
+        for &(off, r) in &d.stores {
             let base = d.base;
-            if pack {
-                let hi = self.r();
-                self.line(&format!("{pred}and.b32 %r{hi}, %r{r}, 65535;"));
-                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{hi};"));
-                self.line(&format!("{pred}shr.u32 %r{hi}, %r{r}, 16;"));
-                self.line(&format!(
-                    "{pred}st.shared.u32 [%r{base}+{}], %r{hi};",
-                    off + 512
-                ));
-            } else {
-                self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
-            }
+            self.line(&format!("{pred}st.shared.u32 [%r{base}+{off}], %r{r};"));
         }
     }
 
@@ -919,7 +1138,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
     /// this run rather than what an earlier run left in shared memory. The contents of newly
     /// allocated columns are not stated (reference §5: `Unspecified`), so any value is
     /// allowed. Only where the kernel set `%emseed` (no functions).
-    fn fill_new_columns(&mut self, slot: u8, n: u32) {
+    fn fill_new_columns(&mut self, slot: u8, n: &str) {
         if !self.low.c.defer {
             return;
         }
@@ -933,7 +1152,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
             4 * u32::from(slot)
         ));
         self.line(&format!("and.b32 %r{w}, %r{a}, 65535;"));
-        self.line(&format!("add.u32 %r{end}, %r{w}, %r{n};"));
+        self.line(&format!("add.u32 %r{end}, %r{w}, {n};"));
         self.line(&format!("shl.b32 %r{end}, %r{end}, 7;"));
         self.line(&format!(
             "min.u32 %r{end}, %r{end}, {};",
@@ -941,12 +1160,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
         self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
-        self.line(&format!("mov.u32 %r{a}, emu_tmem;"));
+        let tm = self.tmem_base();
         self.loop_head(&format!("$F{l}_top"));
         self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
         self.line(&format!("@%p{p} bra $F{l}_done;"));
         self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
-        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, %r{a};"));
+        self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, {tm};"));
         self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
         self.line(&format!("add.u32 %r{w}, %r{w}, 32;"));
         self.line(&format!("bra $F{l}_top;"));
@@ -954,17 +1173,57 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line("bar.warp.sync -1;");
     }
 
-    /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE).
+    /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE), those
+    /// the plan says may be pending ([`super::defer`]); then `%emstq` clears.
     fn land_deferred_sts(&mut self) {
         let all = self.low.deferred.clone();
-        for d in &all {
+        let landing: Vec<&DeferredSt> = all.iter().filter(|d| self.may_be_pending(d.bit)).collect();
+        for d in landing {
             let (t, q) = (self.r(), self.pr());
             self.line(&format!("and.b32 %r{t}, %emstq, {};", 1u32 << d.bit));
             self.line(&format!("setp.ne.u32 %p{q}, %r{t}, 0;"));
             self.deferred_stores(d, &format!("@%p{q} "));
         }
-        if !all.is_empty() {
+        // Every bit clears, also those of sts printed after this instruction (a loop); where
+        // none may be set, `%emstq` is 0 already.
+        let none = matches!(self.low.step, Some(Step::Land { pending: 0 }));
+        if !all.is_empty() && !none {
             self.line("mov.u32 %emstq, 0;");
+        }
+    }
+
+    /// The shared-memory address of `emu_tmem`: `%emtm` in the kernel (its preamble sets it),
+    /// else a fresh register.
+    fn tmem_base(&mut self) -> String {
+        if self.low.kernel {
+            return "%emtm".into();
+        }
+        let tm = self.r();
+        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
+        format!("%r{tm}")
+    }
+
+    /// The shared-memory address of `emu_state`: `%emsa` in the kernel (its preamble sets
+    /// it), else a fresh register.
+    fn state_base(&mut self) -> String {
+        if self.low.kernel {
+            return "%emsa".into();
+        }
+        let sb = self.r();
+        self.line(&format!("mov.u32 %r{sb}, emu_state;"));
+        format!("%r{sb}")
+    }
+
+    /// Whether deferred-st bit `bit` may be set where the instruction being printed starts
+    /// (every bit where the plan does not say).
+    fn may_be_pending(&self, bit: u32) -> bool {
+        match self.low.step {
+            Some(Step::Land { pending }) => pending >> bit & 1 == 1,
+            Some(Step::St {
+                bit: b,
+                own_pending,
+            }) if b == Some(bit) => own_pending,
+            _ => true,
         }
     }
 
@@ -974,20 +1233,21 @@ impl EmuOps for Body<'_, Emu<'_>> {
         let (lane, col) = self.split_taddr(t);
         let e = self.r();
         let p = self.pr();
+        let opened = self.checks_begin();
         self.line(&format!("and.b32 %r{e}, %r{lane}, 31;"));
         self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
         self.trap_if(p, Code::ShiftLaneAlign, &format!("%r{t}"));
         self.check_cells(lane, 32, col, 8);
+        self.checks_end(opened);
         if cg == CtaGroup::Two && self.p.launch.cluster_size < 2 {
             self.trap(Code::PeerMissing, "0");
             return;
         }
         // Cluster-window address of row `lane`, column `col` in this CTA (and the peer).
-        let (base, tm) = (self.r(), self.r());
+        let base = self.r();
         self.line(&format!("mad.lo.u32 %r{base}, %r{col}, 128, %r{lane};"));
-        self.line(&format!("shl.b32 %r{base}, %r{base}, 2;"));
-        self.line(&format!("mov.u32 %r{tm}, emu_tmem;"));
-        self.line(&format!("add.u32 %r{base}, %r{base}, %r{tm};"));
+        let tm = self.tmem_base();
+        self.line(&format!("mad.lo.u32 %r{base}, %r{base}, 4, {tm};"));
         let mut ctas = vec![];
         let own = self.r();
         self.line(&format!(
@@ -1032,4 +1292,60 @@ pub(super) enum PairOp {
     Alloc = 1,
     Dealloc = 2,
     Relinquish = 3,
+}
+
+/// An nCols operand: its value when the lowering knows it (the same in every lane: every
+/// form but `RegDivergent`), else the register that holds it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cols {
+    pub(super) reg: u32,
+    pub(super) known: Option<u32>,
+}
+
+impl Cols {
+    /// The operand `n`, in register `reg` where the lowering does not know it
+    /// ([`EmuOps::ncols`]).
+    fn of(n: &tcgen05_ir::NCols, reg: u32) -> Cols {
+        Cols {
+            reg,
+            known: (n.form != NColsForm::RegDivergent).then_some(n.value),
+        }
+    }
+
+    /// The operand as text: the immediate where known, else the register.
+    fn op(&self) -> String {
+        match self.known {
+            Some(v) => v.to_string(),
+            None => format!("%r{}", self.reg),
+        }
+    }
+}
+
+/// When a check's branch to the violation tail is taken.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Guard {
+    Always,
+    /// Where the predicate register holds.
+    If(u32),
+    /// Where it does not.
+    Unless(u32),
+}
+
+impl Guard {
+    /// The instruction guard (`@%p3 `, `@!%p3 ` or nothing).
+    fn text(self) -> String {
+        match self {
+            Guard::Always => String::new(),
+            Guard::If(p) => format!("@%p{p} "),
+            Guard::Unless(p) => format!("@!%p{p} "),
+        }
+    }
+}
+
+/// A check of an open group ([`EmuOps::checks_begin`]).
+#[derive(Debug, Clone)]
+pub(super) struct Check {
+    guard: Guard,
+    code: Code,
+    detail: String,
 }
