@@ -8,7 +8,8 @@
 //! most 32) bit k; an executed instance sets its bit when the warp defers it; a `wait::st`
 //! or dealloc lands the bits of the deferrable sts printed before it and, if there are any,
 //! clears `%emstq`; a st whose own bit is set lands that instance first. Every warp starts
-//! with `%emstq` 0. Programs with functions never defer (no plan).
+//! with `%emstq` 0. A st that may be pending at a landing printed before it never defers
+//! ([`undeferrable`]). Programs with functions never defer (no plan).
 
 use tcgen05_ir::{Op, Program, Stmt, WaitOp};
 
@@ -117,6 +118,32 @@ impl Analysis {
         let after = if self.sts > 0 { 0 } else { pending };
         (Step::Land { pending }, after)
     }
+}
+
+/// The bits of the sts that must store at issue: those that may be pending at a landing
+/// printed before them (a loop `{ wait::st; st }`). A landing lands only the sts printed
+/// before it, so such a st, deferred, would not land at a wait::st that must complete it
+/// (WAIT-SCOPE, reference §3.4): its stores would land late or, where the landing clears the
+/// bits, never. Storing at issue is a completion order the spec allows (module docs of
+/// [`super`]), so those sts simply never defer.
+pub(super) fn undeferrable(steps: &[Step]) -> u32 {
+    let mut printed_at = [usize::MAX; MAX_DEFERRED as usize];
+    for (i, s) in steps.iter().enumerate() {
+        if let Step::St { bit: Some(b), .. } = s {
+            printed_at[*b as usize] = i;
+        }
+    }
+    let mut bits = 0;
+    for (i, s) in steps.iter().enumerate() {
+        if let Step::Land { pending } = s {
+            for b in 0..MAX_DEFERRED {
+                if pending >> b & 1 == 1 && printed_at[b as usize] > i {
+                    bits |= 1 << b;
+                }
+            }
+        }
+    }
+    bits
 }
 
 /// The step that covers both passes over one instruction.
@@ -242,6 +269,23 @@ mod tests {
                 },
             ]
         );
+    }
+
+    /// A st that may be pending at a landing printed before it (a loop `{ wait::st; st }`)
+    /// stores at issue: that landing cannot land it (WAIT-SCOPE); sts printed before their
+    /// landings defer.
+    #[test]
+    fn sts_a_landing_printed_before_them_would_miss_store_at_issue() {
+        let lp = |body| Stmt::Loop { count: 3, body };
+        let p = program(vec![vec![st(), lp(vec![wait_st(), st()])]]);
+        assert_eq!(undeferrable(&plan(&p)), 0b10);
+        let p = program(vec![vec![lp(vec![wait_st(), st()])]]);
+        assert_eq!(undeferrable(&plan(&p)), 0b1);
+        let p = program(vec![vec![lp(vec![st(), wait_st()]), st(), wait_st()]]);
+        assert_eq!(undeferrable(&plan(&p)), 0);
+        // A wait in another warp's body sees none of this warp's bits.
+        let p = program(vec![vec![st(), lp(vec![st()]), wait_st()], vec![wait_st()]]);
+        assert_eq!(undeferrable(&plan(&p)), 0);
     }
 
     /// An `if` joins its branches; sts past the 32nd have no bit.

@@ -50,7 +50,8 @@
 //! deferred to the warp's next `wait::st` (ST-ASYNC, reference §3.3 and §5: a st is complete
 //! only after a later wait::st by the same thread; until then any other access to its cells is
 //! a race, MCM-ST-BEFORE-USE, so a reader may see the old value). Deferred stores land in
-//! program order at the wait; a program with functions never defers (the wait may be in a
+//! program order at the wait; a st in a loop after a wait::st of that loop, which the wait
+//! could not land, never defers; a program with functions never defers (the wait may be in a
 //! function). ld, mma, cp and shift still complete at issue.
 //!
 //! # Many runs per launch
@@ -291,11 +292,13 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         )));
     }
     let defer = p.funcs.is_empty();
+    let plan = if defer { defer::plan(p) } else { Vec::new() };
     let ctx = Ctx {
         cols,
         pairs: uses_pairs(p) && p.launch.cluster_size >= 2,
         defer,
-        plan: if defer { defer::plan(p) } else { Vec::new() },
+        undeferrable: defer::undeferrable(&plan),
+        plan,
         converged: known_converged(p),
         warps: op_warps(p),
     };
@@ -347,6 +350,8 @@ struct Ctx {
     /// Per tcgen05 instruction of the kernel, in printing order, the deferred sts that may
     /// be pending ([`defer::plan`]; empty without `defer`).
     plan: Vec<defer::Step>,
+    /// The bits of the sts that always store at issue ([`defer::undeferrable`]).
+    undeferrable: u32,
     /// Per tcgen05 instruction of the kernel, in printing order, whether its convergence
     /// check cannot fail ([`check::known_converged`]).
     converged: Vec<bool>,
@@ -839,6 +844,50 @@ mod tests {
         f.funcs.push(tcgen05_ir::Func { body: vec![] });
         let l = lower(&f, &EmuConfig::default()).unwrap();
         assert!(!l.ptx.contains("%emdefer st.shared"), "{}", l.ptx);
+    }
+
+    /// A st in a loop after a wait::st of the loop stores at issue, whatever the run's
+    /// perturbation: the wait lands only the sts printed before it, so deferring it would lose
+    /// its stores or carry them past the wait (WAIT-SCOPE).
+    #[test]
+    fn a_st_after_a_wait_in_its_loop_stores_at_issue() {
+        let p = samples::single_warp_roundtrip();
+        let at = p.warps[0]
+            .iter()
+            .position(|s| matches!(s, Stmt::Tc(Op::St { .. })))
+            .unwrap();
+        let st = p.warps[0][at].clone();
+        for earlier in [false, true] {
+            let mut looped = p.clone();
+            looped.warps[0].remove(at);
+            let mut at_loop = at;
+            if earlier {
+                looped.warps[0].insert(at, st.clone());
+                at_loop += 1;
+            }
+            looped.warps[0].insert(
+                at_loop,
+                Stmt::Loop {
+                    count: 2,
+                    body: vec![samples::wait(tcgen05_ir::WaitOp::St), st.clone()],
+                },
+            );
+            let l = lower(&looped, &EmuConfig::default()).unwrap();
+            let bit = u32::from(earlier);
+            assert!(
+                !l.ptx
+                    .contains(&format!("@%emdefer or.b32 %emstq, %emstq, {};", 1 << bit)),
+                "earlier st {earlier}: {}",
+                l.ptx
+            );
+            // The earlier st still defers.
+            assert_eq!(
+                l.ptx.contains("@%emdefer or.b32 %emstq, %emstq, 1;"),
+                earlier,
+                "{}",
+                l.ptx
+            );
+        }
     }
 
     /// A st in a loop lands its earlier instance, still pending, before it stores again, and

@@ -1030,6 +1030,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
         // "Perturbed runs"): its stores are predicated on `%emdefer` being off, and the
         // address and values are kept for the wait.
         let defer = store_seed.is_some() && self.low.c.defer && self.low.deferred.len() < 32;
+        // A st no landing printed before it may leave pending stores at issue, predicated on
+        // nothing (`defer::undeferrable`); it keeps its bit, never set.
+        let at_issue = defer && self.low.c.undeferrable >> self.low.deferred.len() & 1 == 1;
         let mut kept: Vec<(u32, u32)> = Vec::new();
         for (i, &r) in regs.iter().enumerate() {
             let i = i as u32;
@@ -1100,6 +1103,11 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 base,
                 stores: kept,
             };
+            if at_issue {
+                self.deferred_stores(&now, "");
+                self.low.deferred.push(now);
+                return regs;
+            }
             let pbase = self.may_be_pending(bit).then(|| self.r());
             if let Some(pbase) = pbase {
                 let (t, q) = (self.r(), self.pr());
