@@ -17,7 +17,7 @@
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
-//! | `TCGEN05_CUDA_PREPARE` | on | `0`: the worker compiles each case only when it runs it, not while the case before it runs ([`PIPELINE_DEPTH`]) |
+//! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
@@ -54,9 +54,10 @@ pub const WORKER_BIN: &str = "tcgen05-cuda-worker";
 /// `scripts/gpu-tests`, whose kernel is plain sm_90 PTX) and set the variable.
 pub const DEFAULT_TRY_WAIT_NS: u64 = 8_000;
 
-/// Cases a campaign worker gives a CUDA target at once ([`Target::pipeline_depth`]): within
-/// them the worker compiles each case while the one before it runs, so only the first case of
-/// each batch waits for its own compile. docs/blackwell.md has the measured effect.
+/// Cases a campaign worker gives a CUDA target at once ([`Target::pipeline_depth`]) with
+/// [`Config::prepare`]: within them the worker compiles each case while the one before it
+/// runs, so only the first case of each batch waits for its own compile. Without it, one
+/// case at a time. docs/blackwell.md has the measured effect.
 pub const PIPELINE_DEPTH: u64 = 16;
 
 /// Default runs of each compiled case (`TCGEN05_CUDA_RUNS`, `--runs`). A run (launch, wait,
@@ -232,7 +233,9 @@ pub struct Config {
     /// as the device has multiprocessors, [`batch_for`]; 1: one run per launch).
     pub batch: u32,
     /// Whether the worker compiles the next case of a batch while the current one runs
-    /// (`TCGEN05_CUDA_PREPARE`, default on; [`CudaTarget::run_programs_repeated`]).
+    /// (`TCGEN05_CUDA_PREPARE=1`; [`CudaTarget::run_programs_repeated`]). Off by default: on
+    /// the lent H200 (16 cores, 16 jobs) it did not raise the cases per second, which the
+    /// JIT's CPU time bounds (docs/blackwell.md §6, "Figures").
     pub prepare: bool,
 }
 
@@ -269,7 +272,7 @@ impl Config {
         let batch = var("TCGEN05_CUDA_BATCH")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
-        let prepare = var("TCGEN05_CUDA_PREPARE").is_none_or(|v| v.trim() != "0");
+        let prepare = var("TCGEN05_CUDA_PREPARE").is_some_and(|v| v.trim() == "1");
         Config {
             runs,
             runs_budget,
@@ -1094,9 +1097,9 @@ impl Target for CudaTarget {
         self.run_programs_repeated(&ps)
     }
 
-    /// [`PIPELINE_DEPTH`].
+    /// [`PIPELINE_DEPTH`] with [`Config::prepare`], else 1.
     fn pipeline_depth(&self) -> u64 {
-        PIPELINE_DEPTH
+        if self.cfg.prepare { PIPELINE_DEPTH } else { 1 }
     }
 
     /// `cuda-emu` only runs programs: it compiles our own lowering, not the program, so a
