@@ -250,6 +250,63 @@ pub struct Geometry {
     pub dyn_smem: u32,
 }
 
+/// The options of a JIT call (`cuLinkCreate`, `cuModuleLoadDataEx`): its error and info log
+/// buffers and the optimization level. The buffers live as long as the value, so the arrays
+/// may be passed to the driver while it is alive.
+struct JitOptions {
+    opts: Vec<sys::CUjit_option>,
+    vals: Vec<*mut c_void>,
+    err_log: Vec<u8>,
+    info_log: Vec<u8>,
+}
+
+impl JitOptions {
+    const LOG: usize = 64 * 1024;
+
+    /// Log buffers of [`JitOptions::LOG`] bytes; `opt` sets `CU_JIT_OPTIMIZATION_LEVEL` (0-4;
+    /// `None`: the driver's default, 4).
+    fn new(opt: Option<u32>) -> JitOptions {
+        use sys::CUjit_option as O;
+        let mut err_log = vec![0u8; Self::LOG];
+        let mut info_log = vec![0u8; Self::LOG];
+        let mut opts = vec![
+            O::CU_JIT_ERROR_LOG_BUFFER,
+            O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            O::CU_JIT_INFO_LOG_BUFFER,
+            O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+        ];
+        // Option values are passed as pointer-sized slots; sizes and levels are stored in the
+        // slot itself. The buffers' heap storage does not move when the vectors are moved.
+        let mut vals: Vec<*mut c_void> = vec![
+            err_log.as_mut_ptr().cast(),
+            Self::LOG as *mut c_void,
+            info_log.as_mut_ptr().cast(),
+            Self::LOG as *mut c_void,
+        ];
+        if let Some(level) = opt {
+            opts.push(O::CU_JIT_OPTIMIZATION_LEVEL);
+            vals.push(level.min(4) as usize as *mut c_void);
+        }
+        JitOptions {
+            opts,
+            vals,
+            err_log,
+            info_log,
+        }
+    }
+
+    /// The error of a failed JIT call: its code, and its name with the error and info logs.
+    fn failure(&self, d: &Driver, r: Res) -> (u32, String) {
+        let mut log = c_log(&self.err_log);
+        let info = c_log(&self.info_log);
+        if !info.is_empty() {
+            log.push('\n');
+            log.push_str(&info);
+        }
+        (r, format!("{}: {}", error_name(d, r), log))
+    }
+}
+
 impl Gpu {
     fn check(&self, r: Res, call: &'static str) -> Result<(), DriverError> {
         if r == arch::code::SUCCESS {
@@ -412,50 +469,21 @@ impl Gpu {
         if data.last() != Some(&0) {
             data.push(0);
         }
-        const LOG: usize = 64 * 1024;
-        let mut err_log = vec![0u8; LOG];
-        let mut info_log = vec![0u8; LOG];
-        use sys::CUjit_option as O;
-        let mut opts = vec![
-            O::CU_JIT_ERROR_LOG_BUFFER,
-            O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-            O::CU_JIT_INFO_LOG_BUFFER,
-            O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-        ];
-        // Option values are passed as pointer-sized slots; sizes and levels are stored in the
-        // slot itself.
-        let mut vals: Vec<*mut c_void> = vec![
-            err_log.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-            info_log.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-        ];
-        if let Some(level) = opt {
-            opts.push(O::CU_JIT_OPTIMIZATION_LEVEL);
-            vals.push(level.min(4) as usize as *mut c_void);
-        }
-        let failed = |r: Res, err_log: &[u8], info_log: &[u8]| {
-            let mut log = c_log(err_log);
-            let info = c_log(info_log);
-            if !info.is_empty() {
-                log.push('\n');
-                log.push_str(&info);
-            }
-            (r, format!("{}: {}", error_name(&self.d, r), log))
-        };
+        let mut jit = JitOptions::new(opt);
         let mut state: *mut c_void = ptr::null_mut();
-        // SAFETY: the option arrays have `opts.len()` entries each; the log buffers are LOG
-        // bytes and outlive the link state, which is destroyed below on every path.
+        // SAFETY: `jit`'s option arrays have `opts.len()` entries each; its log buffers are
+        // `JitOptions::LOG` bytes and outlive the link state, which is destroyed below on
+        // every path.
         let r = unsafe {
             (self.d.cuLinkCreate)(
-                opts.len() as c_uint,
-                opts.as_mut_ptr(),
-                vals.as_mut_ptr(),
+                jit.opts.len() as c_uint,
+                jit.opts.as_mut_ptr(),
+                jit.vals.as_mut_ptr(),
                 &mut state,
             )
         };
         if r != 0 {
-            return Err(failed(r, &err_log, &info_log));
+            return Err(jit.failure(&self.d, r));
         }
         // CU_JIT_INPUT_PTX.
         const INPUT_PTX: c_uint = 1;
@@ -485,7 +513,7 @@ impl Gpu {
             // SAFETY: on success `cubin` points to `size` bytes owned by `state`, still live.
             Ok(unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec())
         } else {
-            Err(failed(r, &err_log, &info_log))
+            Err(jit.failure(&self.d, r))
         };
         // SAFETY: `state` came from cuLinkCreate and is destroyed once; nothing refers to it.
         unsafe { (self.d.cuLinkDestroy)(state) };
@@ -505,49 +533,22 @@ impl Gpu {
         if data.last() != Some(&0) {
             data.push(0);
         }
-        const LOG: usize = 64 * 1024;
-        let mut err_log = vec![0u8; LOG];
-        let mut info_log = vec![0u8; LOG];
-        use sys::CUjit_option as O;
-        let mut opts = vec![
-            O::CU_JIT_ERROR_LOG_BUFFER,
-            O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-            O::CU_JIT_INFO_LOG_BUFFER,
-            O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-        ];
-        // Option values are passed as pointer-sized slots; sizes and levels are stored in the
-        // slot itself.
-        let mut vals: Vec<*mut c_void> = vec![
-            err_log.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-            info_log.as_mut_ptr().cast(),
-            LOG as *mut c_void,
-        ];
-        if let Some(level) = opt {
-            opts.push(O::CU_JIT_OPTIMIZATION_LEVEL);
-            vals.push(level.min(4) as usize as *mut c_void);
-        }
+        let mut jit = JitOptions::new(opt);
         let mut module: sys::CUmodule = ptr::null_mut();
-        // SAFETY: `data` is NUL-terminated PTX or a cubin image that outlives the call; the
-        // option arrays have `opts.len()` entries each; the log buffers are LOG bytes and
-        // outlive the call.
+        // SAFETY: `data` is NUL-terminated PTX or a cubin image that outlives the call; `jit`'s
+        // option arrays have `opts.len()` entries each; its log buffers are
+        // `JitOptions::LOG` bytes and outlive the call.
         let r = unsafe {
             (self.d.cuModuleLoadDataEx)(
                 &mut module,
                 data.as_ptr().cast(),
-                opts.len() as c_uint,
-                opts.as_mut_ptr(),
-                vals.as_mut_ptr(),
+                jit.opts.len() as c_uint,
+                jit.opts.as_mut_ptr(),
+                jit.vals.as_mut_ptr(),
             )
         };
         if r != 0 {
-            let mut log = c_log(&err_log);
-            let info = c_log(&info_log);
-            if !info.is_empty() {
-                log.push('\n');
-                log.push_str(&info);
-            }
-            return Err((r, format!("{}: {}", error_name(&self.d, r), log)));
+            return Err(jit.failure(&self.d, r));
         }
         let name = CString::new(kernel).map_err(|_| (0, "kernel name holds a NUL".to_string()))?;
         let mut func: sys::CUfunction = ptr::null_mut();
