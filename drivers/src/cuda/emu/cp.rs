@@ -11,6 +11,7 @@
 //! requires) check their footprint (the shape's columns) and leave the cells unchanged.
 
 use super::ops::EmuOps;
+use super::traps::EmuTraps;
 use super::{Code, Emu};
 use tcgen05_ir::form::CpForm;
 use tcgen05_ir::ptx::Body;

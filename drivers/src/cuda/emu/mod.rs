@@ -273,10 +273,12 @@ mod defer;
 mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
+mod traps;
 
 use check::{check_supported, known_converged, op_warps, uses_pairs};
 use ops::EmuOps;
 use tcgen05_ir::ptx::{Body, Lowering, Pending, emit_with};
+use traps::EmuTraps;
 
 /// Lowers `p` for sm_90, or says why it is not emulated.
 pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
@@ -375,13 +377,13 @@ struct DeferredSt {
 /// The emulation as a lowering of the PTX printer ([`tcgen05_ir::ptx::Lowering`]): per body,
 /// the shared context, the codes the body branches to the trap tail's entries with (in the
 /// order of their first use), whether it branches to the tail itself, the open group of
-/// checks (`ops::EmuOps::checks_begin`), its deferrable sts and its next instruction.
+/// checks (`traps::EmuTraps::checks_begin`), its deferrable sts and its next instruction.
 #[derive(Debug, Clone)]
 struct Emu<'a> {
     c: &'a Ctx,
     traps: Vec<Code>,
     tail: bool,
-    group: Option<Vec<ops::Check>>,
+    group: Option<Vec<traps::Check>>,
     deferred: Vec<DeferredSt>,
     /// The index of the next tcgen05 instruction printed in this body (into [`Ctx::plan`]).
     at: usize,
