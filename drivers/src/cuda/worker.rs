@@ -200,50 +200,47 @@ mod cuda {
         Ok(())
     }
 
-    fn compile_image(run: &RunRequest) -> Result<Vec<u8>, ImageError> {
-        match &run.compile {
-            Compile::Jit => Ok(run.ptx.as_bytes().to_vec()),
-            Compile::Ptxas {
-                path,
-                arch,
-                options,
-            } => {
-                let dir = std::env::temp_dir();
-                let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
-                let ptx = stem.with_extension("ptx");
-                let cubin = stem.with_extension("cubin");
-                std::fs::write(&ptx, &run.ptx).map_err(|source| ImageError::WritePtx {
-                    path: ptx.clone(),
-                    source,
-                })?;
-                let out = std::process::Command::new(path)
-                    .arg(format!("-arch={arch}"))
-                    .args(options)
-                    .arg("-o")
-                    .arg(&cubin)
-                    .arg(&ptx)
-                    .output();
-                let _ = std::fs::remove_file(&ptx);
-                let out = out.map_err(|source| ImageError::Spawn {
-                    ptxas: path.clone(),
-                    source,
-                })?;
-                if !out.status.success() {
-                    let _ = std::fs::remove_file(&cubin);
-                    return Err(ImageError::Rejected {
-                        command: format!("{path} -arch={arch} {}", options.join(" ")),
-                        status: out.status,
-                        stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-                    });
-                }
-                let image = std::fs::read(&cubin).map_err(|source| ImageError::ReadCubin {
-                    path: cubin.clone(),
-                    source,
-                });
-                let _ = std::fs::remove_file(&cubin);
-                image
-            }
+    /// `run`'s PTX compiled to a cubin by the ptxas at `path` (a temporary file each way).
+    fn ptxas_cubin(
+        run: &RunRequest,
+        path: &str,
+        arch: &str,
+        options: &[String],
+    ) -> Result<Vec<u8>, ImageError> {
+        let dir = std::env::temp_dir();
+        let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
+        let ptx = stem.with_extension("ptx");
+        let cubin = stem.with_extension("cubin");
+        std::fs::write(&ptx, &run.ptx).map_err(|source| ImageError::WritePtx {
+            path: ptx.clone(),
+            source,
+        })?;
+        let out = std::process::Command::new(path)
+            .arg(format!("-arch={arch}"))
+            .args(options)
+            .arg("-o")
+            .arg(&cubin)
+            .arg(&ptx)
+            .output();
+        let _ = std::fs::remove_file(&ptx);
+        let out = out.map_err(|source| ImageError::Spawn {
+            ptxas: path.to_string(),
+            source,
+        })?;
+        if !out.status.success() {
+            let _ = std::fs::remove_file(&cubin);
+            return Err(ImageError::Rejected {
+                command: format!("{path} -arch={arch} {}", options.join(" ")),
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            });
         }
+        let image = std::fs::read(&cubin).map_err(|source| ImageError::ReadCubin {
+            path: cubin.clone(),
+            source,
+        });
+        let _ = std::fs::remove_file(&cubin);
+        image
     }
 
     /// A case compiled and loaded: its kernel and the microseconds the compile and load took.
@@ -312,7 +309,11 @@ mod cuda {
         let t0 = Instant::now();
         let image = match &run.compile {
             Compile::Jit => gpu.jit_cubin(run.ptx.as_bytes(), run.jit_opt),
-            Compile::Ptxas { .. } => compile_image(run).map_err(|e| (0, e.to_string())),
+            Compile::Ptxas {
+                path,
+                arch,
+                options,
+            } => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
         };
         let loaded = image.and_then(|image| gpu.load_module(&image, &run.kernel, run.jit_opt));
         match loaded {
