@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use tcgen05_drivers::cuda::runner::Choice;
 use tcgen05_drivers::cuda::supervisor::Limits;
 use tcgen05_drivers::cuda::worker::fake;
 use tcgen05_drivers::cuda::{self, Config, CudaTarget, Flavour};
@@ -40,6 +41,17 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         runs_budget: cuda::DEFAULT_RUNS_BUDGET,
         batch: 0,
         prepare: true,
+        // The runner path, with a runner of the target's own (the tests run in parallel);
+        // the attribution tests also run with `Own`.
+        runner: Ok(Choice::Private),
+    }
+}
+
+/// `config` with the cases run where `choice` says.
+fn config_in(choice: Choice, fake_cc: Option<&str>, timeout_ms: u64) -> Config {
+    Config {
+        runner: Ok(choice),
+        ..config(fake_cc, timeout_ms)
     }
 }
 
@@ -104,17 +116,26 @@ fn hopper_is_not_a_tcgen05_device_but_runs_the_emulation() {
 
 #[test]
 fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker() {
-    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
-    let trap = t.run(&case(with_checkpoint(fake::TRAP)));
-    assert!(matches!(trap, Outcome::Trapped { .. }), "{trap:?}");
-    let good = case(samples::single_warp_roundtrip());
-    for i in 0..100 {
-        let o = t.run(&good);
-        assert!(matches!(o, Outcome::Completed { .. }), "case {i}: {o:?}");
+    for choice in [Choice::Private, Choice::Own] {
+        let cfg = config_in(choice, Some("10.0"), 1000);
+        let mut t = CudaTarget::new("cuda", Flavour::Hardware, cfg).unwrap();
+        let trap = t.run(&case(with_checkpoint(fake::TRAP)));
+        assert!(
+            matches!(trap, Outcome::Trapped { .. }),
+            "{choice:?}: {trap:?}"
+        );
+        let good = case(samples::single_warp_roundtrip());
+        for i in 0..100 {
+            let o = t.run(&good);
+            assert!(
+                matches!(o, Outcome::Completed { .. }),
+                "{choice:?}: case {i}: {o:?}"
+            );
+        }
+        let s = t.stats();
+        // One worker before the trap, exactly one after it: the 100 shared it.
+        assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 101), "{choice:?}");
     }
-    let s = t.stats();
-    // One worker before the trap, exactly one after it: the 100 shared it.
-    assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 101));
 }
 
 /// A campaign's batch (`Target::run_repeated_batch`: each case announced to the worker before
@@ -122,7 +143,14 @@ fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker()
 /// in the middle costs only its own case.
 #[test]
 fn a_batch_gives_each_case_its_own_outcome_and_faults_stay_with_their_case() {
-    let mut t = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
+    for choice in [Choice::Private, Choice::Own] {
+        a_batch_in(choice);
+    }
+}
+
+fn a_batch_in(choice: Choice) {
+    let cfg = config_in(choice, Some("10.0"), 1000);
+    let mut t = CudaTarget::new("cuda", Flavour::Hardware, cfg).unwrap();
     let good = case(samples::single_warp_roundtrip());
     let trap = case(with_checkpoint(fake::TRAP));
     let crash = case(with_checkpoint(fake::CRASH));
@@ -140,7 +168,7 @@ fn a_batch_gives_each_case_its_own_outcome_and_faults_stay_with_their_case() {
     }
     let s = t.stats();
     // The first worker, one after the trap, one after the crash.
-    assert_eq!((s.spawned, s.cases), (3, 6), "{s:?}");
+    assert_eq!((s.spawned, s.cases), (3, 6), "{choice:?}: {s:?}");
 }
 
 #[test]
@@ -200,8 +228,10 @@ fn compile_errors_keep_the_log_as_diagnostics() {
         }
         other => panic!("{other:?}"),
     }
-    // A compile error does not cost the worker.
-    assert_eq!(t.stats().spawned, 1);
+    // A compile error does not cost the worker that compiled it, and runs nothing.
+    let w = t.worker_stats();
+    assert_eq!((w.spawned, w.killed), (1, 0));
+    assert_eq!(t.stats().cases, 0);
 }
 
 #[test]

@@ -229,13 +229,11 @@ pub struct Kernel {
 // API is thread-safe (CUDA Programming Guide, "Driver API": any thread in which the context
 // is current may use them), and every method of `Gpu` is a driver call that touches no Rust
 // state but the fields set once in `open`. The worker's compile thread makes the context
-// current first (`Gpu::bind`) and only loads modules; the stream is used by the main thread.
+// current first (`Gpu::bind`) and only compiles (`Gpu::jit_cubin`); the stream is used by the
+// main thread.
 unsafe impl Send for Gpu {}
 // SAFETY: as above.
 unsafe impl Sync for Gpu {}
-// SAFETY: a module and function handle may be used from any thread in which their context is
-// current; the compile thread hands each kernel to the main thread and never touches it again.
-unsafe impl Send for Kernel {}
 
 /// Launch geometry.
 #[derive(Debug, Clone, Copy)]

@@ -17,8 +17,9 @@
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
+//! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and one worker per device runs them all ([`runner`], slower on the lent H200 so far) |
 //! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
-//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]) |
+//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
 //! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
@@ -29,6 +30,7 @@ pub mod error;
 #[cfg(feature = "cuda")]
 mod ffi;
 pub mod protocol;
+pub mod runner;
 pub mod runs;
 pub mod supervisor;
 pub mod worker;
@@ -38,6 +40,7 @@ use crate::target::{Availability, Observed, Target, TargetInfo, TargetKind, Unav
 use error::{StartError, WorkerError};
 use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use supervisor::{Ended, Limits, Supervisor, WorkerSpec};
 use tcgen05_ir::observe::{self, Layout};
@@ -237,6 +240,9 @@ pub struct Config {
     /// the lent H200 (16 cores, 16 jobs) it did not raise the cases per second, which the
     /// JIT's CPU time bounds (docs/blackwell.md §6, "Figures").
     pub prepare: bool,
+    /// Where the cases run (`TCGEN05_CUDA_RUNNER`, [`runner::Choice`]); `Err`: the variable's
+    /// value is not one, and the target is unavailable with this reason.
+    pub runner: Result<runner::Choice, String>,
 }
 
 impl Config {
@@ -278,6 +284,7 @@ impl Config {
             runs_budget,
             batch,
             prepare,
+            runner: runner::Choice::from_env(),
             device,
             timeout,
             try_wait_ns,
@@ -506,13 +513,20 @@ pub struct CudaTarget {
     name: String,
     flavour: Flavour,
     cfg: Config,
+    /// The target's own worker: it compiles every case, and runs them too without a shared
+    /// runner.
     sup: Supervisor,
+    /// The device's runner ([`runner`]) with `TCGEN05_CUDA_RUNNER=shared`.
+    runner: Option<Arc<Mutex<runner::Runner>>>,
     dev: DeviceInfo,
     device_targets: Option<arch::DeviceTargets>,
     /// Figures of the last case run.
     pub last: CaseTiming,
     /// Figures of all cases run.
     pub profile: Profile,
+    /// With a runner, the last case's microseconds: compile round trip, waiting for the
+    /// runner, the runner's round trip (`TCGEN05_CUDA_PROFILE=2` traces them).
+    split: Vec<u64>,
     /// The id of the last request made (ids grow, so the worker can tell a prepared case
     /// the parent abandoned).
     next_id: u64,
@@ -531,6 +545,11 @@ impl CudaTarget {
             return Err(Unavailable("guardrail mode (TCGEN05_CUDA_GUARDRAIL) needs ptxas: set TCGEN05_PTXAS or put ptxas on PATH".into()));
         }
         let spec = worker_spec(&cfg).map_err(|e| Unavailable(e.to_string()))?;
+        let runner = cfg
+            .runner
+            .clone()
+            .map_err(Unavailable)?
+            .runner(&spec, cfg.limits);
         let sup = Supervisor::start(spec, cfg.limits)
             .map_err(|e: StartError| Unavailable(e.to_string()))?;
         let dev = sup.device.clone();
@@ -548,10 +567,12 @@ impl CudaTarget {
             flavour,
             cfg,
             sup,
+            runner,
             dev,
             device_targets,
             last: CaseTiming::default(),
             profile: Profile::default(),
+            split: Vec::new(),
             next_id: 0,
         })
     }
@@ -566,8 +587,23 @@ impl CudaTarget {
         &self.dev
     }
 
-    /// Worker counters (spawned, killed, cases).
+    /// Counters (spawned, killed, cases) of the workers that ran this target's cases: the
+    /// runner's with one (shared by the targets of the process with [`runner::Choice::Shared`];
+    /// zero before its first case), else the target's own worker's.
     pub fn stats(&self) -> supervisor::Stats {
+        match &self.runner {
+            Some(r) => r
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .stats()
+                .unwrap_or_default(),
+            None => self.sup.stats,
+        }
+    }
+
+    /// Counters of the target's own worker (which compiles every case, and runs them with
+    /// [`runner::Choice::Own`]).
+    pub fn worker_stats(&self) -> supervisor::Stats {
         self.sup.stats
     }
 
@@ -675,12 +711,41 @@ impl CudaTarget {
         let reqs: Vec<_> = ps.iter().map(|p| self.prepared_request(p)).collect();
         let mut out = Vec::with_capacity(ps.len());
         for (i, (p, req)) in ps.iter().zip(&reqs).enumerate() {
-            if let Some(Ok(next)) = reqs.get(i + 1).filter(|_| self.cfg.prepare) {
+            if let Some(Ok(next)) = reqs.get(i + 1).filter(|_| self.prepares()) {
                 self.sup.prepare(next);
             }
             out.push(self.run_request(p, req.clone()));
         }
         out
+    }
+
+    /// Whether the worker compiles the next case while this one runs ([`Config::prepare`]; not
+    /// with a shared runner, where the target's worker only compiles).
+    fn prepares(&self) -> bool {
+        self.cfg.prepare && self.runner.is_none()
+    }
+
+    /// Runs `req` under the watchdog: compiled by the target's worker and run by the device's
+    /// runner ([`runner`]), or both in the target's worker.
+    fn dispatch(&mut self, req: &RunRequest) -> Ended {
+        let Some(runner) = &self.runner else {
+            return self.sup.run(req);
+        };
+        let t0 = std::time::Instant::now();
+        let (image, compile_us) = match self.sup.compile(req) {
+            Ok(c) => c,
+            Err(ended) => return *ended,
+        };
+        let t1 = std::time::Instant::now();
+        let mut r = runner.lock().unwrap_or_else(PoisonError::into_inner);
+        let t2 = std::time::Instant::now();
+        let ended = r.run(req, image, compile_us);
+        drop(r);
+        self.split = [t0, t1, t2, std::time::Instant::now()]
+            .windows(2)
+            .map(|w| (w[1] - w[0]).as_micros() as u64)
+            .collect();
+        ended
     }
 
     /// The request for `p` under the next case id, counted in the profile's preparation time.
@@ -703,7 +768,7 @@ impl CudaTarget {
         };
         self.profile.sent += 1;
         let t1 = std::time::Instant::now();
-        let mut ended = self.sup.run(&req);
+        let mut ended = self.dispatch(&req);
         // A sticky fault kills every copy of its launch, so which run faulted is not known:
         // the runs are replayed one per launch on the fresh worker, which names it.
         if req.batch > 1
@@ -712,7 +777,7 @@ impl CudaTarget {
                 ..
             } = &ended
         {
-            ended = self.sup.run(&RunRequest {
+            ended = self.dispatch(&RunRequest {
                 batch: 1,
                 ..req.clone()
             });
@@ -727,6 +792,9 @@ impl CudaTarget {
             self.profile.compile_us += timing.compile_us;
             self.profile.run_us += timing.run_us;
             self.profile.readback_us += timing.readback_us;
+        }
+        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "2") {
+            self.trace_case(&ended, &req, p, t1.elapsed().as_micros() as u64);
         }
         let layout = Layout::of(p);
         let seed = req.perturb_seed;
@@ -797,6 +865,45 @@ impl CudaTarget {
             },
         };
         vec![Observed::once(single)]
+    }
+
+    /// `TCGEN05_CUDA_PROFILE=2`: one line a case on standard error, `trace` and then the
+    /// case id, CTAs, warps a CTA, copies a launch, runs done, the worker's compile, run and
+    /// readback microseconds, the parent's microseconds for the request, the bounded waits'
+    /// tries, how the worker ended the case, and with a runner the compile's round trip, the
+    /// wait for the runner and the runner's round trip.
+    fn trace_case(&self, ended: &Ended, req: &RunRequest, p: &Program, worker_us: u64) {
+        let (how, runs, t) = match ended {
+            Ended::Reported {
+                result, runs_done, ..
+            } => {
+                let (how, t) = match result {
+                    RunResult::Completed { timing, .. } => ("completed", *timing),
+                    RunResult::Hung { timing, .. } => ("hung", *timing),
+                    RunResult::Fault { timing, .. } => ("fault", *timing),
+                    RunResult::CompileError { .. } => ("compile-error", Timing::default()),
+                    RunResult::LaunchError { .. } => ("launch-error", Timing::default()),
+                    RunResult::WorkerError(_) => ("worker-error", Timing::default()),
+                };
+                (how, *runs_done, t)
+            }
+            Ended::CompileTimeout { .. } => ("compile-timeout", 0, Timing::default()),
+            Ended::Unresponsive { .. } => ("unresponsive", 0, Timing::default()),
+            Ended::WorkerDied { .. } => ("worker-died", 0, Timing::default()),
+            Ended::NoWorker(_) => ("no-worker", 0, Timing::default()),
+        };
+        eprintln!(
+            "trace {} {} {} {} {runs} {} {} {} {worker_us} {} {how} {:?}",
+            req.id,
+            p.launch.ctas(),
+            p.launch.warps_per_cta,
+            req.batch,
+            t.compile_us,
+            t.run_us,
+            t.readback_us,
+            bounded_wait_tries(p),
+            self.split,
+        );
     }
 
     /// Counts a case that cost its worker under its cause ([`Profile::kills`]) and, with
@@ -935,8 +1042,21 @@ impl Drop for CudaTarget {
     fn drop(&mut self) {
         if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
             let s = self.sup.stats;
+            let runner = self
+                .runner
+                .as_ref()
+                .and_then(|r| r.lock().unwrap_or_else(PoisonError::into_inner).stats())
+                .map(|r| {
+                    format!(
+                        "; the shared runner: spawned {}, killed {}, waited {:.0} ms",
+                        r.spawned,
+                        r.killed,
+                        r.spawn_wait_us as f64 / 1000.0
+                    )
+                })
+                .unwrap_or_default();
             eprintln!(
-                "{} profile: {}; workers spawned {}, killed {}, waited {:.0} ms for a worker",
+                "{} profile: {}; workers spawned {}, killed {}, waited {:.0} ms for a worker{runner}",
                 self.name,
                 self.profile,
                 s.spawned,
@@ -1099,7 +1219,7 @@ impl Target for CudaTarget {
 
     /// [`PIPELINE_DEPTH`] with [`Config::prepare`], else 1.
     fn pipeline_depth(&self) -> u64 {
-        if self.cfg.prepare { PIPELINE_DEPTH } else { 1 }
+        if self.prepares() { PIPELINE_DEPTH } else { 1 }
     }
 
     /// `cuda-emu` only runs programs: it compiles our own lowering, not the program, so a

@@ -18,6 +18,11 @@
 //!    reports the first error it sees there).
 //! 4. [`Request::Shutdown`] (or the end of stdin) ends the worker.
 //!
+//! A [`Request::Compile`] asks only for the compile: the worker answers with one
+//! [`Reply::Compiled`] holding the cubin (or the compile error) and keeps no state of the case.
+//! The parent then sends the cubin, as a [`Compile::Cubin`] run, to the device's runner worker
+//! (`super::runner`).
+//!
 //! A [`Request::Prepare`] carries the case the parent will send next: the worker compiles it
 //! on a second thread while it runs the current case, and never replies to it. Its `Run`
 //! then uses that module (the `Launched` reply gives the compile time the second thread
@@ -49,6 +54,61 @@ pub enum Compile {
         /// Extra options, e.g. `-g-tmem-access-check` (guardrail mode).
         options: Vec<String>,
     },
+    /// Already compiled (by a [`Request::Compile`] of another worker): load this cubin.
+    Cubin {
+        /// The cubin.
+        image: Image,
+        /// What compiling it took, microseconds (reported as the case's compile time).
+        compile_us: u64,
+    },
+}
+
+/// A compiled module (a cubin), carried in a frame as a hex string (JSON has no bytes).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Image(pub Vec<u8>);
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Image({} bytes)", self.0.len())
+    }
+}
+
+impl Serialize for Image {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = String::with_capacity(self.0.len() * 2);
+        for b in &self.0 {
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
+        }
+        s.serialize_str(&out)
+    }
+}
+
+impl<'de> Deserialize<'de> for Image {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Image, D::Error> {
+        let s = String::deserialize(d)?;
+        let digit = |c: u8| -> Result<u8, D::Error> {
+            match c {
+                b'0'..=b'9' => Ok(c - b'0'),
+                b'a'..=b'f' => Ok(c - b'a' + 10),
+                _ => Err(serde::de::Error::custom(format!(
+                    "cubin image: {:?} is not a lowercase hex digit",
+                    c as char
+                ))),
+            }
+        };
+        let b = s.as_bytes();
+        if b.len() % 2 != 0 {
+            return Err(serde::de::Error::custom(
+                "cubin image: odd number of hex digits",
+            ));
+        }
+        b.chunks(2)
+            .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+            .collect::<Result<Vec<u8>, D::Error>>()
+            .map(Image)
+    }
 }
 
 /// One case to run.
@@ -138,6 +198,9 @@ pub enum Request {
     Run(RunRequest),
     /// Compile the case whose `Run` comes next, while the current one runs (no reply).
     Prepare(RunRequest),
+    /// Compile the case to a cubin and reply with it ([`Reply::Compiled`]) without running
+    /// it; the GPU is not used (a runner worker then runs it: [`Compile::Cubin`]).
+    Compile(RunRequest),
     /// Exit.
     Shutdown,
 }
@@ -240,6 +303,14 @@ pub enum Reply {
         id: u64,
         /// Compile and load time, microseconds.
         compile_us: u64,
+    },
+    /// The answer to a [`Request::Compile`]: the cubin and the microseconds the compile
+    /// took, or the result that replaces running the case (a compile error).
+    Compiled {
+        /// The case.
+        id: u64,
+        /// The cubin and its compile time, or why there is none.
+        result: Result<(Image, u64), RunResult>,
     },
     /// The case is over.
     Done {
@@ -359,6 +430,35 @@ mod tests {
         );
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), Some(done));
         assert_eq!(read_frame::<Reply>(&mut r).unwrap(), None);
+    }
+
+    #[test]
+    fn a_cubin_travels_as_hex_and_comes_back_byte_for_byte() {
+        let image = Image((0..=255u8).chain([0, 0x7f, 0xff]).collect());
+        let msg = Reply::Compiled {
+            id: 3,
+            result: Ok((image.clone(), 42)),
+        };
+        let text = serde_json::to_string(&msg).unwrap();
+        // Two lowercase hex digits a byte, in order.
+        assert!(text.contains("\"000102"), "{text}");
+        assert!(
+            text.contains("fe ff007fff".replace(' ', "").as_str()),
+            "{text}"
+        );
+        let mut buf = Vec::new();
+        write_frame(&mut buf, &msg).unwrap();
+        let back: Reply = read_frame(&mut buf.as_slice()).unwrap().unwrap();
+        assert_eq!(back, msg);
+        assert_eq!(format!("{image:?}"), "Image(259 bytes)");
+    }
+
+    #[test]
+    fn a_damaged_cubin_is_an_error_naming_it() {
+        for bad in ["\"0g\"", "\"abc\"", "\"AB\""] {
+            let e = serde_json::from_str::<Image>(bad).unwrap_err().to_string();
+            assert!(e.contains("cubin image"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! old context's teardown.
 
 use super::error::{NoDevice, ReplyError, StartError};
-use super::protocol::{self, DeviceInfo, Reply, Request, RunRequest, RunResult};
+use super::protocol::{self, DeviceInfo, Image, Reply, Request, RunRequest, RunResult};
 use std::collections::VecDeque;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How to start a worker.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerSpec {
     /// The executable.
     pub exe: PathBuf,
@@ -314,6 +314,72 @@ impl Supervisor {
         {
             self.drop_worker();
         }
+    }
+
+    /// Compiles one case to a cubin in the worker (`Request::Compile`) under the compile
+    /// limit, without running it: the cubin and the compile's microseconds, or how the case
+    /// ended instead (a compile error as [`Ended::Reported`], a timeout, the worker's death).
+    pub fn compile(&mut self, req: &RunRequest) -> Result<(Image, u64), Box<Ended>> {
+        if let Err(e) = self.ensure() {
+            return Err(Box::new(Ended::NoWorker(e)));
+        }
+        let w = self.worker.as_mut().expect("ensured");
+        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Compile(req.clone()))
+            .and_then(|()| w.stdin.flush())
+        {
+            let d = death(w);
+            self.worker = None;
+            self.stats.killed += 1;
+            return Err(Box::new(Ended::WorkerDied {
+                detail: format!("sending the case failed: {e}; {d}"),
+                launched: false,
+            }));
+        }
+        let w = self.worker.as_mut().expect("present");
+        let ended = match w.rx.recv_timeout(self.limits.compile) {
+            Ok(Ok(Reply::Compiled { id, result })) if id == req.id => match result {
+                Ok(c) => return Ok(c),
+                Err(result) => Ended::Reported {
+                    result,
+                    compile_us: 0,
+                    classes: vec![],
+                    runs_done: 0,
+                },
+            },
+            Ok(Ok(other)) => {
+                let d = death(w);
+                self.drop_worker();
+                Ended::WorkerDied {
+                    detail: format!("unexpected message {other:?}; {d}"),
+                    launched: false,
+                }
+            }
+            Ok(Err(e)) => {
+                let d = death(w);
+                self.worker = None;
+                self.stats.killed += 1;
+                Ended::WorkerDied {
+                    detail: format!("{e}; {d}"),
+                    launched: false,
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                self.drop_worker();
+                Ended::CompileTimeout {
+                    limit_ms: self.limits.compile.as_millis() as u64,
+                }
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let d = death(w);
+                self.worker = None;
+                self.stats.killed += 1;
+                Ended::WorkerDied {
+                    detail: d,
+                    launched: false,
+                }
+            }
+        };
+        Err(Box::new(ended))
     }
 
     /// Runs one case under the watchdog.

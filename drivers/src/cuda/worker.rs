@@ -3,10 +3,12 @@
 //!
 //! It is started as `tcgen05-cuda-worker --device N` (the drivers crate's binary), or as any
 //! binary that calls [`serve_if_requested`] first thing in `main` with
-//! [`WORKER_MODE_VAR`] set. Per case it compiles (driver JIT or ptxas), launches with the
-//! cluster attribute, polls the stream until the kernel finishes or the case's timeout passes,
-//! and reads the observation buffer (host-mapped, so it is readable after a trap or during a
-//! hang). After a sticky fault or a hang it replies and exits: the parent respawns it.
+//! [`WORKER_MODE_VAR`] set. Per case it compiles (driver JIT or ptxas) to a cubin, loads it,
+//! launches with the cluster attribute, polls the stream until the kernel finishes or the
+//! case's timeout passes, and reads the observation buffer (host-mapped, so it is readable
+//! after a trap or during a hang). After a sticky fault or a hang it replies and exits: the
+//! parent respawns it. A `Request::Compile` is only compiled, and answered with the cubin; a
+//! run of a `Compile::Cubin` only loads it (`super::runner`).
 
 use super::error::NoDevice;
 use super::protocol::{self, Reply, Request, RunResult};
@@ -83,6 +85,10 @@ fn refuse_all(r: &mut impl io::Read, w: &mut impl io::Write, reason: &str) -> io
                 let result = RunResult::WorkerError(reason.to_string());
                 protocol::write_frame(w, &done(run.id, result))?;
             }
+            Request::Compile(run) => {
+                let result = Err(RunResult::WorkerError(reason.to_string()));
+                protocol::write_frame(w, &Reply::Compiled { id: run.id, result })?;
+            }
             Request::Prepare(_) => {}
             Request::Shutdown => break,
         }
@@ -144,9 +150,14 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
                         prepared.announce(id);
                     }
                 }
+                Request::Compile(run) => {
+                    let result =
+                        cuda::compile(gpu, &run).map(|(image, us)| (protocol::Image(image), us));
+                    protocol::write_frame(w, &Reply::Compiled { id: run.id, result })?;
+                }
                 Request::Run(run) => {
                     let compiled = prepared
-                        .take(run.id, gpu, &compiled_rx)
+                        .take(run.id, &compiled_rx)
                         .unwrap_or_else(|| cuda::compile(gpu, &run));
                     let reply = cuda::run_compiled(gpu, &mut bufs, &run, compiled, w)?;
                     let fatal = matches!(
@@ -243,8 +254,9 @@ mod cuda {
         image
     }
 
-    /// A case compiled and loaded: its kernel and the microseconds the compile and load took.
-    pub type Compiled = Result<(Kernel, u64), RunResult>;
+    /// A case compiled: its cubin and the microseconds the compile took, or the result that
+    /// replaces running it.
+    pub type Compiled = Result<(Vec<u8>, u64), RunResult>;
 
     /// The cases sent to the compile thread (`Request::Prepare`) and the ones it finished.
     #[derive(Default)]
@@ -261,13 +273,12 @@ mod cuda {
             self.pending.push(id);
         }
 
-        /// Case `id`'s module from the compile thread (waiting for it if it is still being
-        /// compiled), or `None` when it was not prepared or the compile thread is gone. Modules
-        /// prepared for earlier cases that were never run are unloaded.
+        /// Case `id`'s cubin from the compile thread (waiting for it if it is still being
+        /// compiled), or `None` when it was not prepared or the compile thread is gone. Cubins
+        /// prepared for earlier cases that were never run are dropped.
         pub fn take(
             &mut self,
             id: u64,
-            gpu: &Gpu,
             compiled: &std::sync::mpsc::Receiver<(u64, Compiled)>,
         ) -> Option<Compiled> {
             let found = loop {
@@ -289,22 +300,14 @@ mod cuda {
                 }
             };
             // Ids grow; one below this case's was abandoned by the parent.
-            let (stale, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.ready)
-                .into_iter()
-                .partition(|(k, _)| *k < id);
-            self.ready = keep;
-            for (_, c) in stale {
-                if let Ok((k, _)) = c {
-                    gpu.unload(k);
-                }
-            }
+            self.ready.retain(|(k, _)| *k >= id);
             found
         }
     }
 
-    /// Compiles and loads `run`'s module; the result that replaces running it when that fails.
-    /// The driver's JIT compiles through its linker to a cubin, then loads the cubin
-    /// ([`Gpu::jit_cubin`]: the context stays free for the other thread's launches).
+    /// Compiles `run`'s module to a cubin (CPU only: the GPU is not touched, so no turn is
+    /// needed): the driver's JIT through its linker ([`Gpu::jit_cubin`], which leaves the
+    /// context free for other threads' launches), or ptxas.
     pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
         let t0 = Instant::now();
         let image = match &run.compile {
@@ -314,9 +317,19 @@ mod cuda {
                 arch,
                 options,
             } => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
+            Compile::Cubin { image, compile_us } => return Ok((image.0.clone(), *compile_us)),
         };
-        let loaded = image.and_then(|image| gpu.load_module(&image, &run.kernel, run.jit_opt));
-        match loaded {
+        match image {
+            Ok(image) => Ok((image, t0.elapsed().as_micros() as u64)),
+            Err((code, log)) => Err(RunResult::CompileError { code, log }),
+        }
+    }
+
+    /// Loads a compiled case's cubin: its kernel and the microseconds the load took, or the
+    /// result that replaces running it.
+    fn load(gpu: &Gpu, run: &RunRequest, image: &[u8]) -> Result<(Kernel, u64), RunResult> {
+        let t0 = Instant::now();
+        match gpu.load_module(image, &run.kernel, run.jit_opt) {
             Ok(k) => Ok((k, t0.elapsed().as_micros() as u64)),
             // A load error that poisons the context (rare) must not leak into the next case.
             Err((code, _)) if arch::is_sticky(code) => {
@@ -349,10 +362,15 @@ mod cuda {
         w: &mut impl io::Write,
     ) -> io::Result<Reply> {
         let id = run.id;
-        let (kernel, compile_us) = match compiled {
+        let (image, compile_us) = match compiled {
             Ok(c) => c,
             Err(result) => return Ok(super::done(id, result)),
         };
+        let (kernel, load_us) = match load(gpu, run, &image) {
+            Ok(k) => k,
+            Err(result) => return Ok(super::done(id, result)),
+        };
+        let compile_us = compile_us + load_us;
         let runs = run.runs.max(1);
         let batch = batch_of(run).min(runs);
         let obs_words = run.obs_words as usize;
@@ -708,6 +726,10 @@ pub mod fake {
     /// The module does not compile.
     pub const COMPILE_ERROR: u16 = 61006;
 
+    /// The JIT log of a fake compile error.
+    const FAKE_COMPILE_LOG: &str =
+        "ptxas application ptx input, line 12; error   : fake compile error";
+
     fn has(ptx: &str, id: u16) -> bool {
         ptx.contains(&format!(", {id};"))
     }
@@ -749,12 +771,24 @@ pub mod fake {
                 Request::Run(run) => run,
                 // The fake compiles nothing ahead.
                 Request::Prepare(_) => continue,
+                // Its "cubin" is the PTX's bytes: a runner fake then reads the PTX it carries.
+                Request::Compile(run) => {
+                    let result = if has(&run.ptx, COMPILE_ERROR) {
+                        Err(RunResult::CompileError {
+                            code: arch::code::INVALID_PTX,
+                            log: FAKE_COMPILE_LOG.to_string(),
+                        })
+                    } else {
+                        Ok((protocol::Image(run.ptx.as_bytes().to_vec()), 1))
+                    };
+                    protocol::write_frame(w, &Reply::Compiled { id: run.id, result })?;
+                    continue;
+                }
                 Request::Shutdown => break,
             };
             let id = run.id;
             if has(&run.ptx, COMPILE_ERROR) {
-                let log = "ptxas application ptx input, line 12; error   : fake compile error"
-                    .to_string();
+                let log = FAKE_COMPILE_LOG.to_string();
                 protocol::write_frame(
                     w,
                     &super::done(
