@@ -43,7 +43,7 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         prepare: true,
         // The runner path, with a runner of the target's own (the tests run in parallel);
         // the attribution tests also run with `Own`.
-        runner: Ok(Choice::Private),
+        runner: Ok(Choice::Private { runners: 1 }),
     }
 }
 
@@ -116,7 +116,7 @@ fn hopper_is_not_a_tcgen05_device_but_runs_the_emulation() {
 
 #[test]
 fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker() {
-    for choice in [Choice::Private, Choice::Own] {
+    for choice in [Choice::Private { runners: 1 }, Choice::Own] {
         let cfg = config_in(choice, Some("10.0"), 1000);
         let mut t = CudaTarget::new("cuda", Flavour::Hardware, cfg).unwrap();
         let trap = t.run(&case(with_checkpoint(fake::TRAP)));
@@ -143,7 +143,7 @@ fn a_trap_is_attributed_to_its_case_and_the_next_hundred_run_on_a_fresh_worker()
 /// in the middle costs only its own case.
 #[test]
 fn a_batch_gives_each_case_its_own_outcome_and_faults_stay_with_their_case() {
-    for choice in [Choice::Private, Choice::Own] {
+    for choice in [Choice::Private { runners: 1 }, Choice::Own] {
         a_batch_in(choice);
     }
 }
@@ -255,4 +255,41 @@ fn only_the_emulation_skips_cases_whose_verdict_no_run_can_change() {
     assert!(emu.only_runs());
     let hw = CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).unwrap();
     assert!(!hw.only_runs());
+}
+
+/// Targets of one process with `shared` runners share the device's runner workers: a case
+/// that hangs holds one of them, and the other targets' cases run on the other meanwhile.
+#[test]
+fn a_hang_holds_one_shared_runner_and_the_cases_of_other_targets_go_on() {
+    let mut cfg = config_in(Choice::Shared { runners: 2 }, Some("10.0"), 1500);
+    // A worker setup of this test alone, so no other test shares its runners.
+    cfg.worker_env
+        .push(("TCGEN05_TEST_RUNNERS".into(), "hang-and-go-on".into()));
+    let mut hanging = CudaTarget::new("cuda", Flavour::Hardware, cfg.clone()).unwrap();
+    let mut other = CudaTarget::new("cuda", Flavour::Hardware, cfg).unwrap();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let h = s.spawn(move || {
+            let o = hanging.run(&case(with_checkpoint(fake::HANG)));
+            (o, start.elapsed(), hanging)
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let good = case(samples::single_warp_roundtrip());
+        for i in 0..20 {
+            let o = other.run(&good);
+            assert!(matches!(o, Outcome::Completed { .. }), "case {i}: {o:?}");
+        }
+        let others_done = start.elapsed();
+        let (o, hang_done, hanging) = h.join().unwrap();
+        assert!(matches!(o, Outcome::Hung { .. }), "{o:?}");
+        assert!(
+            others_done < hang_done,
+            "the other target's cases waited for the hang: {others_done:?} >= {hang_done:?}"
+        );
+        // One set of runners: both started, the hung one's worker killed (and started again
+        // only for a next case); 21 cases.
+        let s = other.stats();
+        assert_eq!(s, hanging.stats());
+        assert_eq!((s.spawned, s.killed, s.cases), (2, 1, 21), "{s:?}");
+    });
 }

@@ -17,7 +17,8 @@
 //! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
-//! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and one worker per device runs them all ([`runner`], slower on the lent H200 so far) |
+//! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and the device's runner workers run them all ([`runner`]) |
+//! | `TCGEN05_CUDA_RUNNERS` | [`runner::DEFAULT_RUNNERS`] | runner workers of a device with `TCGEN05_CUDA_RUNNER=shared` |
 //! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
@@ -40,7 +41,7 @@ use crate::target::{Availability, Observed, Target, TargetInfo, TargetKind, Unav
 use error::{StartError, WorkerError};
 use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 use supervisor::{Ended, Limits, Supervisor, WorkerSpec};
 use tcgen05_ir::observe::{self, Layout};
@@ -516,16 +517,17 @@ pub struct CudaTarget {
     /// The target's own worker: it compiles every case, and runs them too without a shared
     /// runner.
     sup: Supervisor,
-    /// The device's runner ([`runner`]) with `TCGEN05_CUDA_RUNNER=shared`.
-    runner: Option<Arc<Mutex<runner::Runner>>>,
+    /// The device's runners ([`runner`]) with `TCGEN05_CUDA_RUNNER=shared`.
+    runner: Option<Arc<runner::Runners>>,
     dev: DeviceInfo,
     device_targets: Option<arch::DeviceTargets>,
     /// Figures of the last case run.
     pub last: CaseTiming,
     /// Figures of all cases run.
     pub profile: Profile,
-    /// With a runner, the last case's microseconds: compile round trip, waiting for the
-    /// runner, the runner's round trip (`TCGEN05_CUDA_PROFILE=2` traces them).
+    /// With runners, the last case's microseconds: the compile's round trip, the wait for a
+    /// free runner, the run's round trip, and the compile time the worker reported
+    /// (`TCGEN05_CUDA_PROFILE=2` traces them).
     split: Vec<u64>,
     /// The id of the last request made (ids grow, so the worker can tell a prepared case
     /// the parent abandoned).
@@ -549,7 +551,7 @@ impl CudaTarget {
             .runner
             .clone()
             .map_err(Unavailable)?
-            .runner(&spec, cfg.limits);
+            .runners(&spec, cfg.limits);
         let sup = Supervisor::start(spec, cfg.limits)
             .map_err(|e: StartError| Unavailable(e.to_string()))?;
         let dev = sup.device.clone();
@@ -588,15 +590,11 @@ impl CudaTarget {
     }
 
     /// Counters (spawned, killed, cases) of the workers that ran this target's cases: the
-    /// runner's with one (shared by the targets of the process with [`runner::Choice::Shared`];
+    /// runner's with one (shared by the targets of the process with `runner::Choice::Shared`;
     /// zero before its first case), else the target's own worker's.
     pub fn stats(&self) -> supervisor::Stats {
         match &self.runner {
-            Some(r) => r
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .stats()
-                .unwrap_or_default(),
+            Some(r) => r.stats().unwrap_or_default(),
             None => self.sup.stats,
         }
     }
@@ -737,14 +735,14 @@ impl CudaTarget {
             Err(ended) => return *ended,
         };
         let t1 = std::time::Instant::now();
-        let mut r = runner.lock().unwrap_or_else(PoisonError::into_inner);
-        let t2 = std::time::Instant::now();
-        let ended = r.run(req, image, compile_us);
-        drop(r);
-        self.split = [t0, t1, t2, std::time::Instant::now()]
-            .windows(2)
-            .map(|w| (w[1] - w[0]).as_micros() as u64)
-            .collect();
+        let (ended, waited_us) = runner.run(req, image, compile_us);
+        let run_us = t1.elapsed().as_micros() as u64;
+        self.split = vec![
+            (t1 - t0).as_micros() as u64,
+            waited_us,
+            run_us - waited_us,
+            compile_us,
+        ];
         ended
     }
 
@@ -870,8 +868,8 @@ impl CudaTarget {
     /// `TCGEN05_CUDA_PROFILE=2`: one line a case on standard error, `trace` and then the
     /// case id, CTAs, warps a CTA, copies a launch, runs done, the worker's compile, run and
     /// readback microseconds, the parent's microseconds for the request, the bounded waits'
-    /// tries, how the worker ended the case, and with a runner the compile's round trip, the
-    /// wait for the runner and the runner's round trip.
+    /// tries, how the worker ended the case, and with runners the compile's round trip, the wait
+    /// for a free runner, the run's round trip and the compile time the worker reported.
     fn trace_case(&self, ended: &Ended, req: &RunRequest, p: &Program, worker_us: u64) {
         let (how, runs, t) = match ended {
             Ended::Reported {
@@ -1045,10 +1043,10 @@ impl Drop for CudaTarget {
             let runner = self
                 .runner
                 .as_ref()
-                .and_then(|r| r.lock().unwrap_or_else(PoisonError::into_inner).stats())
+                .and_then(|r| r.stats())
                 .map(|r| {
                     format!(
-                        "; the shared runner: spawned {}, killed {}, waited {:.0} ms",
+                        "; the runners: spawned {}, killed {}, waited {:.0} ms",
                         r.spawned,
                         r.killed,
                         r.spawn_wait_us as f64 / 1000.0

@@ -709,7 +709,7 @@ mod cuda {
 pub mod fake {
     use super::super::arch::{self, Cc};
     use super::super::emu;
-    use super::super::protocol::{self, DeviceInfo, Reply, Request, RunResult, Timing};
+    use super::super::protocol::{self, Compile, DeviceInfo, Reply, Request, RunResult, Timing};
     use std::io;
     use std::time::Duration;
 
@@ -787,7 +787,12 @@ pub mod fake {
                 Request::Shutdown => break,
             };
             let id = run.id;
-            if has(&run.ptx, COMPILE_ERROR) {
+            // A runner's case carries its "cubin" (the PTX's bytes, see `Compile` above).
+            let ptx = match &run.compile {
+                Compile::Cubin { image, .. } => String::from_utf8_lossy(&image.0).into_owned(),
+                _ => run.ptx.clone(),
+            };
+            if has(&ptx, COMPILE_ERROR) {
                 let log = FAKE_COMPILE_LOG.to_string();
                 protocol::write_frame(
                     w,
@@ -817,21 +822,21 @@ pub mod fake {
                 status,
                 timing,
             };
-            let result = if has(&run.ptx, TRAP) {
+            let result = if has(&ptx, TRAP) {
                 fault(arch::code::LAUNCH_FAILED, status)
-            } else if has(&run.ptx, LEAK) {
+            } else if has(&ptx, LEAK) {
                 fault(arch::code::TENSOR_MEMORY_LEAK, status)
-            } else if has(&run.ptx, HANG) {
+            } else if has(&ptx, HANG) {
                 std::thread::sleep(Duration::from_millis(run.timeout_ms));
                 RunResult::Hung {
                     words: words.clone(),
                     status,
                     timing,
                 }
-            } else if has(&run.ptx, STALL) {
+            } else if has(&ptx, STALL) {
                 std::thread::sleep(Duration::from_secs(3600));
                 continue;
-            } else if has(&run.ptx, CRASH) {
+            } else if has(&ptx, CRASH) {
                 std::process::exit(3);
             } else {
                 RunResult::Completed {
