@@ -1,21 +1,22 @@
 //! The device's runners: a few worker processes per device (and worker setup) of this process
 //! that run the cases of every CUDA target built here, one case at a time each
-//! ([`RUNNERS_VAR`]), while each target's own worker only compiles (`Request::Compile`, then a [`Compile::Cubin`] run). Opt-in
-//! (`TCGEN05_CUDA_RUNNER=shared`, [`Choice`]); by default each target's worker compiles and
-//! runs its own cases.
+//! ([`RUNNERS_VAR`], one by default), while each target's own worker only compiles
+//! (`Request::Compile`, then a [`Compile::Cubin`] run). Opt-in (`TCGEN05_CUDA_RUNNER=shared`,
+//! [`Choice`]); by default each target's worker compiles and runs its own cases.
 //!
 //! Why it exists: each worker owns a CUDA context, and kernels of different contexts never run
 //! at once: the GPU switches between the contexts that have work. With 16 campaign jobs each
 //! running its cases in its own worker on the lent H200 (driver 580), a case's 64 runs took
-//! 55-63 ms instead of the 3 ms they take alone. With this runner they took 7.6 ms, but the
-//! campaign made fewer cases a second (36 against 47): the runner's round trip is 17 ms a case
-//! (the load and unload of the cubin, the cubin's trip through the parent as hex JSON, the
-//! runs), one case at a time, and it stops for every respawn after a sticky fault, so the
-//! 16 jobs queue behind it (docs/blackwell.md §6, "Figures", with what would make it pay).
+//! 55-63 ms instead of the 3 ms they take alone. With one runner they take 7.2-7.5 ms, but
+//! the campaign makes fewer cases a second (39-42 against 47): the runner's round trip is
+//! 12-15 ms a case (the first launch of a freshly loaded module 7-9 ms whatever the runs, the
+//! protocol and the unload 3-7 ms), one case at a time, and a case with a long bounded wait or
+//! a sticky fault's replay holds it while the other jobs queue; a second runner brings the
+//! switching back (docs/blackwell.md §6, "Where a case's time goes").
 //!
-//! Attribution is the supervisor's: the runner has one case in flight, so whatever ends it (its
+//! Attribution is the supervisor's: a runner has one case in flight, so whatever ends it (its
 //! `Done`, the watchdog, the runner's death) is that case's, and a runner that faulted is
-//! replaced before the next case ([`super::supervisor`]).
+//! replaced before its next case ([`super::supervisor`]).
 
 use super::protocol::{Compile, Image, RunRequest};
 use super::supervisor::{Ended, Limits, Stats, Supervisor, WorkerSpec};
