@@ -316,6 +316,44 @@ impl Supervisor {
         }
     }
 
+    /// Sends `msg` to the worker; if that fails the worker is gone, and the result says how
+    /// the case ended.
+    fn send(&mut self, msg: &Request) -> Result<(), Box<Ended>> {
+        let w = self.worker.as_mut().expect("ensured");
+        match protocol::write_frame(&mut w.stdin, msg).and_then(|()| w.stdin.flush()) {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Box::new(
+                self.lost(&format!("sending the case failed: {e}"), false),
+            )),
+        }
+    }
+
+    /// The worker died (its pipe closed or broke, `why`): counted as killed, with its exit
+    /// status and the last lines of its stderr.
+    fn lost(&mut self, why: &str, launched: bool) -> Ended {
+        let d = death(self.worker.as_mut().expect("present"));
+        self.worker = None;
+        self.stats.killed += 1;
+        Ended::WorkerDied {
+            detail: if why.is_empty() {
+                d
+            } else {
+                format!("{why}; {d}")
+            },
+            launched,
+        }
+    }
+
+    /// A message about another case: a broken worker, killed; never attributed to this case.
+    fn unexpected(&mut self, other: &Reply, launched: bool) -> Ended {
+        let d = death(self.worker.as_mut().expect("present"));
+        self.drop_worker();
+        Ended::WorkerDied {
+            detail: format!("unexpected message {other:?}; {d}"),
+            launched,
+        }
+    }
+
     /// Compiles one case to a cubin in the worker (`Request::Compile`) under the compile
     /// limit, without running it: the cubin and the compile's microseconds, or how the case
     /// ended instead (a compile error as [`Ended::Reported`], a timeout, the worker's death).
@@ -323,18 +361,7 @@ impl Supervisor {
         if let Err(e) = self.ensure() {
             return Err(Box::new(Ended::NoWorker(e)));
         }
-        let w = self.worker.as_mut().expect("ensured");
-        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Compile(req.clone()))
-            .and_then(|()| w.stdin.flush())
-        {
-            let d = death(w);
-            self.worker = None;
-            self.stats.killed += 1;
-            return Err(Box::new(Ended::WorkerDied {
-                detail: format!("sending the case failed: {e}; {d}"),
-                launched: false,
-            }));
-        }
+        self.send(&Request::Compile(req.clone()))?;
         let w = self.worker.as_mut().expect("present");
         let ended = match w.rx.recv_timeout(self.limits.compile) {
             Ok(Ok(Reply::Compiled { id, result })) if id == req.id => match result {
@@ -346,38 +373,15 @@ impl Supervisor {
                     runs_done: 0,
                 },
             },
-            Ok(Ok(other)) => {
-                let d = death(w);
-                self.drop_worker();
-                Ended::WorkerDied {
-                    detail: format!("unexpected message {other:?}; {d}"),
-                    launched: false,
-                }
-            }
-            Ok(Err(e)) => {
-                let d = death(w);
-                self.worker = None;
-                self.stats.killed += 1;
-                Ended::WorkerDied {
-                    detail: format!("{e}; {d}"),
-                    launched: false,
-                }
-            }
+            Ok(Ok(other)) => self.unexpected(&other, false),
+            Ok(Err(e)) => self.lost(&e.to_string(), false),
             Err(RecvTimeoutError::Timeout) => {
                 self.drop_worker();
                 Ended::CompileTimeout {
                     limit_ms: self.limits.compile.as_millis() as u64,
                 }
             }
-            Err(RecvTimeoutError::Disconnected) => {
-                let d = death(w);
-                self.worker = None;
-                self.stats.killed += 1;
-                Ended::WorkerDied {
-                    detail: d,
-                    launched: false,
-                }
-            }
+            Err(RecvTimeoutError::Disconnected) => self.lost("", false),
         };
         Err(Box::new(ended))
     }
@@ -389,17 +393,8 @@ impl Supervisor {
         }
         self.stats.cases += 1;
         let timeout = Duration::from_millis(req.timeout_ms);
-        let w = self.worker.as_mut().expect("ensured");
-        if let Err(e) = protocol::write_frame(&mut w.stdin, &Request::Run(req.clone()))
-            .and_then(|()| w.stdin.flush())
-        {
-            let d = death(w);
-            self.worker = None;
-            self.stats.killed += 1;
-            return Ended::WorkerDied {
-                detail: format!("sending the case failed: {e}; {d}"),
-                launched: false,
-            };
+        if let Err(ended) = self.send(&Request::Run(req.clone())) {
+            return *ended;
         }
         let mut compile_us = 0;
         let mut launched = false;
@@ -442,25 +437,8 @@ impl Supervisor {
                         runs_done,
                     };
                 }
-                Ok(Ok(other)) => {
-                    // A message about another case would mean a broken worker: never
-                    // attribute it to this case.
-                    let d = death(w);
-                    self.drop_worker();
-                    return Ended::WorkerDied {
-                        detail: format!("unexpected message {other:?}; {d}"),
-                        launched,
-                    };
-                }
-                Ok(Err(e)) => {
-                    let d = death(w);
-                    self.worker = None;
-                    self.stats.killed += 1;
-                    return Ended::WorkerDied {
-                        detail: format!("{e}; {d}"),
-                        launched,
-                    };
-                }
+                Ok(Ok(other)) => return self.unexpected(&other, launched),
+                Ok(Err(e)) => return self.lost(&e.to_string(), launched),
                 Err(RecvTimeoutError::Timeout) => {
                     self.drop_worker();
                     return if launched {
@@ -473,15 +451,7 @@ impl Supervisor {
                         }
                     };
                 }
-                Err(RecvTimeoutError::Disconnected) => {
-                    let d = death(w);
-                    self.worker = None;
-                    self.stats.killed += 1;
-                    return Ended::WorkerDied {
-                        detail: d,
-                        launched,
-                    };
-                }
+                Err(RecvTimeoutError::Disconnected) => return self.lost("", launched),
             }
         }
     }
