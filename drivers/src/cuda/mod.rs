@@ -441,6 +441,15 @@ pub struct CaseTiming {
     pub launched: bool,
 }
 
+/// `TCGEN05_CUDA_PROFILE`: 0 (unset or not a number), 1 (the profile when a target is
+/// dropped, the cases that cost a worker) or 2 (and a `trace` line a case).
+fn profile_level() -> u8 {
+    std::env::var("TCGEN05_CUDA_PROFILE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Where a [`CudaTarget`]'s time went, summed over its cases (`TCGEN05_CUDA_PROFILE=1`
 /// prints it when the target is dropped).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -726,6 +735,7 @@ impl CudaTarget {
     /// Runs `req` under the watchdog: compiled by the target's worker and run by the device's
     /// runner ([`runner`]), or both in the target's worker.
     fn dispatch(&mut self, req: &RunRequest) -> Ended {
+        self.split.clear();
         let Some(runner) = &self.runner else {
             return self.sup.run(req);
         };
@@ -740,7 +750,7 @@ impl CudaTarget {
         self.split = vec![
             (t1 - t0).as_micros() as u64,
             waited_us,
-            run_us - waited_us,
+            run_us.saturating_sub(waited_us),
             compile_us,
         ];
         ended
@@ -791,7 +801,7 @@ impl CudaTarget {
             self.profile.run_us += timing.run_us;
             self.profile.readback_us += timing.readback_us;
         }
-        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "2") {
+        if profile_level() >= 2 {
             self.trace_case(&ended, &req, p, t1.elapsed().as_micros() as u64);
         }
         let layout = Layout::of(p);
@@ -905,7 +915,7 @@ impl CudaTarget {
     }
 
     /// Counts a case that cost its worker under its cause ([`Profile::kills`]) and, with
-    /// `TCGEN05_CUDA_PROFILE=1`, prints what the case was (to find why workers die).
+    /// `TCGEN05_CUDA_PROFILE=1` or `2`, prints what the case was (to find why workers die).
     fn count_kill(&mut self, ended: &Ended, req: &RunRequest, p: &Program) {
         let (cause, detail) = match ended {
             Ended::Reported {
@@ -933,7 +943,7 @@ impl CudaTarget {
             _ => return,
         };
         self.profile.kills[cause] += 1;
-        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+        if profile_level() >= 1 {
             let mmas = p
                 .ops()
                 .iter()
@@ -1038,7 +1048,7 @@ impl CudaTarget {
 
 impl Drop for CudaTarget {
     fn drop(&mut self) {
-        if std::env::var("TCGEN05_CUDA_PROFILE").is_ok_and(|v| v == "1") {
+        if profile_level() >= 1 {
             let s = self.sup.stats;
             let runner = self
                 .runner

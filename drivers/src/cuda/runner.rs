@@ -162,19 +162,6 @@ impl Runner {
     }
 }
 
-/// The number of runners [`RUNNERS_VAR`] sets; `Err` names a value that is not a positive
-/// number.
-fn count_from_env() -> Result<usize, String> {
-    match std::env::var(RUNNERS_VAR).ok().as_deref().map(str::trim) {
-        None | Some("") => Ok(DEFAULT_RUNNERS),
-        Some(v) => {
-            v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                format!("{RUNNERS_VAR}={v}: expected a number of runners, 1 or more")
-            })
-        }
-    }
-}
-
 /// Where a CUDA target runs its cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -198,11 +185,23 @@ impl Choice {
     /// The choice [`RUNNER_VAR`] and [`RUNNERS_VAR`] make (unset: `Own`; `shared` with
     /// [`DEFAULT_RUNNERS`] runners); `Err` names a value that is not one.
     pub fn from_env() -> Result<Choice, String> {
-        match std::env::var(RUNNER_VAR).ok().as_deref().map(str::trim) {
+        let var = |k| std::env::var(k).ok();
+        Choice::parse(var(RUNNER_VAR).as_deref(), var(RUNNERS_VAR).as_deref())
+    }
+
+    /// The choice of the two variables' values ([`Choice::from_env`]).
+    pub fn parse(runner: Option<&str>, runners: Option<&str>) -> Result<Choice, String> {
+        match runner.map(str::trim) {
             None | Some("" | "own") => Ok(Choice::Own),
-            Some("shared") => Ok(Choice::Shared {
-                runners: count_from_env()?,
-            }),
+            Some("shared") => {
+                let runners = match runners.map(str::trim) {
+                    None | Some("") => DEFAULT_RUNNERS,
+                    Some(v) => v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("{RUNNERS_VAR}={v}: expected a number of runners, 1 or more")
+                    })?,
+                };
+                Ok(Choice::Shared { runners })
+            }
             Some(other) => Err(format!("{RUNNER_VAR}={other}: expected `own` or `shared`")),
         }
     }
@@ -213,6 +212,31 @@ impl Choice {
             Choice::Own => None,
             Choice::Shared { runners } => Some(shared(spec, limits, runners)),
             Choice::Private { runners } => Some(Arc::new(Runners::new(spec, limits, runners))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_variables_choose_own_by_default_and_name_a_bad_value() {
+        assert_eq!(Choice::parse(None, None), Ok(Choice::Own));
+        assert_eq!(Choice::parse(Some("own"), Some("4")), Ok(Choice::Own));
+        assert_eq!(
+            Choice::parse(Some("shared"), None),
+            Ok(Choice::Shared { runners: 1 })
+        );
+        assert_eq!(
+            Choice::parse(Some(" shared "), Some("3")),
+            Ok(Choice::Shared { runners: 3 })
+        );
+        let e = Choice::parse(Some("mps"), None).unwrap_err();
+        assert!(e.contains("TCGEN05_CUDA_RUNNER=mps"), "{e}");
+        for bad in ["0", "two", "-1"] {
+            let e = Choice::parse(Some("shared"), Some(bad)).unwrap_err();
+            assert!(e.contains(&format!("TCGEN05_CUDA_RUNNERS={bad}")), "{e}");
         }
     }
 }

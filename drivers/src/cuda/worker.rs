@@ -305,9 +305,9 @@ mod cuda {
         }
     }
 
-    /// Compiles `run`'s module to a cubin (CPU only: the GPU is not touched, so no turn is
-    /// needed): the driver's JIT through its linker ([`Gpu::jit_cubin`], which leaves the
-    /// context free for other threads' launches), or ptxas.
+    /// Compiles `run`'s module to a cubin without touching the GPU: the driver's JIT through
+    /// its linker ([`Gpu::jit_cubin`], which leaves the context free for other threads'
+    /// launches), or ptxas; a [`Compile::Cubin`] run is compiled already.
     pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
         let t0 = Instant::now();
         let image = match &run.compile {
