@@ -8,6 +8,11 @@
 //! ```text
 //! cargo run --release -p tcgen05-drivers --example emu_refusals -- 20000 [seed]
 //! ```
+//!
+//! With `EMU_PTX_DIR=DIR` it also writes each lowered module to `DIR/<case>-<reason>.ptx` and
+//! the routines they call (`cuda::emu::routines_module`) to `DIR/routines/emu_routines.ptx`,
+//! to time their compiles without a GPU (`ptxas -c -arch=sm_90`, each module then links
+//! with the routines' object: `nvlink -arch=sm_90 routines.o module.o`).
 
 use std::collections::BTreeMap;
 use tcgen05_drivers::cuda::emu::{self, EmuConfig};
@@ -28,6 +33,12 @@ fn class(reason: &str) -> String {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Ok(dir) = std::env::var("EMU_PTX_DIR") {
+        let sub = format!("{dir}/routines");
+        std::fs::create_dir_all(&sub).map_err(|e| format!("{sub}: {e}"))?;
+        std::fs::write(format!("{sub}/emu_routines.ptx"), emu::routines_module())
+            .map_err(|e| format!("{sub}/emu_routines.ptx: {e}"))?;
+    }
     let n: u64 = args
         .first()
         .map_or(Ok(20000), |s| s.parse())

@@ -21,26 +21,52 @@ fn ptxas() -> std::path::PathBuf {
         .path
 }
 
-/// Assembles `ptx` for sm_90; returns ptxas's error output on failure.
-fn assemble(ptx: &str) -> Result<(), String> {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let f = dir.path().join("m.ptx");
-    std::fs::write(&f, ptx).expect("write the module");
-    let out = std::process::Command::new(ptxas())
-        .args(["-arch=sm_90", "-o"])
-        .arg(dir.path().join("m.cubin"))
-        .arg(&f)
-        .output()
-        .expect("run ptxas");
+/// Runs `cmd`; its error output (with `ptx` numbered) where it fails.
+fn run(cmd: &mut std::process::Command, ptx: &str) -> Result<(), String> {
+    let out = cmd.output().expect("run the tool");
     if out.status.success() {
         Ok(())
     } else {
         Err(format!(
-            "{}\n{}",
+            "{:?}: {}\n{}",
+            cmd,
             String::from_utf8_lossy(&out.stderr),
             numbered(ptx)
         ))
     }
+}
+
+/// Assembles `ptx` for sm_90 as the worker compiles it: a relocatable object (`-c`), linked
+/// with the routines it calls (`emu::routines_module`, assembled the same way) by the nvlink
+/// next to the ptxas where there is one; returns the tools' error output on failure.
+fn assemble(ptx: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ptxas = ptxas();
+    let mut objects = Vec::new();
+    for (name, text) in [("m", ptx), ("routines", emu::routines_module())] {
+        let f = dir.path().join(format!("{name}.ptx"));
+        std::fs::write(&f, text).expect("write the module");
+        let o = dir.path().join(format!("{name}.o"));
+        run(
+            std::process::Command::new(&ptxas)
+                .args(["-c", "-arch=sm_90", "-o"])
+                .arg(&o)
+                .arg(&f),
+            text,
+        )?;
+        objects.push(o);
+    }
+    let nvlink = ptxas.with_file_name("nvlink");
+    if nvlink.is_file() {
+        run(
+            std::process::Command::new(nvlink)
+                .args(["-arch=sm_90", "-o"])
+                .arg(dir.path().join("m.cubin"))
+                .args(&objects),
+            ptx,
+        )?;
+    }
+    Ok(())
 }
 
 fn numbered(s: &str) -> String {

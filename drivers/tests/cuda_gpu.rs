@@ -382,6 +382,7 @@ fn mbarrier_wait_try_times() {
                 perturb_seed: 0,
                 batch: 0,
                 done_word: 0,
+                link: Default::default(),
             };
             let r = sup.run(&req);
             let Ended::Reported {
@@ -865,6 +866,7 @@ fn hardware_compile_path_keeps_the_logs() {
         perturb_seed: 0,
         batch: 0,
         done_word: 0,
+        link: Default::default(),
     };
     let jit = sup.run(&req);
     let Ended::Reported {

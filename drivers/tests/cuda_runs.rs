@@ -67,6 +67,7 @@ fn request(id: u64, ptx: String, runs: u32) -> RunRequest {
         perturb_seed: id,
         batch: 0,
         done_word: 0,
+        link: Default::default(),
     }
 }
 

@@ -229,11 +229,20 @@ pub struct Kernel {
 // API is thread-safe (CUDA Programming Guide, "Driver API": any thread in which the context
 // is current may use them), and every method of `Gpu` is a driver call that touches no Rust
 // state but the fields set once in `open`. The worker's compile thread makes the context
-// current first (`Gpu::bind`) and only compiles (`Gpu::jit_cubin`); the stream is used by the
+// current first (`Gpu::bind`) and only compiles (`Gpu::link`); the stream is used by the
 // main thread.
 unsafe impl Send for Gpu {}
 // SAFETY: as above.
 unsafe impl Sync for Gpu {}
+
+/// A module the driver's JIT linker links with a case's PTX ([`Gpu::link`]).
+#[derive(Debug, Clone, Copy)]
+pub enum LinkInput<'a> {
+    /// PTX text, compiled by the JIT.
+    Ptx(&'a [u8]),
+    /// A relocatable cubin (`ptxas -c`).
+    Cubin(&'a [u8]),
+}
 
 /// Launch geometry.
 #[derive(Debug, Clone, Copy)]
@@ -454,19 +463,20 @@ impl Gpu {
         unsafe { (self.d.cuMemFreeHost)(m.host.cast()) };
     }
 
-    /// Compiles PTX text to a cubin through the driver's JIT linker (`cuLinkCreate`,
-    /// `cuLinkAddData`, `cuLinkComplete`), without loading it: `Err((code, log))` keeps the
-    /// JIT's error log. `opt` sets the JIT's optimization level (`CU_JIT_OPTIMIZATION_LEVEL`,
-    /// 0-4; `None`: the driver's default, 4). Unlike a `cuModuleLoadDataEx` of PTX, which holds
-    /// the context for the whole JIT (a launch and a synchronize of another thread waited
-    /// 490 ms at the median on the lent H200, driver 580, while it compiled), the linker
-    /// leaves the context free (0.02 ms, as with no compile), so a second thread can compile
-    /// the next case while this one runs (`scripts/jit-lock`).
-    pub fn jit_cubin(&self, ptx: &[u8], opt: Option<u32>) -> Result<Vec<u8>, (u32, String)> {
-        let mut data = ptx.to_vec();
-        if data.last() != Some(&0) {
-            data.push(0);
-        }
+    /// Links `inputs` (PTX, which the JIT compiles, and relocatable cubins) into one cubin
+    /// through the driver's JIT linker (`cuLinkCreate`, `cuLinkAddData`, `cuLinkComplete`),
+    /// without loading it: `Err((code, log))` keeps the JIT's error log. `opt` sets the JIT's
+    /// optimization level (`CU_JIT_OPTIMIZATION_LEVEL`, 0-4; `None`: the driver's default, 4)
+    /// of the PTX inputs. Unlike a `cuModuleLoadDataEx` of PTX, which
+    /// holds the context for the whole JIT (a launch and a synchronize of another thread
+    /// waited 490 ms at the median on the lent H200, driver 580, while it compiled), the
+    /// linker leaves the context free (0.02 ms, as with no compile), so a second thread can
+    /// compile the next case while this one runs (`scripts/jit-lock`).
+    pub fn link(
+        &self,
+        inputs: &[LinkInput<'_>],
+        opt: Option<u32>,
+    ) -> Result<Vec<u8>, (u32, String)> {
         let mut jit = JitOptions::new(opt);
         let mut state: *mut c_void = ptr::null_mut();
         // SAFETY: `jit`'s option arrays have `opts.len()` entries each; its log buffers are
@@ -483,22 +493,37 @@ impl Gpu {
         if r != 0 {
             return Err(jit.failure(&self.d, r));
         }
-        // CU_JIT_INPUT_PTX.
-        const INPUT_PTX: c_uint = 1;
-        // SAFETY: `state` is live; `data` is NUL-terminated PTX of `data.len()` bytes that
-        // outlives the call; no per-input options.
-        let r = unsafe {
-            (self.d.cuLinkAddData)(
-                state,
-                INPUT_PTX,
-                data.as_mut_ptr().cast(),
-                data.len(),
-                c"case.ptx".as_ptr(),
-                0,
-                ptr::null_mut(),
-                ptr::null_mut(),
-            )
-        };
+        let mut r = 0;
+        for &input in inputs {
+            // CU_JIT_INPUT_CUBIN, CU_JIT_INPUT_PTX; PTX is NUL-terminated.
+            let (kind, mut data, name) = match input {
+                LinkInput::Ptx(p) => {
+                    let mut d = p.to_vec();
+                    if d.last() != Some(&0) {
+                        d.push(0);
+                    }
+                    (1 as c_uint, d, c"module.ptx")
+                }
+                LinkInput::Cubin(c) => (0 as c_uint, c.to_vec(), c"module.cubin"),
+            };
+            // SAFETY: `state` is live; `data` holds `data.len()` bytes of the input and
+            // outlives the call; no per-input options.
+            r = unsafe {
+                (self.d.cuLinkAddData)(
+                    state,
+                    kind,
+                    data.as_mut_ptr().cast(),
+                    data.len(),
+                    name.as_ptr(),
+                    0,
+                    ptr::null_mut(),
+                    ptr::null_mut(),
+                )
+            };
+            if r != 0 {
+                break;
+            }
+        }
         let mut cubin: *mut c_void = ptr::null_mut();
         let mut size = 0usize;
         let r = if r == 0 {

@@ -39,7 +39,7 @@ pub mod worker;
 use crate::outcome::{Diagnostic, HangSite, Outcome, Severity, TrapKind};
 use crate::target::{Availability, Observed, Target, TargetInfo, TargetKind, Unavailable};
 use error::{StartError, WorkerError};
-use protocol::{Compile, DeviceInfo, RunRequest, RunResult, Timing};
+use protocol::{Compile, DeviceInfo, Link, RunRequest, RunResult, Timing};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -541,6 +541,8 @@ pub struct CudaTarget {
     /// The id of the last request made (ids grow, so the worker can tell a prepared case
     /// the parent abandoned).
     next_id: u64,
+    /// `cuda-emu`: what its modules are linked with (the emulation's routines).
+    link: Link,
 }
 
 impl CudaTarget {
@@ -573,6 +575,18 @@ impl CudaTarget {
                 None
             }
         };
+        // The routines compile once per worker where a ptxas is found (`emu::routines_module`).
+        let link = match flavour {
+            Flavour::Emu => Link::EmuRoutines {
+                ptxas: cfg
+                    .ptxas
+                    .clone()
+                    .or_else(find_ptxas)
+                    .map(|p| p.display().to_string()),
+                arch: format!("sm_{}{}", dev.cc.major, dev.cc.minor),
+            },
+            Flavour::Hardware => Link::Alone,
+        };
         Ok(CudaTarget {
             name: name.to_string(),
             flavour,
@@ -585,6 +599,7 @@ impl CudaTarget {
             profile: Profile::default(),
             split: Vec::new(),
             next_id: 0,
+            link,
         })
     }
 
@@ -687,6 +702,7 @@ impl CudaTarget {
                 Flavour::Hardware => 1,
             },
             done_word: emu::DONE_WORD,
+            link: self.link.clone(),
             ptx,
         })
     }

@@ -161,6 +161,26 @@ pub struct RunRequest {
     /// The status word in which each copy counts its threads that ended (see `batch`).
     #[serde(default)]
     pub done_word: u32,
+    /// What the module is linked with (`cuda-emu`: the emulation's routines).
+    #[serde(default)]
+    pub link: Link,
+}
+
+/// What a case's module is linked with by the driver's JIT linker.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Link {
+    /// Nothing: the module is whole.
+    #[default]
+    Alone,
+    /// The `cuda-emu` routines (`emu::routines_module`), which the module calls: compiled
+    /// once per worker by `ptxas` (`-c -arch=<arch>`, a relocatable object), or, without a
+    /// ptxas or when it fails, handed to the linker as PTX with every case.
+    EmuRoutines {
+        /// The ptxas to compile them with.
+        ptxas: Option<String>,
+        /// Its `-arch` value (the device's, e.g. `sm_90`).
+        arch: String,
+    },
 }
 
 /// The perturbation word of run `run` of a case whose seed is `seed`: 0 (none) for run 0, so
@@ -395,6 +415,7 @@ mod tests {
             perturb_seed: 5,
             batch: 0,
             done_word: 0,
+            link: Default::default(),
         })
     }
 

@@ -186,10 +186,15 @@ fn serve_device(ordinal: u32, r: &mut impl io::Read, w: &mut impl io::Write) -> 
 #[cfg(feature = "cuda")]
 mod cuda {
     use super::super::arch;
+    use super::super::emu;
     use super::super::error::ImageError;
-    use super::super::ffi::{DriverError, Geometry, Gpu, Kernel, Mapped};
-    use super::super::protocol::{self, Compile, Reply, RunClass, RunRequest, RunResult, Timing};
+    use super::super::ffi::{DriverError, Geometry, Gpu, Kernel, LinkInput, Mapped};
+    use super::super::protocol::{
+        self, Compile, Link, Reply, RunClass, RunRequest, RunResult, Timing,
+    };
+    use std::collections::HashMap;
     use std::io;
+    use std::sync::{Arc, Mutex, OnceLock};
     use std::time::{Duration, Instant};
 
     /// Host-mapped buffers, grown as needed and reused across cases.
@@ -218,11 +223,23 @@ mod cuda {
         arch: &str,
         options: &[String],
     ) -> Result<Vec<u8>, ImageError> {
+        ptxas_image(&run.ptx, &format!("{}", run.id), path, arch, options)
+    }
+
+    /// `text` compiled by the ptxas at `path` (temporary files named after the process and
+    /// `name`).
+    fn ptxas_image(
+        text: &str,
+        name: &str,
+        path: &str,
+        arch: &str,
+        options: &[String],
+    ) -> Result<Vec<u8>, ImageError> {
         let dir = std::env::temp_dir();
-        let stem = dir.join(format!("tcgen05-worker-{}-{}", std::process::id(), run.id));
+        let stem = dir.join(format!("tcgen05-worker-{}-{name}", std::process::id()));
         let ptx = stem.with_extension("ptx");
         let cubin = stem.with_extension("cubin");
-        std::fs::write(&ptx, &run.ptx).map_err(|source| ImageError::WritePtx {
+        std::fs::write(&ptx, text).map_err(|source| ImageError::WritePtx {
             path: ptx.clone(),
             source,
         })?;
@@ -252,6 +269,21 @@ mod cuda {
         });
         let _ = std::fs::remove_file(&cubin);
         image
+    }
+
+    /// The `cuda-emu` routines a case links with: their object, or their PTX.
+    enum Routines {
+        Object(Arc<Vec<u8>>),
+        Ptx,
+    }
+
+    impl Routines {
+        fn input(&self) -> LinkInput<'_> {
+            match self {
+                Routines::Object(o) => LinkInput::Cubin(o),
+                Routines::Ptx => LinkInput::Ptx(emu::routines_module().as_bytes()),
+            }
+        }
     }
 
     /// A case compiled: its cubin and the microseconds the compile took, or the result that
@@ -305,19 +337,75 @@ mod cuda {
         }
     }
 
+    /// The `cuda-emu` routines ([`emu::routines_module`]) compiled by `ptxas` for `arch` as a
+    /// relocatable object, once per worker and (ptxas, arch); `None` where ptxas failed (the
+    /// linker then compiles their PTX with each case, which is correct and slower).
+    fn routines_object(ptxas: &str, arch: &str) -> Option<Arc<Vec<u8>>> {
+        type Objects = Mutex<HashMap<(String, String), Option<Arc<Vec<u8>>>>>;
+        static OBJECTS: OnceLock<Objects> = OnceLock::new();
+        let mut done = OBJECTS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        done.entry((ptxas.to_string(), arch.to_string()))
+            .or_insert_with(|| {
+                let options = ["-c".to_string()];
+                ptxas_image(emu::routines_module(), "routines", ptxas, arch, &options)
+                    .map(Arc::new)
+                    .ok()
+            })
+            .clone()
+    }
+
     /// Compiles `run`'s module to a cubin without touching the GPU: the driver's JIT through
-    /// its linker ([`Gpu::jit_cubin`], which leaves the context free for other threads'
-    /// launches), or ptxas; a [`Compile::Cubin`] run is compiled already.
+    /// its linker ([`Gpu::link`], which leaves the context free for other threads' launches),
+    /// or ptxas, linked with what [`RunRequest::link`] names; a [`Compile::Cubin`] run is
+    /// compiled already.
     pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
         let t0 = Instant::now();
-        let image = match &run.compile {
-            Compile::Jit => gpu.jit_cubin(run.ptx.as_bytes(), run.jit_opt),
-            Compile::Ptxas {
-                path,
-                arch,
-                options,
-            } => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
-            Compile::Cubin { image, compile_us } => return Ok((image.0.clone(), *compile_us)),
+        let routines = match &run.link {
+            Link::Alone => None,
+            Link::EmuRoutines { ptxas, arch } => Some(
+                ptxas
+                    .as_deref()
+                    .and_then(|p| routines_object(p, arch))
+                    .map_or(Routines::Ptx, Routines::Object),
+            ),
+        };
+        let image = match (&run.compile, &routines) {
+            (Compile::Cubin { image, compile_us }, _) => {
+                return Ok((image.0.clone(), *compile_us));
+            }
+            (Compile::Jit, None) => gpu.link(&[LinkInput::Ptx(run.ptx.as_bytes())], run.jit_opt),
+            (Compile::Jit, Some(r)) => gpu.link(
+                &[LinkInput::Ptx(run.ptx.as_bytes()), r.input()],
+                run.jit_opt,
+            ),
+            (
+                Compile::Ptxas {
+                    path,
+                    arch,
+                    options,
+                },
+                None,
+            ) => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
+            // A relocatable object of the case, linked with the routines.
+            (
+                Compile::Ptxas {
+                    path,
+                    arch,
+                    options,
+                },
+                Some(r),
+            ) => {
+                let options: Vec<String> = std::iter::once("-c".to_string())
+                    .chain(options.iter().cloned())
+                    .collect();
+                match ptxas_cubin(run, path, arch, &options) {
+                    Ok(obj) => gpu.link(&[LinkInput::Cubin(&obj), r.input()], run.jit_opt),
+                    Err(e) => Err((0, e.to_string())),
+                }
+            }
         };
         match image {
             Ok(image) => Ok((image, t0.elapsed().as_micros() as u64)),
@@ -493,7 +581,7 @@ mod cuda {
     }
 
     /// The status word of the perturbation (`emu::PERTURB_WORD`).
-    const PERTURB_WORD: usize = super::super::emu::PERTURB_WORD as usize;
+    const PERTURB_WORD: usize = emu::PERTURB_WORD as usize;
 
     /// One copy of a launch that finished: its observation and status words.
     struct Copy {

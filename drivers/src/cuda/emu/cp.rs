@@ -10,7 +10,7 @@
 //! leaves unspecified (swizzled or unusual descriptors, a shape without the multicast it
 //! requires) check their footprint (the shape's columns) and leave the cells unchanged.
 
-use super::ops::EmuOps;
+use super::ops::{EmuOps, Val};
 use super::traps::EmuTraps;
 use super::{Code, Emu};
 use tcgen05_ir::form::CpForm;
@@ -90,7 +90,7 @@ impl EmuCp for Body<'_, Emu<'_>> {
         let t = self.taddr(taddr);
         let (lane, col) = self.split_taddr(t);
         let (lanes, cols) = footprint(form);
-        self.check_cells(lane, lanes, col, cols);
+        self.check_cells(lane, Val::Imm(lanes), col, Val::Imm(cols));
         if form.cta_group == CtaGroup::Two && self.p.launch.cluster_size < 2 {
             self.trap(Code::PeerMissing, "0");
             return;

@@ -3,7 +3,7 @@
 
 use super::Emu;
 use super::check::mma_desc;
-use super::ops::EmuOps;
+use super::ops::{EmuOps, Val};
 use tcgen05_ir::CtaGroup;
 use tcgen05_ir::ptx::Body;
 
@@ -211,13 +211,13 @@ impl EmuMma for Body<'_, Emu<'_>> {
         let n = shape.n;
         let d = self.taddr(&m.d);
         let (dl, dc) = self.split_taddr(d);
-        self.check_cells(dl, 128, dc, n);
+        self.check_cells(dl, Val::Imm(128), dc, Val::Imm(n));
         // An A in TMEM: 128 lanes from its address, 8 columns (256 bits of A per row).
         let a_tmem = match &m.a {
             tcgen05_ir::MmaA::Tmem(t) => {
                 let r = self.taddr(t);
                 let (al, ac) = self.split_taddr(r);
-                self.check_cells(al, 128, ac, 8);
+                self.check_cells(al, Val::Imm(128), ac, Val::Imm(8));
                 Some((al, ac))
             }
             tcgen05_ir::MmaA::Desc(_) => None,

@@ -249,8 +249,17 @@ mod st {
     pub const MAIL: u32 = 8;
     /// Alloc results for the odd CTA: 4 slots of address + 1.
     pub const RES: u32 = 16;
+    /// Words the preamble clears (those before: every word that starts at 0).
+    pub const CLEARED: u32 = 24;
+    /// The address of the copy's status block (a `.u64`, two words), which the preamble
+    /// stores for the routines (`routines`).
+    pub const EMUST: u32 = 24;
+    /// The CTA's number within its copy (the violation record's CTA), stored by the preamble.
+    pub const CTA: u32 = 26;
+    /// The emulated columns (`Lowered::tmem_cols`), stored by the preamble.
+    pub const COLS: u32 = 27;
     /// Words.
-    pub const WORDS: u32 = 24;
+    pub const WORDS: u32 = 28;
 }
 
 /// The static shared memory of a program (slots, mbarriers, regions, emu state), bytes, with
@@ -273,6 +282,8 @@ mod defer;
 mod mma;
 pub use mma::{mma_macs, not_emulated};
 mod ops;
+mod routines;
+pub use routines::module as routines_module;
 mod traps;
 
 use check::{check_supported, known_converged, op_warps, uses_pairs};
@@ -305,22 +316,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         warps: op_warps(p),
     };
     let mut out = String::with_capacity(16 * 1024);
-    emit_with(
-        p,
-        &Emu {
-            c: &ctx,
-            traps: Vec::new(),
-            tail: false,
-            group: None,
-            deferred: Vec::new(),
-            at: 0,
-            step: None,
-            kernel: false,
-            converged: false,
-            warp: None,
-        },
-        &mut out,
-    );
+    emit_with(p, &Emu::new(&ctx, false), &mut out);
     // Copies of the case in one launch: each body numbers its cluster within its copy.
     let out = out.replace(
         CLID_LINE,
@@ -339,6 +335,22 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
 /// The printer's line that reads the cluster id (`Body::special_regs`); the lowering follows
 /// it with the cluster's number within its copy (module docs, "Many runs per launch").
 const CLID_LINE: &str = "mov.u32 %clid, %clusterid.x;";
+
+impl Ctx {
+    /// The context of the routines' bodies (`routines`), which serve every case: what they
+    /// need of a program they read at run time.
+    fn for_routines() -> Ctx {
+        Ctx {
+            cols: 0,
+            pairs: false,
+            defer: false,
+            plan: Vec::new(),
+            undeferrable: 0,
+            converged: Vec::new(),
+            warps: Vec::new(),
+        }
+    }
+}
 
 /// What every body of one lowered program shares.
 #[derive(Debug)]
@@ -396,6 +408,33 @@ struct Emu<'a> {
     /// The warp that executes the instruction being printed, where the lowering knows it
     /// (the kernel's body of that warp).
     warp: Option<usize>,
+    /// The body is a routine's (`routines`): the same for every case, it reads what the
+    /// lowering of a case knows from the CTA's state.
+    routine: bool,
+}
+
+impl<'a> Emu<'a> {
+    /// The state of a new body of a lowered program (`routine`: of a routine).
+    fn new(c: &'a Ctx, routine: bool) -> Emu<'a> {
+        Emu {
+            c,
+            traps: Vec::new(),
+            tail: false,
+            group: None,
+            deferred: Vec::new(),
+            at: 0,
+            step: None,
+            kernel: false,
+            converged: false,
+            warp: None,
+            routine,
+        }
+    }
+
+    /// The state of a routine's body.
+    fn routine(c: &'a Ctx) -> Emu<'a> {
+        Emu::new(c, true)
+    }
 }
 
 impl Lowering for Emu<'_> {
@@ -413,6 +452,7 @@ impl Lowering for Emu<'_> {
     fn decls(&self, _p: &Program, out: &mut String) {
         let _ = writeln!(out, ".shared .align 16 .b32 emu_state[{}];", st::WORDS);
         out.push_str(".extern .shared .align 16 .b32 emu_tmem[];\n");
+        routines::declarations(out);
     }
 
     /// `emu_finish`, the finishing protocol: the last thread of the CTA, for programs with
@@ -515,15 +555,34 @@ impl Lowering for Emu<'_> {
         let t = b.r();
         let pt = b.pr();
         b.line(&format!("mov.u32 %r{t}, %tid.x;"));
-        b.line(&format!("setp.lt.u32 %p{pt}, %r{t}, {};", st::WORDS));
+        b.line(&format!("setp.lt.u32 %p{pt}, %r{t}, {};", st::CLEARED));
         b.line(&format!("shl.b32 %r{t}, %r{t}, 2;"));
         let a = b.r();
         b.line(&format!("add.u32 %r{a}, %emsa, %r{t};"));
         b.line(&format!("@%p{pt} st.shared.u32 [%r{a}], 0;"));
         // Fewer threads than words: thread 0 clears the rest.
-        for w in threads..st::WORDS {
+        for w in threads..st::CLEARED {
             b.line(&format!("st.shared.u32 [emu_state+{}], 0;", 4 * w));
         }
+        // What the routines read of the copy and the case (every thread stores the same).
+        b.line(&format!(
+            "st.shared.u64 [emu_state+{}], %emust;",
+            4 * st::EMUST
+        ));
+        let cta = b.r();
+        b.line(&format!(
+            "mad.lo.u32 %r{cta}, %clid, {}, %ctarank;",
+            b.p.launch.cluster_size
+        ));
+        b.line(&format!(
+            "st.shared.u32 [emu_state+{}], %r{cta};",
+            4 * st::CTA
+        ));
+        b.line(&format!(
+            "st.shared.u32 [emu_state+{}], {};",
+            4 * st::COLS,
+            b.low.c.cols
+        ));
         b.line("barrier.sync 0;");
         if b.p.launch.cluster_size > 1 {
             b.line("barrier.cluster.arrive.release;");
@@ -582,10 +641,17 @@ impl Lowering for Emu<'_> {
         b.label("$TRAP");
         b.line("atom.global.cas.b32 %tprev, [%emust], 0, %tcode;");
         b.line("setp.eq.u32 %tfirst, %tprev, 0;");
-        b.line(&format!(
-            "mad.lo.u32 %tprev, %clid, {}, %ctarank;",
-            b.p.launch.cluster_size
-        ));
+        if b.low.routine {
+            b.line(&format!(
+                "ld.shared.u32 %tprev, [emu_state+{}];",
+                4 * st::CTA
+            ));
+        } else {
+            b.line(&format!(
+                "mad.lo.u32 %tprev, %clid, {}, %ctarank;",
+                b.p.launch.cluster_size
+            ));
+        }
         b.line("@%tfirst st.volatile.global.u32 [%emust+4], %tprev;");
         b.line("@%tfirst st.volatile.global.u32 [%emust+8], %warp;");
         b.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
@@ -671,15 +737,22 @@ mod tests {
         let mut p = samples::single_warp_roundtrip();
         p.warps[0].push(samples::alloc(CtaGroup::One, 0, 32));
         let l = lower(&p, &EmuConfig::default()).unwrap();
-        assert!(l.ptx.contains("$TRAP:"), "{}", l.ptx);
-        assert!(!l.ptx.contains("trap;"), "{}", l.ptx);
-        let tail = &l.ptx[l.ptx.find("$TRAP:").unwrap()..];
-        let cas = tail.find("atom.global.cas.b32").unwrap();
-        let exit = tail.find("exit;").unwrap();
-        assert!(cas < exit, "{tail}");
-        // The alloc's bounded spin on a full allocator (ALLOC-BLOCKS) reads the status word
-        // every ABORT_EVERY rounds and exits if it is set.
-        let spin = &l.ptx[l.ptx.find("_full:").unwrap()..];
+        // The module's tail and each routine's.
+        let m = routines_module();
+        for text in [l.ptx.as_str(), m] {
+            assert!(text.contains("$TRAP:"), "{text}");
+            assert!(!text.contains("trap;"), "{text}");
+            for (i, _) in text.match_indices("$TRAP:") {
+                let tail = &text[i..];
+                let cas = tail.find("atom.global.cas.b32").unwrap();
+                let exit = tail.find("exit;").unwrap();
+                assert!(cas < exit, "{tail}");
+            }
+        }
+        // The alloc's bounded spin on a full allocator (ALLOC-BLOCKS, a routine's) reads the
+        // status word every ABORT_EVERY rounds and exits if it is set.
+        assert!(l.ptx.contains("call emu_alloc1"), "{}", l.ptx);
+        let spin = &m[m.find("_full:").unwrap()..];
         let spin = &spin[..spin.find("_try:").unwrap()];
         assert!(spin.contains(&format!(", {};", ABORT_EVERY - 1)), "{spin}");
         assert!(
@@ -706,10 +779,15 @@ mod tests {
                 samples::relinquish(cg),
             ];
             let l = lower(&p, &EmuConfig::default()).unwrap();
+            // `::1`: the alloc's, in its routine; `::2`: the three collectives'.
+            let text = match cg {
+                CtaGroup::One => routines_module(),
+                CtaGroup::Two => &l.ptx,
+            };
             let want = if cg == CtaGroup::One { 1 } else { 3 };
-            assert_eq!(l.ptx.matches(check).count(), want, "{cg:?}:\n{}", l.ptx);
-            let at = l.ptx.find(check).unwrap();
-            let after: Vec<&str> = l.ptx[at..].lines().skip(1).take(4).collect();
+            assert_eq!(text.matches(check).count(), want, "{cg:?}:\n{text}");
+            let at = text.find(check).unwrap();
+            let after: Vec<&str> = text[at..].lines().skip(1).take(4).collect();
             assert!(after[0].ends_with("[%emust];"), "{after:?}");
             assert!(after[1].contains("setp.ne.u32"), "{after:?}");
             assert!(
@@ -952,8 +1030,14 @@ mod tests {
         let known = known_converged(&p).into_iter().filter(|k| *k).count();
         assert!(known > 0);
         let l = lower(&p, &EmuConfig::default()).unwrap();
+        // An ld or st asks its routine for the vote with bit 0 of its flags (`emu_cells`).
+        let routine_votes = l
+            .ptx
+            .lines()
+            .filter(|x| x.contains("emu_cells") && x.trim_end().ends_with(", 3);"))
+            .count();
         assert_eq!(
-            l.ptx.matches("vote.sync.ballot").count(),
+            l.ptx.matches("vote.sync.ballot").count() + routine_votes,
             aligned - known,
             "{}",
             l.ptx
@@ -999,24 +1083,42 @@ mod tests {
     fn new_columns_get_a_pattern_of_the_run() {
         let p = samples::single_warp_roundtrip();
         let l = lower(&p, &EmuConfig::default()).unwrap();
-        let fill = l
+        // The kernel passes its perturbation to the alloc's routine, before the st.
+        let alloc = l
             .ptx
-            .find("%emseed;\n\tmad.lo.u32")
+            .find("call emu_alloc1, (%emsa, 32, ")
             .unwrap_or_else(|| panic!("{}", l.ptx));
-        let slot = l.ptx.find("st.shared.u32 [tc_slot+0]").unwrap();
+        let call = l.ptx[alloc..].lines().next().unwrap();
+        assert!(call.ends_with(", %emseed);"), "{call}");
         let st = l.ptx.find("%emdefer st.shared.u32").unwrap();
-        assert!(slot < fill && fill < st, "{}", l.ptx);
-        let skip = l.ptx[..fill].rfind("setp.eq.u32 %p").unwrap();
-        assert!(l.ptx[skip..fill].contains(", %emseed, 0;"), "{}", l.ptx);
+        assert!(alloc < st, "{}", l.ptx);
+        // The routine fills the new columns with the pattern, where the seed is not 0.
+        let m = routines_module();
+        let body = &m[m.find(".func emu_alloc1").unwrap()..];
+        let fill = body.find("$F_top:").unwrap_or_else(|| panic!("{body}"));
+        let seed = body[..fill]
+            .lines()
+            .rev()
+            .find_map(|x| x.trim().strip_prefix("setp.eq.u32 %p"))
+            .unwrap_or_else(|| panic!("{body}"));
+        let reg = seed.split(", ").nth(1).unwrap();
+        assert!(seed.ends_with(", 0;"), "{seed}");
+        let xor = body[fill..]
+            .lines()
+            .find(|x| x.contains("xor.b32"))
+            .unwrap();
+        assert!(xor.ends_with(&format!(", {reg};")), "{xor}");
+        // A program with functions never perturbs its sts, nor fills.
         let mut f = samples::single_warp_roundtrip();
         f.funcs.push(tcgen05_ir::Func { body: vec![] });
         let l = lower(&f, &EmuConfig::default()).unwrap();
-        assert!(!l.ptx.contains("%emseed;\n\tmad.lo.u32"), "{}", l.ptx);
+        let call = l.ptx[l.ptx.find("call emu_alloc1").unwrap()..]
+            .lines()
+            .next()
+            .unwrap();
+        assert!(call.ends_with(", 0);"), "{call}");
     }
 
-    /// An MMA whose D the emulation does not compute (block-scaled, sparse) no longer
-    /// refuses its program: the program lowers, and [`not_emulated`] names the form, so the
-    /// judge leaves the words its D decides out of the compare.
     #[test]
     fn mmas_whose_d_is_not_computed_are_run_and_named() {
         let mut named = 0;
@@ -1092,9 +1194,13 @@ mod tests {
     fn an_ld_sts_checks_branch_once_first_failing_check_last() {
         let p = samples::single_warp_roundtrip();
         let l = lower(&p, &EmuConfig::default()).unwrap();
+        assert!(l.ptx.contains("call (%r"), "{}", l.ptx);
+        // The checks are `emu_cells`'s.
+        let m = routines_module();
+        let cells = &m[m.find(".func (.param .b32 ret) emu_cells").unwrap()..];
         let first = format!("selp.u32 %tcode, {}, 0, ", Code::Capacity as u32);
-        let at = l.ptx.find(&first).unwrap_or_else(|| panic!("{}", l.ptx));
-        let group: Vec<&str> = l.ptx[at..]
+        let at = cells.find(&first).unwrap_or_else(|| panic!("{cells}"));
+        let group: Vec<&str> = cells[at..]
             .lines()
             .map(str::trim)
             .take_while(|x| !x.starts_with("setp.ne.u32"))
@@ -1124,17 +1230,18 @@ mod tests {
                 "{w:?}"
             );
         }
-        let vote = l.ptx[..at].rfind("vote.sync.ballot.b32 %r").unwrap();
-        let m = l.ptx[vote..at]
+        // The match is left out where the vote failed.
+        let vote = cells[..at].rfind("vote.sync.ballot.b32 %r").unwrap();
+        let m = cells[vote..at]
             .lines()
             .find(|x| x.contains("match.all.sync"))
-            .unwrap_or_else(|| panic!("{}", &l.ptx[vote..at]));
+            .unwrap_or_else(|| panic!("{}", &cells[vote..at]));
         assert!(m.trim_start().starts_with("@!%p"), "{m}");
-        let end = at + l.ptx[at..].find("bra $TRAP;").unwrap();
+        // One branch to the tail, then the routine returns the cell.
+        let end = at + cells[at..].find("bra $TRAP;").unwrap();
         assert!(
-            !l.ptx[at..end].contains("bra $TRAP") && l.ptx[end..].contains("ld.shared.u32"),
-            "{}",
-            l.ptx
+            !cells[at..end].contains("bra $TRAP") && cells[end..].contains("st.param.b32 [ret]"),
+            "{cells}"
         );
     }
 
@@ -1148,7 +1255,8 @@ mod tests {
         // 227 KiB minus the small static part: 448 columns of 512 bytes (reference §2.1 has 512).
         assert_eq!(l.tmem_cols, 448);
         assert_eq!(l.dyn_smem, 448 * 512);
-        assert!(l.ptx.contains("atom.shared.cas.b32"));
+        assert!(routines_module().contains("atom.shared.cas.b32"));
+        assert!(!routines_module().contains("tcgen05."));
     }
 
     /// A bounded mbarrier wait is a loop of exactly `max_tries` non-blocking tests with the

@@ -5,6 +5,7 @@
 use super::cp::EmuCp;
 use super::defer::Step;
 use super::mma::EmuMma;
+use super::routines::{self, EmuCalls};
 use super::traps::EmuTraps;
 use super::{Code, DeferredSt, Emu, SPIN_LIMIT, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
@@ -20,7 +21,8 @@ pub(super) trait EmuOps {
     fn ncols_valid(&mut self, n: u32);
     fn ncols_checks(&mut self, n: Cols) -> bool;
     fn unit_bits(&mut self, n: Cols, pos: u32) -> u32;
-    fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32);
+    fn check_cells(&mut self, lane: u32, lanes: Val, col: u32, ncols: Val);
+    fn cols_limit(&mut self) -> String;
     fn split_taddr(&mut self, t: u32) -> (u32, u32);
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>);
     fn alloc_checks(&mut self, n: &str);
@@ -41,7 +43,7 @@ pub(super) trait EmuOps {
     ) -> Vec<u32>;
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
-    fn fill_new_columns(&mut self, slot: u8, n: &str);
+    fn fill_new_columns(&mut self, slot: u32, n: u32, seed: u32);
     fn land_deferred_sts(&mut self);
     fn may_be_pending(&self, bit: u32) -> bool;
     fn tmem_base(&mut self) -> String;
@@ -139,11 +141,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
     }
 
     /// Checks that the cells of lanes `[lane, lane + lanes)` and columns `[col, col + ncols)`
-    /// (`lane`, `col` registers of a split address, below 2^16) exist ([`Code::OutOfRange`]),
-    /// are allocated ([`Code::Unallocated`]) and are emulated ([`Code::Capacity`]), in that
-    /// order, in one group of checks (that of the caller, if it opened one). `x + k > limit`
-    /// is printed as `x > limit - k` where `k <= limit` (no wrap).
-    fn check_cells(&mut self, lane: u32, lanes: u32, col: u32, ncols: u32) {
+    /// (`lane`, `col` registers of a split address, below 2^16; `lanes` and `ncols` at most
+    /// 2^16) exist ([`Code::OutOfRange`]), are allocated ([`Code::Unallocated`]) and are
+    /// emulated ([`Code::Capacity`]), in that order, in one group of checks (that of the
+    /// caller, if it opened one). `x + k > limit` is printed as `x > limit - k` where `k` is an
+    /// immediate `<= limit` (no wrap).
+    fn check_cells(&mut self, lane: u32, lanes: Val, col: u32, ncols: Val) {
         let opened = self.checks_begin();
         let (p, pa, pc) = (self.pr(), self.pr(), self.pr());
         // Lanes: lane + lanes <= 128; columns: col + ncols <= 512.
@@ -156,11 +159,12 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 0 => ("", String::new()),
                 _ => (".or", format!(", %p{p}")),
             };
-            let (x, bound) = if k <= limit {
-                (x, limit - k)
-            } else {
-                self.line(&format!("add.u32 %r{e}, %r{x}, {k};"));
-                (e, limit)
+            let (x, bound) = match k {
+                Val::Imm(k) if k <= limit => (x, limit - k),
+                k => {
+                    self.line(&format!("add.u32 %r{e}, %r{x}, {k};"));
+                    (e, limit)
+                }
             };
             self.line(&format!("setp.gt{or}.u32 %p{p}, %r{x}, {bound}{acc};"));
         }
@@ -170,7 +174,13 @@ impl EmuOps for Body<'_, Emu<'_>> {
         // (u0 <= 15, u0 + n <= 16 after the range check, so no clamping).
         let (u0, u1, m) = (self.r(), self.r(), self.r());
         self.line(&format!("shr.u32 %r{u0}, %r{col}, 5;"));
-        self.line(&format!("add.u32 %r{u1}, %r{col}, {};", ncols + 31));
+        match ncols {
+            Val::Imm(n) => self.line(&format!("add.u32 %r{u1}, %r{col}, {};", n + 31)),
+            Val::Reg(n) => {
+                self.line(&format!("add.u32 %r{u1}, %r{col}, %r{n};"));
+                self.line(&format!("add.u32 %r{u1}, %r{u1}, 31;"));
+            }
+        }
         self.line(&format!("shr.u32 %r{u1}, %r{u1}, 5;"));
         self.line(&format!("sub.u32 %r{u1}, %r{u1}, %r{u0};"));
         self.line(&format!("bmsk.clamp.b32 %r{u1}, %r{u0}, %r{u1};"));
@@ -182,12 +192,26 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.ne.u32 %p{pa}, %r{m}, %r{u1};"));
         self.trap_if(pa, Code::Unallocated, &format!("%r{col}"));
         // Emulated: col + ncols <= cols; the detail word is col + ncols.
-        let cols = self.low.c.cols;
+        let cols = self.cols_limit();
         let end = self.r();
         self.line(&format!("add.u32 %r{end}, %r{col}, {ncols};"));
         self.line(&format!("setp.gt.u32 %p{pc}, %r{end}, {cols};"));
         self.trap_if(pc, Code::Capacity, &format!("%r{end}"));
         self.checks_end(opened);
+    }
+
+    /// The emulated columns: an immediate in a lowered module, which knows them; read from
+    /// the CTA's state ([`st::COLS`]) in a routine, which serves every case.
+    fn cols_limit(&mut self) -> String {
+        if !self.low.routine {
+            return self.low.c.cols.to_string();
+        }
+        let c = self.r();
+        self.line(&format!(
+            "ld.shared.u32 %r{c}, [emu_state+{}];",
+            4 * st::COLS
+        ));
+        format!("%r{c}")
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {
@@ -224,23 +248,19 @@ impl EmuOps for Body<'_, Emu<'_>> {
                 }
                 if form.cta_group == CtaGroup::Two {
                     self.pair_op(PairOp::Alloc, n, Some(*slot), None);
+                    self.join_lane0();
                 } else {
-                    let l = self.next_label();
-                    let p = self.pr();
-                    self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
-                    self.line(&format!("@%p{p} bra $A{l}_skip;"));
-                    self.alloc_checks(&n.op());
-                    let (addr, _) = self.claim_local(n);
-                    self.line(&format!(
-                        "st.shared.u32 [tc_slot+{}], %r{addr};",
-                        4 * u32::from(*slot)
-                    ));
-                    self.label(&format!("$A{l}_skip"));
-                }
-                self.join_lane0();
-                // Not for `::2`: the peer's shift::2 may already write these cells.
-                if form.cta_group == CtaGroup::One {
-                    self.fill_new_columns(*slot, &n.op());
+                    // The rest is the routine's (`routines::ALLOC1`), which also fills the
+                    // new columns in a perturbed run (not for `::2`: the peer's shift::2 may
+                    // already write those cells).
+                    let a = self.r();
+                    self.line(&format!("mov.u32 %r{a}, tc_slot;"));
+                    self.line(&format!("add.u32 %r{a}, %r{a}, {};", 4 * u32::from(*slot)));
+                    let seed = if self.low.c.defer { "%emseed" } else { "0" };
+                    self.call_routine(
+                        &routines::ALLOC1,
+                        &[n.op(), format!("%r{a}"), seed.to_string()],
+                    );
                 }
             }
             Op::Dealloc { form, taddr, ncols } => {
@@ -717,12 +737,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
         nregs: u16,
         store_seed: Option<u32>,
     ) -> Vec<u32> {
-        // One group: convergence, the address's uniformity, then per base its lane quarter
-        // and cells.
-        let opened = self.checks_begin();
-        let diverged = self.converged();
+        // The checks are the routine's (`routines::CELLS`): convergence (unless known), the
+        // address's uniformity, then per base its lane quarter and cells.
         let t = self.taddr(taddr);
-        self.uniform(t, Code::TaddrDivergent, diverged);
         // Per shape: lanes of the footprint, registers per repetition, columns per repetition.
         let (lanes, rpr, cpr) = match shape {
             LdStShape::S32x32b => (32u32, 1u32, 1u32),
@@ -735,60 +752,37 @@ impl EmuOps for Body<'_, Emu<'_>> {
         };
         let widen = if pack { 2 } else { 1 };
         let ncols = cpr * reps * widen;
-        let bases: Vec<u32> = match (shape, split) {
+        let cells = |b: &mut Self, t: u32, flags: u32| {
+            b.call_routine(
+                &routines::CELLS,
+                &[
+                    format!("%r{t}"),
+                    lanes.to_string(),
+                    ncols.to_string(),
+                    flags.to_string(),
+                ],
+            )
+            .expect("emu_cells returns the cell")
+        };
+        let first = cells(self, t, if self.low.converged { 2 } else { 3 });
+        // The thread's base cell, a word index of emu_tmem: (col0 + widen * C_t) * 128 +
+        // lane0 + A_t, with the base's cell col0 * 128 + lane0 (threads 16-31 of .16x32bx2
+        // use the second base, checked after the first), and the thread's lane A_t and column
+        // C_t of the shape (below); its byte address is emu_tmem + 4 * that.
+        let cell = match (shape, split) {
             (LdStShape::S16x32bx2, Some(s)) => {
                 let t2 = self.r();
                 self.line(&format!("add.u32 %r{t2}, %r{t}, {s};"));
-                vec![t, t2]
+                let second = cells(self, t2, 0);
+                let (c, p) = (self.r(), self.pr());
+                self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
+                self.line(&format!("selp.b32 %r{c}, %r{first}, %r{second}, %p{p};"));
+                c
             }
-            _ => vec![t],
-        };
-        // Lane quarter (LDST-LANE-QUARTER): lanes [lane, lane + lanes) within q ..= q + 31,
-        // q = 32 * (warp % 4): lane - q <= 32 - lanes as unsigned (a lane below q wraps).
-        // In the kernel the warp is that of the body being printed, so q is an immediate.
-        let q = match self.low.warp {
-            Some(w) => (32 * (w % 4)).to_string(),
-            None => {
-                let q = self.r();
-                self.line(&format!("and.b32 %r{q}, %warp, 3;"));
-                self.line(&format!("shl.b32 %r{q}, %r{q}, 5;"));
-                format!("%r{q}")
-            }
-        };
-        let mut split_bases = Vec::new();
-        for &b in &bases {
-            let (lane, col) = self.split_taddr(b);
-            let p = self.pr();
-            let lo = if q == "0" {
-                lane
-            } else {
-                let lo = self.r();
-                self.line(&format!("sub.u32 %r{lo}, %r{lane}, {q};"));
-                lo
-            };
-            self.line(&format!("setp.gt.u32 %p{p}, %r{lo}, {};", 32 - lanes));
-            self.trap_if(p, Code::LaneQuarter, &format!("%r{b}"));
-            self.check_cells(lane, lanes, col, ncols);
-            split_bases.push((lane, col));
-        }
-        self.checks_end(opened);
-        // The thread's base cell, a word index of emu_tmem: (col0 + widen * C_t) * 128 +
-        // lane0 + A_t, with the thread's lane A_t and column C_t of the shape (below); its
-        // byte address is emu_tmem + 4 * that.
-        let (l0, c0) = if bases.len() == 2 {
-            let s = self.r();
-            let p = self.pr();
-            self.line(&format!("setp.lt.u32 %p{p}, %lane, 16;"));
-            self.line(&format!(
-                "selp.b32 %r{s}, %r{}, %r{}, %p{p};",
-                bases[0], bases[1]
-            ));
-            self.split_taddr(s)
-        } else {
-            split_bases[0]
+            _ => first,
         };
         let (base, a, c) = (self.r(), self.r(), self.r());
-        self.line(&format!("mad.lo.u32 %r{base}, %r{c0}, 128, %r{l0};"));
+        self.line(&format!("mov.u32 %r{base}, %r{cell};"));
         match shape {
             // A_t = t, C_t = 0.
             LdStShape::S32x32b | LdStShape::S32x64b => {
@@ -939,44 +933,38 @@ impl EmuOps for Body<'_, Emu<'_>> {
         }
     }
 
-    /// After an alloc, under a perturbation (`%emseed` non-zero): the warp writes a
+    /// After an alloc, under a perturbation (`seed`, a register, not 0): the warp writes a
     /// run-dependent pattern (word index xor the perturbation) into the new columns' emulated
-    /// cells, so a read of cells nothing wrote, or of a st not yet landed, shows a value of
-    /// this run rather than what an earlier run left in shared memory. The contents of newly
-    /// allocated columns are not stated (reference §5: `Unspecified`), so any value is
-    /// allowed. Only where the kernel set `%emseed` (no functions).
-    fn fill_new_columns(&mut self, slot: u8, n: &str) {
-        if !self.low.c.defer {
-            return;
-        }
-        let l = self.next_label();
+    /// cells (`n` columns from the address in the shared word at address `slot`, registers),
+    /// so a read of cells nothing wrote, or of a st not yet landed, shows a value of this run
+    /// rather than what an earlier run left in shared memory. The contents of newly allocated
+    /// columns are not stated (reference §5: `Unspecified`), so any value is allowed. The
+    /// kernel passes its `%emseed` where it sets it (no functions), else 0.
+    fn fill_new_columns(&mut self, slot: u32, n: u32, seed: u32) {
         let (a, w, end, v, at) = (self.r(), self.r(), self.r(), self.r(), self.r());
         let p = self.pr();
-        self.line(&format!("setp.eq.u32 %p{p}, %emseed, 0;"));
-        self.line(&format!("@%p{p} bra $F{l}_done;"));
-        self.line(&format!(
-            "ld.volatile.shared.u32 %r{a}, [tc_slot+{}];",
-            4 * u32::from(slot)
-        ));
+        self.line(&format!("setp.eq.u32 %p{p}, %r{seed}, 0;"));
+        self.line(&format!("@%p{p} bra $F_done;"));
+        self.line(&format!("ld.volatile.shared.u32 %r{a}, [%r{slot}];"));
         self.line(&format!("and.b32 %r{w}, %r{a}, 65535;"));
-        self.line(&format!("add.u32 %r{end}, %r{w}, {n};"));
+        self.line(&format!("add.u32 %r{end}, %r{w}, %r{n};"));
         self.line(&format!("shl.b32 %r{end}, %r{end}, 7;"));
-        self.line(&format!(
-            "min.u32 %r{end}, %r{end}, {};",
-            128 * self.low.c.cols
-        ));
+        let cols = self.cols_limit();
+        let lim = self.r();
+        self.line(&format!("shl.b32 %r{lim}, {cols}, 7;"));
+        self.line(&format!("min.u32 %r{end}, %r{end}, %r{lim};"));
         self.line(&format!("shl.b32 %r{w}, %r{w}, 7;"));
         self.line(&format!("add.u32 %r{w}, %r{w}, %lane;"));
         let tm = self.tmem_base();
-        self.loop_head(&format!("$F{l}_top"));
+        self.loop_head("$F_top");
         self.line(&format!("setp.ge.u32 %p{p}, %r{w}, %r{end};"));
-        self.line(&format!("@%p{p} bra $F{l}_done;"));
-        self.line(&format!("xor.b32 %r{v}, %r{w}, %emseed;"));
+        self.line(&format!("@%p{p} bra $F_done;"));
+        self.line(&format!("xor.b32 %r{v}, %r{w}, %r{seed};"));
         self.line(&format!("mad.lo.u32 %r{at}, %r{w}, 4, {tm};"));
         self.line(&format!("st.shared.u32 [%r{at}], %r{v};"));
         self.line(&format!("add.u32 %r{w}, %r{w}, 32;"));
-        self.line(&format!("bra $F{l}_top;"));
-        self.label(&format!("$F{l}_done"));
+        self.line("bra $F_top;");
+        self.label("$F_done");
         self.line("bar.warp.sync -1;");
     }
 
@@ -1044,7 +1032,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("and.b32 %r{e}, %r{lane}, 31;"));
         self.line(&format!("setp.ne.u32 %p{p}, %r{e}, 0;"));
         self.trap_if(p, Code::ShiftLaneAlign, &format!("%r{t}"));
-        self.check_cells(lane, 32, col, 8);
+        self.check_cells(lane, Val::Imm(32), col, Val::Imm(8));
         self.checks_end(opened);
         if cg == CtaGroup::Two && self.p.launch.cluster_size < 2 {
             self.trap(Code::PeerMissing, "0");
@@ -1099,6 +1087,22 @@ pub(super) enum PairOp {
     Alloc = 1,
     Dealloc = 2,
     Relinquish = 3,
+}
+
+/// An operand of a printed check: an immediate, or the `%r` register that holds it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Val {
+    Imm(u32),
+    Reg(u32),
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Imm(v) => write!(f, "{v}"),
+            Val::Reg(r) => write!(f, "%r{r}"),
+        }
+    }
 }
 
 /// An nCols operand: its value when the lowering knows it (the same in every lane: every
