@@ -14,7 +14,7 @@
 //! | `TCGEN05_CUDA_TIMEOUT_MS` | 10000 ([`DEFAULT_TIMEOUT`]) | watchdog per case: a kernel still running then is `Hung` (a `cuda-emu` case's grows with its emulated MMAs, see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_TRY_WAIT_NS` | [`DEFAULT_TRY_WAIT_NS`] | `cuda` only: how long one failing `mbarrier.try_wait` may take on the device; the watchdog of a case grows by its bounded waits' tries times this (see [`case_timeout`]) |
 //! | `TCGEN05_CUDA_COMPILER` | `jit` | `jit` (driver JIT, `cuModuleLoadDataEx`) or `ptxas` |
-//! | `TCGEN05_CUDA_JIT_OPT` | the compiler's default (4 for the JIT, 3 for ptxas) | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
+//! | `TCGEN05_CUDA_JIT_OPT` | `cuda`: the compiler's default (4 for the JIT, 3 for ptxas); `cuda-emu`: [`EMU_JIT_OPT`] | optimization level 0-4 of the JIT (`CU_JIT_OPTIMIZATION_LEVEL`), or of ptxas (`-O<n>`); see [`Config::jit_opt`] |
 //! | `TCGEN05_CUDA_RUNS` | [`DEFAULT_RUNS`] | runs of each compiled case (`--runs` sets it: [`set_runs`]); `cuda-emu` perturbs every run but the first ([`emu`] module docs) |
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
 //! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and the device's runner workers run them all ([`runner`]) |
@@ -298,6 +298,13 @@ impl Config {
         }
     }
 }
+
+/// The optimization level of a `cuda-emu` case's own code where `TCGEN05_CUDA_JIT_OPT` does
+/// not set one. The emulation's loops and checks are in its routines
+/// ([`emu::routines_module`]), compiled once at ptxas's default level; what is left in a case
+/// is mostly straight-line code, which level 1 compiles in about 0.7 of the time of the
+/// default (4; docs/blackwell.md, "The JIT"), without the slower kernels of level 0.
+pub const EMU_JIT_OPT: u32 = 1;
 
 /// A ptxas: `TCGEN05_PTXAS`, then `ptxas` on `PATH`, then `/usr/local/cuda/bin/ptxas`.
 pub fn find_ptxas() -> Option<PathBuf> {
@@ -629,9 +636,13 @@ impl CudaTarget {
         self.sup.stats
     }
 
-    /// The optimization level of this target's compiles ([`Config::jit_opt`]).
+    /// The optimization level of this target's compiles ([`Config::jit_opt`]; `cuda-emu`
+    /// without one: [`EMU_JIT_OPT`]).
     fn jit_opt(&self) -> Option<u32> {
-        self.cfg.jit_opt
+        match self.flavour {
+            Flavour::Emu => Some(self.cfg.jit_opt.unwrap_or(EMU_JIT_OPT)),
+            Flavour::Hardware => self.cfg.jit_opt,
+        }
     }
 
     /// The request for one case, or the outcome that replaces running it.

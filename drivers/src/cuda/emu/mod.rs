@@ -779,13 +779,18 @@ mod tests {
                 samples::relinquish(cg),
             ];
             let l = lower(&p, &EmuConfig::default()).unwrap();
-            // `::1`: the alloc's, in its routine; `::2`: the three collectives'.
-            let text = match cg {
-                CtaGroup::One => routines_module(),
-                CtaGroup::Two => &l.ptx,
+            // The joins are the routines': `::1` alloc's, and each `::2` collective's.
+            assert_eq!(l.ptx.matches(check).count(), 0, "{cg:?}:\n{}", l.ptx);
+            let (routine, calls) = match cg {
+                CtaGroup::One => ("emu_alloc1", 1),
+                CtaGroup::Two => ("emu_pair", 3),
             };
-            let want = if cg == CtaGroup::One { 1 } else { 3 };
-            assert_eq!(text.matches(check).count(), want, "{cg:?}:\n{text}");
+            let called = format!("call {routine}, ");
+            assert_eq!(l.ptx.matches(&called).count(), calls, "{}", l.ptx);
+            let m = routines_module();
+            let text = &m[m.find(&format!(".func {routine}(")).unwrap()..];
+            let text = &text[..text.find("\n}\n").unwrap()];
+            assert_eq!(text.matches(check).count(), 1, "{cg:?}:\n{text}");
             let at = text.find(check).unwrap();
             let after: Vec<&str> = text[at..].lines().skip(1).take(4).collect();
             assert!(after[0].ends_with("[%emust];"), "{after:?}");

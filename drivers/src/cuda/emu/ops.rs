@@ -29,7 +29,8 @@ pub(super) trait EmuOps {
     fn claim(&mut self, n: Cols, peer: Option<u32>) -> (u32, u32);
     fn claim_local(&mut self, n: Cols) -> (u32, u32);
     fn free_local(&mut self, t: u32, n: Cols);
-    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>);
+    fn pair_op(&mut self, op: u32, n: u32, slot: u32, taddr: u32);
+    fn pair_call(&mut self, op: PairOp, n: &str, slot: Option<u8>, taddr: Option<u32>);
     #[expect(clippy::too_many_arguments, reason = "the operands of one ld/st")]
     fn ldst(
         &mut self,
@@ -247,8 +248,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     return;
                 }
                 if form.cta_group == CtaGroup::Two {
-                    self.pair_op(PairOp::Alloc, n, Some(*slot), None);
-                    self.join_lane0();
+                    self.pair_call(PairOp::Alloc, &n.op(), Some(*slot), None);
                 } else {
                     // The rest is the routine's (`routines::ALLOC1`), which also fills the
                     // new columns in a perturbed run (not for `::2`: the peer's shift::2 may
@@ -274,27 +274,15 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     return;
                 }
                 if form.cta_group == CtaGroup::Two {
-                    self.pair_op(PairOp::Dealloc, n, None, Some(t));
-                    self.join_lane0();
+                    self.pair_call(PairOp::Dealloc, &n.op(), None, Some(t));
                 } else {
-                    let l = self.next_label();
-                    let p = self.pr();
-                    self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
-                    self.line(&format!("@%p{p} bra $D{l}_skip;"));
-                    self.free_local(t, n);
-                    self.label(&format!("$D{l}_skip"));
-                    self.line("bar.warp.sync -1;");
+                    self.call_routine(&routines::DEALLOC1, &[format!("%r{t}"), n.op()]);
                 }
             }
             Op::Relinquish { form } => {
                 self.converged();
                 if form.cta_group == CtaGroup::Two {
-                    let z = Cols {
-                        reg: self.r(),
-                        known: Some(0),
-                    };
-                    self.pair_op(PairOp::Relinquish, z, None, None);
-                    self.join_lane0();
+                    self.pair_call(PairOp::Relinquish, "0", None, None);
                 } else {
                     self.line(&format!(
                         "st.volatile.shared.u32 [emu_state+{}], 1;",
@@ -592,20 +580,23 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
     }
 
-    /// A `::2` collective by lane 0 of the warp: meet the peer CTA's k-th collective, then do
-    /// this CTA's part.
-    fn pair_op(&mut self, op: PairOp, n: Cols, slot: Option<u8>, taddr: Option<u32>) {
-        if self.p.launch.cluster_size < 2 {
-            self.trap(Code::PeerMissing, "0");
-            return;
-        }
-        let l = self.next_label();
+    /// A `::2` collective by lane 0 of the warp (the body of `routines::PAIR`; `op` a
+    /// [`PairOp`], `n` its columns, `slot` the shared address an alloc writes its address to,
+    /// `taddr` the columns a dealloc frees, all registers): meet the peer CTA's k-th
+    /// collective, then do this CTA's part; the warp then joins lane 0.
+    fn pair_op(&mut self, op: u32, n: u32, slot: u32, taddr: u32) {
         let p = self.pr();
         self.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
-        self.line(&format!("@%p{p} bra $P{l}_skip;"));
-        if op == PairOp::Alloc {
-            self.alloc_checks(&n.op());
-        }
+        self.line(&format!("@%p{p} bra $P_skip;"));
+        // An alloc's own checks first.
+        let pa = self.pr();
+        self.line(&format!(
+            "setp.ne.u32 %p{pa}, %r{op}, {};",
+            PairOp::Alloc as u32
+        ));
+        self.line(&format!("@%p{pa} bra $P_post;"));
+        self.alloc_checks(&format!("%r{n}"));
+        self.label("$P_post");
         let (k, s, peer, pe, word, seq, off) = (
             self.r(),
             self.r(),
@@ -624,13 +615,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
         let sb = self.state_base();
         self.line(&format!("mapa.shared::cluster.u32 %r{pe}, {sb}, %r{peer};"));
         // Post (op, ncols) then the sequence number k+1 to the peer's mailbox slot.
-        match n.known {
-            Some(v) => self.line(&format!("mov.u32 %r{word}, {};", (op as u32) << 16 | v)),
-            None => self.line(&format!(
-                "mad.lo.u32 %r{word}, {}, 65536, %r{};",
-                op as u32, n.reg
-            )),
-        }
+        self.line(&format!("mad.lo.u32 %r{word}, %r{op}, 65536, %r{n};"));
         self.line(&format!("shl.b32 %r{off}, %r{s}, 3;"));
         let ma = self.r();
         self.line(&format!("add.u32 %r{ma}, %r{pe}, %r{off};"));
@@ -667,62 +652,102 @@ impl EmuOps for Body<'_, Emu<'_>> {
         ));
         self.line(&format!("setp.ne.u32 %p{pm}, %r{theirs}, %r{word};"));
         self.trap_if(pm, Code::PairMismatch, &format!("%r{theirs}"));
-        match op {
-            PairOp::Alloc => {
-                let addr = self.r();
-                let odd = self.pr();
-                self.line(&format!("setp.ne.u32 %p{odd}, %ctaodd, 0;"));
-                self.line(&format!("@%p{odd} bra $P{l}_odd;"));
-                let (a, _) = self.claim(n, Some(pe));
-                self.line(&format!("mov.b32 %r{addr}, %r{a};"));
-                let rv = self.r();
-                self.line(&format!("add.u32 %r{rv}, %r{addr}, 1;"));
-                let ra = self.r();
-                self.line(&format!("shl.b32 %r{ra}, %r{s}, 2;"));
-                self.line(&format!("add.u32 %r{ra}, %r{ra}, %r{pe};"));
-                self.line(&format!(
-                    "st.release.cluster.shared::cluster.u32 [%r{ra}+{}], %r{rv};",
-                    4 * st::RES
-                ));
-                self.line(&format!("bra $P{l}_store;"));
-                self.label(&format!("$P{l}_odd"));
-                let (oa, v) = (self.r(), self.r());
-                let pv = self.pr();
-                self.line(&format!("shl.b32 %r{oa}, %r{s}, 2;"));
-                let sb = self.state_base();
-                self.line(&format!("add.u32 %r{oa}, %r{oa}, {sb};"));
-                self.spin_until(
-                    &format!(
-                        "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
-                        4 * st::RES
-                    ),
-                    &format!("setp.ne.u32 %p{pv}, %r{v}, 0;"),
-                    pv,
-                    Code::HangPair,
-                    &format!("%r{k}"),
-                );
-                self.line(&format!("st.shared.u32 [%r{oa}+{}], 0;", 4 * st::RES));
-                self.line(&format!("sub.u32 %r{addr}, %r{v}, 1;"));
-                self.label(&format!("$P{l}_store"));
-                let slot = slot.unwrap_or(0);
-                self.line(&format!(
-                    "st.shared.u32 [tc_slot+{}], %r{addr};",
-                    4 * u32::from(slot)
-                ));
-            }
-            PairOp::Dealloc => {
-                if let Some(t) = taddr {
-                    self.free_local(t, n);
-                }
-            }
-            PairOp::Relinquish => {
-                self.line(&format!(
-                    "st.volatile.shared.u32 [emu_state+{}], 1;",
-                    4 * st::RELQ
-                ));
-            }
+        let po = self.pr();
+        self.line(&format!(
+            "setp.eq.u32 %p{po}, %r{op}, {};",
+            PairOp::Dealloc as u32
+        ));
+        self.line(&format!("@%p{po} bra $P_dealloc;"));
+        self.line(&format!(
+            "setp.eq.u32 %p{po}, %r{op}, {};",
+            PairOp::Relinquish as u32
+        ));
+        self.line(&format!("@%p{po} bra $P_relinquish;"));
+        // Alloc: the even CTA claims the columns in both masks and posts their address to
+        // the odd one.
+        let addr = self.r();
+        let odd = self.pr();
+        self.line(&format!("setp.ne.u32 %p{odd}, %ctaodd, 0;"));
+        self.line(&format!("@%p{odd} bra $P_odd;"));
+        let (a, _) = self.claim(
+            Cols {
+                reg: n,
+                known: None,
+            },
+            Some(pe),
+        );
+        self.line(&format!("mov.b32 %r{addr}, %r{a};"));
+        let rv = self.r();
+        self.line(&format!("add.u32 %r{rv}, %r{addr}, 1;"));
+        let ra = self.r();
+        self.line(&format!("shl.b32 %r{ra}, %r{s}, 2;"));
+        self.line(&format!("add.u32 %r{ra}, %r{ra}, %r{pe};"));
+        self.line(&format!(
+            "st.release.cluster.shared::cluster.u32 [%r{ra}+{}], %r{rv};",
+            4 * st::RES
+        ));
+        self.line("bra $P_store;");
+        self.label("$P_odd");
+        let (oa, v) = (self.r(), self.r());
+        let pv = self.pr();
+        self.line(&format!("shl.b32 %r{oa}, %r{s}, 2;"));
+        let sb = self.state_base();
+        self.line(&format!("add.u32 %r{oa}, %r{oa}, {sb};"));
+        self.spin_until(
+            &format!(
+                "ld.acquire.cluster.shared::cta.u32 %r{v}, [%r{oa}+{}];",
+                4 * st::RES
+            ),
+            &format!("setp.ne.u32 %p{pv}, %r{v}, 0;"),
+            pv,
+            Code::HangPair,
+            &format!("%r{k}"),
+        );
+        self.line(&format!("st.shared.u32 [%r{oa}+{}], 0;", 4 * st::RES));
+        self.line(&format!("sub.u32 %r{addr}, %r{v}, 1;"));
+        self.label("$P_store");
+        self.line(&format!("st.shared.u32 [%r{slot}], %r{addr};"));
+        self.line("bra $P_skip;");
+        self.label("$P_dealloc");
+        self.free_local(
+            taddr,
+            Cols {
+                reg: n,
+                known: None,
+            },
+        );
+        self.line("bra $P_skip;");
+        self.label("$P_relinquish");
+        self.line(&format!(
+            "st.volatile.shared.u32 [emu_state+{}], 1;",
+            4 * st::RELQ
+        ));
+        self.label("$P_skip");
+        self.join_lane0();
+    }
+
+    /// A `::2` collective: a trap where the cluster has no peer CTA (PEER-MISSING), else a
+    /// call of `routines::PAIR` (`n`: the columns, an immediate or register; `slot`: an
+    /// alloc's slot; `taddr`: a dealloc's address register).
+    fn pair_call(&mut self, op: PairOp, n: &str, slot: Option<u8>, taddr: Option<u32>) {
+        if self.p.launch.cluster_size < 2 {
+            self.trap(Code::PeerMissing, "0");
+            return;
         }
-        self.label(&format!("$P{l}_skip"));
+        let slot = match slot {
+            Some(s) => {
+                let a = self.r();
+                self.line(&format!("mov.u32 %r{a}, tc_slot;"));
+                self.line(&format!("add.u32 %r{a}, %r{a}, {};", 4 * u32::from(s)));
+                format!("%r{a}")
+            }
+            None => "0".to_string(),
+        };
+        let taddr = taddr.map_or("0".to_string(), |t| format!("%r{t}"));
+        self.call_routine(
+            &routines::PAIR,
+            &[(op as u32).to_string(), n.to_string(), slot, taddr],
+        );
     }
 
     /// Emulated tcgen05.ld / st: checks, then one shared-memory access per register. Returns

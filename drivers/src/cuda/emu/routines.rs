@@ -63,8 +63,31 @@ pub(super) const CELLS: Routine = Routine {
     returns: true,
 };
 
+/// `emu_pair(sa, op, n, slot, taddr)`: a `::2` collective (`op`: 1 alloc, 2 dealloc, 3
+/// relinquish, `ops::PairOp`) of `n` columns, by lane 0, after the checks of its operands:
+/// an alloc's permit and size, then it meets the peer CTA's k-th `::2` collective through the
+/// mailboxes (a bounded spin, ALLOC-PAIR-BLOCK / DEALLOC-PAIR-BLOCK, reference §2.5; a
+/// different collective is PAIR-MISMATCH); then the even CTA of an alloc claims the columns
+/// in both masks and posts their address to the odd one, which writes it to the shared word at
+/// `slot`; a dealloc frees `taddr`'s columns in this CTA (DEALLOC-TADDR-PREV); a relinquish
+/// sets the permit. The warp then joins lane 0.
+pub(super) const PAIR: Routine = Routine {
+    name: "emu_pair",
+    params: &["op", "n", "slot", "taddr"],
+    returns: false,
+};
+
+/// `emu_dealloc1(sa, taddr, n)`: the part of a `cta_group::1` dealloc after the checks of its
+/// operands: lane 0 frees the `n` columns at `taddr`, which must be allocated
+/// (DEALLOC-TADDR-PREV, [`EmuOps::free_local`]); the warp then joins lane 0.
+pub(super) const DEALLOC1: Routine = Routine {
+    name: "emu_dealloc1",
+    params: &["taddr", "n"],
+    returns: false,
+};
+
 /// Every routine, in the module's order.
-const ALL: [&Routine; 2] = [&ALLOC1, &CELLS];
+const ALL: [&Routine; 4] = [&ALLOC1, &CELLS, &PAIR, &DEALLOC1];
 
 impl Routine {
     /// `(.param .b32 ret) name(.param .b32 sa, ...)`.
@@ -127,6 +150,25 @@ fn print_module() -> String {
         match r.name {
             "emu_alloc1" => alloc1(&mut b, args[0], args[1], args[2]),
             "emu_cells" => cells(&mut b, args[0], args[1], args[2], args[3]),
+            "emu_dealloc1" => {
+                let p = b.pr();
+                b.line(&format!("setp.ne.u32 %p{p}, %lane, 0;"));
+                b.line(&format!("@%p{p} bra $D_skip;"));
+                b.free_local(
+                    args[0],
+                    Cols {
+                        reg: args[1],
+                        known: None,
+                    },
+                );
+                b.label("$D_skip");
+                b.line("bar.warp.sync -1;");
+                b.line("ret;");
+            }
+            "emu_pair" => {
+                b.pair_op(args[0], args[1], args[2], args[3]);
+                b.line("ret;");
+            }
             other => unreachable!("routine {other} has no body"),
         }
         let mut body = String::new();
