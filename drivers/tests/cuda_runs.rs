@@ -412,3 +412,59 @@ fn batched_runs_per_second_of_one_worker() {
     );
     assert!(per_s > 5000.0, "{per_s}");
 }
+
+/// A lowered case calls the emulation's routines (`emu::routines_module`): linked from the
+/// object the worker compiles with ptxas, or from their PTX where there is no ptxas, it runs
+/// and observes the same words either way; linked with nothing, the JIT linker refuses it
+/// (unresolved routines).
+#[test]
+#[ignore = "needs a CUDA GPU: run scripts/gpu-tests"]
+fn a_lowered_case_links_its_routines_from_an_object_or_from_ptx() {
+    let mut sup = supervisor();
+    let p = samples::single_warp_roundtrip();
+    let low = emu::lower(&p, &emu::EmuConfig::default()).expect("lowers");
+    let layout = observe::Layout::of(&p);
+    let req = |id: u64, link: protocol::Link| RunRequest {
+        dyn_smem: low.dyn_smem,
+        obs_words: layout.total_words() as u32,
+        status_words: emu::STATUS_WORDS,
+        done_word: emu::DONE_WORD,
+        link,
+        ..request(id, low.ptx.clone(), 1)
+    };
+    let arch = "sm_90".to_string();
+    let ptxas = cuda::find_ptxas().map(|p| p.display().to_string());
+    assert!(
+        ptxas.is_some(),
+        "the GPU machine has a ptxas (scripts/gpu-tests)"
+    );
+    let mut seen = Vec::new();
+    for (id, ptxas) in [(1, ptxas), (2, None)] {
+        let e = sup.run(&req(
+            id,
+            protocol::Link::EmuRoutines {
+                ptxas,
+                arch: arch.clone(),
+            },
+        ));
+        let Ended::Reported {
+            result: RunResult::Completed { words, status, .. },
+            ..
+        } = &e
+        else {
+            panic!("case {id}: {e:?}")
+        };
+        assert_eq!(status.first(), Some(&0), "no violation: {e:?}");
+        seen.push(words.clone());
+    }
+    assert_eq!(seen[0], seen[1]);
+    let e = sup.run(&req(3, protocol::Link::Alone));
+    let Ended::Reported {
+        result: RunResult::CompileError { log, .. },
+        ..
+    } = &e
+    else {
+        panic!("linked with nothing: {e:?}")
+    };
+    assert!(log.contains("emu_"), "{log}");
+}

@@ -976,8 +976,14 @@ impl CudaTarget {
                 .iter()
                 .filter(|o| matches!(o, tcgen05_ir::Op::Mma(_)))
                 .count();
+            // Its instructions by opcode, to tell which kinds of case cost workers.
+            let mut ops = std::collections::BTreeMap::<String, usize>::new();
+            for o in p.ops() {
+                *ops.entry(o.form().opcode()).or_default() += 1;
+            }
+            let ops: Vec<String> = ops.iter().map(|(o, n)| format!("{o} x{n}")).collect();
             eprintln!(
-                "{} worker killed ({}): case {}, {} CTAs x {} warps, {mmas} MMAs, bounded-wait tries {}, timeout {} ms, batch {}; {detail}",
+                "{} worker killed ({}): case {}, {} CTAs x {} warps, {mmas} MMAs, bounded-wait tries {}, timeout {} ms, batch {}; {detail}; {}",
                 self.name,
                 KILL_CAUSES[cause],
                 req.id,
@@ -985,7 +991,8 @@ impl CudaTarget {
                 p.launch.warps_per_cta,
                 bounded_wait_tries(p),
                 req.timeout_ms,
-                req.batch
+                req.batch,
+                ops.join(", ")
             );
         }
     }
