@@ -22,7 +22,7 @@
 //! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
-//! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas` and guardrails |
+//! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas`, guardrails and `cuda-emu`'s routines ([`emu::routines_module`], compiled once per worker) |
 //! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
 
 pub mod arch;

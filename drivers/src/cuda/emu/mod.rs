@@ -29,6 +29,15 @@
 //! column 8r + 2(t%4) + j%2; `.16x32bx2` threads 0-15 use `taddr`, 16-31 `taddr + split`, lane
 //! t%16, column r.
 //!
+//! # Routines
+//!
+//! The parts of the lowering that are the same for every case (an alloc's claim and fill,
+//! the checks of an ld or st, the `::2` collectives, a `::1` dealloc) are `.func`s of one
+//! module of their own, [`routines_module`]; a lowered module declares them `.extern` and
+//! calls them, and the worker links them to it (`protocol::Link::EmuRoutines`). They read
+//! what a case's lowering knows (the status block, the CTA's number, the emulated columns)
+//! from the CTA's `emu_state`, which the kernel's preamble fills.
+//!
 //! # Violations the emulation can see
 //!
 //! The first thread that sees one records a [`Code`] (with its CTA, warp, lane and a detail
