@@ -214,12 +214,12 @@ pub struct Config {
     pub try_wait_ns: u64,
     /// Compile through ptxas instead of the driver JIT.
     pub ptxas: Option<PathBuf>,
-    /// Optimization level (0-4) of the JIT or ptxas; `None`: the compiler's default. Measured
-    /// on the lent H200 (docs/blackwell.md): ptxas 13.0 compiled 27 lowered generated programs
-    /// in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`, but in a 60 s `cuda-emu` campaign
-    /// (16 jobs) the JIT at level 0 saved only a quarter of the compile time (331 to 249 ms a
-    /// case) and 5 cases hung where the oracle requires completion (none at the default), so
-    /// the default stays.
+    /// Optimization level (0-4) of the JIT or ptxas; `None`: the compiler's default (`cuda`),
+    /// [`EMU_JIT_OPT`] (`cuda-emu`). Measured on the lent H200 (docs/blackwell.md): ptxas 13.0
+    /// compiled 27 lowered generated programs in 6.27 s of CPU at `-O3` and 1.96 s at `-O0`,
+    /// but in a 60 s `cuda-emu` campaign (16 jobs, the lowering before its routines) the JIT
+    /// at level 0 saved only a quarter of the compile time (331 to 249 ms a case) and 5 cases
+    /// hung where the oracle requires completion (none at the default).
     pub jit_opt: Option<u32>,
     /// `cuda` only: compile with `-g-tmem-access-check` (needs ptxas).
     pub guardrail: bool,

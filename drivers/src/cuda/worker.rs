@@ -223,7 +223,7 @@ mod cuda {
         arch: &str,
         options: &[String],
     ) -> Result<Vec<u8>, ImageError> {
-        ptxas_image(&run.ptx, &format!("{}", run.id), path, arch, options)
+        ptxas_image(&run.ptx, &run.id.to_string(), path, arch, options)
     }
 
     /// `text` compiled by the ptxas at `path` (temporary files named after the process and
@@ -357,13 +357,9 @@ mod cuda {
             .clone()
     }
 
-    /// Compiles `run`'s module to a cubin without touching the GPU: the driver's JIT through
-    /// its linker ([`Gpu::link`], which leaves the context free for other threads' launches),
-    /// or ptxas, linked with what [`RunRequest::link`] names; a [`Compile::Cubin`] run is
-    /// compiled already.
-    pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
-        let t0 = Instant::now();
-        let routines = match &run.link {
+    /// What `run`'s module links with ([`RunRequest::link`]): nothing, or the routines.
+    fn routines_for(run: &RunRequest) -> Option<Routines> {
+        match &run.link {
             Link::Alone => None,
             Link::EmuRoutines { ptxas, arch } => Some(
                 ptxas
@@ -371,41 +367,41 @@ mod cuda {
                     .and_then(|p| routines_object(p, arch))
                     .map_or(Routines::Ptx, Routines::Object),
             ),
-        };
-        let image = match (&run.compile, &routines) {
-            (Compile::Cubin { image, compile_us }, _) => {
-                return Ok((image.0.clone(), *compile_us));
-            }
-            (Compile::Jit, None) => gpu.link(&[LinkInput::Ptx(run.ptx.as_bytes())], run.jit_opt),
-            (Compile::Jit, Some(r)) => gpu.link(
-                &[LinkInput::Ptx(run.ptx.as_bytes()), r.input()],
-                run.jit_opt,
-            ),
-            (
-                Compile::Ptxas {
-                    path,
-                    arch,
-                    options,
-                },
-                None,
-            ) => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
-            // A relocatable object of the case, linked with the routines.
-            (
-                Compile::Ptxas {
-                    path,
-                    arch,
-                    options,
-                },
-                Some(r),
-            ) => {
-                let options: Vec<String> = std::iter::once("-c".to_string())
-                    .chain(options.iter().cloned())
-                    .collect();
-                match ptxas_cubin(run, path, arch, &options) {
-                    Ok(obj) => gpu.link(&[LinkInput::Cubin(&obj), r.input()], run.jit_opt),
-                    Err(e) => Err((0, e.to_string())),
+        }
+    }
+
+    /// Compiles `run`'s module to a cubin without touching the GPU: the driver's JIT through
+    /// its linker ([`Gpu::link`], which leaves the context free for other threads' launches),
+    /// or ptxas, linked with what [`RunRequest::link`] names; a [`Compile::Cubin`] run is
+    /// compiled already.
+    pub fn compile(gpu: &Gpu, run: &RunRequest) -> Compiled {
+        let t0 = Instant::now();
+        let image = match &run.compile {
+            Compile::Cubin { image, compile_us } => return Ok((image.0.clone(), *compile_us)),
+            Compile::Jit => {
+                let ptx = LinkInput::Ptx(run.ptx.as_bytes());
+                match routines_for(run) {
+                    None => gpu.link(&[ptx], run.jit_opt),
+                    Some(r) => gpu.link(&[ptx, r.input()], run.jit_opt),
                 }
             }
+            Compile::Ptxas {
+                path,
+                arch,
+                options,
+            } => match routines_for(run) {
+                None => ptxas_cubin(run, path, arch, options).map_err(|e| (0, e.to_string())),
+                // A relocatable object of the case, linked with the routines.
+                Some(r) => {
+                    let options: Vec<String> = std::iter::once("-c".to_string())
+                        .chain(options.iter().cloned())
+                        .collect();
+                    match ptxas_cubin(run, path, arch, &options) {
+                        Ok(obj) => gpu.link(&[LinkInput::Cubin(&obj), r.input()], run.jit_opt),
+                        Err(e) => Err((0, e.to_string())),
+                    }
+                }
+            },
         };
         match image {
             Ok(image) => Ok((image, t0.elapsed().as_micros() as u64)),
