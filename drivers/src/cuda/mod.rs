@@ -21,6 +21,7 @@
 //! | `TCGEN05_CUDA_RUNNERS` | [`runner::DEFAULT_RUNNERS`] | runner workers of a device with `TCGEN05_CUDA_RUNNER=shared` |
 //! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
+//! | `TCGEN05_CUDA_KILLED_DIR` | unset | with `TCGEN05_CUDA_PROFILE`: a folder where each case that cost its worker is written as `<target>-<id>.ptx` (for `tcgen05-fuzz reproduce`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas`, guardrails and `cuda-emu`'s routines ([`emu::routines_module`], compiled once per worker) |
 //! | `TCGEN05_CUDA_FAKE` | unset | test double: the worker fakes a device (see [`worker`]) |
@@ -976,6 +977,15 @@ impl CudaTarget {
                 .iter()
                 .filter(|o| matches!(o, tcgen05_ir::Op::Mma(_)))
                 .count();
+            // `TCGEN05_CUDA_KILLED_DIR`: the case itself, for `tcgen05-fuzz reproduce`.
+            if let Some(dir) = std::env::var_os("TCGEN05_CUDA_KILLED_DIR") {
+                let path = std::path::Path::new(&dir).join(format!("{}-{}.ptx", self.name, req.id));
+                if let Err(e) =
+                    crate::report::write_atomic(&path, tcgen05_ir::ptx::emit(p).as_bytes())
+                {
+                    eprintln!("{}: cannot write the killed case: {e}", path.display());
+                }
+            }
             // Its instructions by opcode, to tell which kinds of case cost workers.
             let mut ops = std::collections::BTreeMap::<String, usize>::new();
             for o in p.ops() {
