@@ -420,6 +420,8 @@ struct Emu<'a> {
     /// The body is a routine's (`routines`): the same for every case, it reads what the
     /// lowering of a case knows from the CTA's state.
     routine: bool,
+    /// The body is `emu_finish`'s, whose ends count the thread themselves.
+    finishing: bool,
 }
 
 impl<'a> Emu<'a> {
@@ -437,6 +439,7 @@ impl<'a> Emu<'a> {
             converged: false,
             warp: None,
             routine,
+            finishing: false,
         }
     }
 
@@ -464,17 +467,32 @@ impl Lowering for Emu<'_> {
         routines::declarations(out);
     }
 
-    /// `emu_finish`, the finishing protocol: the last thread of the CTA, for programs with
-    /// `::2` collectives, waits until the peer CTA finished too (its shared memory must outlive
-    /// the peer's accesses), then checks for leaked columns.
+    /// `emu_finish(emust, how)`, the finishing protocol, which every thread goes through when
+    /// it ends: `how` 0 at the program's end, 1 after a recorded violation (its own, or one it
+    /// saw in the status word). The last thread of the CTA to end, for programs with `::2`
+    /// collectives, tells the peer CTA and waits (bounded, [`SPIN_LIMIT`] rounds) until the
+    /// peer's last thread did the same: the CTA's shared memory must outlive the peer's
+    /// accesses to it (a mailbox post, a mask claim, a remote arrive), or the peer's access
+    /// is an illegal one that poisons the context. Then, at the program's end, it checks for
+    /// leaked columns. Every thread then counts itself in the copy's [`DONE_WORD`].
     fn helpers(&self, p: &Program, layout: &Layout, out: &mut String) {
-        out.push_str(".func emu_finish(.param .u64 emust);\n\n");
-        out.push_str(".func emu_finish(.param .u64 emust)\n{\n");
-        let mut b = Body::new(p, layout, self.clone());
+        // `.visible`: the routines (`routines`) end threads through it too.
+        let sig = ".visible .func emu_finish(.param .u64 emust, .param .b32 how)";
+        let _ = writeln!(out, "{sig};\n\n{sig}\n{{");
+        let mut b = Body::new(
+            p,
+            layout,
+            Emu {
+                finishing: true,
+                ..self.clone()
+            },
+        );
         b.special_regs();
         b.line("ld.param.u64 %emust, [emust];");
-        let r = b.r();
-        let p0 = b.pr();
+        let (how, r) = (b.r(), b.r());
+        let (p0, ph) = (b.pr(), b.pr());
+        b.line(&format!("ld.param.u32 %r{how}, [how];"));
+        b.line(&format!("setp.ne.u32 %p{ph}, %r{how}, 0;"));
         b.line(&format!(
             "atom.shared.add.u32 %r{r}, [emu_state+{}], 1;",
             4 * st::FIN
@@ -487,7 +505,9 @@ impl Lowering for Emu<'_> {
         // With ::2 pairs, the peer CTA first (a CTA that reached its exit with columns
         // allocated is a leak only if the kernel completes: while the peer is blocked, e.g. in
         // a ::2 dealloc this CTA never joins, the run is a hang, as on hardware, where error
-        // 721 surfaces only when the kernel ends), then the leak check.
+        // 721 surfaces only when the kernel ends), then the leak check. The wait does not stop
+        // for a recorded violation: the peer's threads stop at their next look at the status
+        // word and end through here, and its last one tells this CTA.
         if self.c.pairs {
             let pe = b.r();
             let peer = b.r();
@@ -500,19 +520,27 @@ impl Lowering for Emu<'_> {
                 "st.release.cluster.shared::cluster.u32 [%r{pe}+{}], 1;",
                 4 * st::PEER_DONE
             ));
-            let f = b.r();
+            let (f, c) = (b.r(), b.r());
             let pf = b.pr();
-            b.spin_until(
-                &format!(
-                    "ld.acquire.cluster.shared::cta.u32 %r{f}, [emu_state+{}];",
-                    4 * st::PEER_DONE
-                ),
-                &format!("setp.ne.u32 %p{pf}, %r{f}, 0;"),
-                pf,
-                Code::HangPeerExit,
-                "0",
-            );
+            b.line(&format!("mov.u32 %r{c}, 0;"));
+            b.label("$FIN_PEER");
+            b.line(&format!(
+                "ld.acquire.cluster.shared::cta.u32 %r{f}, [emu_state+{}];",
+                4 * st::PEER_DONE
+            ));
+            b.line(&format!("setp.ne.u32 %p{pf}, %r{f}, 0;"));
+            b.line(&format!("@%p{pf} bra $FIN_PEER_DONE;"));
+            b.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
+            b.line(&format!("setp.lt.u32 %p{pf}, %r{c}, {SPIN_LIMIT};"));
+            b.line(&format!("@%p{pf} nanosleep.u32 {SPIN_NS};"));
+            b.line(&format!("@%p{pf} bra $FIN_PEER;"));
+            // Given up: at the program's end the peer never finished (a hang); after a
+            // violation, that violation is the run's.
+            b.line(&format!("@%p{ph} bra $FIN_RET;"));
+            b.trap(Code::HangPeerExit, "0");
+            b.label("$FIN_PEER_DONE");
         }
+        b.line(&format!("@%p{ph} bra $FIN_RET;"));
         let m = b.r();
         let p1 = b.pr();
         b.line(&format!(
@@ -601,7 +629,7 @@ impl Lowering for Emu<'_> {
     }
 
     fn before_exit(b: &mut Body<'_, Self>) {
-        b.line("call emu_finish, (%emust);");
+        b.line("call emu_finish, (%emust, 0);");
     }
 
     /// Volatile: the host reads the checkpoints of a hung kernel.
@@ -666,11 +694,7 @@ impl Lowering for Emu<'_> {
         b.line("@%tfirst st.volatile.global.u32 [%emust+12], %lane;");
         b.line("@%tfirst st.volatile.global.u32 [%emust+16], %tdet;");
         b.line("membar.sys;");
-        b.line(&format!(
-            "red.global.add.u32 [%emust+{}], 1;",
-            4 * DONE_WORD
-        ));
-        b.line("exit;");
+        b.end_thread("");
     }
 
     fn extra_regs(&self) -> &'static str {
@@ -805,10 +829,7 @@ mod tests {
             assert!(after[0].ends_with("[%emust];"), "{after:?}");
             assert!(after[1].contains("setp.ne.u32"), "{after:?}");
             assert!(
-                after[2].contains(&format!(
-                    "red.global.add.u32 [%emust+{}], 1;",
-                    4 * DONE_WORD
-                )),
+                after[2].ends_with("call emu_finish, (%emust, 1);"),
                 "{after:?}"
             );
             assert!(after[3].trim_end().ends_with("exit;"), "{after:?}");
@@ -902,14 +923,32 @@ mod tests {
         ] {
             assert!(l.ptx.contains(&want), "{want} missing:\n{}", l.ptx);
         }
-        // Every way a thread ends counts it in its copy's DONE_WORD first.
+        // Every way a thread ends counts it in its copy's DONE_WORD first: `emu_finish`
+        // does, at the program's end (how 0) or after a violation (how 1), in the module and
+        // in the routines; `emu_finish` itself counts its own ends.
         let done = format!("red.global.add.u32 [%emust+{}], 1;", 4 * DONE_WORD);
-        let lines: Vec<&str> = l.ptx.lines().map(str::trim).collect();
-        for w in lines.windows(2) {
-            let (before, x) = (w[0], w[1]);
-            let kernel_ret = before.starts_with("call emu_finish");
-            if (x.ends_with("exit;") || x == "ret;") && !kernel_ret {
-                assert!(before.ends_with(&done), "{before}: {x}");
+        for text in [l.ptx.as_str(), routines_module()] {
+            let lines: Vec<&str> = text.lines().map(str::trim).collect();
+            let fin = lines
+                .iter()
+                .position(|x| x.starts_with(".visible .func emu_finish("))
+                .unwrap_or(lines.len());
+            for (i, w) in lines.windows(2).enumerate() {
+                let (before, x) = (w[0], w[1]);
+                let in_finish = i > fin && lines[fin..i].iter().all(|x| *x != "}");
+                if !(x.ends_with("exit;") || x == "ret;") || x.starts_with("call") {
+                    continue;
+                }
+                let guard = x.split_whitespace().next().filter(|g| g.starts_with('@'));
+                let want = match (in_finish, x == "ret;") {
+                    (true, _) => done.clone(),
+                    (false, true) => continue,
+                    (false, false) => "call emu_finish, (%emust, 1);".to_string(),
+                };
+                assert!(before.ends_with(&want), "{before}: {x}");
+                if let Some(g) = guard {
+                    assert!(before.starts_with(g), "{before}: {x}");
+                }
             }
         }
     }
@@ -1337,7 +1376,7 @@ mod tests {
         let l = lower(&p, &EmuConfig::default()).unwrap();
         let fin = &l.ptx[l
             .ptx
-            .find(".func emu_finish(.param .u64 emust)\n{")
+            .find(".func emu_finish(.param .u64 emust, .param .b32 how)\n{")
             .unwrap()..];
         let fin = &fin[..fin.find("\n}\n").unwrap()];
         let at = |c: Code| {
@@ -1345,6 +1384,13 @@ mod tests {
                 .unwrap_or_else(|| panic!("{c:?} not in emu_finish:\n{fin}"))
         };
         assert!(at(Code::HangPeerExit) < at(Code::Leak), "{fin}");
+        // The wait for the peer does not stop for a recorded violation (the CTA's shared
+        // memory must outlive the peer's accesses): no look at the status word in it.
+        let wait = &fin[fin.find("$FIN_PEER:").unwrap()..fin.find("$FIN_PEER_DONE:").unwrap()];
+        assert!(
+            !wait.contains("[%emust]") && !wait.contains("exit;"),
+            "{wait}"
+        );
     }
 
     #[test]

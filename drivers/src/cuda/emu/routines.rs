@@ -127,7 +127,9 @@ fn print_module() -> String {
         env!("CARGO_PKG_VERSION")
     );
     out.push_str(".version 8.0\n.target sm_90\n.address_size 64\n\n");
-    out.push_str(".extern .shared .align 16 .b32 emu_tmem[];\n\n");
+    out.push_str(".extern .shared .align 16 .b32 emu_tmem[];\n");
+    // A routine's thread ends through the case module's finishing protocol.
+    out.push_str(".extern .func emu_finish(.param .u64 emust, .param .b32 how);\n\n");
     // The routines use nothing of the program their bodies are printed for: a body needs one.
     let p = tcgen05_ir::samples::single_warp_roundtrip();
     let layout = Layout::of(&p);

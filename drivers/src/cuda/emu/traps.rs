@@ -17,6 +17,7 @@ pub(super) trait EmuTraps {
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
+    fn end_thread(&mut self, guard: &str);
     fn converged(&mut self) -> Option<u32>;
     fn uniform(&mut self, r: u32, code: Code, skip: Option<u32>);
 }
@@ -148,11 +149,7 @@ impl EmuTraps for Body<'_, Emu<'_>> {
         self.line(&format!("setp.eq.u32 %p{q}, %r{a}, 0;"));
         self.line(&format!("@%p{q} ld.volatile.global.u32 %r{a}, [%emust];"));
         self.line(&format!("@%p{q} setp.ne.u32 %p{q}, %r{a}, 0;"));
-        self.line(&format!(
-            "@%p{q} red.global.add.u32 [%emust+{}], 1;",
-            4 * DONE_WORD
-        ));
-        self.line(&format!("@%p{q} exit;"));
+        self.end_thread(&format!("@%p{q} "));
     }
 
     /// Ends a collective that lane 0 did for its warp (alloc, a `::2` dealloc or relinquish):
@@ -168,11 +165,23 @@ impl EmuTraps for Body<'_, Emu<'_>> {
         let q = self.pr();
         self.line(&format!("ld.volatile.global.u32 %r{a}, [%emust];"));
         self.line(&format!("setp.ne.u32 %p{q}, %r{a}, 0;"));
-        self.line(&format!(
-            "@%p{q} red.global.add.u32 [%emust+{}], 1;",
-            4 * DONE_WORD
-        ));
-        self.line(&format!("@%p{q} exit;"));
+        self.end_thread(&format!("@%p{q} "));
+    }
+
+    /// Ends the thread after a recorded violation (under `guard`, `@%p3 ` or nothing):
+    /// through `emu_finish` (which counts it in [`DONE_WORD`] and, for the CTA's last thread
+    /// in a program with pairs, waits for the peer CTA), or, in `emu_finish` itself, by
+    /// counting it there.
+    fn end_thread(&mut self, guard: &str) {
+        if self.low.finishing {
+            self.line(&format!(
+                "{guard}red.global.add.u32 [%emust+{}], 1;",
+                4 * DONE_WORD
+            ));
+        } else {
+            self.line(&format!("{guard}call emu_finish, (%emust, 1);"));
+        }
+        self.line(&format!("{guard}exit;"));
     }
 
     /// The `.sync.aligned` preconditions: every lane of the warp executes this instruction.
