@@ -43,8 +43,10 @@
 //! The first thread that sees one records a [`Code`] (with its CTA, warp, lane and a detail
 //! word) in a status block in host-mapped memory and exits; so does every other thread that
 //! sees one, and every thread in a bounded spin stops at its next check of the status word
-//! ([`ABORT_EVERY`]). The kernel ends without a `trap`, so the CUDA context (and the worker
-//! process that owns it) survives for the next case; a kernel that still hangs, or faults,
+//! ([`ABORT_EVERY`]). Every thread ends through `emu_finish`, as at the program's end, so
+//! in a program with pairs a CTA stays until its peer's last thread ended (the peer may still
+//! write to its shared memory). The kernel ends without a `trap`, so the CUDA context (and the
+//! worker process that owns it) survives for the next case; a kernel that still hangs, or faults,
 //! is reported with the recorded code all the same. [`Code::class`] says how the `cuda-emu`
 //! target reports each code: a trap (with the rule it breaks: what the hardware would do),
 //! a hang (bounded spin exhausted), a leak (ALLOC-FREE-BEFORE-EXIT) or "not run" (emulation
