@@ -45,6 +45,7 @@ pub(super) trait EmuOps {
     fn shift_emu(&mut self, cg: CtaGroup, taddr: &TmemRef);
     fn deferred_stores(&mut self, d: &DeferredSt, pred: &str);
     fn fill_new_columns(&mut self, slot: u32, n: u32, seed: u32);
+    fn slot_address(&mut self, slot: u8) -> String;
     fn land_deferred_sts(&mut self);
     fn may_be_pending(&self, bit: u32) -> bool;
     fn tmem_base(&mut self) -> String;
@@ -253,14 +254,9 @@ impl EmuOps for Body<'_, Emu<'_>> {
                     // The rest is the routine's (`routines::ALLOC1`), which also fills the
                     // new columns in a perturbed run (not for `::2`: the peer's shift::2 may
                     // already write those cells).
-                    let a = self.r();
-                    self.line(&format!("mov.u32 %r{a}, tc_slot;"));
-                    self.line(&format!("add.u32 %r{a}, %r{a}, {};", 4 * u32::from(*slot)));
+                    let a = self.slot_address(*slot);
                     let seed = if self.low.c.defer { "%emseed" } else { "0" };
-                    self.call_routine(
-                        &routines::ALLOC1,
-                        &[n.op(), format!("%r{a}"), seed.to_string()],
-                    );
+                    self.call_routine(&routines::ALLOC1, &[n.op(), a, seed.to_string()]);
                 }
             }
             Op::Dealloc { form, taddr, ncols } => {
@@ -734,15 +730,7 @@ impl EmuOps for Body<'_, Emu<'_>> {
             self.trap(Code::PeerMissing, "0");
             return;
         }
-        let slot = match slot {
-            Some(s) => {
-                let a = self.r();
-                self.line(&format!("mov.u32 %r{a}, tc_slot;"));
-                self.line(&format!("add.u32 %r{a}, %r{a}, {};", 4 * u32::from(s)));
-                format!("%r{a}")
-            }
-            None => "0".to_string(),
-        };
+        let slot = slot.map_or("0".to_string(), |s| self.slot_address(s));
         let taddr = taddr.map_or("0".to_string(), |t| format!("%r{t}"));
         self.call_routine(
             &routines::PAIR,
@@ -991,6 +979,15 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line("bra $F_top;");
         self.label("$F_done");
         self.line("bar.warp.sync -1;");
+    }
+
+    /// The shared-memory address of slot `slot` (where an alloc writes its address), in a
+    /// fresh register: a routine's operand.
+    fn slot_address(&mut self, slot: u8) -> String {
+        let a = self.r();
+        self.line(&format!("mov.u32 %r{a}, tc_slot;"));
+        self.line(&format!("add.u32 %r{a}, %r{a}, {};", 4 * u32::from(slot)));
+        format!("%r{a}")
     }
 
     /// wait::st: the warp's deferred sts land, in program order (ST-ASYNC, WAIT-SCOPE), those

@@ -8,8 +8,9 @@
 //! printed again in every case, often several times. As routines the worker compiles them once
 //! (`ptxas -c`, a relocatable object) and the driver's JIT linker only links them to each
 //! case's own code; without a ptxas the worker hands the linker this module's PTX with every
-//! case, which is correct and as slow as before. On the sample of docs/blackwell.md ("The
-//! JIT") the routines cut the driver's JIT time per case by about 40%.
+//! case, which is correct and as slow as before. In a 16-job campaign on the lent H200 a
+//! case's compile went from about 214 to 120-163 ms with the routines and JIT level 1 for
+//! the case's own code (docs/blackwell.md, "The routines").
 //!
 //! A routine's values come from its parameters and from the emulated state of its CTA
 //! (`emu_state`, whose address is the first parameter, `sa`, of every routine): the status
