@@ -260,7 +260,8 @@ mod st {
     pub const MAIL: u32 = 8;
     /// Alloc results for the odd CTA: 4 slots of address + 1.
     pub const RES: u32 = 16;
-    /// Words the preamble clears (those before: every word that starts at 0).
+    /// The preamble clears the words before this one (every word that starts at 0) and
+    /// stores the ones from here on.
     pub const CLEARED: u32 = 24;
     /// The address of the copy's status block (a `.u64`, two words), which the preamble
     /// stores for the routines (`routines`).
