@@ -12,7 +12,9 @@
 //! With `EMU_PTX_DIR=DIR` it also writes each lowered module to `DIR/<case>-<reason>.ptx` and
 //! the routines they call (`cuda::emu::routines_module`) to `DIR/routines/emu_routines.ptx`,
 //! to time their compiles without a GPU (`ptxas -c -arch=sm_90`, each module then links
-//! with the routines' object: `nvlink -arch=sm_90 routines.o module.o`).
+//! with the routines' object: `nvlink -arch=sm_90 routines.o module.o`), and each module's
+//! launch to `DIR/<case>-<reason>.geom` (CTAs, threads a CTA, CTAs a cluster, dynamic shared
+//! memory bytes, observation words).
 
 use std::collections::BTreeMap;
 use tcgen05_drivers::cuda::emu::{self, EmuConfig};
@@ -66,7 +68,20 @@ fn main() -> Result<(), String> {
                     let why = emu::not_emulated(p).unwrap_or_default().replace(' ', "_");
                     let path =
                         format!("{dir}/{i}-{}.ptx", why.chars().take(24).collect::<String>());
-                    std::fs::write(path, &low.ptx).map_err(|e| e.to_string())?;
+                    std::fs::write(&path, &low.ptx).map_err(|e| e.to_string())?;
+                    // Its launch: CTAs, threads a CTA, CTAs a cluster, dynamic shared
+                    // memory, observation words (what the `cuda-emu` target launches).
+                    let l = &p.launch;
+                    let geom = format!(
+                        "{} {} {} {} {}\n",
+                        l.ctas(),
+                        32 * u32::from(l.warps_per_cta),
+                        l.cluster_size,
+                        low.dyn_smem,
+                        tcgen05_ir::observe::Layout::of(p).total_words()
+                    );
+                    let gpath = path.replace(".ptx", ".geom");
+                    std::fs::write(&gpath, geom).map_err(|e| format!("{gpath}: {e}"))?;
                 }
                 if let Some(why) = emu::not_emulated(p) {
                     *partial.entry(why).or_default() += 1;

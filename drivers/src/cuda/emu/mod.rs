@@ -72,10 +72,12 @@
 //! (`%clusterid.x` modulo the program's clusters), and it writes observation block `k` (at
 //! `k * Layout::total_words()` words) and status block `k` (at `k * STATUS_WORDS` words),
 //! which holds its own perturbation. Emulated TMEM, the allocator and the mbarriers live in
-//! each CTA's shared memory, so the copies share nothing. Every thread adds 1 to its copy's
-//! status word [`DONE_WORD`] when it ends (normally, at a violation, or when it stops for
-//! another thread's violation), so after a launch that hangs the worker knows which copies
-//! (runs) finished and which is the first that did not.
+//! each CTA's shared memory, so the copies share nothing. Every thread ends through
+//! `emu_finish` (normally, at a violation, or when it stops for another thread's violation),
+//! where the CTA's last thread to end adds the CTA's threads to its copy's status word
+//! [`DONE_WORD`] (one bus transaction a CTA: the status block is host-mapped), so after a
+//! launch that hangs the worker knows which copies (runs) finished and which is the first
+//! that did not.
 
 use std::fmt::Write as _;
 use tcgen05_ir::observe::{Layout, Site};
@@ -98,8 +100,9 @@ pub const TRY_SLEEP_NS: u32 = 100;
 /// violation (code, CTA, warp, lane, detail), word [`PERTURB_WORD`] the run's perturbation,
 /// word [`DONE_WORD`] the threads that ended.
 pub const STATUS_WORDS: u32 = 8;
-/// The status word each thread of a copy increments when it ends (module docs, "Many runs
-/// per launch"): the copy finished when it equals the copy's threads.
+/// The status word that counts a copy's ended threads, a CTA's at once when its last thread
+/// ends (module docs, "Many runs per launch"): the copy finished when it equals the copy's
+/// threads.
 pub const DONE_WORD: u32 = 6;
 /// The status word the worker sets before each run to perturb its schedule: 0 runs the
 /// program as printed; another value delays the start of each warp by a pseudo-random
@@ -477,7 +480,8 @@ impl Lowering for Emu<'_> {
     /// peer's last thread did the same: the CTA's shared memory must outlive the peer's
     /// accesses to it (a mailbox post, a mask claim, a remote arrive), or the peer's access
     /// is an illegal one that poisons the context. Then, at the program's end, it checks for
-    /// leaked columns. Every thread then counts itself in the copy's [`DONE_WORD`].
+    /// leaked columns, and counts the CTA's threads in the copy's [`DONE_WORD`]; the other
+    /// threads return uncounted.
     fn helpers(&self, p: &Program, layout: &Layout, out: &mut String) {
         // `.visible`: the routines (`routines`) end threads through it too.
         let sig = ".visible .func emu_finish(.param .u64 emust, .param .b32 how)";
@@ -504,7 +508,10 @@ impl Lowering for Emu<'_> {
             "setp.ne.u32 %p{p0}, %r{r}, {};",
             32 * u32::from(p.launch.warps_per_cta) - 1
         ));
-        b.line(&format!("@%p{p0} bra $FIN_RET;"));
+        // A thread that is not the CTA's last leaves uncounted: the last counts the CTA's
+        // threads in one add (the status block is host-mapped, where each atomic is a bus
+        // transaction: a launch's 64 copies took 6x longer with an add a thread).
+        b.line(&format!("@%p{p0} ret;"));
         // With ::2 pairs, the peer CTA first (a CTA that reached its exit with columns
         // allocated is a leak only if the kernel completes: while the peer is blocked, e.g. in
         // a ::2 dealloc this CTA never joins, the run is a hang, as on hardware, where error
@@ -554,8 +561,9 @@ impl Lowering for Emu<'_> {
         b.trap_if(p1, Code::Leak, &format!("%r{m}"));
         b.label("$FIN_RET");
         b.line(&format!(
-            "red.global.add.u32 [%emust+{}], 1;",
-            4 * DONE_WORD
+            "red.global.add.u32 [%emust+{}], {};",
+            4 * DONE_WORD,
+            32 * u32::from(p.launch.warps_per_cta)
         ));
         b.line("ret;");
         b.finish(out);
@@ -928,8 +936,12 @@ mod tests {
         }
         // Every way a thread ends counts it in its copy's DONE_WORD first: `emu_finish`
         // does, at the program's end (how 0) or after a violation (how 1), in the module and
-        // in the routines; `emu_finish` itself counts its own ends.
-        let done = format!("red.global.add.u32 [%emust+{}], 1;", 4 * DONE_WORD);
+        // in the routines; in `emu_finish` every thread but the CTA's last (of the CTA's
+        // threads, counted in FIN) returns uncounted, and the last counts them all.
+        let threads = 32 * u32::from(p.launch.warps_per_cta);
+        let done = format!("red.global.add.u32 [%emust+{}], {threads};", 4 * DONE_WORD);
+        let not_last = format!(", {};", threads - 1);
+        let mut not_last_seen = false;
         for text in [l.ptx.as_str(), routines_module()] {
             let lines: Vec<&str> = text.lines().map(str::trim).collect();
             let fin = lines
@@ -939,6 +951,14 @@ mod tests {
             for (i, w) in lines.windows(2).enumerate() {
                 let (before, x) = (w[0], w[1]);
                 let in_finish = i > fin && lines[fin..i].iter().all(|x| *x != "}");
+                if in_finish && x.starts_with('@') && x.ends_with(" ret;") {
+                    not_last_seen = true;
+                    assert!(
+                        before.starts_with("setp.ne.u32") && before.ends_with(&not_last),
+                        "{before}: {x}"
+                    );
+                    continue;
+                }
                 if !(x.ends_with("exit;") || x == "ret;") || x.starts_with("call") {
                     continue;
                 }
@@ -954,6 +974,7 @@ mod tests {
                 }
             }
         }
+        assert!(not_last_seen, "{}", l.ptx);
     }
 
     /// A perturbed warp's st stores only when `%emdefer` is off, keeps its address and values

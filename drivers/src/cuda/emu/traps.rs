@@ -169,14 +169,17 @@ impl EmuTraps for Body<'_, Emu<'_>> {
     }
 
     /// Ends the thread after a recorded violation (under `guard`, `@%p3 ` or nothing):
-    /// through `emu_finish` (which counts it in [`DONE_WORD`] and, for the CTA's last thread
-    /// in a program with pairs, waits for the peer CTA), or, in `emu_finish` itself, by
-    /// counting it there.
+    /// through `emu_finish` (whose CTA's last thread counts the CTA in [`DONE_WORD`] and, in
+    /// a program with pairs, first waits for the peer CTA), or, in `emu_finish` itself (where
+    /// only the CTA's last thread comes), by counting the CTA there.
     fn end_thread(&mut self, guard: &str) {
         if self.low.finishing {
+            // Only the CTA's last thread ends in `emu_finish`'s own checks: it counts the
+            // CTA's threads.
             self.line(&format!(
-                "{guard}red.global.add.u32 [%emust+{}], 1;",
-                4 * DONE_WORD
+                "{guard}red.global.add.u32 [%emust+{}], {};",
+                4 * DONE_WORD,
+                32 * u32::from(self.p.launch.warps_per_cta)
             ));
         } else {
             self.line(&format!("{guard}call emu_finish, (%emust, 1);"));
