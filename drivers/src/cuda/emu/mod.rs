@@ -510,7 +510,7 @@ impl Lowering for Emu<'_> {
         ));
         // A thread that is not the CTA's last leaves uncounted: the last counts the CTA's
         // threads in one add (the status block is host-mapped, where each atomic is a bus
-        // transaction: a launch's 64 copies took 6x longer with an add a thread).
+        // transaction: a launch's 64 copies took 5x longer with an add a thread).
         b.line(&format!("@%p{p0} ret;"));
         // With ::2 pairs, the peer CTA first (a CTA that reached its exit with columns
         // allocated is a leak only if the kernel completes: while the peer is blocked, e.g. in
