@@ -20,7 +20,7 @@
 //! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and the device's runner workers run them all ([`runner`]) |
 //! | `TCGEN05_CUDA_RUNNERS` | [`runner::DEFAULT_RUNNERS`] | runner workers of a device with `TCGEN05_CUDA_RUNNER=shared` |
 //! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
-//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
+//! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]: its cases' compile and run time, kills by cause, and the cases by the time of their runs with each bucket's share of the run time); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
 //! | `TCGEN05_CUDA_KILLED_DIR` | unset | with `TCGEN05_CUDA_PROFILE`: a folder where each case that cost its worker is written as `<target>-<id>.ptx` (for `tcgen05-fuzz reproduce`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
 //! | `TCGEN05_PTXAS` | `ptxas` on `PATH`, `/usr/local/cuda/bin/ptxas` | ptxas for `compiler=ptxas`, guardrails and `cuda-emu`'s routines ([`emu::routines_module`], compiled once per worker) |
@@ -480,6 +480,27 @@ pub struct Profile {
     pub readback_us: u64,
     /// Cases that cost their worker, by cause ([`KILL_CAUSES`]).
     pub kills: [u64; 5],
+    /// Cases by the run time of their runs ([`RUN_BUCKETS_US`]; the last bucket: the rest).
+    pub run_cases: [u64; 7],
+    /// The run time of each bucket's cases, microseconds: how much of [`Profile::run_us`] a
+    /// few long cases take.
+    pub run_bucket_us: [u64; 7],
+}
+
+/// The upper bounds (exclusive) of [`Profile::run_cases`]' buckets, microseconds.
+pub const RUN_BUCKETS_US: [u64; 6] = [1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000];
+
+impl Profile {
+    /// Counts a case whose runs took `run_us` in all.
+    pub fn count_runs(&mut self, run_us: u64) {
+        let i = RUN_BUCKETS_US
+            .iter()
+            .position(|b| run_us < *b)
+            .unwrap_or(RUN_BUCKETS_US.len());
+        self.run_cases[i] += 1;
+        self.run_bucket_us[i] += run_us;
+        self.run_us += run_us;
+    }
 }
 
 /// The causes of [`Profile::kills`]: the kernel still ran at its watchdog (hung), a sticky
@@ -510,6 +531,36 @@ impl std::fmt::Display for Profile {
         )?;
         for (cause, n) in KILL_CAUSES.iter().zip(self.kills) {
             write!(f, "; killed by {cause}: {n}")?;
+        }
+        if self.run_cases.iter().any(|n| *n > 0) {
+            // Each bucket's cases, and its share of the run time.
+            f.write_str("; a case's runs took")?;
+            let total = self.run_bucket_us.iter().sum::<u64>().max(1);
+            for (i, (n, us)) in self.run_cases.iter().zip(self.run_bucket_us).enumerate() {
+                // A bound as (value, unit); a range names the unit once where both share it.
+                let bound = |us: u64| match us {
+                    us if us >= 1_000_000 => (us / 1_000_000, "s"),
+                    us => (us / 1000, "ms"),
+                };
+                let last = RUN_BUCKETS_US.len();
+                let range = match i {
+                    0 => {
+                        let (v, u) = bound(RUN_BUCKETS_US[0]);
+                        format!("< {v} {u}")
+                    }
+                    i if i == last => {
+                        let (v, u) = bound(RUN_BUCKETS_US[last - 1]);
+                        format!(">= {v} {u}")
+                    }
+                    i => match (bound(RUN_BUCKETS_US[i - 1]), bound(RUN_BUCKETS_US[i])) {
+                        ((a, ua), (b, ub)) if ua == ub => format!("{a}-{b} {ub}"),
+                        ((a, ua), (b, ub)) => format!("{a} {ua}-{b} {ub}"),
+                    },
+                };
+                let sep = if i == 0 { " " } else { ", " };
+                write!(f, "{sep}{range}: {n} ({}%)", 100 * us / total)?;
+            }
+            f.write_str(" of the run time")?;
         }
         Ok(())
     }
@@ -826,7 +877,7 @@ impl CudaTarget {
             | RunResult::Fault { timing, .. } = result
         {
             self.profile.compile_us += timing.compile_us;
-            self.profile.run_us += timing.run_us;
+            self.profile.count_runs(timing.run_us);
             self.profile.readback_us += timing.readback_us;
         }
         if profile_level() >= 2 {
@@ -1307,6 +1358,30 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use tcgen05_ir::{Cond, Scope, Stmt, samples};
+
+    /// The profile counts each case under the bucket of its runs' time (upper bounds
+    /// exclusive) and prints each bucket's share of the run time, so a few long cases that
+    /// take most of it show.
+    #[test]
+    fn the_profile_shows_which_cases_take_the_run_time() {
+        let mut p = Profile::default();
+        for us in [500, 999, 1_000, 3_000_000, 1_000_000] {
+            p.count_runs(us);
+        }
+        assert_eq!(p.run_cases, [2, 1, 0, 0, 0, 0, 2]);
+        assert_eq!(p.run_bucket_us[6], 4_000_000);
+        assert_eq!(p.run_us, 4_002_499);
+        let text = p.to_string();
+        assert!(
+            text.ends_with(
+                "; a case's runs took < 1 ms: 2 (0%), 1-4 ms: 1 (0%), 4-16 ms: 0 (0%), \
+                 16-64 ms: 0 (0%), 64-256 ms: 0 (0%), 256 ms-1 s: 0 (0%), >= 1 s: 2 (99%) of the \
+                 run time"
+            ),
+            "{text}"
+        );
+        assert!(!Profile::default().to_string().contains("runs took"));
+    }
 
     fn wait(max_tries: u32) -> Stmt {
         Stmt::MbarWait {
