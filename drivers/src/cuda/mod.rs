@@ -472,34 +472,46 @@ pub struct Profile {
     pub prepare_us: u64,
     /// Microseconds from sending a request to its end, seen from the parent.
     pub worker_us: u64,
-    /// Of those, the worker's compile and load, run, and readback times.
+    /// Of those, the worker's compile and load, and readback times (the run time is
+    /// [`Profile::run_us`]).
     pub compile_us: u64,
-    /// See `compile_us`.
-    pub run_us: u64,
     /// See `compile_us`.
     pub readback_us: u64,
     /// Cases that cost their worker, by cause ([`KILL_CAUSES`]).
     pub kills: [u64; 5],
-    /// Cases by the run time of their runs ([`RUN_BUCKETS_US`]; the last bucket: the rest).
+    /// Cases by the run time of their runs, one count per [`RUN_BUCKETS`] entry.
     pub run_cases: [u64; 7],
-    /// The run time of each bucket's cases, microseconds: how much of [`Profile::run_us`] a
-    /// few long cases take.
+    /// The run time of each bucket's cases, microseconds: how much of the run time a few
+    /// long cases take.
     pub run_bucket_us: [u64; 7],
 }
 
-/// The upper bounds (exclusive) of [`Profile::run_cases`]' buckets, microseconds.
-pub const RUN_BUCKETS_US: [u64; 6] = [1_000, 4_000, 16_000, 64_000, 256_000, 1_000_000];
+/// The buckets of [`Profile::run_cases`]: the upper bound of each (exclusive, microseconds)
+/// and its name in the profile line.
+pub const RUN_BUCKETS: [(u64, &str); 7] = [
+    (1_000, "< 1 ms"),
+    (4_000, "1-4 ms"),
+    (16_000, "4-16 ms"),
+    (64_000, "16-64 ms"),
+    (256_000, "64-256 ms"),
+    (1_000_000, "256 ms-1 s"),
+    (u64::MAX, ">= 1 s"),
+];
 
 impl Profile {
     /// Counts a case whose runs took `run_us` in all.
     pub fn count_runs(&mut self, run_us: u64) {
-        let i = RUN_BUCKETS_US
+        let i = RUN_BUCKETS
             .iter()
-            .position(|b| run_us < *b)
-            .unwrap_or(RUN_BUCKETS_US.len());
+            .position(|(bound, _)| run_us < *bound)
+            .unwrap_or(RUN_BUCKETS.len() - 1);
         self.run_cases[i] += 1;
         self.run_bucket_us[i] += run_us;
-        self.run_us += run_us;
+    }
+
+    /// Microseconds the cases' runs took in all.
+    pub fn run_us(&self) -> u64 {
+        self.run_bucket_us.iter().sum()
     }
 }
 
@@ -526,7 +538,7 @@ impl std::fmt::Display for Profile {
             ms(self.prepare_us),
             ms(self.worker_us),
             ms(self.compile_us),
-            ms(self.run_us),
+            ms(self.run_us()),
             ms(self.readback_us)
         )?;
         for (cause, n) in KILL_CAUSES.iter().zip(self.kills) {
@@ -534,31 +546,15 @@ impl std::fmt::Display for Profile {
         }
         if self.run_cases.iter().any(|n| *n > 0) {
             // Each bucket's cases, and its share of the run time.
+            let total = self.run_us().max(1);
             f.write_str("; a case's runs took")?;
-            let total = self.run_bucket_us.iter().sum::<u64>().max(1);
-            for (i, (n, us)) in self.run_cases.iter().zip(self.run_bucket_us).enumerate() {
-                // A bound as (value, unit); a range names the unit once where both share it.
-                let bound = |us: u64| match us {
-                    us if us >= 1_000_000 => (us / 1_000_000, "s"),
-                    us => (us / 1000, "ms"),
-                };
-                let last = RUN_BUCKETS_US.len();
-                let range = match i {
-                    0 => {
-                        let (v, u) = bound(RUN_BUCKETS_US[0]);
-                        format!("< {v} {u}")
-                    }
-                    i if i == last => {
-                        let (v, u) = bound(RUN_BUCKETS_US[last - 1]);
-                        format!(">= {v} {u}")
-                    }
-                    i => match (bound(RUN_BUCKETS_US[i - 1]), bound(RUN_BUCKETS_US[i])) {
-                        ((a, ua), (b, ub)) if ua == ub => format!("{a}-{b} {ub}"),
-                        ((a, ua), (b, ub)) => format!("{a} {ua}-{b} {ub}"),
-                    },
-                };
+            for (i, ((_, name), (n, us))) in RUN_BUCKETS
+                .iter()
+                .zip(self.run_cases.iter().zip(self.run_bucket_us))
+                .enumerate()
+            {
                 let sep = if i == 0 { " " } else { ", " };
-                write!(f, "{sep}{range}: {n} ({}%)", 100 * us / total)?;
+                write!(f, "{sep}{name}: {n} ({}%)", 100 * us / total)?;
             }
             f.write_str(" of the run time")?;
         }
@@ -1370,7 +1366,7 @@ mod tests {
         }
         assert_eq!(p.run_cases, [2, 1, 0, 0, 0, 0, 2]);
         assert_eq!(p.run_bucket_us[6], 4_000_000);
-        assert_eq!(p.run_us, 4_002_499);
+        assert_eq!(p.run_us(), 4_002_499);
         let text = p.to_string();
         assert!(
             text.ends_with(
