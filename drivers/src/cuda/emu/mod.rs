@@ -479,7 +479,8 @@ impl Lowering for Emu<'_> {
     /// collectives, tells the peer CTA and waits (bounded, [`SPIN_LIMIT`] rounds) until the
     /// peer's last thread did the same: the CTA's shared memory must outlive the peer's
     /// accesses to it (a mailbox post, a mask claim, a remote arrive), or the peer's access
-    /// is an illegal one that poisons the context. Then, at the program's end, it checks for
+    /// is an illegal one that poisons the context; while it waits it arrives at the cluster
+    /// barrier each round, releasing a barrier the peer waits at as the CTA's exit would. Then, at the program's end, it checks for
     /// leaked columns, and counts the CTA's threads in the copy's [`DONE_WORD`]; the other
     /// threads return uncounted.
     fn helpers(&self, p: &Program, layout: &Layout, out: &mut String) {
@@ -543,6 +544,13 @@ impl Lowering for Emu<'_> {
             b.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
             b.line(&format!("setp.lt.u32 %p{pf}, %r{c}, {SPIN_LIMIT};"));
             b.line(&format!("@%p{pf} nanosleep.u32 {SPIN_NS};"));
+            // While it waits, this thread stands in for its CTA's ended threads at the
+            // peer's cluster barriers: on hardware the CTA's exit would release a barrier
+            // the peer waits at (PTX ISA, `exit`), and here the CTA stays, so its shared
+            // memory outlives the peer's accesses after that barrier (a `::2` dealloc the
+            // peer makes after a barrier this CTA never reaches).
+            b.line(&format!("@%p{pf} barrier.cluster.arrive.release;"));
+            b.line(&format!("@%p{pf} barrier.cluster.wait.acquire;"));
             b.line(&format!("@%p{pf} bra $FIN_PEER;"));
             // Given up: at the program's end the peer never finished (a hang); after a
             // violation, that violation is the run's.
@@ -1413,6 +1421,25 @@ mod tests {
         let wait = &fin[fin.find("$FIN_PEER:").unwrap()..fin.find("$FIN_PEER_DONE:").unwrap()];
         assert!(
             !wait.contains("[%emust]") && !wait.contains("exit;"),
+            "{wait}"
+        );
+        // Each round of the wait arrives at and waits for the cluster barrier (as the CTA's
+        // exit would release it), under the round's predicate, before going round again.
+        let lines: Vec<&str> = wait.lines().map(str::trim).collect();
+        let back = lines
+            .iter()
+            .position(|x| x.ends_with("bra $FIN_PEER;"))
+            .unwrap_or_else(|| panic!("{wait}"));
+        let guard = lines[back].split_whitespace().next().unwrap();
+        assert!(guard.starts_with("@%p"), "{wait}");
+        assert_eq!(
+            lines[back - 2],
+            format!("{guard} barrier.cluster.arrive.release;"),
+            "{wait}"
+        );
+        assert_eq!(
+            lines[back - 1],
+            format!("{guard} barrier.cluster.wait.acquire;"),
             "{wait}"
         );
     }
