@@ -10,9 +10,9 @@
 //! | spec object | emulation |
 //! | --- | --- |
 //! | TMEM, 128 lanes × 512 columns of 32 bits (reference §2.1) | dynamic shared memory `emu_tmem`, cell (lane, col) at word `col * 128 + lane`, for the first [`Lowered::tmem_cols`] columns (as many as fit next to the program's own shared memory; 448 on an H100 with a small program); an access beyond them ends the case as `NotRun` (code [`Code::Capacity`]) |
-//! | column allocator, units of 32 columns (§2.3) | a 16-bit mask in `emu_state`, first fit at a multiple of the request's size, claimed with `atom.shared.cas`; a full allocator spins with `nanosleep` for at most [`SPIN_LIMIT`] rounds (ALLOC-BLOCKS), then records [`Code::HangAlloc`] |
+//! | column allocator, units of 32 columns (§2.3) | a 16-bit mask in `emu_state`, first fit at a multiple of the request's size, claimed with `atom.shared.cas`; a full allocator spins with `nanosleep` for the case's [`spin_rounds`] (ALLOC-BLOCKS), then records [`Code::HangAlloc`] |
 //! | allocation permit, last size (§2.3) | words of `emu_state` |
-//! | `::2` alloc/dealloc/relinquish (§2.5) | the k-th `::2` operation of each CTA of a pair meets its partner through a mailbox in the peer's shared memory (`mapa` + `st.release.cluster.shared::cluster`); the even CTA claims the same columns in both masks; a partner that never comes is [`Code::HangPair`] after [`SPIN_LIMIT`] rounds (ALLOC-PAIR-BLOCK) |
+//! | `::2` alloc/dealloc/relinquish (§2.5) | the k-th `::2` operation of each CTA of a pair meets its partner through a mailbox in the peer's shared memory (`mapa` + `st.release.cluster.shared::cluster`); the even CTA claims the same columns in both masks; a partner that never comes is [`Code::HangPair`] after the case's [`spin_rounds`] (ALLOC-PAIR-BLOCK) |
 //! | ld / st (§3.2, §3.3) | `ld.shared` / `st.shared` of the cells, performed at issue (a completion order the spec allows); `.pack::16b` / `.unpack::16b` use the low halves of two adjacent columns |
 //! | wait::ld / wait::st | `bar.warp.sync` (the accesses already completed) |
 //! | fence::* | `fence.acq_rel.cluster` |
@@ -83,12 +83,39 @@ use std::fmt::Write as _;
 use tcgen05_ir::observe::{Layout, Site};
 use tcgen05_ir::{Op, Program};
 
-/// Rounds of a bounded spin (each a `nanosleep` of [`SPIN_NS`] ns): about 0.5 s, below the
-/// default watchdog (10 s, `cuda::DEFAULT_TIMEOUT`), so a blocked alloc is reported with its reason rather than only by
-/// the watchdog.
+/// The most rounds of a bounded spin (each a `nanosleep` of [`SPIN_NS`] ns): about 0.5 s,
+/// below the default watchdog (10 s, `cuda::DEFAULT_TIMEOUT`), so a blocked alloc is reported
+/// with its reason rather than only by the watchdog. A case spins [`spin_rounds`] rounds.
 pub const SPIN_LIMIT: u32 = 1 << 19;
 /// Nanoseconds per spin round.
 pub const SPIN_NS: u32 = 1000;
+/// The wait every spin of a case allows for, nanoseconds, besides its bounded waits and
+/// emulated MMAs ([`spin_rounds`]): what else a thread can wait for (another warp's start
+/// delay, at most [`MAX_START_DELAY_NS`], and its emulated ld, st, cp and shift, each
+/// microseconds) is thousands of times shorter.
+pub const SPIN_FLOOR_NS: u64 = 25_000_000;
+/// Nanoseconds a failing try of an emulated bounded wait may take, for [`spin_rounds`]: twice
+/// the 128 ns a try took on an H100 ([`TRY_SLEEP_NS`]).
+pub const TRY_NS_BOUND: u64 = 256;
+
+/// The rounds of `p`'s bounded spins (an alloc that finds no columns, a `::2` collective's
+/// partner, the peer CTA's end): long enough for anything another thread of the case can do
+/// before it frees the columns, meets the partner or ends, so a spin that gives up is a
+/// block (§2.3, §2.5: ALLOC-BLOCKS, ALLOC-PAIR-BLOCK, DEALLOC-PAIR-BLOCK): [`SPIN_FLOOR_NS`],
+/// plus every bounded wait's tries at [`TRY_NS_BOUND`] each ([`super::bounded_wait_tries`]:
+/// one thread may wait for another that first gives up its waits), plus the emulated MMAs at
+/// the watchdog's [`super::EMU_MAC_BUDGET_NS`] a multiply-add; as rounds of half a
+/// [`SPIN_NS`] each (`nanosleep` may sleep less than asked), at most [`SPIN_LIMIT`]. A spin
+/// that gives up costs its launch that long, and a campaign's launches share the GPU: with
+/// [`SPIN_LIMIT`] for every case, 1.7% of the cases (their launches over a second) took 83%
+/// of the GPU time of a campaign (docs/blackwell.md §6, "What bounds it").
+pub fn spin_rounds(p: &Program) -> u32 {
+    let ns = SPIN_FLOOR_NS
+        .saturating_add(super::bounded_wait_tries(p).saturating_mul(TRY_NS_BOUND))
+        .saturating_add(super::emulated_macs(p).saturating_mul(super::EMU_MAC_BUDGET_NS));
+    let rounds = ns.saturating_mul(2) / u64::from(SPIN_NS);
+    rounds.min(u64::from(SPIN_LIMIT)) as u32
+}
 /// Nanoseconds each failed try of an emulated bounded mbarrier wait sleeps (`nanosleep`, which
 /// the PTX ISA bounds by twice the request) before the next `mbarrier.test_wait`. On an H100
 /// (driver 580) a try then takes 128 ns, so a wait of 2^20 tries on a phase that never
@@ -197,11 +224,12 @@ codes! {
     CommitWindow = 15, Trap, "COMMIT-MBAR-WINDOW";
     /// commit multicast to a CTA rank outside the cluster.
     CommitRank = 16, Trap, "COMMIT-MCAST-MASK";
-    /// An alloc found no free columns for [`SPIN_LIMIT`] rounds.
+    /// An alloc found no free columns for the case's [`spin_rounds`].
     HangAlloc = 32, Hang, "ALLOC-BLOCKS";
-    /// A `::2` collective's partner did not come for [`SPIN_LIMIT`] rounds.
+    /// A `::2` collective's partner did not come for the case's [`spin_rounds`].
     HangPair = 33, Hang, "ALLOC-PAIR-BLOCK / DEALLOC-PAIR-BLOCK";
-    /// The peer CTA of a `::2` pair did not finish for [`SPIN_LIMIT`] rounds after this CTA.
+    /// The peer CTA of a `::2` pair did not finish for the case's [`spin_rounds`] after this
+    /// CTA.
     HangPeerExit = 34, Hang, "GEN-PEER-ACTIVE";
     /// The CTA finished with TMEM allocated.
     Leak = 48, Leak, "ALLOC-FREE-BEFORE-EXIT";
@@ -273,8 +301,10 @@ mod st {
     pub const CTA: u32 = 26;
     /// The emulated columns (`Lowered::tmem_cols`), stored by the preamble.
     pub const COLS: u32 = 27;
+    /// The rounds of the case's bounded spins (`spin_rounds`), stored by the preamble.
+    pub const SPIN: u32 = 28;
     /// Words.
-    pub const WORDS: u32 = 28;
+    pub const WORDS: u32 = 29;
 }
 
 /// The static shared memory of a program (slots, mbarriers, regions, emu state), bytes, with
@@ -329,6 +359,7 @@ pub fn lower(p: &Program, cfg: &EmuConfig) -> Result<Lowered, Unsupported> {
         plan,
         converged: known_converged(p),
         warps: op_warps(p),
+        spin: spin_rounds(p),
     };
     let mut out = String::with_capacity(16 * 1024);
     emit_with(p, &Emu::new(&ctx, false), &mut out);
@@ -363,6 +394,7 @@ impl Ctx {
             undeferrable: 0,
             converged: Vec::new(),
             warps: Vec::new(),
+            spin: SPIN_LIMIT,
         }
     }
 }
@@ -387,6 +419,8 @@ struct Ctx {
     /// Per tcgen05 instruction of the kernel, in printing order, the warp whose body it is
     /// in ([`check::op_warps`]).
     warps: Vec<usize>,
+    /// Rounds of the bounded spins ([`spin_rounds`]).
+    spin: u32,
 }
 
 /// A st whose stores a perturbed run may defer to the next wait::st: bit `bit` of `%emstq`
@@ -476,7 +510,7 @@ impl Lowering for Emu<'_> {
     /// `emu_finish(emust, how)`, the finishing protocol, which every thread goes through when
     /// it ends: `how` 0 at the program's end, 1 after a recorded violation (its own, or one it
     /// saw in the status word). The last thread of the CTA to end, for programs with `::2`
-    /// collectives, tells the peer CTA and waits (bounded, [`SPIN_LIMIT`] rounds) until the
+    /// collectives, tells the peer CTA and waits (bounded, [`spin_rounds`]) until the
     /// peer's last thread did the same: the CTA's shared memory must outlive the peer's
     /// accesses to it (a mailbox post, a mask claim, a remote arrive), or the peer's access
     /// is an illegal one that poisons the context; while it waits it arrives at the cluster
@@ -542,7 +576,7 @@ impl Lowering for Emu<'_> {
             b.line(&format!("setp.ne.u32 %p{pf}, %r{f}, 0;"));
             b.line(&format!("@%p{pf} bra $FIN_PEER_DONE;"));
             b.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
-            b.line(&format!("setp.lt.u32 %p{pf}, %r{c}, {SPIN_LIMIT};"));
+            b.line(&format!("setp.lt.u32 %p{pf}, %r{c}, {};", self.c.spin));
             b.line(&format!("@%p{pf} nanosleep.u32 {SPIN_NS};"));
             // While it waits, this thread stands in for its CTA's ended threads at the
             // peer's cluster barriers: on hardware the CTA's exit would release a barrier
@@ -638,6 +672,11 @@ impl Lowering for Emu<'_> {
             "st.shared.u32 [emu_state+{}], {};",
             4 * st::COLS,
             b.low.c.cols
+        ));
+        b.line(&format!(
+            "st.shared.u32 [emu_state+{}], {};",
+            4 * st::SPIN,
+            b.low.c.spin
         ));
         b.line("barrier.sync 0;");
         if b.p.launch.cluster_size > 1 {
@@ -1442,6 +1481,58 @@ mod tests {
             format!("{guard} barrier.cluster.wait.acquire;"),
             "{wait}"
         );
+    }
+
+    /// A case's bounded spins last as long as what it can wait for: the floor alone without
+    /// bounded waits or MMAs, every bounded wait's tries on top, never past SPIN_LIMIT. The
+    /// preamble stores the rounds for the routines, whose spins read them from the CTA's
+    /// state, and `emu_finish`'s wait for the peer CTA uses them.
+    #[test]
+    fn spins_follow_what_the_case_can_wait_for() {
+        // Rounds of half a SPIN_NS each (spin_rounds' docs).
+        let rounds = |ns: u64| (2 * ns / u64::from(SPIN_NS)) as u32;
+        let floor = rounds(SPIN_FLOOR_NS);
+        assert!(floor < SPIN_LIMIT / 8, "{floor}");
+        let p = samples::single_warp_roundtrip();
+        assert_eq!(spin_rounds(&p), floor);
+        let mut waits = p.clone();
+        waits.smem.mbarriers = 1;
+        waits.warps[0].insert(1, samples::mbar_wait(0, 1 << 16));
+        waits.warps[0].insert(1, samples::mbar_wait(0, 1 << 14));
+        let tries = (1 << 16) + (1 << 14);
+        assert_eq!(
+            spin_rounds(&waits),
+            rounds(SPIN_FLOOR_NS + tries * TRY_NS_BOUND)
+        );
+        waits.warps[0].insert(1, samples::mbar_wait(0, 1 << 22));
+        assert_eq!(spin_rounds(&waits), SPIN_LIMIT);
+
+        let l = lower(&p, &EmuConfig::default()).unwrap();
+        let store = format!("st.shared.u32 [emu_state+{}], {floor};", 4 * st::SPIN);
+        assert!(l.ptx.contains(&store), "{}", l.ptx);
+        let r = routines_module();
+        let read = format!("[%emsa+{}];", 4 * st::SPIN);
+        // The alloc's claim (emu_alloc1) and the ::2 meeting (emu_pair) spin.
+        assert!(r.matches(&read).count() >= 2, "{r}");
+        assert!(!r.contains(&format!(", {SPIN_LIMIT};")), "{r}");
+
+        let cg = CtaGroup::Two;
+        let mut pair = samples::single_warp_roundtrip();
+        pair.launch.cluster_size = 2;
+        pair.launch.declare_cluster = true;
+        pair.warps[0] = vec![
+            samples::alloc(cg, 0, 32),
+            samples::dealloc(cg, 0, 32),
+            samples::relinquish(cg),
+        ];
+        let l = lower(&pair, &EmuConfig::default()).unwrap();
+        let wait = &l.ptx[l.ptx.find("$FIN_PEER:").unwrap()..];
+        let wait = &wait[..wait.find("$FIN_PEER_DONE:").unwrap()];
+        assert!(
+            wait.contains(&format!(", {};", spin_rounds(&pair))),
+            "{wait}"
+        );
+        assert!(!l.ptx.contains(&format!(", {SPIN_LIMIT};")), "{}", l.ptx);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::defer::Step;
 use super::mma::EmuMma;
 use super::routines::{self, EmuCalls};
 use super::traps::EmuTraps;
-use super::{Code, DeferredSt, Emu, SPIN_LIMIT, SPIN_NS, st};
+use super::{Code, DeferredSt, Emu, SPIN_NS, st};
 use tcgen05_ir::observe::Site;
 use tcgen05_ir::ptx::{Body, Pending};
 use tcgen05_ir::{
@@ -501,7 +501,8 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
         let a = self.r();
         self.abort_check(c, a, p);
-        self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {SPIN_LIMIT};"));
+        let limit = self.spin_limit();
+        self.line(&format!("setp.ge.u32 %p{p}, %r{c}, {limit};"));
         self.trap_if(p, Code::HangAlloc, &format!("%r{both}"));
         self.line(&format!("nanosleep.u32 {SPIN_NS};"));
         self.line(&format!("bra $C{l}_top;"));

@@ -4,7 +4,7 @@
 //! the abort checks in them, and the convergence and uniformity checks of `.sync.aligned`
 //! instructions.
 
-use super::{ABORT_EVERY, Code, DONE_WORD, Emu, SPIN_LIMIT, SPIN_NS};
+use super::{ABORT_EVERY, Code, DONE_WORD, Emu, SPIN_NS, st};
 use tcgen05_ir::ptx::Body;
 
 /// The emulation's checks on a body being printed.
@@ -15,6 +15,7 @@ pub(super) trait EmuTraps {
     fn checks_begin(&mut self) -> bool;
     fn checks_end(&mut self, opened: bool);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
+    fn spin_limit(&mut self) -> String;
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
     fn end_thread(&mut self, guard: &str);
@@ -118,7 +119,8 @@ impl EmuTraps for Body<'_, Emu<'_>> {
     }
 
     /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
-    /// sleeping between rounds; after [`SPIN_LIMIT`] rounds, records `code` and exits. Every
+    /// sleeping between rounds; after the case's rounds ([`EmuTraps::spin_limit`]), records
+    /// `code` and exits. Every
     /// [`ABORT_EVERY`] rounds it reads the status word and exits if another thread recorded a
     /// violation (the violation tail exits instead of trapping, so nothing else stops a
     /// thread that waits for one that left).
@@ -134,11 +136,27 @@ impl EmuTraps for Body<'_, Emu<'_>> {
         self.line(&format!("@%p{p} bra $SP{n}_done;"));
         self.line(&format!("add.u32 %r{c}, %r{c}, 1;"));
         self.abort_check(c, a, q);
-        self.line(&format!("setp.ge.u32 %p{q}, %r{c}, {SPIN_LIMIT};"));
+        let limit = self.spin_limit();
+        self.line(&format!("setp.ge.u32 %p{q}, %r{c}, {limit};"));
         self.trap_if(q, code, detail);
         self.line(&format!("nanosleep.u32 {SPIN_NS};"));
         self.line(&format!("bra $SP{n}_top;"));
         self.label(&format!("$SP{n}_done"));
+    }
+
+    /// The rounds of a bounded spin ([`super::spin_rounds`]): an immediate in a lowered
+    /// module, which knows its case; read from the CTA's state ([`st::SPIN`]) in a routine,
+    /// which serves every case.
+    fn spin_limit(&mut self) -> String {
+        if !self.low.routine {
+            return self.low.c.spin.to_string();
+        }
+        let r = self.r();
+        self.line(&format!(
+            "ld.shared.u32 %r{r}, [emu_state+{}];",
+            4 * st::SPIN
+        ));
+        format!("%r{r}")
     }
 
     /// In a bounded spin whose round counter is register `c`: every [`ABORT_EVERY`] rounds,
