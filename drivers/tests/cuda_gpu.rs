@@ -442,7 +442,7 @@ fn no_arrive_weakenings_give_up_and_complete() {
         let start = Instant::now();
         let o = t.run(&c);
         let took = start.elapsed();
-        let v = judge(&c, &o);
+        let v = judge(&t, &c, &o);
         log(
             "no-arrive.log",
             &format!(
@@ -510,7 +510,7 @@ fn a_trap_then_a_hundred_good_cases() {
             ),
             "seed {seed}: {o:?}"
         );
-        let v = judge(&c, &o);
+        let v = judge(&t, &c, &o);
         assert!(!matches!(v, Verdict::Discrepancy(_)), "seed {seed}: {v:?}");
         *verdicts.entry(verdict_name(&v)).or_default() += 1;
     }
@@ -552,16 +552,23 @@ fn edition_of(c: &Case) -> tcgen05_oracle::Edition {
     }
 }
 
-fn judge(c: &Case, o: &Outcome) -> Verdict {
-    judge_in(c, o, edition_of(c))
+/// The campaign's judgement of `o`, an outcome of `t` (its wait bound included: a
+/// `cuda-emu` wait that gave up is skipped, not a discrepancy, as in the campaign).
+fn judge(t: &CudaTarget, c: &Case, o: &Outcome) -> Verdict {
+    judge_in(t, c, o, edition_of(c))
 }
 
-fn judge_in(c: &Case, o: &Outcome, edition: tcgen05_oracle::Edition) -> Verdict {
+fn judge_in(t: &CudaTarget, c: &Case, o: &Outcome, edition: tcgen05_oracle::Edition) -> Verdict {
     let opts = tcgen05_oracle::Options {
         edition,
         ..tcgen05_oracle::Options::default()
     };
-    diff::compare(&c.program, &compared(c, expect_in(c, &opts)), o)
+    diff::compare_bounded(
+        &c.program,
+        &compared(c, expect_in(c, &opts)),
+        o,
+        t.wait_bound(),
+    )
 }
 
 fn expect_in(c: &Case, opts: &tcgen05_oracle::Options) -> tcgen05_oracle::Expected {
@@ -662,12 +669,17 @@ fn emulation_campaign() {
                     )
                 };
                 let o = t.run(&c);
-                let v = judge_in(&c, &o, edition_in(&c, hint));
+                let v = judge_in(&t, &c, &o, edition_in(&c, hint));
                 let opts93 = tcgen05_oracle::Options {
                     edition: tcgen05_oracle::Edition::Ptx93,
                     ..tcgen05_oracle::Options::default()
                 };
-                let v93 = diff::compare(&c.program, &compared(&c, expect_in(&c, &opts93)), &o);
+                let v93 = diff::compare_bounded(
+                    &c.program,
+                    &compared(&c, expect_in(&c, &opts93)),
+                    &o,
+                    t.wait_bound(),
+                );
                 let mut tl = tally.lock().unwrap();
                 if let Verdict::Discrepancy(d) = &v93
                     && tl.discrepancies_ptx93.len() < 200
