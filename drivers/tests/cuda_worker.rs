@@ -40,7 +40,7 @@ fn config(fake_cc: Option<&str>, timeout_ms: u64) -> Config {
         runs: 1,
         runs_budget: cuda::DEFAULT_RUNS_BUDGET,
         batch: 0,
-        prepare: true,
+        prepare: Some(true),
         // The runner path, with a runner of the target's own (the tests run in parallel);
         // the attribution tests also run with `Own`.
         runner: Ok(Choice::Private { runners: 1 }),
@@ -112,6 +112,37 @@ fn hopper_is_not_a_tcgen05_device_but_runs_the_emulation() {
     assert!(t.version().contains("cc 9.0"), "{}", t.version());
     // A Blackwell part is accepted by `cuda`.
     assert!(CudaTarget::new("cuda", Flavour::Hardware, config(Some("10.0"), 1000)).is_ok());
+}
+
+/// Compiling ahead (`Config::prepare`) is on by default for `cuda-emu` only: its campaign
+/// then gives the target claims of `PIPELINE_DEPTH` cases; a setting overrides it either way,
+/// and a shared runner (whose target worker only compiles) never prepares.
+#[test]
+fn cuda_emu_compiles_ahead_by_default_and_cuda_does_not() {
+    let own = |prepare: Option<bool>| Config {
+        prepare,
+        ..config_in(Choice::Own, Some("10.0"), 1000)
+    };
+    let depth = |name: &str, flavour: Flavour, cfg: Config| {
+        CudaTarget::new(name, flavour, cfg)
+            .unwrap()
+            .pipeline_depth()
+    };
+    assert_eq!(
+        depth("cuda-emu", Flavour::Emu, own(None)),
+        cuda::PIPELINE_DEPTH
+    );
+    assert_eq!(depth("cuda", Flavour::Hardware, own(None)), 1);
+    assert_eq!(depth("cuda-emu", Flavour::Emu, own(Some(false))), 1);
+    assert_eq!(
+        depth("cuda", Flavour::Hardware, own(Some(true))),
+        cuda::PIPELINE_DEPTH
+    );
+    let shared = Config {
+        prepare: None,
+        ..config(Some("10.0"), 1000)
+    };
+    assert_eq!(depth("cuda-emu", Flavour::Emu, shared), 1);
 }
 
 #[test]

@@ -19,7 +19,7 @@
 //! | `TCGEN05_CUDA_RUNS_BUDGET_MS` | [`DEFAULT_RUNS_BUDGET`] | run time of one case's runs after which no further run starts (a case whose runs are slow, a wait that gives up or a bounded spin, makes fewer) |
 //! | `TCGEN05_CUDA_RUNNER` | `own` | `own`: each target's worker compiles and runs its cases; `shared`: each target's worker compiles them and the device's runner workers run them all ([`runner`]) |
 //! | `TCGEN05_CUDA_RUNNERS` | [`runner::DEFAULT_RUNNERS`] | runner workers of a device with `TCGEN05_CUDA_RUNNER=shared` |
-//! | `TCGEN05_CUDA_PREPARE` | off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs |
+//! | `TCGEN05_CUDA_PREPARE` | `cuda-emu`: on; `cuda`: off | `1`: campaigns give the target claims of [`PIPELINE_DEPTH`] cases, and the worker compiles each case while the one before it runs; `0`: one case at a time ([`Config::prepare`]) |
 //! | `TCGEN05_CUDA_PROFILE` | off | `1`: each target prints where its time went when it is dropped ([`Profile`]: its cases' compile and run time, kills by cause, and the cases by the time of their runs with each bucket's share of the run time); `2`: and a `trace` line a case (`CudaTarget::trace_case`) |
 //! | `TCGEN05_CUDA_KILLED_DIR` | unset | with `TCGEN05_CUDA_PROFILE`: a folder where each case that cost its worker is written as `<target>-<id>.ptx` (for `tcgen05-fuzz reproduce`) |
 //! | `TCGEN05_CUDA_GUARDRAIL` | off | `1`: compile `cuda` cases with `ptxas -g-tmem-access-check` |
@@ -76,8 +76,8 @@ pub const DEFAULT_RUNS: u32 = 64;
 /// many times its GPU time: with 2 s, 6 of the 8 workers killed in a 60 s `cuda-emu`
 /// campaign (16 jobs, H200) were slow kernels that had not hung (no wait, no emulated
 /// violation recorded), and one was reported as a hang where the spec requires completion;
-/// with 10 s, 1 (docs/blackwell.md). The emulation's own bounded spins (about 0.5 s) report
-/// real hangs long before it.
+/// with 10 s, 1 (docs/blackwell.md). The emulation's own bounded spins (25 ms to 0.5 s,
+/// [`emu::spin_rounds`]) report real hangs long before it.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Default of `TCGEN05_CUDA_RUNS_BUDGET_MS`: the run time of a case's runs after which no
@@ -238,10 +238,11 @@ pub struct Config {
     /// as the device has multiprocessors, [`batch_for`]; 1: one run per launch).
     pub batch: u32,
     /// Whether the worker compiles the next case of a batch while the current one runs
-    /// (`TCGEN05_CUDA_PREPARE=1`; [`CudaTarget::run_programs_repeated`]). Off by default: on
-    /// the lent H200 (16 cores, 16 jobs) it did not raise the cases per second, which the
-    /// JIT's CPU time bounds (docs/blackwell.md §6, "Figures").
-    pub prepare: bool,
+    /// (`TCGEN05_CUDA_PREPARE`: `1` on, `0` off; [`CudaTarget::run_programs_repeated`]).
+    /// `None`: on for `cuda-emu`, whose campaign on the lent H200 judged 152 cases/s with it
+    /// against 139 without (16 jobs, one device call; docs/blackwell.md §6, "Figures"); off
+    /// for `cuda`, not yet measured on a Blackwell box.
+    pub prepare: Option<bool>,
     /// Where the cases run (`TCGEN05_CUDA_RUNNER`, [`runner::Choice`]); `Err`: the variable's
     /// value is not one, and the target is unavailable with this reason.
     pub runner: Result<runner::Choice, String>,
@@ -280,7 +281,7 @@ impl Config {
         let batch = var("TCGEN05_CUDA_BATCH")
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
-        let prepare = var("TCGEN05_CUDA_PREPARE").is_some_and(|v| v.trim() == "1");
+        let prepare = var("TCGEN05_CUDA_PREPARE").map(|v| v.trim() == "1");
         Config {
             runs,
             runs_budget,
@@ -801,10 +802,15 @@ impl CudaTarget {
         out
     }
 
-    /// Whether the worker compiles the next case while this one runs ([`Config::prepare`]; not
-    /// with a shared runner, where the target's worker only compiles).
+    /// Whether the worker compiles the next case while this one runs ([`Config::prepare`],
+    /// by default only `cuda-emu`; not with a shared runner, where the target's worker only
+    /// compiles).
     fn prepares(&self) -> bool {
-        self.cfg.prepare && self.runner.is_none()
+        let on = self
+            .cfg
+            .prepare
+            .unwrap_or(matches!(self.flavour, Flavour::Emu));
+        on && self.runner.is_none()
     }
 
     /// Runs `req` under the watchdog: compiled by the target's worker and run by the device's
