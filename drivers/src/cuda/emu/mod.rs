@@ -514,9 +514,9 @@ impl Lowering for Emu<'_> {
     /// peer's last thread did the same: the CTA's shared memory must outlive the peer's
     /// accesses to it (a mailbox post, a mask claim, a remote arrive), or the peer's access
     /// is an illegal one that poisons the context; while it waits it arrives at the cluster
-    /// barrier each round, releasing a barrier the peer waits at as the CTA's exit would. Then, at the program's end, it checks for
-    /// leaked columns, and counts the CTA's threads in the copy's [`DONE_WORD`]; the other
-    /// threads return uncounted.
+    /// barrier each round, releasing a barrier the peer waits at as the CTA's exit would.
+    /// Then, at the program's end, it checks for leaked columns, and counts the CTA's threads
+    /// in the copy's [`DONE_WORD`]; the other threads return uncounted.
     fn helpers(&self, p: &Program, layout: &Layout, out: &mut String) {
         // `.visible`: the routines (`routines`) end threads through it too.
         let sig = ".visible .func emu_finish(.param .u64 emust, .param .b32 how)";

@@ -120,10 +120,9 @@ impl EmuTraps for Body<'_, Emu<'_>> {
 
     /// A bounded spin: runs `load` then `test` (which sets predicate `p` when done) until `p`,
     /// sleeping between rounds; after the case's rounds ([`EmuTraps::spin_limit`]), records
-    /// `code` and exits. Every
-    /// [`ABORT_EVERY`] rounds it reads the status word and exits if another thread recorded a
-    /// violation (the violation tail exits instead of trapping, so nothing else stops a
-    /// thread that waits for one that left).
+    /// `code` and exits. Every [`ABORT_EVERY`] rounds it reads the status word and exits if
+    /// another thread recorded a violation (the violation tail exits instead of trapping, so
+    /// nothing else stops a thread that waits for one that left).
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str) {
         let n = self.next_label();
         let c = self.r();
