@@ -202,18 +202,10 @@ impl EmuOps for Body<'_, Emu<'_>> {
         self.checks_end(opened);
     }
 
-    /// The emulated columns: an immediate in a lowered module, which knows them; read from
-    /// the CTA's state ([`st::COLS`]) in a routine, which serves every case.
+    /// The emulated columns (state word [`st::COLS`]; [`EmuTraps::case_value`]).
     fn cols_limit(&mut self) -> String {
-        if !self.low.routine {
-            return self.low.c.cols.to_string();
-        }
-        let c = self.r();
-        self.line(&format!(
-            "ld.shared.u32 %r{c}, [emu_state+{}];",
-            4 * st::COLS
-        ));
-        format!("%r{c}")
+        let cols = self.low.c.cols;
+        self.case_value(cols, st::COLS)
     }
 
     fn lower_op(&mut self, op: &Op, site: Option<Site>, pending: &mut Vec<Pending>) {

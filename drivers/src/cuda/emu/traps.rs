@@ -16,6 +16,7 @@ pub(super) trait EmuTraps {
     fn checks_end(&mut self, opened: bool);
     fn spin_until(&mut self, load: &str, test: &str, p: u32, code: Code, detail: &str);
     fn spin_limit(&mut self) -> String;
+    fn case_value(&mut self, value: u32, word: u32) -> String;
     fn abort_check(&mut self, c: u32, a: u32, q: u32);
     fn join_lane0(&mut self);
     fn end_thread(&mut self, guard: &str);
@@ -143,18 +144,21 @@ impl EmuTraps for Body<'_, Emu<'_>> {
         self.label(&format!("$SP{n}_done"));
     }
 
-    /// The rounds of a bounded spin ([`super::spin_rounds`]): an immediate in a lowered
-    /// module, which knows its case; read from the CTA's state ([`st::SPIN`]) in a routine,
-    /// which serves every case.
+    /// The rounds of a bounded spin ([`super::spin_rounds`], state word [`st::SPIN`]).
     fn spin_limit(&mut self) -> String {
+        let spin = self.low.c.spin;
+        self.case_value(spin, st::SPIN)
+    }
+
+    /// A value of the case (`value`, which the preamble also stores in state word `word`):
+    /// an immediate in a lowered module, which knows its case; read from the CTA's state in
+    /// a routine, which serves every case.
+    fn case_value(&mut self, value: u32, word: u32) -> String {
         if !self.low.routine {
-            return self.low.c.spin.to_string();
+            return value.to_string();
         }
         let r = self.r();
-        self.line(&format!(
-            "ld.shared.u32 %r{r}, [emu_state+{}];",
-            4 * st::SPIN
-        ));
+        self.line(&format!("ld.shared.u32 %r{r}, [emu_state+{}];", 4 * word));
         format!("%r{r}")
     }
 
