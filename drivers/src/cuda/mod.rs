@@ -239,9 +239,10 @@ pub struct Config {
     pub batch: u32,
     /// Whether the worker compiles the next case of a batch while the current one runs
     /// (`TCGEN05_CUDA_PREPARE`: `1` on, `0` off; [`CudaTarget::run_programs_repeated`]).
-    /// `None`: on for `cuda-emu`, whose campaign on the lent H200 judged 152 cases/s with it
-    /// against 139 without (16 jobs, one device call; docs/blackwell.md §6, "Figures"); off
-    /// for `cuda`, not yet measured on a Blackwell box.
+    /// `None`: on for `cuda-emu`, whose 40 s campaigns on the lent H200 judged 152 cases/s
+    /// with it against 139 without, and 145 against 140 in another device call (16 jobs;
+    /// docs/blackwell.md §6, "Compiling ahead"); off for `cuda`, not yet measured on a
+    /// Blackwell box.
     pub prepare: Option<bool>,
     /// Where the cases run (`TCGEN05_CUDA_RUNNER`, [`runner::Choice`]); `Err`: the variable's
     /// value is not one, and the target is unavailable with this reason.
