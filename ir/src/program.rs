@@ -61,6 +61,11 @@ impl Launch {
     pub fn ctas(&self) -> u32 {
         u32::from(self.clusters) * u32::from(self.cluster_size)
     }
+
+    /// Threads in each CTA (`.reqntid`: 32 a warp).
+    pub fn threads_per_cta(&self) -> u32 {
+        32 * u32::from(self.warps_per_cta)
+    }
 }
 
 /// Where a TMEM address comes from (reference §2.2).

@@ -482,10 +482,10 @@ pub struct Profile {
     /// Cases that cost their worker, by cause ([`KILL_CAUSES`]).
     pub kills: [u64; 5],
     /// Cases by the run time of their runs, one count per [`RUN_BUCKETS`] entry.
-    pub run_cases: [u64; 7],
+    pub run_cases: [u64; RUN_BUCKETS.len()],
     /// The run time of each bucket's cases, microseconds: how much of the run time a few
     /// long cases take.
-    pub run_bucket_us: [u64; 7],
+    pub run_bucket_us: [u64; RUN_BUCKETS.len()],
 }
 
 /// The buckets of [`Profile::run_cases`]: the upper bound of each (exclusive, microseconds)
@@ -747,7 +747,7 @@ impl CudaTarget {
             kernel: "tc_kernel".into(),
             compile,
             grid_x: l.ctas(),
-            block_x: 32 * u32::from(l.warps_per_cta),
+            block_x: l.threads_per_cta(),
             cluster_x: u32::from(l.cluster_size),
             dyn_smem,
             obs_words: layout.total_words() as u32,

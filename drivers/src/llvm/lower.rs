@@ -104,7 +104,7 @@ pub fn lower(p: &Program) -> Result<String, Vec<NotLowered>> {
         out.push_str("}\n\n");
     }
     let l = &p.launch;
-    let mut attrs = format!("\"nvvm.reqntid\"=\"{}\"", 32 * u32::from(l.warps_per_cta));
+    let mut attrs = format!("\"nvvm.reqntid\"=\"{}\"", l.threads_per_cta());
     if l.declare_cluster {
         attrs.push_str(&format!(" \"nvvm.cluster_dim\"=\"{}\"", l.cluster_size));
     }

@@ -105,7 +105,7 @@ pub fn emit_with<L: Lowering>(p: &Program, low: &L, out: &mut String) {
             .map(|x| format!(", .param .u64 {x}"))
             .unwrap_or_default()
     );
-    let _ = writeln!(out, ".reqntid {}, 1, 1", 32 * u32::from(l.warps_per_cta));
+    let _ = writeln!(out, ".reqntid {}, 1, 1", l.threads_per_cta());
     if l.declare_cluster {
         let _ = writeln!(out, ".reqnctapercluster {}, 1, 1", l.cluster_size);
         out.push_str(".explicitcluster\n");

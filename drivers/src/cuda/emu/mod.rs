@@ -541,7 +541,7 @@ impl Lowering for Emu<'_> {
         ));
         b.line(&format!(
             "setp.ne.u32 %p{p0}, %r{r}, {};",
-            32 * u32::from(p.launch.warps_per_cta) - 1
+            p.launch.threads_per_cta() - 1
         ));
         // A thread that is not the CTA's last leaves uncounted: the last counts the CTA's
         // threads in one add (the status block is host-mapped, where each atomic is a bus
@@ -605,7 +605,7 @@ impl Lowering for Emu<'_> {
         b.line(&format!(
             "red.global.add.u32 [%emust+{}], {};",
             4 * DONE_WORD,
-            32 * u32::from(p.launch.warps_per_cta)
+            p.launch.threads_per_cta()
         ));
         b.line("ret;");
         b.finish(out);
@@ -641,7 +641,7 @@ impl Lowering for Emu<'_> {
             4 * STATUS_WORDS
         ));
         b.line(&format!("add.u64 %emust, %emust, %rd{off};"));
-        let threads = 32 * u32::from(b.p.launch.warps_per_cta);
+        let threads = b.p.launch.threads_per_cta();
         let t = b.r();
         let pt = b.pr();
         b.line(&format!("mov.u32 %r{t}, %tid.x;"));
@@ -857,18 +857,25 @@ mod tests {
     /// lane 0 that gave up ALLOC-BLOCKS' spin left through the violation tail), so a blocked
     /// collective shows the whole warp at the checkpoint before it. A `::1` dealloc, with no
     /// spin, needs no check.
+    /// A cluster of two one-warp CTAs, each allocating, deallocating and relinquishing with
+    /// `cg`.
+    fn alloc_dealloc_relinquish_in_a_pair(cg: CtaGroup) -> Program {
+        let mut p = samples::single_warp_roundtrip();
+        p.launch.cluster_size = 2;
+        p.launch.declare_cluster = true;
+        p.warps[0] = vec![
+            samples::alloc(cg, 0, 32),
+            samples::dealloc(cg, 0, 32),
+            samples::relinquish(cg),
+        ];
+        p
+    }
+
     #[test]
     fn the_warp_stops_after_a_collective_whose_lane_0_left() {
         let check = "bar.warp.sync -1;\n\tld.volatile.global.u32";
         for cg in [CtaGroup::One, CtaGroup::Two] {
-            let mut p = samples::single_warp_roundtrip();
-            p.launch.cluster_size = 2;
-            p.launch.declare_cluster = true;
-            p.warps[0] = vec![
-                samples::alloc(cg, 0, 32),
-                samples::dealloc(cg, 0, 32),
-                samples::relinquish(cg),
-            ];
+            let p = alloc_dealloc_relinquish_in_a_pair(cg);
             let l = lower(&p, &EmuConfig::default()).unwrap();
             // The joins are the routines': `::1` alloc's, and each `::2` collective's.
             assert_eq!(l.ptx.matches(check).count(), 0, "{cg:?}:\n{}", l.ptx);
@@ -985,7 +992,7 @@ mod tests {
         // does, at the program's end (how 0) or after a violation (how 1), in the module and
         // in the routines; in `emu_finish` every thread but the CTA's last (of the CTA's
         // threads, counted in FIN) returns uncounted, and the last counts them all.
-        let threads = 32 * u32::from(p.launch.warps_per_cta);
+        let threads = p.launch.threads_per_cta();
         let done = format!("red.global.add.u32 [%emust+{}], {threads};", 4 * DONE_WORD);
         let not_last = format!(", {};", threads - 1);
         let mut not_last_seen = false;
@@ -1516,15 +1523,7 @@ mod tests {
         assert!(r.matches(&read).count() >= 2, "{r}");
         assert!(!r.contains(&format!(", {SPIN_LIMIT};")), "{r}");
 
-        let cg = CtaGroup::Two;
-        let mut pair = samples::single_warp_roundtrip();
-        pair.launch.cluster_size = 2;
-        pair.launch.declare_cluster = true;
-        pair.warps[0] = vec![
-            samples::alloc(cg, 0, 32),
-            samples::dealloc(cg, 0, 32),
-            samples::relinquish(cg),
-        ];
+        let pair = alloc_dealloc_relinquish_in_a_pair(CtaGroup::Two);
         let l = lower(&pair, &EmuConfig::default()).unwrap();
         let wait = &l.ptx[l.ptx.find("$FIN_PEER:").unwrap()..];
         let wait = &wait[..wait.find("$FIN_PEER_DONE:").unwrap()];

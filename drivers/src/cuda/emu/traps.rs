@@ -200,7 +200,7 @@ impl EmuTraps for Body<'_, Emu<'_>> {
             self.line(&format!(
                 "{guard}red.global.add.u32 [%emust+{}], {};",
                 4 * DONE_WORD,
-                32 * u32::from(self.p.launch.warps_per_cta)
+                self.p.launch.threads_per_cta()
             ));
         } else {
             self.line(&format!("{guard}call emu_finish, (%emust, 1);"));
